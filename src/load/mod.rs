@@ -1,0 +1,387 @@
+//! Reading scenario files and the Kubernetes objects they reference into typed, validated
+//! objects. Every error names its file, line, column and field path.
+
+pub mod objects;
+pub mod scenario;
+pub mod validate;
+pub mod yaml;
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use k8s_openapi::api::core::v1 as k8s;
+use serde_json::Value;
+
+use crate::error::InputError;
+use crate::features::FeatureGates;
+use crate::model::{Node, Pod};
+use crate::sched::SchedulerConfig;
+use scenario::{FileRef, PoolItem, ScenarioDoc};
+use validate::FieldError;
+use yaml::{Document, join_path};
+
+/// A scenario, loaded and validated, ready to schedule.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    pub file: PathBuf,
+    pub nodes: Vec<Node>,
+    pub existing_pods: Vec<Pod>,
+    pub workloads: Vec<Pod>,
+    pub config: SchedulerConfig,
+    /// Things the user should know that are not errors (a node without allocatable, …).
+    pub warnings: Vec<String>,
+}
+
+/// Everything a set of paths yielded: the good scenarios and every error, in input order.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub scenarios: Vec<Scenario>,
+    pub errors: Vec<InputError>,
+}
+
+/// Scenario files found under `paths` (folders are searched recursively for `*.yaml`/`*.yml`
+/// files whose documents include a Scenario), in sorted order.
+pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+    let mut files = BTreeSet::new();
+    for p in paths {
+        if p.is_dir() {
+            collect_yaml(p, &mut files).map_err(|e| InputError::new(p, e.to_string()))?;
+        } else if p.exists() {
+            files.insert(p.clone());
+        } else {
+            return Err(InputError::new(p, "no such file or directory"));
+        }
+    }
+    Ok(files.into_iter().collect())
+}
+
+fn collect_yaml(dir: &Path, out: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_yaml(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            let text = std::fs::read_to_string(&path)?;
+            if text.contains("kind: Scenario") {
+                out.insert(path);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Loads every Scenario document of the given files. A bad scenario is reported in `errors`
+/// and the others still load.
+pub fn load_files(files: &[PathBuf], overrides: &LoadOptions) -> Loaded {
+    let mut loader = Loader { cache: HashMap::new(), options: overrides };
+    let mut out = Loaded::default();
+    for file in files {
+        let docs = match loader.documents(file) {
+            Ok(d) => d,
+            Err(e) => {
+                out.errors.push(e);
+                continue;
+            }
+        };
+        for doc in docs.iter().filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND)) {
+            match loader.scenario(file, doc) {
+                Ok(s) => out.scenarios.push(s),
+                Err(mut errs) => out.errors.append(&mut errs),
+            }
+        }
+    }
+    out
+}
+
+/// Command-line settings that override a scenario's.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    pub message_format: Option<crate::sched::framework::MessageFormat>,
+}
+
+struct Loader<'o> {
+    cache: HashMap<PathBuf, Rc<Vec<Document>>>,
+    options: &'o LoadOptions,
+}
+
+type Errors = Vec<InputError>;
+
+impl Loader<'_> {
+    fn documents(&mut self, file: &Path) -> Result<Rc<Vec<Document>>, InputError> {
+        if let Some(d) = self.cache.get(file) {
+            return Ok(d.clone());
+        }
+        let text = std::fs::read_to_string(file).map_err(|e| InputError::new(file, io_message(&e)))?;
+        let docs = Rc::new(yaml::parse_documents(&text, file)?);
+        self.cache.insert(file.to_path_buf(), docs.clone());
+        Ok(docs)
+    }
+
+    fn scenario(&mut self, file: &Path, doc: &Document) -> Result<Scenario, Errors> {
+        let sd: ScenarioDoc = doc.decode(file, "", &doc.value).map_err(|e| vec![e])?;
+        if sd.api_version != scenario::API_VERSION {
+            return Err(vec![doc.error(
+                file,
+                "apiVersion",
+                format!("unsupported apiVersion {:?} for kind Scenario (expected {:?})", sd.api_version, scenario::API_VERSION),
+            )]);
+        }
+        let gates = sd.spec.scheduler.feature_gates;
+        let mut errors = Vec::new();
+        let mut warnings = Vec::new();
+
+        let mut nodes = Vec::new();
+        for (i, item) in sd.spec.nodes.iter().enumerate() {
+            let path = format!("spec.nodes[{i}]");
+            match self.node_item(file, doc, &path, item) {
+                Ok(mut n) => nodes.append(&mut n),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        let mut seen = HashMap::new();
+        for (n, at) in &nodes {
+            if let Some(first) = seen.insert(n.name.clone(), at.clone()) {
+                errors.push(at.error(format!("duplicate node name {:?} (first defined at {})", n.name, first.describe())));
+            }
+            if !n.allocatable.contains_key("pods") {
+                warnings.push(format!(
+                    "node {:?} ({}) has no status.allocatable.pods: kube-scheduler admits no pods on it",
+                    n.name,
+                    at.describe()
+                ));
+            }
+        }
+
+        let mut existing = Vec::new();
+        for (i, item) in sd.spec.existing_pods.iter().enumerate() {
+            match self.pod_items(file, doc, &format!("spec.existingPods[{i}]"), item, &gates) {
+                Ok(mut p) => existing.append(&mut p),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        for (p, at) in &existing {
+            match &p.node_name {
+                None => errors.push(at.error_at("spec.nodeName", "existing pods must be bound: set spec.nodeName".into())),
+                Some(n) if !seen.contains_key(n) => {
+                    errors.push(at.error_at("spec.nodeName", format!("node {n:?} is not in the scenario's nodes")))
+                }
+                _ => {}
+            }
+        }
+        let mut workloads = Vec::new();
+        for (i, item) in sd.spec.workloads.iter().enumerate() {
+            match self.pod_items(file, doc, &format!("spec.workloads[{i}]"), item, &gates) {
+                Ok(mut p) => workloads.append(&mut p),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        let mut pod_keys = HashMap::new();
+        for (p, at) in existing.iter().chain(&workloads) {
+            if pod_keys.insert(p.key(), ()).is_some() {
+                errors.push(at.error_at("metadata.name", format!("pods {:?} already exists in namespace {:?}", p.name, p.namespace)));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let message_format = self
+            .options
+            .message_format
+            .or(sd.spec.scheduler.message_format.map(Into::into))
+            .unwrap_or_default();
+        Ok(Scenario {
+            name: sd.metadata.name,
+            description: sd.metadata.description,
+            file: file.to_path_buf(),
+            nodes: nodes.into_iter().map(|(n, _)| n).collect(),
+            existing_pods: existing.into_iter().map(|(p, _)| p).collect(),
+            workloads: workloads.into_iter().map(|(p, _)| p).collect(),
+            config: SchedulerConfig {
+                seed: sd.spec.scheduler.seed,
+                message_format,
+                feature_gates: gates,
+                added_affinity: sd.spec.scheduler.added_affinity,
+            },
+            warnings,
+        })
+    }
+
+    /// The documents an item stands for: those of a referenced file, or the item itself.
+    fn resolve_item(&mut self, file: &Path, doc: &Document, path: &str, item: &Value) -> Result<Vec<Origin>, Errors> {
+        if item.get("file").is_some() {
+            let r: FileRef = doc.decode(file, path, item).map_err(|e| vec![e])?;
+            let target = file.parent().unwrap_or(Path::new(".")).join(&r.file);
+            let docs = self.documents(&target).map_err(|e| {
+                vec![doc.error(file, &join_path(path, "file"), format!("cannot load {:?}: {e}", r.file))]
+            })?;
+            let mut out = Vec::new();
+            for d in docs.iter() {
+                out.extend(expand_lists(Origin { file: target.clone(), doc: Rc::new(d.clone()), path: String::new() }));
+            }
+            Ok(out)
+        } else {
+            Ok(expand_lists(Origin { file: file.to_path_buf(), doc: Rc::new(doc.clone()), path: path.to_string() }))
+        }
+    }
+
+    fn node_item(&mut self, file: &Path, doc: &Document, path: &str, item: &Value) -> Result<Vec<(Node, Origin)>, Errors> {
+        if item.get("pool").is_some() {
+            return pool_nodes(file, doc, path, item);
+        }
+        let mut out = Vec::new();
+        let mut errors = Vec::new();
+        for origin in self.resolve_item(file, doc, path, item)? {
+            match origin.expect_kind("Node").and_then(|_| origin.decode::<k8s::Node>()) {
+                Ok(k) => match origin.check(|errs| objects::node_from_k8s(&k, &origin.path, errs)) {
+                    Ok(n) => out.push((n, origin)),
+                    Err(mut e) => errors.append(&mut e),
+                },
+                Err(e) => errors.push(e),
+            }
+        }
+        if errors.is_empty() { Ok(out) } else { Err(errors) }
+    }
+
+    fn pod_items(
+        &mut self,
+        file: &Path,
+        doc: &Document,
+        path: &str,
+        item: &Value,
+        gates: &FeatureGates,
+    ) -> Result<Vec<(Pod, Origin)>, Errors> {
+        let mut out = Vec::new();
+        let mut errors = Vec::new();
+        for origin in self.resolve_item(file, doc, path, item)? {
+            match origin.expect_kind("Pod").and_then(|_| origin.decode::<k8s::Pod>()) {
+                Ok(k) => match origin.check(|errs| objects::pod_from_k8s(&k, &origin.path, gates, errs)) {
+                    Ok(p) => out.push((p, origin)),
+                    Err(mut e) => errors.append(&mut e),
+                },
+                Err(e) => errors.push(e),
+            }
+        }
+        if errors.is_empty() { Ok(out) } else { Err(errors) }
+    }
+}
+
+/// Where an object came from: its file, document and field path inside the document.
+#[derive(Debug, Clone)]
+struct Origin {
+    file: PathBuf,
+    doc: Rc<Document>,
+    path: String,
+}
+
+impl Origin {
+    fn value(&self) -> &Value {
+        value_at(&self.doc.value, &self.path)
+    }
+
+    fn error(&self, message: String) -> InputError {
+        self.doc.error(&self.file, &self.path, message)
+    }
+
+    fn error_at(&self, child: &str, message: String) -> InputError {
+        self.doc.error(&self.file, &join_path(&self.path, child), message)
+    }
+
+    fn describe(&self) -> String {
+        match self.doc.position(&self.path) {
+            Some(p) => format!("{}:{}:{}", self.file.display(), p.line, p.column),
+            None => self.file.display().to_string(),
+        }
+    }
+
+    fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, InputError> {
+        self.doc.decode(&self.file, &self.path, self.value())
+    }
+
+    fn expect_kind(&self, kind: &str) -> Result<(), InputError> {
+        match self.value().get("kind").and_then(Value::as_str) {
+            Some(k) if k == kind => Ok(()),
+            None => Ok(()),
+            Some(other) => Err(self.error_at(
+                "kind",
+                format!("expected a {kind} here, found kind {other:?}{}", unsupported_hint(other)),
+            )),
+        }
+    }
+
+    /// Runs a conversion that collects field errors, turning them into positioned errors.
+    fn check<T>(&self, convert: impl FnOnce(&mut Vec<FieldError>) -> T) -> Result<T, Errors> {
+        let mut errs = Vec::new();
+        let out = convert(&mut errs);
+        if errs.is_empty() {
+            Ok(out)
+        } else {
+            Err(errs.into_iter().map(|e| self.doc.error(&self.file, &e.path, e.message)).collect())
+        }
+    }
+}
+
+fn unsupported_hint(kind: &str) -> &'static str {
+    match kind {
+        "TrainJob" | "TrainingRuntime" | "ClusterTrainingRuntime" => " (Kubeflow TrainJobs are not supported by this version)",
+        _ => "",
+    }
+}
+
+/// Expands `List`/`NodeList`/`PodList` documents into their items.
+fn expand_lists(origin: Origin) -> Vec<Origin> {
+    let kind = origin.value().get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind == "List" || kind.ends_with("List") {
+        let n = origin.value().get("items").and_then(Value::as_array).map_or(0, Vec::len);
+        (0..n)
+            .flat_map(|i| expand_lists(Origin { path: join_path(&origin.path, &format!("items[{i}]")), ..origin.clone() }))
+            .collect()
+    } else {
+        vec![origin]
+    }
+}
+
+/// The value at a field path produced by [`join_path`].
+fn value_at<'v>(root: &'v Value, path: &str) -> &'v Value {
+    let mut v = root;
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let (name, rest) = part.split_once('[').unwrap_or((part, ""));
+        if !name.is_empty() {
+            v = v.get(name).unwrap_or(&Value::Null);
+        }
+        for idx in rest.split('[').filter(|s| !s.is_empty()) {
+            let i: usize = idx.trim_end_matches(']').parse().unwrap_or(usize::MAX);
+            v = v.get(i).unwrap_or(&Value::Null);
+        }
+    }
+    v
+}
+
+/// `count` Nodes from a template, named `<namePrefix><index>` (zero-padded so they sort).
+fn pool_nodes(file: &Path, doc: &Document, path: &str, item: &Value) -> Result<Vec<(Node, Origin)>, Errors> {
+    let p: PoolItem = doc.decode(file, path, item).map_err(|e| vec![e])?;
+    let template_path = join_path(path, "pool.template");
+    let template: k8s::Node = doc.decode(file, &template_path, &p.pool.template).map_err(|e| vec![e])?;
+    let origin = Origin { file: file.to_path_buf(), doc: Rc::new(doc.clone()), path: template_path.clone() };
+    let base = origin.check(|errs| objects::node_from_k8s(&template, &template_path, errs))?;
+    let width = (p.pool.count.max(1) - 1).to_string().len();
+    let pool_name = p.pool.name_prefix.trim_end_matches(['-', '_', '.']).to_string();
+    Ok((0..p.pool.count)
+        .map(|i| {
+            let mut n = base.clone();
+            n.name = format!("{}{:0width$}", p.pool.name_prefix, i);
+            n.labels.insert("kubernetes.io/hostname".into(), n.name.clone());
+            n.pool = Some(pool_name.clone());
+            (n, origin.clone())
+        })
+        .collect())
+}
+
+fn io_message(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        _ => e.to_string(),
+    }
+}

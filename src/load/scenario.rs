@@ -1,0 +1,98 @@
+//! The `Scenario` document (DESIGN.md §3): our one home-made format, read strictly.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::features::FeatureGates;
+use crate::sched::framework::MessageFormat;
+
+pub const API_VERSION: &str = "schedsim.io/v1alpha1";
+pub const KIND: &str = "Scenario";
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScenarioDoc {
+    pub api_version: String,
+    pub kind: String,
+    pub metadata: ScenarioMeta,
+    pub spec: ScenarioSpec,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScenarioMeta {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// Items are inline Kubernetes objects, `{file: PATH}`, or (nodes only) `{pool: …}`; they are
+/// kept as values here and interpreted with their field paths by the loader.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScenarioSpec {
+    #[serde(default)]
+    pub nodes: Vec<Value>,
+    #[serde(default)]
+    pub existing_pods: Vec<Value>,
+    #[serde(default)]
+    pub workloads: Vec<Value>,
+    #[serde(default)]
+    pub scheduler: SchedulerSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SchedulerSpec {
+    /// Seeds the tie-break among equally scored nodes.
+    #[serde(default)]
+    pub seed: u64,
+    /// Message wording: `current` (default) or `1.34`; `--message-format` overrides it.
+    #[serde(default)]
+    pub message_format: Option<MessageFormatSpec>,
+    #[serde(default)]
+    pub feature_gates: FeatureGates,
+    /// `NodeAffinityArgs.addedAffinity` of the scheduler profile.
+    #[serde(default)]
+    pub added_affinity: Option<k8s_openapi::api::core::v1::NodeAffinity>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub enum MessageFormatSpec {
+    #[serde(rename = "current")]
+    Current,
+    #[serde(rename = "1.34")]
+    V1_34,
+}
+
+impl From<MessageFormatSpec> for MessageFormat {
+    fn from(m: MessageFormatSpec) -> Self {
+        match m {
+            MessageFormatSpec::Current => MessageFormat::Current,
+            MessageFormatSpec::V1_34 => MessageFormat::V1_34,
+        }
+    }
+}
+
+/// `{file: PATH}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileRef {
+    pub file: String,
+}
+
+/// `{pool: {count, namePrefix, template}}`: `count` copies of a Node template.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolItem {
+    pub pool: PoolSpec,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PoolSpec {
+    pub count: u32,
+    pub name_prefix: String,
+    #[serde(default)]
+    pub template: Value,
+}

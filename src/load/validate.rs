@@ -1,0 +1,188 @@
+//! The API server's validation of the pod fields schedsim reads
+//! (`kubernetes/kubernetes:pkg/apis/core/validation/validation.go`), with its messages.
+//!
+//! A pod the API server would reject never reaches the scheduler in a real cluster, so
+//! schedsim rejects it at load instead of simulating something that cannot exist.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::core::v1::{NodeSelector, NodeSelectorRequirement, PodSpec, Toleration};
+
+use crate::features::FeatureGates;
+
+/// One field error: path relative to the document, and the upstream-style message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub path: String,
+    pub message: String,
+}
+
+pub(crate) fn invalid(errs: &mut Vec<FieldError>, path: String, value: &str, detail: &str) {
+    errs.push(FieldError { path, message: format!("Invalid value: {value:?}: {detail}") });
+}
+
+fn required(errs: &mut Vec<FieldError>, path: String, detail: &str) {
+    errs.push(FieldError { path, message: format!("Required value: {detail}") });
+}
+
+fn not_supported(errs: &mut Vec<FieldError>, path: String, value: &str, supported: &[&str]) {
+    let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+    errs.push(FieldError { path, message: format!("Unsupported value: {value:?}: supported values: {}", list.join(", ")) });
+}
+
+const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
+
+/// Validates the scheduling-relevant parts of a pod spec at `path` (`spec`).
+pub fn validate_pod_spec(spec: &PodSpec, path: &str, gates: &FeatureGates, errs: &mut Vec<FieldError>) {
+    if spec.containers.is_empty() {
+        required(errs, format!("{path}.containers"), "");
+    }
+    for (kind, list) in [("containers", &spec.containers), ("initContainers", spec.init_containers.as_ref().unwrap_or(&Vec::new()))] {
+        let mut names = BTreeSet::new();
+        for (i, c) in list.iter().enumerate() {
+            if c.name.is_empty() {
+                required(errs, format!("{path}.{kind}[{i}].name"), "");
+            } else if !names.insert(c.name.clone()) {
+                errs.push(FieldError { path: format!("{path}.{kind}[{i}].name"), message: format!("Duplicate value: {:?}", c.name) });
+            }
+        }
+    }
+    for (i, t) in spec.tolerations.iter().flatten().enumerate() {
+        validate_toleration(t, &format!("{path}.tolerations[{i}]"), gates, errs);
+    }
+    let mut gate_names = BTreeSet::new();
+    for (i, g) in spec.scheduling_gates.iter().flatten().enumerate() {
+        if !gate_names.insert(g.name.clone()) {
+            errs.push(FieldError { path: format!("{path}.schedulingGates[{i}]"), message: format!("Duplicate value: {:?}", g.name) });
+        }
+    }
+    let node_affinity = spec.affinity.as_ref().and_then(|a| a.node_affinity.as_ref());
+    if let Some(required_terms) = node_affinity.and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref()) {
+        validate_node_selector(
+            required_terms,
+            &format!("{path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"),
+            errs,
+        );
+    }
+    for (i, term) in node_affinity.and_then(|na| na.preferred_during_scheduling_ignored_during_execution.as_ref()).into_iter().flatten().enumerate() {
+        let p = format!("{path}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]");
+        if !(1..=100).contains(&term.weight) {
+            invalid(errs, format!("{p}.weight"), &term.weight.to_string(), "must be in the range 1-100");
+        }
+        validate_selector_term(&term.preference, &format!("{p}.preference"), errs);
+    }
+}
+
+/// `ValidateTolerations`.
+fn validate_toleration(t: &Toleration, path: &str, gates: &FeatureGates, errs: &mut Vec<FieldError>) {
+    let key = t.key.as_deref().unwrap_or("");
+    let operator = t.operator.as_deref().unwrap_or("");
+    let value = t.value.as_deref().unwrap_or("");
+    let effect = t.effect.as_deref().unwrap_or("");
+    if key.is_empty() && operator != "Exists" {
+        invalid(
+            errs,
+            format!("{path}.operator"),
+            operator,
+            "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+        );
+    }
+    if t.toleration_seconds.is_some() && effect != "NoExecute" {
+        invalid(errs, format!("{path}.effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set");
+    }
+    match operator {
+        "" | "Equal" => {}
+        "Exists" => {
+            if !value.is_empty() {
+                invalid(errs, format!("{path}.operator"), value, "value must be empty when `operator` is 'Exists'");
+            }
+        }
+        "Lt" | "Gt" if gates.taint_toleration_comparison_operators => {
+            if value.parse::<i64>().is_err() {
+                invalid(errs, format!("{path}.value"), value, "value must be a valid integer when `operator` is 'Lt' or 'Gt'");
+            }
+        }
+        _ => {
+            let supported: &[&str] = if gates.taint_toleration_comparison_operators {
+                &["Equal", "Exists", "Gt", "Lt"]
+            } else {
+                &["Equal", "Exists"]
+            };
+            not_supported(errs, format!("{path}.operator"), operator, supported);
+        }
+    }
+    if !effect.is_empty() && !TAINT_EFFECTS.contains(&effect) {
+        not_supported(errs, format!("{path}.effect"), effect, TAINT_EFFECTS);
+    }
+}
+
+/// `ValidateNodeSelector`: at least one term, every requirement well-formed.
+fn validate_node_selector(selector: &NodeSelector, path: &str, errs: &mut Vec<FieldError>) {
+    if selector.node_selector_terms.is_empty() {
+        required(errs, format!("{path}.nodeSelectorTerms"), "must have at least one node selector term");
+    }
+    for (i, term) in selector.node_selector_terms.iter().enumerate() {
+        validate_selector_term(term, &format!("{path}.nodeSelectorTerms[{i}]"), errs);
+    }
+}
+
+fn validate_selector_term(term: &k8s_openapi::api::core::v1::NodeSelectorTerm, path: &str, errs: &mut Vec<FieldError>) {
+    for (j, r) in term.match_expressions.iter().flatten().enumerate() {
+        validate_requirement(r, &format!("{path}.matchExpressions[{j}]"), errs);
+    }
+    for (j, r) in term.match_fields.iter().flatten().enumerate() {
+        validate_field_requirement(r, &format!("{path}.matchFields[{j}]"), errs);
+    }
+}
+
+/// `ValidateNodeSelectorRequirement`. The integer check for `Gt`/`Lt` is the one the label
+/// selector applies (`apimachinery/pkg/labels/selector.go`); a pod carrying such a term could
+/// never match, so it is rejected at load with the selector's message.
+fn validate_requirement(r: &NodeSelectorRequirement, path: &str, errs: &mut Vec<FieldError>) {
+    let values = r.values.as_deref().unwrap_or(&[]);
+    match r.operator.as_str() {
+        "In" | "NotIn" => {
+            if values.is_empty() {
+                required(errs, format!("{path}.values"), "must be specified when `operator` is 'In' or 'NotIn'");
+            }
+        }
+        "Exists" | "DoesNotExist" => {
+            if !values.is_empty() {
+                errs.push(FieldError {
+                    path: format!("{path}.values"),
+                    message: "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'".into(),
+                });
+            }
+        }
+        "Gt" | "Lt" => {
+            if values.len() != 1 {
+                required(errs, format!("{path}.values"), "must be specified single value when `operator` is 'Lt' or 'Gt'");
+            } else if values[0].parse::<i64>().is_err() {
+                invalid(errs, format!("{path}.values[0]"), &values[0], "for 'Gt', 'Lt' operators, the value must be an integer");
+            }
+        }
+        op => invalid(errs, format!("{path}.operator"), op, "not a valid selector operator"),
+    }
+    if r.key.is_empty() {
+        invalid(errs, format!("{path}.key"), "", "name part must be non-empty");
+    }
+}
+
+/// `ValidateNodeFieldSelectorRequirement`: only `metadata.name`, `In`/`NotIn`, one value.
+fn validate_field_requirement(r: &NodeSelectorRequirement, path: &str, errs: &mut Vec<FieldError>) {
+    match r.operator.as_str() {
+        "In" | "NotIn" => {
+            if r.values.as_ref().is_none_or(|v| v.len() != 1) {
+                required(
+                    errs,
+                    format!("{path}.values"),
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                );
+            }
+        }
+        op => invalid(errs, format!("{path}.operator"), op, "not a valid selector operator"),
+    }
+    if r.key != "metadata.name" {
+        invalid(errs, format!("{path}.key"), &r.key, "not a valid field selector key");
+    }
+}

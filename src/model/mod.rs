@@ -1,0 +1,11 @@
+//! The typed, validated objects the scheduler works on: nodes and pods with their resources
+//! already in integer units. Kubernetes sub-objects (taints, tolerations, affinity) keep their
+//! k8s-openapi types.
+
+pub mod node;
+pub mod pod;
+pub mod quantity;
+pub mod resources;
+
+pub use node::Node;
+pub use pod::Pod;

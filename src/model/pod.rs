@@ -1,0 +1,38 @@
+//! A pod as the scheduler sees it: identity, the fields the plugins read, and its requests
+//! already computed by the upstream rules.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Affinity, Toleration};
+
+use super::resources::ResourceList;
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Pod {
+    pub name: String,
+    pub namespace: String,
+    pub labels: BTreeMap<String, String>,
+    /// The workload the pod belongs to (a TrainJob, a Determined task), for grouping reports.
+    pub workload: Option<String>,
+    pub node_name: Option<String>,
+    pub scheduler_name: String,
+    pub priority: i32,
+    /// `spec.preemptionPolicy == Never`.
+    pub never_preempt: bool,
+    pub node_selector: BTreeMap<String, String>,
+    pub affinity: Option<Affinity>,
+    pub tolerations: Vec<Toleration>,
+    pub scheduling_gates: Vec<String>,
+    /// Effective request for filtering (`resource.PodRequests`).
+    pub requests: ResourceList,
+    /// Request for scoring: missing cpu/memory container requests count as 100m / 200Mi.
+    pub score_requests: ResourceList,
+    pub has_restartable_init_container: bool,
+}
+
+impl Pod {
+    /// `namespace/name`, the way kube-scheduler logs a pod.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}

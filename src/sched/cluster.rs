@@ -1,0 +1,237 @@
+//! The cluster as the scheduler tracks it: nodes with dense, integer resource vectors and the
+//! usage of the pods bound to them. Usage updates in place after every bind.
+
+use std::collections::BTreeSet;
+
+use crate::model::resources::{self, ResourceList};
+use crate::model::{Node, Pod};
+
+/// Dense indices of the resource names of one scenario. cpu, memory and ephemeral-storage come
+/// first (upstream checks them in that order); extended resources follow, sorted by name.
+#[derive(Debug, Clone)]
+pub struct ResourceTable {
+    names: Vec<String>,
+}
+
+pub const CPU: usize = 0;
+pub const MEMORY: usize = 1;
+pub const EPHEMERAL_STORAGE: usize = 2;
+
+impl ResourceTable {
+    pub fn new<'a>(lists: impl IntoIterator<Item = &'a ResourceList>) -> Self {
+        let mut scalars = BTreeSet::new();
+        for list in lists {
+            for name in list.keys() {
+                if ![resources::CPU, resources::MEMORY, resources::EPHEMERAL_STORAGE, resources::PODS].contains(&name.as_str()) {
+                    scalars.insert(name.clone());
+                }
+            }
+        }
+        let mut names = vec![resources::CPU.into(), resources::MEMORY.into(), resources::EPHEMERAL_STORAGE.into()];
+        names.extend(scalars);
+        ResourceTable { names }
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    pub fn name(&self, i: usize) -> &str {
+        &self.names[i]
+    }
+
+    pub fn index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// Dense vector of a resource list (names not in the table are dropped: nothing requests them).
+    pub fn dense(&self, list: &ResourceList) -> Vec<i64> {
+        self.names.iter().map(|n| list.get(n).copied().unwrap_or(0)).collect()
+    }
+
+    /// Sparse (index, amount) pairs of the non-zero entries, in table order.
+    pub fn sparse(&self, list: &ResourceList) -> Vec<(usize, i64)> {
+        self.names
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| list.get(n).copied().filter(|v| *v != 0).map(|v| (i, v)))
+            .collect()
+    }
+
+    /// Back to a named list, dropping zeros.
+    pub fn named(&self, dense: &[i64]) -> ResourceList {
+        self.names.iter().zip(dense).filter(|(_, v)| **v != 0).map(|(n, v)| (n.clone(), *v)).collect()
+    }
+}
+
+/// A pod's requests in the table's indices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodRequest {
+    /// Non-zero exact requests (filtering; BalancedAllocation).
+    pub sparse: Vec<(usize, i64)>,
+    /// cpu and memory with the scorers' defaults for missing container requests.
+    pub nonzero_cpu: i64,
+    pub nonzero_memory: i64,
+}
+
+impl PodRequest {
+    pub fn new(table: &ResourceTable, pod: &Pod) -> Self {
+        PodRequest {
+            sparse: table.sparse(&pod.requests),
+            nonzero_cpu: pod.score_requests.get(resources::CPU).copied().unwrap_or(0),
+            nonzero_memory: pod.score_requests.get(resources::MEMORY).copied().unwrap_or(0),
+        }
+    }
+
+    pub fn get(&self, index: usize) -> i64 {
+        self.sparse.iter().find(|(i, _)| *i == index).map_or(0, |(_, v)| *v)
+    }
+}
+
+/// Nodes plus their live usage, in structure-of-arrays form for the hot loop.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    pub nodes: Vec<Node>,
+    pub table: ResourceTable,
+    width: usize,
+    allocatable: Vec<i64>,
+    requested: Vec<i64>,
+    nonzero_requested: Vec<[i64; 2]>,
+    pod_count: Vec<i64>,
+    allowed_pods: Vec<i64>,
+}
+
+/// One node's resource view, as `NodeInfo` offers it to the resource plugins.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeResources<'a> {
+    pub allocatable: &'a [i64],
+    pub requested: &'a [i64],
+    pub nonzero_requested: [i64; 2],
+    pub pod_count: i64,
+    pub allowed_pods: i64,
+}
+
+impl Cluster {
+    pub fn new(nodes: Vec<Node>, pods: &[&Pod]) -> Self {
+        let table = ResourceTable::new(nodes.iter().map(|n| &n.allocatable).chain(pods.iter().map(|p| &p.requests)));
+        let width = table.len();
+        let mut allocatable = Vec::with_capacity(nodes.len() * width);
+        let mut allowed_pods = Vec::with_capacity(nodes.len());
+        for n in &nodes {
+            allocatable.extend(table.dense(&n.allocatable));
+            allowed_pods.push(n.allocatable.get(resources::PODS).copied().unwrap_or(0));
+        }
+        Cluster {
+            requested: vec![0; allocatable.len()],
+            nonzero_requested: vec![[0, 0]; nodes.len()],
+            pod_count: vec![0; nodes.len()],
+            nodes,
+            table,
+            width,
+            allocatable,
+            allowed_pods,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == name)
+    }
+
+    pub fn resources(&self, node: usize) -> NodeResources<'_> {
+        let r = node * self.width..(node + 1) * self.width;
+        NodeResources {
+            allocatable: &self.allocatable[r.clone()],
+            requested: &self.requested[r],
+            nonzero_requested: self.nonzero_requested[node],
+            pod_count: self.pod_count[node],
+            allowed_pods: self.allowed_pods[node],
+        }
+    }
+
+    /// Adds (or, with `sign = -1`, removes) a pod's usage on a node.
+    pub fn account(&mut self, node: usize, request: &PodRequest, sign: i64) {
+        let base = node * self.width;
+        for &(i, v) in &request.sparse {
+            self.requested[base + i] += sign * v;
+        }
+        self.nonzero_requested[node][0] += sign * request.nonzero_cpu;
+        self.nonzero_requested[node][1] += sign * request.nonzero_memory;
+        self.pod_count[node] += sign;
+    }
+
+    pub fn allocatable_named(&self, node: usize) -> ResourceList {
+        let mut list = self.table.named(self.resources(node).allocatable);
+        list.insert(resources::PODS.into(), self.allowed_pods[node]);
+        list
+    }
+
+    pub fn requested_named(&self, node: usize) -> ResourceList {
+        let mut list = self.table.named(self.resources(node).requested);
+        list.insert(resources::PODS.into(), self.pod_count[node]);
+        list
+    }
+}
+
+/// A copy of one node's usage to try changes on (preemption's "what if these pods left").
+#[derive(Debug, Clone)]
+pub struct NodeTrial {
+    allocatable: Vec<i64>,
+    requested: Vec<i64>,
+    nonzero_requested: [i64; 2],
+    pod_count: i64,
+    allowed_pods: i64,
+}
+
+impl NodeTrial {
+    pub fn view(&self) -> NodeResources<'_> {
+        NodeResources {
+            allocatable: &self.allocatable,
+            requested: &self.requested,
+            nonzero_requested: self.nonzero_requested,
+            pod_count: self.pod_count,
+            allowed_pods: self.allowed_pods,
+        }
+    }
+
+    pub fn add(&mut self, request: &PodRequest) {
+        self.change(request, 1);
+    }
+
+    pub fn remove(&mut self, request: &PodRequest) {
+        self.change(request, -1);
+    }
+
+    fn change(&mut self, request: &PodRequest, sign: i64) {
+        for &(i, v) in &request.sparse {
+            self.requested[i] += sign * v;
+        }
+        self.nonzero_requested[0] += sign * request.nonzero_cpu;
+        self.nonzero_requested[1] += sign * request.nonzero_memory;
+        self.pod_count += sign;
+    }
+}
+
+impl Cluster {
+    pub fn clone_node(&self, node: usize) -> NodeTrial {
+        let r = self.resources(node);
+        NodeTrial {
+            allocatable: r.allocatable.to_vec(),
+            requested: r.requested.to_vec(),
+            nonzero_requested: r.nonzero_requested,
+            pod_count: r.pod_count,
+            allowed_pods: r.allowed_pods,
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! The scheduling loop: queue → PreEnqueue → PreFilter → Filter → Score → select → bind,
+//! one pod at a time, in arrival order (`pkg/scheduler/schedule_one.go`, `algorithm.go`).
+//!
+//! Speed comes from structure, not from skipping work: every node is evaluated for every pod,
+//! but the filters that read only the pod's spec and the node's labels and taints
+//! (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity) and the scores that read only
+//! those (NodeAffinity, TaintToleration) are computed once per distinct pod spec ("template")
+//! and node. Only resource fit and the resource scores are evaluated per pod, on integer
+//! vectors that are updated in place when a pod binds.
+
+use std::collections::HashMap;
+
+use k8s_openapi::api::core::v1::NodeAffinity;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+use serde::Serialize;
+
+use super::cluster::{Cluster, PodRequest};
+use super::diagnosis::{self, Diagnosis};
+use super::framework::{Code, MessageFormat, Status, names};
+use super::plugins::{
+    node_affinity, node_name, node_resources_balanced_allocation, node_resources_fit, node_unschedulable,
+    scheduling_gates, taint_toleration,
+};
+use super::preemption;
+use crate::features::FeatureGates;
+use crate::model::{Node, Pod};
+
+/// Default score weights (`pkg/scheduler/apis/config/v1/default_plugins.go`).
+const WEIGHT_TAINT_TOLERATION: i64 = 3;
+const WEIGHT_NODE_AFFINITY: i64 = 2;
+const WEIGHT_NODE_RESOURCES_FIT: i64 = 1;
+const WEIGHT_BALANCED_ALLOCATION: i64 = 1;
+
+/// How the simulated kube-scheduler is configured.
+#[derive(Debug, Clone, Default)]
+pub struct SchedulerConfig {
+    /// Seeds the tie-break between equally scored nodes.
+    pub seed: u64,
+    pub message_format: MessageFormat,
+    pub feature_gates: FeatureGates,
+    /// `NodeAffinityArgs.addedAffinity`: affinity the scheduler enforces on every pod.
+    pub added_affinity: Option<NodeAffinity>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum PodPhase {
+    Scheduled,
+    Unschedulable,
+    SchedulingGated,
+    /// Bound, then evicted by DefaultPreemption to make room for a higher-priority pod.
+    Preempted,
+}
+
+/// What happened to one pod.
+#[derive(Debug, Clone)]
+pub struct PodOutcome {
+    pub phase: PodPhase,
+    pub node: Option<usize>,
+    /// The condition / event message kube-scheduler would record ("" when scheduled).
+    pub message: String,
+    pub diagnosis: Option<Diagnosis>,
+    /// Pods preempted to make room for this one (pod ids, see [`Outcome`]).
+    pub victims: Vec<usize>,
+}
+
+/// The result of scheduling a scenario's pods.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub pods: Vec<PodOutcome>,
+    /// Indices of the existing pods that were preempted.
+    pub preempted_existing: Vec<usize>,
+    pub cluster: Cluster,
+}
+
+/// Pod ids: workload pods are `0..pods.len()`, existing pods count down from `usize::MAX`.
+fn existing_pod_id(i: usize) -> usize {
+    usize::MAX - i
+}
+
+/// Filter results and static scores of one distinct pod spec on every node.
+struct Template {
+    /// PreFilter rejected the pod outright (`pod affinity terms conflict`).
+    pre_filter_reject: Option<Status>,
+    /// Per node: index into `statuses` of its failing static filter, or `PASS`.
+    static_verdict: Vec<u16>,
+    statuses: Vec<Status>,
+    /// Nodes that pass every static filter, with their raw NodeAffinity and TaintToleration scores.
+    candidates: Vec<Candidate>,
+    /// Status of nodes PreFilter narrowed away (reported as absent nodes).
+    absent: Option<Status>,
+}
+
+#[derive(Clone, Copy)]
+struct Candidate {
+    node: u32,
+    affinity: i64,
+    taint: i64,
+}
+
+const PASS: u16 = u16::MAX;
+
+/// A node that passed every filter for the current pod, with its partial score.
+#[derive(Clone, Copy)]
+struct Feasible {
+    node: u32,
+    affinity: i64,
+    taint: i64,
+    resources: i64,
+}
+
+/// A bound pod, for resource accounting and preemption.
+#[derive(Debug, Clone)]
+pub(crate) struct Bound {
+    pub pod: usize,
+    pub priority: i32,
+    pub request: PodRequest,
+}
+
+/// The scheduler's state while it works through the queue.
+pub struct Scheduler<'a> {
+    config: &'a SchedulerConfig,
+    pub(crate) cluster: Cluster,
+    templates: Vec<Template>,
+    template_index: HashMap<String, usize>,
+    pub(crate) bound: Vec<Vec<Bound>>,
+    rng: ChaCha8Rng,
+    feasible: Vec<Feasible>,
+}
+
+/// Schedules `pods` in arrival order onto `nodes`, where `existing` pods are already bound.
+pub fn schedule(nodes: Vec<Node>, existing: &[Pod], pods: &[Pod], config: &SchedulerConfig) -> Outcome {
+    let all: Vec<&Pod> = existing.iter().chain(pods).collect();
+    let mut s = Scheduler::new(Cluster::new(nodes, &all), config);
+    for (i, p) in existing.iter().enumerate() {
+        if let Some(node) = p.node_name.as_deref().and_then(|n| s.cluster.index_of(n)) {
+            s.bind(node, existing_pod_id(i), p);
+        }
+    }
+    let mut outcomes: Vec<PodOutcome> = Vec::with_capacity(pods.len());
+    let mut preempted_existing = Vec::new();
+    for (i, pod) in pods.iter().enumerate() {
+        let outcome = s.schedule_one(pod);
+        for &v in &outcome.victims {
+            match outcomes.get_mut(v) {
+                Some(victim) => {
+                    victim.phase = PodPhase::Preempted;
+                    victim.node = None;
+                    victim.message = format!("Preempted by pod {}", pod.key());
+                }
+                None => preempted_existing.push(usize::MAX - v),
+            }
+        }
+        if let Some(node) = outcome.node {
+            s.bind(node, i, pod);
+        }
+        outcomes.push(outcome);
+    }
+    preempted_existing.sort_unstable();
+    Outcome { pods: outcomes, preempted_existing, cluster: s.cluster }
+}
+
+impl<'a> Scheduler<'a> {
+    pub fn new(cluster: Cluster, config: &'a SchedulerConfig) -> Self {
+        let n = cluster.len();
+        Scheduler {
+            config,
+            cluster,
+            templates: Vec::new(),
+            template_index: HashMap::new(),
+            bound: vec![Vec::new(); n],
+            rng: ChaCha8Rng::seed_from_u64(config.seed),
+            feasible: Vec::new(),
+        }
+    }
+
+    fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
+        let request = PodRequest::new(&self.cluster.table, pod);
+        self.cluster.account(node, &request, 1);
+        self.bound[node].push(Bound { pod: pod_id, priority: pod.priority, request });
+    }
+
+    /// Removes a bound pod from its node (preemption).
+    pub(crate) fn unbind(&mut self, node: usize, pod_id: usize) {
+        if let Some(pos) = self.bound[node].iter().position(|b| b.pod == pod_id) {
+            let b = self.bound[node].remove(pos);
+            self.cluster.account(node, &b.request, -1);
+        }
+    }
+
+    /// One scheduling cycle (`schedulingCycle` + `SchedulePod`).
+    fn schedule_one(&mut self, pod: &Pod) -> PodOutcome {
+        let gate = scheduling_gates::pre_enqueue(pod);
+        if !gate.is_success() {
+            return PodOutcome {
+                phase: PodPhase::SchedulingGated,
+                node: None,
+                message: scheduling_gates::GATED_CONDITION_MESSAGE.into(),
+                diagnosis: Some(Diagnosis { pre_filter_msg: Some(gate.message()), ..Default::default() }),
+                victims: Vec::new(),
+            };
+        }
+        if self.cluster.is_empty() {
+            return unschedulable(diagnosis::ERR_NO_NODES_AVAILABLE.into(), Diagnosis::default());
+        }
+        let t = self.template_for(pod);
+        let request = PodRequest::new(&self.cluster.table, pod);
+        if let Some(reject) = &self.templates[t].pre_filter_reject {
+            let d = Diagnosis {
+                pre_filter_msg: Some(reject.message()),
+                absent: Some(reject.clone()),
+                ..Default::default()
+            };
+            return self.fail(pod, &request, d);
+        }
+        self.find_feasible(t, &request);
+        match self.feasible.len() {
+            0 => {
+                let d = self.diagnose(t, &request);
+                self.fail(pod, &request, d)
+            }
+            // "When only one node after predicate, just use it."
+            1 => scheduled(self.feasible[0].node as usize),
+            _ => scheduled(self.select_host()),
+        }
+    }
+
+    /// The template (distinct scheduling-relevant spec) of a pod, built on first use.
+    fn template_for(&mut self, pod: &Pod) -> usize {
+        let key = serde_json::to_string(&(
+            &pod.node_name,
+            &pod.node_selector,
+            pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()),
+            &pod.tolerations,
+        ))
+        .expect("pod fields serialize");
+        if let Some(&t) = self.template_index.get(&key) {
+            return t;
+        }
+        let template = self.build_template(pod);
+        self.templates.push(template);
+        self.template_index.insert(key, self.templates.len() - 1);
+        self.templates.len() - 1
+    }
+
+    fn build_template(&self, pod: &Pod) -> Template {
+        let config = self.config;
+        let added = config.added_affinity.as_ref();
+        let n = self.cluster.len();
+        let mut template = Template {
+            pre_filter_reject: None,
+            static_verdict: vec![PASS; n],
+            statuses: Vec::new(),
+            candidates: Vec::new(),
+            absent: None,
+        };
+        let narrowed = match node_affinity::pre_filter(pod, added) {
+            node_affinity::PreFilter::Reject(status) => {
+                template.pre_filter_reject = Some(status);
+                return template;
+            }
+            node_affinity::PreFilter::NodeNames(names) => Some(names),
+            _ => None,
+        };
+        if narrowed.is_some() {
+            template.absent = Some(Status::new(
+                Code::UnschedulableAndUnresolvable,
+                names::NODE_AFFINITY,
+                format!("node(s) didn't satisfy plugin(s) [{}]", names::NODE_AFFINITY),
+            ));
+        }
+        let mut status_index: HashMap<Status, u16> = HashMap::new();
+        for (i, node) in self.cluster.nodes.iter().enumerate() {
+            if narrowed.as_ref().is_some_and(|names| !names.contains(&node.name)) {
+                let absent = template.absent.clone().expect("set when narrowed");
+                template.static_verdict[i] = intern(&mut status_index, &mut template.statuses, absent);
+                continue;
+            }
+            let status = self.static_filters(pod, node);
+            if status.is_success() {
+                template.candidates.push(Candidate {
+                    node: i as u32,
+                    affinity: node_affinity::score(pod, node, added),
+                    taint: taint_toleration::score(pod, node, &config.feature_gates),
+                });
+            } else {
+                template.static_verdict[i] = intern(&mut status_index, &mut template.statuses, status);
+            }
+        }
+        template
+    }
+
+    /// The filters that do not depend on what is bound, in upstream order; first failure wins.
+    fn static_filters(&self, pod: &Pod, node: &Node) -> Status {
+        let c = self.config;
+        let checks = [
+            node_unschedulable::filter(pod, node, &c.feature_gates),
+            node_name::filter(pod, node),
+            taint_toleration::filter(pod, node, &c.feature_gates, c.message_format),
+            node_affinity::filter(pod, node, c.added_affinity.as_ref()),
+        ];
+        checks.into_iter().find(|s| !s.is_success()).unwrap_or_else(Status::success)
+    }
+
+    /// Filters the template's candidates by resources and scores the survivors' resources.
+    fn find_feasible(&mut self, t: usize, request: &PodRequest) {
+        self.feasible.clear();
+        let balanced = !node_resources_balanced_allocation::skips(request);
+        for c in &self.templates[t].candidates {
+            let res = self.cluster.resources(c.node as usize);
+            if !node_resources_fit::fits(request, res) {
+                continue;
+            }
+            let mut resources = WEIGHT_NODE_RESOURCES_FIT * node_resources_fit::score_least_allocated(request, res);
+            if balanced {
+                resources += WEIGHT_BALANCED_ALLOCATION * node_resources_balanced_allocation::score(request, res);
+            }
+            self.feasible.push(Feasible { node: c.node, affinity: c.affinity, taint: c.taint, resources });
+        }
+    }
+
+    /// NormalizeScore, weights, and a seeded uniform pick among the top-scored nodes.
+    fn select_host(&mut self) -> usize {
+        let max_affinity = self.feasible.iter().map(|f| f.affinity).max().unwrap_or(0);
+        let max_taint = self.feasible.iter().map(|f| f.taint).max().unwrap_or(0);
+        let mut best = i64::MIN;
+        let mut ties: Vec<u32> = Vec::new();
+        for f in &self.feasible {
+            let affinity = normalize(f.affinity, max_affinity, false);
+            let taint = normalize(f.taint, max_taint, true);
+            let total = WEIGHT_NODE_AFFINITY * affinity + WEIGHT_TAINT_TOLERATION * taint + f.resources;
+            if total > best {
+                best = total;
+                ties.clear();
+            }
+            if total == best {
+                ties.push(f.node);
+            }
+        }
+        let pick = if ties.len() == 1 { 0 } else { self.rng.random_range(0..ties.len()) };
+        ties[pick] as usize
+    }
+
+    /// Every node's status for a pod that fits nowhere.
+    fn diagnose(&self, t: usize, request: &PodRequest) -> Diagnosis {
+        let template = &self.templates[t];
+        let mut d = Diagnosis { absent: template.absent.clone(), ..Default::default() };
+        for i in 0..self.cluster.len() {
+            let verdict = template.static_verdict[i];
+            let status = if verdict != PASS {
+                template.statuses[verdict as usize].clone()
+            } else {
+                node_resources_fit::filter(request, self.cluster.resources(i), &self.cluster.table)
+            };
+            d.node_statuses.push((i, status));
+        }
+        d
+    }
+
+    /// PostFilter (DefaultPreemption), then the final message.
+    fn fail(&mut self, pod: &Pod, request: &PodRequest, mut d: Diagnosis) -> PodOutcome {
+        match preemption::post_filter(self, pod, request, &d) {
+            preemption::Result::Preempt { node, victims } => {
+                for &(n, v) in &victims {
+                    self.unbind(n, v);
+                }
+                let mut outcome = scheduled(node);
+                outcome.victims = victims.into_iter().map(|(_, v)| v).collect();
+                outcome
+            }
+            preemption::Result::Message(msg) => {
+                d.post_filter_msg = Some(msg);
+                let message = diagnosis::fit_error_message(self.cluster.len(), &d);
+                unschedulable(message, d)
+            }
+        }
+    }
+}
+
+fn intern(index: &mut HashMap<Status, u16>, statuses: &mut Vec<Status>, status: Status) -> u16 {
+    *index.entry(status.clone()).or_insert_with(|| {
+        statuses.push(status);
+        (statuses.len() - 1) as u16
+    })
+}
+
+/// `helper.DefaultNormalizeScore(MaxNodeScore, reverse, scores)`.
+fn normalize(score: i64, max: i64, reverse: bool) -> i64 {
+    if max == 0 {
+        return if reverse { 100 } else { 0 };
+    }
+    let s = 100 * score / max;
+    if reverse { 100 - s } else { s }
+}
+
+fn scheduled(node: usize) -> PodOutcome {
+    PodOutcome { phase: PodPhase::Scheduled, node: Some(node), message: String::new(), diagnosis: None, victims: Vec::new() }
+}
+
+fn unschedulable(message: String, diagnosis: Diagnosis) -> PodOutcome {
+    PodOutcome { phase: PodPhase::Unschedulable, node: None, message, diagnosis: Some(diagnosis), victims: Vec::new() }
+}

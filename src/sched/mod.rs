@@ -1,0 +1,11 @@
+//! The simulated kube-scheduler: framework vocabulary, plugins, the scheduling cycle,
+//! preemption and the pending-pod diagnosis.
+
+pub mod cluster;
+pub mod cycle;
+pub mod diagnosis;
+pub mod framework;
+pub mod plugins;
+pub mod preemption;
+
+pub use cycle::{Outcome, PodOutcome, PodPhase, SchedulerConfig, schedule};

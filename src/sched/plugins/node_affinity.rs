@@ -1,0 +1,180 @@
+//! `NodeAffinity`: `nodeSelector` AND required node affinity (filter), preferred terms (score),
+//! and the PreFilter narrowing to nodes named by `metadata.name In` match fields.
+//! Sources: `kubernetes/component-helpers:scheduling/corev1/nodeaffinity/nodeaffinity.go`,
+//! `kubernetes/apimachinery:pkg/labels/selector.go` (operators, `Gt`/`Lt` parsing),
+//! `pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{NodeAffinity, NodeSelectorRequirement, NodeSelectorTerm};
+
+use crate::model::{Node, Pod};
+use crate::sched::framework::{Code, Status, names};
+
+pub const ERR_REASON_POD: &str = "node(s) didn't match Pod's node affinity/selector";
+pub const ERR_REASON_ENFORCED: &str = "node(s) didn't match scheduler-enforced node affinity";
+pub const ERR_REASON_CONFLICT: &str = "pod affinity terms conflict";
+/// `metav1.ObjectNameField`, the only field `matchFields` supports.
+pub const OBJECT_NAME_FIELD: &str = "metadata.name";
+
+/// A requirement that does not parse makes its whole term unusable (a lazy parse error).
+struct ParseError;
+
+/// `labels.Requirement.Matches` for a node-selector requirement, after `NewRequirement`'s checks.
+fn requirement_matches(r: &NodeSelectorRequirement, labels: &BTreeMap<String, String>) -> Result<bool, ParseError> {
+    let values = r.values.as_deref().unwrap_or(&[]);
+    let label = labels.get(&r.key);
+    match r.operator.as_str() {
+        "In" | "NotIn" if values.is_empty() => Err(ParseError),
+        "In" => Ok(label.is_some_and(|v| values.contains(v))),
+        "NotIn" => Ok(label.is_none_or(|v| !values.contains(v))),
+        "Exists" | "DoesNotExist" if !values.is_empty() => Err(ParseError),
+        "Exists" => Ok(label.is_some()),
+        "DoesNotExist" => Ok(label.is_none()),
+        "Gt" | "Lt" => {
+            let [value] = values else { return Err(ParseError) };
+            let bound: i64 = value.parse().map_err(|_| ParseError)?;
+            Ok(match label.map(|l| l.parse::<i64>()) {
+                Some(Ok(l)) => if r.operator == "Gt" { l > bound } else { l < bound },
+                _ => false,
+            })
+        }
+        _ => Err(ParseError),
+    }
+}
+
+/// A `matchFields` requirement: only `metadata.name`, `In`/`NotIn`, exactly one value.
+fn field_requirement_matches(r: &NodeSelectorRequirement, node_name: &str) -> Result<bool, ParseError> {
+    let values = r.values.as_deref().unwrap_or(&[]);
+    let [value] = values else { return Err(ParseError) };
+    if r.key != OBJECT_NAME_FIELD {
+        return Err(ParseError);
+    }
+    match r.operator.as_str() {
+        "In" => Ok(node_name == value),
+        "NotIn" => Ok(node_name != value),
+        _ => Err(ParseError),
+    }
+}
+
+/// Whether one term matches: every expression and every field; an empty term matches nothing.
+fn term_matches(term: &NodeSelectorTerm, node: &Node) -> Result<bool, ParseError> {
+    let exprs = term.match_expressions.as_deref().unwrap_or(&[]);
+    let fields = term.match_fields.as_deref().unwrap_or(&[]);
+    if exprs.is_empty() && fields.is_empty() {
+        return Ok(false);
+    }
+    let mut all = true;
+    for r in exprs {
+        all &= requirement_matches(r, &node.labels)?;
+    }
+    for r in fields {
+        all &= field_requirement_matches(r, &node.name)?;
+    }
+    Ok(all)
+}
+
+/// `LazyErrorNodeSelector.Match`: terms are ORed; an unparsable term is skipped.
+pub fn terms_match(terms: &[NodeSelectorTerm], node: &Node) -> bool {
+    terms.iter().any(|t| term_matches(t, node).unwrap_or(false))
+}
+
+/// `RequiredNodeAffinity.Match`: the nodeSelector (every key equal) AND the required terms.
+pub fn required_matches(pod: &Pod, node: &Node) -> bool {
+    let selector_ok = pod.node_selector.iter().all(|(k, v)| node.labels.get(k) == Some(v));
+    selector_ok
+        && required_terms(pod).is_none_or(|terms| terms_match(terms, node))
+}
+
+fn required_terms(pod: &Pod) -> Option<&[NodeSelectorTerm]> {
+    pod.affinity
+        .as_ref()?
+        .node_affinity
+        .as_ref()?
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()
+        .map(|r| r.node_selector_terms.as_slice())
+}
+
+/// PreFilter's outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreFilter {
+    /// Nothing to check (no selector, no required affinity, no added affinity).
+    Skip,
+    /// Filter every node.
+    AllNodes,
+    /// Only these nodes can match; the others are "node(s) didn't satisfy plugin(s) [NodeAffinity]".
+    NodeNames(BTreeSet<String>),
+    /// The terms name disjoint node sets: `pod affinity terms conflict`.
+    Reject(Status),
+}
+
+pub fn pre_filter(pod: &Pod, added: Option<&NodeAffinity>) -> PreFilter {
+    let terms = required_terms(pod);
+    let added_required = added.and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref());
+    if terms.is_none() && added_required.is_none() && pod.node_selector.is_empty() {
+        return PreFilter::Skip;
+    }
+    let Some(terms) = terms.filter(|t| !t.is_empty()) else {
+        return PreFilter::AllNodes;
+    };
+    let mut node_names: BTreeSet<String> = BTreeSet::new();
+    for t in terms {
+        let mut term_names: Option<BTreeSet<String>> = None;
+        for r in t.match_fields.iter().flatten() {
+            if r.key == OBJECT_NAME_FIELD && r.operator == "In" {
+                let s: BTreeSet<String> = r.values.iter().flatten().cloned().collect();
+                term_names = Some(match term_names {
+                    None => s,
+                    Some(prev) => prev.intersection(&s).cloned().collect(),
+                });
+            }
+        }
+        match term_names {
+            // A term without a name requirement admits every node: the terms are ORed.
+            None => return PreFilter::AllNodes,
+            Some(names) => node_names.extend(names),
+        }
+    }
+    if node_names.is_empty() {
+        PreFilter::Reject(Status::new(Code::UnschedulableAndUnresolvable, names::NODE_AFFINITY, ERR_REASON_CONFLICT))
+    } else {
+        PreFilter::NodeNames(node_names)
+    }
+}
+
+/// Filter: scheduler-enforced affinity first, then the pod's own selector and affinity.
+pub fn filter(pod: &Pod, node: &Node, added: Option<&NodeAffinity>) -> Status {
+    let added_terms = added
+        .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref())
+        .map(|r| r.node_selector_terms.as_slice());
+    if let Some(terms) = added_terms {
+        if !terms_match(terms, node) {
+            return Status::new(Code::UnschedulableAndUnresolvable, names::NODE_AFFINITY, ERR_REASON_ENFORCED);
+        }
+    }
+    if required_matches(pod, node) {
+        Status::success()
+    } else {
+        Status::new(Code::UnschedulableAndUnresolvable, names::NODE_AFFINITY, ERR_REASON_POD)
+    }
+}
+
+/// Score before normalisation: the summed weights of the preferred terms (the pod's and the
+/// scheduler-added ones) that match. Weight-0 terms are skipped, an empty preference matches
+/// nothing.
+pub fn score(pod: &Pod, node: &Node, added: Option<&NodeAffinity>) -> i64 {
+    let pod_terms = pod
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|na| na.preferred_during_scheduling_ignored_during_execution.as_ref());
+    let added_terms = added.and_then(|a| a.preferred_during_scheduling_ignored_during_execution.as_ref());
+    pod_terms
+        .into_iter()
+        .chain(added_terms)
+        .flatten()
+        .filter(|t| t.weight != 0 && term_matches(&t.preference, node).unwrap_or(false))
+        .map(|t| i64::from(t.weight))
+        .sum()
+}

@@ -1,0 +1,106 @@
+//! DefaultPreemption (PostFilter): when a pod fits nowhere, find nodes where evicting
+//! lower-priority pods would make room, and either preempt or explain why not.
+//! Sources: `pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go`
+//! (`SelectVictimsOnNode`, `PodEligibleToPreemptOthers`) and
+//! `pkg/scheduler/framework/preemption/preemption.go` (`Preempt`, `findCandidates`,
+//! `pickOneNodeForPreemption`). Simplification: PodDisruptionBudgets are not modelled, so the
+//! "fewest PDB violations" criterion never separates candidates.
+
+use super::cluster::PodRequest;
+use super::cycle::Scheduler;
+use super::diagnosis::{self, Diagnosis};
+use super::framework::{Code, Status, names};
+use super::plugins::node_resources_fit;
+use crate::model::Pod;
+
+pub enum Result {
+    /// Evict `(node, pod)` victims and bind the pod to `node`.
+    Preempt { node: usize, victims: Vec<(usize, usize)> },
+    /// No preemption: the `preemption: …` part of the message.
+    Message(String),
+}
+
+struct Candidate {
+    node: usize,
+    /// Victims with their priorities, highest priority first.
+    victims: Vec<(usize, i32)>,
+}
+
+pub(crate) fn post_filter(s: &Scheduler<'_>, pod: &Pod, request: &PodRequest, d: &Diagnosis) -> Result {
+    if pod.never_preempt {
+        return Result::Message(format!("preemption: {}", diagnosis::NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER));
+    }
+    let mut statuses = Vec::new();
+    let mut candidates = Vec::new();
+    for (node, status) in &d.node_statuses {
+        if !diagnosis::preemption_might_help(status) {
+            continue;
+        }
+        match select_victims_on_node(s, *node, pod, request) {
+            Ok(victims) => candidates.push(Candidate { node: *node, victims }),
+            Err(status) => statuses.push((*node, status)),
+        }
+    }
+    if let Some(best) = pick_one_node(candidates) {
+        let victims = best.victims.iter().map(|(v, _)| (best.node, *v)).collect();
+        return Result::Preempt { node: best.node, victims };
+    }
+    let fit_error = Diagnosis {
+        node_statuses: statuses,
+        absent: Some(Status::new(
+            Code::UnschedulableAndUnresolvable,
+            names::DEFAULT_PREEMPTION,
+            diagnosis::PREEMPTION_NOT_HELPFUL,
+        )),
+        ..Default::default()
+    };
+    Result::Message(format!("preemption: {}", diagnosis::fit_error_message(s.cluster.len(), &fit_error)))
+}
+
+/// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then fits, add back
+/// ("reprieve") as many as possible, highest priority first.
+fn select_victims_on_node(
+    s: &Scheduler<'_>,
+    node: usize,
+    pod: &Pod,
+    request: &PodRequest,
+) -> std::result::Result<Vec<(usize, i32)>, Status> {
+    let mut potential: Vec<_> = s.bound[node].iter().filter(|b| b.priority < pod.priority).collect();
+    if potential.is_empty() {
+        return Err(Status::new(
+            Code::UnschedulableAndUnresolvable,
+            names::DEFAULT_PREEMPTION,
+            diagnosis::NO_PREEMPTION_VICTIMS,
+        ));
+    }
+    let mut trial = s.cluster.clone_node(node);
+    for b in &potential {
+        trial.remove(&b.request);
+    }
+    let status = node_resources_fit::filter(request, trial.view(), &s.cluster.table);
+    if !status.is_success() {
+        return Err(status);
+    }
+    // MoreImportantPod: higher priority first; among equals, the earlier-bound pod first.
+    potential.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.pod.cmp(&b.pod)));
+    let mut victims = Vec::new();
+    for b in potential {
+        trial.add(&b.request);
+        if !node_resources_fit::fits(request, trial.view()) {
+            trial.remove(&b.request);
+            victims.push((b.pod, b.priority));
+        }
+    }
+    Ok(victims)
+}
+
+/// `pickOneNodeForPreemption` without PDBs: lowest highest-victim priority, then lowest sum of
+/// priorities, then fewest victims, then the first node.
+fn pick_one_node(candidates: Vec<Candidate>) -> Option<Candidate> {
+    candidates.into_iter().min_by_key(|c| {
+        let highest = c.victims.iter().map(|(_, p)| *p).max().unwrap_or(i32::MIN);
+        // Upstream offsets each priority by MaxInt32+1 so that the sum stays positive.
+        let sum: i64 = c.victims.iter().map(|(_, p)| i64::from(*p) + i64::from(i32::MAX) + 1).sum();
+        (highest, sum, c.victims.len(), c.node)
+    })
+}
