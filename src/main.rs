@@ -1,1 +1,6 @@
-fn main(){}
+use clap::Parser;
+
+fn main() {
+    let cli = schedsim::cli::Cli::parse();
+    std::process::exit(schedsim::cli::main(cli));
+}

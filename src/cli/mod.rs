@@ -1,0 +1,25 @@
+//! The command line: one module per subcommand.
+
+pub mod run;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "schedsim", version, about = "Simulates kube-scheduler placement of GPU training pods, and what pod-template overrides do to it")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Schedule the workloads of scenario files and report placement and pending reasons.
+    Run(run::RunArgs),
+}
+
+/// Runs the parsed command; returns the process exit code.
+pub fn main(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Run(args) => run::run(&args),
+    }
+}

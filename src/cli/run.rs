@@ -1,0 +1,77 @@
+//! `schedsim run [PATH…]`: load, schedule every scenario (in parallel), report.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+
+use crate::error::exit_code;
+use crate::load::{self, LoadOptions};
+use crate::report::{self, RunReport};
+use crate::sched::framework::MessageFormat;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario files or folders (default: the bundled scenarios/).
+    pub paths: Vec<PathBuf>,
+    /// Output format on stdout (default: table on a terminal, json otherwise).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Folder for report files (created if missing).
+    #[arg(long, default_value = "reports")]
+    pub out: PathBuf,
+    /// Message wording: `current` (Kubernetes ≥ 1.35) or `1.34`.
+    #[arg(long, value_enum)]
+    pub message_format: Option<MessageFormat>,
+}
+
+/// The bundled scenarios: `./scenarios` when present, else the source tree's.
+pub fn default_scenarios() -> PathBuf {
+    let local = PathBuf::from("scenarios");
+    if local.is_dir() { local } else { PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios") }
+}
+
+pub fn run(args: &RunArgs) -> i32 {
+    let paths = if args.paths.is_empty() { vec![default_scenarios()] } else { args.paths.clone() };
+    let files = match load::scenario_files(&paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit_code::BAD_INPUT;
+        }
+    };
+    let loaded = load::load_files(&files, &LoadOptions { message_format: args.message_format });
+    for e in &loaded.errors {
+        eprintln!("error: {e}");
+    }
+    let report = RunReport {
+        scenarios: loaded
+            .scenarios
+            .par_iter()
+            .map(crate::simulate)
+            .collect(),
+    };
+    let json = report::to_json(&report);
+    let table = report::table::render(&report);
+    let mut code = if loaded.errors.is_empty() { exit_code::SUCCESS } else { exit_code::BAD_INPUT };
+    for (name, contents) in [("run.json", &json), ("run.txt", &table)] {
+        if let Err(e) = report::write_atomic(&args.out.join(name), contents.as_bytes()) {
+            eprintln!("error: cannot write {}: {e}", args.out.join(name).display());
+            code = exit_code::BAD_INPUT;
+        }
+    }
+    let format = args.format.unwrap_or(if std::io::stdout().is_terminal() { Format::Table } else { Format::Json });
+    let text = match format {
+        Format::Table => table,
+        Format::Json => json,
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    code
+}

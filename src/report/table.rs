@@ -1,0 +1,198 @@
+//! Tables for people: pods grouped by identical outcome, pending reasons, and GPU allocation
+//! per node pool.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use tabled::settings::Style;
+use tabled::{Table, Tabled};
+
+use super::model::{NodeReport, RunReport, ScenarioReport};
+use crate::sched::PodPhase;
+
+/// Resources counted as GPUs in the pool summary.
+fn is_gpu_resource(name: &str) -> bool {
+    name == "nvidia.com/gpu" || name == "alibabacloud.com/gpu-count" || name == "amd.com/gpu"
+}
+
+fn is_mig_resource(name: &str) -> bool {
+    name.starts_with("nvidia.com/mig-")
+}
+
+#[derive(Tabled)]
+struct PodGroupRow {
+    #[tabled(rename = "Pods")]
+    pods: String,
+    #[tabled(rename = "Namespace")]
+    namespace: String,
+    #[tabled(rename = "Status")]
+    status: String,
+    #[tabled(rename = "Placement")]
+    placement: String,
+}
+
+#[derive(Tabled)]
+struct ReasonRow {
+    #[tabled(rename = "Pending pods")]
+    count: usize,
+    #[tabled(rename = "Message")]
+    message: String,
+}
+
+#[derive(Tabled)]
+struct PoolRow {
+    #[tabled(rename = "Pool")]
+    pool: String,
+    #[tabled(rename = "GPU product")]
+    product: String,
+    #[tabled(rename = "Nodes")]
+    nodes: usize,
+    #[tabled(rename = "GPUs used/total")]
+    gpus: String,
+    #[tabled(rename = "MIG slices used/total")]
+    mig: String,
+    #[tabled(rename = "CPU used")]
+    cpu: String,
+    #[tabled(rename = "Memory used")]
+    memory: String,
+    #[tabled(rename = "Pods")]
+    pods: i64,
+}
+
+pub fn render(report: &RunReport) -> String {
+    let mut out = String::new();
+    for s in &report.scenarios {
+        render_scenario(s, &mut out);
+    }
+    out
+}
+
+fn render_scenario(s: &ScenarioReport, out: &mut String) {
+    let scheduled = s.pods.iter().filter(|p| p.status == PodPhase::Scheduled).count();
+    let _ = writeln!(out, "Scenario {} ({})", s.name, s.file);
+    let _ = writeln!(out, "{} pods: {} scheduled, {} pending, {} nodes", s.pods.len(), scheduled, s.pods.len() - scheduled, s.nodes.len());
+    for w in &s.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    if !s.pods.is_empty() {
+        let _ = writeln!(out, "{}", Table::new(pod_groups(s)).with(Style::rounded()));
+    }
+    let reasons = pending_reasons(s);
+    if !reasons.is_empty() {
+        let _ = writeln!(out, "{}", Table::new(reasons).with(Style::rounded()));
+    }
+    if !s.nodes.is_empty() {
+        let _ = writeln!(out, "{}", Table::new(pool_rows(&s.nodes)).with(Style::rounded()));
+    }
+    out.push('\n');
+}
+
+/// Pods with the same namespace, status and placement (pool, or pending message) in one row.
+fn pod_groups(s: &ScenarioReport) -> Vec<PodGroupRow> {
+    let pool_of: BTreeMap<&str, &NodeReport> = s.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+    let mut groups: Vec<((String, PodPhase, String), Vec<&str>)> = Vec::new();
+    for p in &s.pods {
+        let placement = match &p.node {
+            Some(n) => {
+                let node = pool_of[n.as_str()];
+                match &node.gpu_product {
+                    Some(g) => format!("pool {} ({g})", node.pool),
+                    None => format!("pool {}", node.pool),
+                }
+            }
+            None => p.message.clone(),
+        };
+        let key = (p.namespace.clone(), p.status, placement);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, names)) => names.push(&p.name),
+            None => groups.push((key, vec![&p.name])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((namespace, status, placement), names)| PodGroupRow {
+            pods: summarize_names(&names),
+            namespace,
+            status: format!("{status:?}"),
+            placement: wrap(&placement, 100),
+        })
+        .collect()
+}
+
+/// `a, b, c` or `a, b, … z (12 pods)`.
+fn summarize_names(names: &[&str]) -> String {
+    if names.len() <= 3 {
+        names.join(", ")
+    } else {
+        format!("{}, {}, … {} ({} pods)", names[0], names[1], names[names.len() - 1], names.len())
+    }
+}
+
+fn pending_reasons(s: &ScenarioReport) -> Vec<ReasonRow> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for p in s.pods.iter().filter(|p| p.status != PodPhase::Scheduled) {
+        match counts.iter_mut().find(|(m, _)| *m == p.message) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((p.message.clone(), 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.into_iter().map(|(m, count)| ReasonRow { count, message: wrap(&m, 120) }).collect()
+}
+
+fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
+    #[derive(Default)]
+    struct Acc {
+        nodes: usize,
+        totals: BTreeMap<String, (i64, i64)>,
+    }
+    let mut pools: BTreeMap<(String, String), Acc> = BTreeMap::new();
+    for n in nodes {
+        let acc = pools.entry((n.pool.clone(), n.gpu_product.clone().unwrap_or_else(|| "-".into()))).or_default();
+        acc.nodes += 1;
+        for (r, v) in &n.allocatable {
+            acc.totals.entry(r.clone()).or_default().1 += v;
+        }
+        for (r, v) in &n.allocated {
+            acc.totals.entry(r.clone()).or_default().0 += v;
+        }
+    }
+    pools
+        .into_iter()
+        .map(|((pool, product), acc)| {
+            let sum = |pred: &dyn Fn(&str) -> bool| {
+                acc.totals.iter().filter(|(r, _)| pred(r)).fold((0, 0), |(u, t), (_, (a, b))| (u + a, t + b))
+            };
+            let ratio = |(used, total): (i64, i64)| if total == 0 { "-".to_string() } else { format!("{used}/{total}") };
+            let pct = |r: &str| match acc.totals.get(r) {
+                Some((u, t)) if *t > 0 => format!("{:.0}%", 100.0 * *u as f64 / *t as f64),
+                _ => "-".into(),
+            };
+            PoolRow {
+                pool,
+                product,
+                nodes: acc.nodes,
+                gpus: ratio(sum(&is_gpu_resource)),
+                mig: ratio(sum(&is_mig_resource)),
+                cpu: pct("cpu"),
+                memory: pct("memory"),
+                pods: acc.totals.get("pods").map_or(0, |p| p.0),
+            }
+        })
+        .collect()
+}
+
+/// Wraps long messages at ", " boundaries so tables stay readable.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line_len = 0;
+    for (i, part) in text.split_inclusive(", ").enumerate() {
+        if i > 0 && line_len + part.len() > width {
+            out.push('\n');
+            line_len = 0;
+        }
+        out.push_str(part);
+        line_len += part.len();
+    }
+    out
+}
