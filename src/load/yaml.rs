@@ -51,9 +51,29 @@ impl Document {
         serde_path_to_error::deserialize(value).map_err(|e| {
             let inner = e.path().to_string();
             let full = join_path(path, if inner == "." { "" } else { &inner });
-            self.error(file, &full, e.into_inner().to_string())
+            let message = e.into_inner().to_string();
+            let message = match did_you_mean(&message) {
+                Some(hint) => format!("{message} (did you mean `{hint}`?)"),
+                None => message,
+            };
+            self.error(file, &full, message)
         })
     }
+}
+
+/// For serde's "unknown field `x`, expected one of `a`, `b`" (or variant) messages, the
+/// closest expected name.
+fn did_you_mean(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("unknown variant `"))?;
+    let (unknown, expected) = rest.split_once('`')?;
+    expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|candidate| (strsim::jaro_winkler(unknown, candidate), candidate))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c.to_string())
 }
 
 /// `a.b[2].c` → `a.b[2]`; `a.b[2]` → `a.b`; `a` → ``.
@@ -95,6 +115,11 @@ pub fn parse_documents(text: &str, file: &Path) -> Result<Vec<Document>, InputEr
 /// serde-saphyr prefixes messages with `error: line L column C: `; we print the position ourselves.
 fn strip_location(message: &str) -> String {
     let m = message.strip_prefix("error: ").unwrap_or(message);
+    // libyaml-style suffix: "… at line 3, column 6"
+    let m = match m.rfind(" at line ") {
+        Some(i) if m[i + 9..].split(", column ").all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())) => &m[..i],
+        _ => m,
+    };
     if let Some(rest) = m.strip_prefix("line ") {
         if let Some(i) = rest.find(": ") {
             let head = &rest[..i];
@@ -237,6 +262,14 @@ mod tests {
     fn syntax_errors_have_positions() {
         let err = parse_documents("a:\n  b: 1\n c: 2\n", Path::new("f.yaml")).unwrap_err();
         assert!(err.position.is_some(), "{err}");
+    }
+
+    #[test]
+    fn unknown_fields_get_a_suggestion() {
+        let msg = "unknown field `existingPod`, expected one of `nodes`, `existingPods`, `workloads`";
+        assert_eq!(did_you_mean(msg).as_deref(), Some("existingPods"));
+        assert_eq!(did_you_mean("unknown field `zzz`, expected `nodes` or `workloads`"), None);
+        assert_eq!(did_you_mean("invalid type: string"), None);
     }
 
     #[test]
