@@ -25,7 +25,12 @@ pub struct InputError {
 
 impl InputError {
     pub fn new(file: &Path, message: impl Into<String>) -> Self {
-        InputError { file: file.to_path_buf(), position: None, field: None, message: message.into() }
+        InputError {
+            file: file.to_path_buf(),
+            position: None,
+            field: None,
+            message: message.into(),
+        }
     }
 
     pub fn at(mut self, position: Option<Position>) -> Self {

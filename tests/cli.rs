@@ -15,7 +15,11 @@ fn schedsim(args: &[&str]) -> Output {
 }
 
 fn tempdir(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("schedsim-test-{tag}-{}-{:?}", std::process::id(), std::thread::current().id()));
+    let dir = std::env::temp_dir().join(format!(
+        "schedsim-test-{tag}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -34,8 +38,9 @@ fn run_bad(file: &str) -> String {
 fn unknown_scenario_field_suggests_the_right_one() {
     let err = run_bad("unknown-field.yaml");
     assert!(
-        err.contains("tests/data/bad/unknown-field.yaml:7:16: spec.existingPod: unknown field `existingPod`")
-            && err.contains("(did you mean `existingPods`?)"),
+        err.contains(
+            "tests/data/bad/unknown-field.yaml:7:16: spec.existingPod: unknown field `existingPod`"
+        ) && err.contains("(did you mean `existingPods`?)"),
         "{err}"
     );
 }
@@ -43,7 +48,10 @@ fn unknown_scenario_field_suggests_the_right_one() {
 #[test]
 fn yaml_syntax_error_has_a_position() {
     let err = run_bad("syntax-error.yaml");
-    assert!(err.contains("tests/data/bad/syntax-error.yaml:3:6: "), "{err}");
+    assert!(
+        err.contains("tests/data/bad/syntax-error.yaml:3:6: "),
+        "{err}"
+    );
 }
 
 #[test]
@@ -61,32 +69,58 @@ fn pods_the_api_server_rejects_are_errors_with_field_paths() {
 #[test]
 fn duplicate_node_names_are_rejected() {
     let err = run_bad("duplicate-nodes.yaml");
-    assert!(err.contains("duplicate-nodes.yaml:7:7: spec.nodes[1]: duplicate node name \"n-1\""), "{err}");
+    assert!(
+        err.contains("duplicate-nodes.yaml:7:7: spec.nodes[1]: duplicate node name \"n-1\""),
+        "{err}"
+    );
 }
 
 #[test]
 fn missing_files_are_named() {
     let err = run_bad("missing-file.yaml");
-    assert!(err.contains("missing-file.yaml:6:13: spec.nodes[0].file: cannot load \"no-such-inventory.yaml\""), "{err}");
+    assert!(
+        err.contains(
+            "missing-file.yaml:6:13: spec.nodes[0].file: cannot load \"no-such-inventory.yaml\""
+        ),
+        "{err}"
+    );
     let o = schedsim(&["run", "tests/data/bad/nothing-here.yaml"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("nothing-here.yaml: no such file or directory"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("nothing-here.yaml: no such file or directory"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
 fn good_scenarios_still_run_next_to_bad_ones() {
     let o = schedsim(&["run", "tests/data/bad/mixed.yaml", "--format", "json"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("mixed.yaml:7:79: spec.nodes[0].pool.template.status.allocatable.cpu: \"4x\""), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "mixed.yaml:7:79: spec.nodes[0].pool.template.status.allocatable.cpu: \"4x\""
+        ),
+        "{}",
+        stderr(&o)
+    );
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
-    let names: Vec<&str> = report["scenarios"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["good"]);
     assert_eq!(report["scenarios"][0]["pods"][0]["status"], "Scheduled");
 }
 
 #[test]
 fn usage_errors_exit_2() {
-    let o = Command::new(env!("CARGO_BIN_EXE_schedsim")).args(["run", "--format", "xml"]).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_schedsim"))
+        .args(["run", "--format", "xml"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -95,14 +129,26 @@ fn reports_are_written_to_out() {
     let out = tempdir("out");
     let target = out.join("nested/reports");
     let o = Command::new(env!("CARGO_BIN_EXE_schedsim"))
-        .args(["run", "tests/data/bad/mixed.yaml", "--format", "table", "--out", target.to_str().unwrap()])
+        .args([
+            "run",
+            "tests/data/bad/mixed.yaml",
+            "--format",
+            "table",
+            "--out",
+            target.to_str().unwrap(),
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(target.join("run.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(target.join("run.json")).unwrap()).unwrap();
     assert_eq!(json["scenarios"][0]["name"], "good");
     assert!(Path::new(&target.join("run.txt")).exists());
-    let leftovers: Vec<_> = std::fs::read_dir(&target).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains(".tmp")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(&target)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
     assert!(leftovers.is_empty(), "temporary files left behind");
 }

@@ -1,11 +1,16 @@
 //! The command line: one module per subcommand.
 
+pub mod bench;
 pub mod run;
 
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "schedsim", version, about = "Simulates kube-scheduler placement of GPU training pods, and what pod-template overrides do to it")]
+#[command(
+    name = "schedsim",
+    version,
+    about = "Simulates kube-scheduler placement of GPU training pods, and what pod-template overrides do to it"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -15,11 +20,14 @@ pub struct Cli {
 pub enum Command {
     /// Schedule the workloads of scenario files and report placement and pending reasons.
     Run(run::RunArgs),
+    /// Time the scheduler (synthetic GPU cluster or scenario files): pods/s and peak memory.
+    Bench(bench::BenchArgs),
 }
 
 /// Runs the parsed command; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Bench(args) => bench::run(&args),
     }
 }

@@ -35,11 +35,19 @@ pub struct RunArgs {
 /// The bundled scenarios: `./scenarios` when present, else the source tree's.
 pub fn default_scenarios() -> PathBuf {
     let local = PathBuf::from("scenarios");
-    if local.is_dir() { local } else { PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios") }
+    if local.is_dir() {
+        local
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+    }
 }
 
 pub fn run(args: &RunArgs) -> i32 {
-    let paths = if args.paths.is_empty() { vec![default_scenarios()] } else { args.paths.clone() };
+    let paths = if args.paths.is_empty() {
+        vec![default_scenarios()]
+    } else {
+        args.paths.clone()
+    };
     let files = match load::scenario_files(&paths) {
         Ok(f) => f,
         Err(e) => {
@@ -47,27 +55,36 @@ pub fn run(args: &RunArgs) -> i32 {
             return exit_code::BAD_INPUT;
         }
     };
-    let loaded = load::load_files(&files, &LoadOptions { message_format: args.message_format });
+    let loaded = load::load_files(
+        &files,
+        &LoadOptions {
+            message_format: args.message_format,
+        },
+    );
     for e in &loaded.errors {
         eprintln!("error: {e}");
     }
     let report = RunReport {
-        scenarios: loaded
-            .scenarios
-            .par_iter()
-            .map(crate::simulate)
-            .collect(),
+        scenarios: loaded.scenarios.par_iter().map(crate::simulate).collect(),
     };
     let json = report::to_json(&report);
     let table = report::table::render(&report);
-    let mut code = if loaded.errors.is_empty() { exit_code::SUCCESS } else { exit_code::BAD_INPUT };
+    let mut code = if loaded.errors.is_empty() {
+        exit_code::SUCCESS
+    } else {
+        exit_code::BAD_INPUT
+    };
     for (name, contents) in [("run.json", &json), ("run.txt", &table)] {
         if let Err(e) = report::write_atomic(&args.out.join(name), contents.as_bytes()) {
             eprintln!("error: cannot write {}: {e}", args.out.join(name).display());
             code = exit_code::BAD_INPUT;
         }
     }
-    let format = args.format.unwrap_or(if std::io::stdout().is_terminal() { Format::Table } else { Format::Json });
+    let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
+        Format::Table
+    } else {
+        Format::Json
+    });
     let text = match format {
         Format::Table => table,
         Format::Json => json,

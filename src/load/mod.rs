@@ -76,7 +76,10 @@ fn collect_yaml(dir: &Path, out: &mut BTreeSet<PathBuf>) -> std::io::Result<()> 
 /// Loads every Scenario document of the given files. A bad scenario is reported in `errors`
 /// and the others still load.
 pub fn load_files(files: &[PathBuf], overrides: &LoadOptions) -> Loaded {
-    let mut loader = Loader { cache: HashMap::new(), options: overrides };
+    let mut loader = Loader {
+        cache: HashMap::new(),
+        options: overrides,
+    };
     let mut out = Loaded::default();
     for file in files {
         let docs = match loader.documents(file) {
@@ -86,7 +89,10 @@ pub fn load_files(files: &[PathBuf], overrides: &LoadOptions) -> Loaded {
                 continue;
             }
         };
-        for doc in docs.iter().filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND)) {
+        for doc in docs
+            .iter()
+            .filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND))
+        {
             match loader.scenario(file, doc) {
                 Ok(s) => out.scenarios.push(s),
                 Err(mut errs) => out.errors.append(&mut errs),
@@ -114,7 +120,8 @@ impl Loader<'_> {
         if let Some(d) = self.cache.get(file) {
             return Ok(d.clone());
         }
-        let text = std::fs::read_to_string(file).map_err(|e| InputError::new(file, io_message(&e)))?;
+        let text =
+            std::fs::read_to_string(file).map_err(|e| InputError::new(file, io_message(&e)))?;
         let docs = Rc::new(yaml::parse_documents(&text, file)?);
         self.cache.insert(file.to_path_buf(), docs.clone());
         Ok(docs)
@@ -126,7 +133,11 @@ impl Loader<'_> {
             return Err(vec![doc.error(
                 file,
                 "apiVersion",
-                format!("unsupported apiVersion {:?} for kind Scenario (expected {:?})", sd.api_version, scenario::API_VERSION),
+                format!(
+                    "unsupported apiVersion {:?} for kind Scenario (expected {:?})",
+                    sd.api_version,
+                    scenario::API_VERSION
+                ),
             )]);
         }
         let gates = sd.spec.scheduler.feature_gates;
@@ -144,7 +155,11 @@ impl Loader<'_> {
         let mut seen = HashMap::new();
         for (n, at) in &nodes {
             if let Some(first) = seen.insert(n.name.clone(), at.clone()) {
-                errors.push(at.error(format!("duplicate node name {:?} (first defined at {})", n.name, first.describe())));
+                errors.push(at.error(format!(
+                    "duplicate node name {:?} (first defined at {})",
+                    n.name,
+                    first.describe()
+                )));
             }
             if !n.allocatable.contains_key("pods") {
                 warnings.push(format!(
@@ -164,10 +179,14 @@ impl Loader<'_> {
         }
         for (p, at) in &existing {
             match &p.node_name {
-                None => errors.push(at.error_at("spec.nodeName", "existing pods must be bound: set spec.nodeName".into())),
-                Some(n) if !seen.contains_key(n) => {
-                    errors.push(at.error_at("spec.nodeName", format!("node {n:?} is not in the scenario's nodes")))
-                }
+                None => errors.push(at.error_at(
+                    "spec.nodeName",
+                    "existing pods must be bound: set spec.nodeName".into(),
+                )),
+                Some(n) if !seen.contains_key(n) => errors.push(at.error_at(
+                    "spec.nodeName",
+                    format!("node {n:?} is not in the scenario's nodes"),
+                )),
                 _ => {}
             }
         }
@@ -181,7 +200,13 @@ impl Loader<'_> {
         let mut pod_keys = HashMap::new();
         for (p, at) in existing.iter().chain(&workloads) {
             if pod_keys.insert(p.key(), ()).is_some() {
-                errors.push(at.error_at("metadata.name", format!("pods {:?} already exists in namespace {:?}", p.name, p.namespace)));
+                errors.push(at.error_at(
+                    "metadata.name",
+                    format!(
+                        "pods {:?} already exists in namespace {:?}",
+                        p.name, p.namespace
+                    ),
+                ));
             }
         }
         if !errors.is_empty() {
@@ -210,39 +235,72 @@ impl Loader<'_> {
     }
 
     /// The documents an item stands for: those of a referenced file, or the item itself.
-    fn resolve_item(&mut self, file: &Path, doc: &Document, path: &str, item: &Value) -> Result<Vec<Origin>, Errors> {
+    fn resolve_item(
+        &mut self,
+        file: &Path,
+        doc: &Document,
+        path: &str,
+        item: &Value,
+    ) -> Result<Vec<Origin>, Errors> {
         if item.get("file").is_some() {
             let r: FileRef = doc.decode(file, path, item).map_err(|e| vec![e])?;
             let target = file.parent().unwrap_or(Path::new(".")).join(&r.file);
             let docs = self.documents(&target).map_err(|e| {
-                vec![doc.error(file, &join_path(path, "file"), format!("cannot load {:?}: {e}", r.file))]
+                vec![doc.error(
+                    file,
+                    &join_path(path, "file"),
+                    format!("cannot load {:?}: {e}", r.file),
+                )]
             })?;
             let mut out = Vec::new();
             for d in docs.iter() {
-                out.extend(expand_lists(Origin { file: target.clone(), doc: Rc::new(d.clone()), path: String::new() }));
+                out.extend(expand_lists(Origin {
+                    file: target.clone(),
+                    doc: Rc::new(d.clone()),
+                    path: String::new(),
+                }));
             }
             Ok(out)
         } else {
-            Ok(expand_lists(Origin { file: file.to_path_buf(), doc: Rc::new(doc.clone()), path: path.to_string() }))
+            Ok(expand_lists(Origin {
+                file: file.to_path_buf(),
+                doc: Rc::new(doc.clone()),
+                path: path.to_string(),
+            }))
         }
     }
 
-    fn node_item(&mut self, file: &Path, doc: &Document, path: &str, item: &Value) -> Result<Vec<(Node, Origin)>, Errors> {
+    fn node_item(
+        &mut self,
+        file: &Path,
+        doc: &Document,
+        path: &str,
+        item: &Value,
+    ) -> Result<Vec<(Node, Origin)>, Errors> {
         if item.get("pool").is_some() {
             return pool_nodes(file, doc, path, item);
         }
         let mut out = Vec::new();
         let mut errors = Vec::new();
         for origin in self.resolve_item(file, doc, path, item)? {
-            match origin.expect_kind("Node").and_then(|_| origin.decode::<k8s::Node>()) {
-                Ok(k) => match origin.check(|errs| objects::node_from_k8s(&k, &origin.path, errs)) {
-                    Ok(n) => out.push((n, origin)),
-                    Err(mut e) => errors.append(&mut e),
-                },
+            match origin
+                .expect_kind("Node")
+                .and_then(|_| origin.decode::<k8s::Node>())
+            {
+                Ok(k) => {
+                    match origin.check(|errs| objects::node_from_k8s(&k, &origin.path, errs)) {
+                        Ok(n) => out.push((n, origin)),
+                        Err(mut e) => errors.append(&mut e),
+                    }
+                }
                 Err(e) => errors.push(e),
             }
         }
-        if errors.is_empty() { Ok(out) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(out)
+        } else {
+            Err(errors)
+        }
     }
 
     fn pod_items(
@@ -256,15 +314,24 @@ impl Loader<'_> {
         let mut out = Vec::new();
         let mut errors = Vec::new();
         for origin in self.resolve_item(file, doc, path, item)? {
-            match origin.expect_kind("Pod").and_then(|_| origin.decode::<k8s::Pod>()) {
-                Ok(k) => match origin.check(|errs| objects::pod_from_k8s(&k, &origin.path, gates, errs)) {
+            match origin
+                .expect_kind("Pod")
+                .and_then(|_| origin.decode::<k8s::Pod>())
+            {
+                Ok(k) => match origin
+                    .check(|errs| objects::pod_from_k8s(&k, &origin.path, gates, errs))
+                {
                     Ok(p) => out.push((p, origin)),
                     Err(mut e) => errors.append(&mut e),
                 },
                 Err(e) => errors.push(e),
             }
         }
-        if errors.is_empty() { Ok(out) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(out)
+        } else {
+            Err(errors)
+        }
     }
 }
 
@@ -286,7 +353,8 @@ impl Origin {
     }
 
     fn error_at(&self, child: &str, message: String) -> InputError {
-        self.doc.error(&self.file, &join_path(&self.path, child), message)
+        self.doc
+            .error(&self.file, &join_path(&self.path, child), message)
     }
 
     fn describe(&self) -> String {
@@ -306,7 +374,10 @@ impl Origin {
             None => Ok(()),
             Some(other) => Err(self.error_at(
                 "kind",
-                format!("expected a {kind} here, found kind {other:?}{}", unsupported_hint(other)),
+                format!(
+                    "expected a {kind} here, found kind {other:?}{}",
+                    unsupported_hint(other)
+                ),
             )),
         }
     }
@@ -318,25 +389,43 @@ impl Origin {
         if errs.is_empty() {
             Ok(out)
         } else {
-            Err(errs.into_iter().map(|e| self.doc.error(&self.file, &e.path, e.message)).collect())
+            Err(errs
+                .into_iter()
+                .map(|e| self.doc.error(&self.file, &e.path, e.message))
+                .collect())
         }
     }
 }
 
 fn unsupported_hint(kind: &str) -> &'static str {
     match kind {
-        "TrainJob" | "TrainingRuntime" | "ClusterTrainingRuntime" => " (Kubeflow TrainJobs are not supported by this version)",
+        "TrainJob" | "TrainingRuntime" | "ClusterTrainingRuntime" => {
+            " (Kubeflow TrainJobs are not supported by this version)"
+        }
         _ => "",
     }
 }
 
 /// Expands `List`/`NodeList`/`PodList` documents into their items.
 fn expand_lists(origin: Origin) -> Vec<Origin> {
-    let kind = origin.value().get("kind").and_then(Value::as_str).unwrap_or("");
+    let kind = origin
+        .value()
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if kind == "List" || kind.ends_with("List") {
-        let n = origin.value().get("items").and_then(Value::as_array).map_or(0, Vec::len);
+        let n = origin
+            .value()
+            .get("items")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
         (0..n)
-            .flat_map(|i| expand_lists(Origin { path: join_path(&origin.path, &format!("items[{i}]")), ..origin.clone() }))
+            .flat_map(|i| {
+                expand_lists(Origin {
+                    path: join_path(&origin.path, &format!("items[{i}]")),
+                    ..origin.clone()
+                })
+            })
             .collect()
     } else {
         vec![origin]
@@ -360,19 +449,35 @@ fn value_at<'v>(root: &'v Value, path: &str) -> &'v Value {
 }
 
 /// `count` Nodes from a template, named `<namePrefix><index>` (zero-padded so they sort).
-fn pool_nodes(file: &Path, doc: &Document, path: &str, item: &Value) -> Result<Vec<(Node, Origin)>, Errors> {
+fn pool_nodes(
+    file: &Path,
+    doc: &Document,
+    path: &str,
+    item: &Value,
+) -> Result<Vec<(Node, Origin)>, Errors> {
     let p: PoolItem = doc.decode(file, path, item).map_err(|e| vec![e])?;
     let template_path = join_path(path, "pool.template");
-    let template: k8s::Node = doc.decode(file, &template_path, &p.pool.template).map_err(|e| vec![e])?;
-    let origin = Origin { file: file.to_path_buf(), doc: Rc::new(doc.clone()), path: template_path.clone() };
+    let template: k8s::Node = doc
+        .decode(file, &template_path, &p.pool.template)
+        .map_err(|e| vec![e])?;
+    let origin = Origin {
+        file: file.to_path_buf(),
+        doc: Rc::new(doc.clone()),
+        path: template_path.clone(),
+    };
     let base = origin.check(|errs| objects::node_from_k8s(&template, &template_path, errs))?;
     let width = (p.pool.count.max(1) - 1).to_string().len();
-    let pool_name = p.pool.name_prefix.trim_end_matches(['-', '_', '.']).to_string();
+    let pool_name = p
+        .pool
+        .name_prefix
+        .trim_end_matches(['-', '_', '.'])
+        .to_string();
     Ok((0..p.pool.count)
         .map(|i| {
             let mut n = base.clone();
             n.name = format!("{}{:0width$}", p.pool.name_prefix, i);
-            n.labels.insert("kubernetes.io/hostname".into(), n.name.clone());
+            n.labels
+                .insert("kubernetes.io/hostname".into(), n.name.clone());
             n.pool = Some(pool_name.clone());
             (n, origin.clone())
         })

@@ -22,12 +22,21 @@ pub fn parse_resource_list(
     let mut out = ResourceList::new();
     for (name, q) in list.into_iter().flatten() {
         let p = format!("{path}.{name}");
-        let parsed = q.0.parse::<Quantity>().and_then(|q| if name == resources::CPU { q.milli_value() } else { q.value() });
+        let parsed = q.0.parse::<Quantity>().and_then(|q| {
+            if name == resources::CPU {
+                q.milli_value()
+            } else {
+                q.value()
+            }
+        });
         match parsed {
             Ok(v) => {
                 out.insert(name.clone(), v);
             }
-            Err(e) => errs.push(FieldError { path: p, message: format!("{:?}: {e}", q.0) }),
+            Err(e) => errs.push(FieldError {
+                path: p,
+                message: format!("{:?}: {e}", q.0),
+            }),
         }
     }
     out
@@ -37,9 +46,17 @@ pub fn parse_resource_list(
 pub fn node_from_k8s(node: &k8s::Node, path: &str, errs: &mut Vec<FieldError>) -> Node {
     let spec = node.spec.as_ref();
     let status = node.status.as_ref();
-    let allocatable =
-        parse_resource_list(status.and_then(|s| s.allocatable.as_ref()), &sub(path, "status.allocatable"), errs);
-    for (i, t) in spec.and_then(|s| s.taints.as_ref()).into_iter().flatten().enumerate() {
+    let allocatable = parse_resource_list(
+        status.and_then(|s| s.allocatable.as_ref()),
+        &sub(path, "status.allocatable"),
+        errs,
+    );
+    for (i, t) in spec
+        .and_then(|s| s.taints.as_ref())
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         if !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&t.effect.as_str()) {
             errs.push(FieldError {
                 path: sub(path, &format!("spec.taints[{i}].effect")),
@@ -61,12 +78,20 @@ pub fn node_from_k8s(node: &k8s::Node, path: &str, errs: &mut Vec<FieldError>) -
 }
 
 /// Converts a Pod: defaulting, validation, and the effective requests.
-pub fn pod_from_k8s(pod: &k8s::Pod, path: &str, gates: &FeatureGates, errs: &mut Vec<FieldError>) -> Pod {
+pub fn pod_from_k8s(
+    pod: &k8s::Pod,
+    path: &str,
+    gates: &FeatureGates,
+    errs: &mut Vec<FieldError>,
+) -> Pod {
     let empty = k8s::PodSpec::default();
     let spec = pod.spec.as_ref().unwrap_or(&empty);
     let spec_path = sub(path, "spec");
     if pod.metadata.name.as_deref().unwrap_or("").is_empty() {
-        errs.push(FieldError { path: sub(path, "metadata.name"), message: "Required value: name or generateName is required".into() });
+        errs.push(FieldError {
+            path: sub(path, "metadata.name"),
+            message: "Required value: name or generateName is required".into(),
+        });
     }
     validate_pod_spec(spec, &spec_path, gates, errs);
 
@@ -83,35 +108,67 @@ pub fn pod_from_k8s(pod: &k8s::Pod, path: &str, gates: &FeatureGates, errs: &mut
         .enumerate()
         .map(|(i, c)| {
             let restartable = c.restart_policy.as_deref() == Some("Always");
-            (container_requests(c, &format!("{spec_path}.initContainers[{i}]"), errs), restartable)
+            (
+                container_requests(c, &format!("{spec_path}.initContainers[{i}]"), errs),
+                restartable,
+            )
         })
         .collect();
-    let overhead = parse_resource_list(spec.overhead.as_ref(), &format!("{spec_path}.overhead"), errs);
+    let overhead = parse_resource_list(
+        spec.overhead.as_ref(),
+        &format!("{spec_path}.overhead"),
+        errs,
+    );
     let container_refs: Vec<&ResourceList> = containers.iter().collect();
-    let init_refs: Vec<ContainerRequests> =
-        init.iter().map(|(r, restartable)| ContainerRequests { requests: r, restartable: *restartable }).collect();
-    let requests = resources::pod_requests(&container_refs, &init_refs, &overhead, &ResourceList::new());
+    let init_refs: Vec<ContainerRequests> = init
+        .iter()
+        .map(|(r, restartable)| ContainerRequests {
+            requests: r,
+            restartable: *restartable,
+        })
+        .collect();
+    let requests =
+        resources::pod_requests(&container_refs, &init_refs, &overhead, &ResourceList::new());
     let non_missing: ResourceList = [
-        (resources::CPU.to_string(), resources::DEFAULT_MILLI_CPU_REQUEST),
-        (resources::MEMORY.to_string(), resources::DEFAULT_MEMORY_REQUEST),
+        (
+            resources::CPU.to_string(),
+            resources::DEFAULT_MILLI_CPU_REQUEST,
+        ),
+        (
+            resources::MEMORY.to_string(),
+            resources::DEFAULT_MEMORY_REQUEST,
+        ),
     ]
     .into_iter()
     .collect();
-    let score_requests = resources::pod_requests(&container_refs, &init_refs, &overhead, &non_missing);
+    let score_requests =
+        resources::pod_requests(&container_refs, &init_refs, &overhead, &non_missing);
 
     Pod {
         name: pod.metadata.name.clone().unwrap_or_default(),
-        namespace: pod.metadata.namespace.clone().unwrap_or_else(|| "default".into()),
+        namespace: pod
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into()),
         labels: pod.metadata.labels.clone().unwrap_or_default(),
         workload: None,
         node_name: spec.node_name.clone().filter(|n| !n.is_empty()),
-        scheduler_name: spec.scheduler_name.clone().unwrap_or_else(|| "default-scheduler".into()),
+        scheduler_name: spec
+            .scheduler_name
+            .clone()
+            .unwrap_or_else(|| "default-scheduler".into()),
         priority: spec.priority.unwrap_or(0),
         never_preempt: spec.preemption_policy.as_deref() == Some("Never"),
         node_selector: spec.node_selector.clone().unwrap_or_default(),
         affinity: spec.affinity.clone(),
         tolerations: spec.tolerations.clone().unwrap_or_default(),
-        scheduling_gates: spec.scheduling_gates.iter().flatten().map(|g| g.name.clone()).collect(),
+        scheduling_gates: spec
+            .scheduling_gates
+            .iter()
+            .flatten()
+            .map(|g| g.name.clone())
+            .collect(),
         requests,
         score_requests,
         has_restartable_init_container: init.iter().any(|(_, r)| *r),
@@ -127,12 +184,23 @@ fn container_requests(c: &k8s::Container, path: &str, errs: &mut Vec<FieldError>
     let mut requests = parse_resource_list(res.and_then(|r| r.requests.as_ref()), &req_path, errs);
     let limits = parse_resource_list(res.and_then(|r| r.limits.as_ref()), &lim_path, errs);
     let raw = |list: Option<&BTreeMap<String, K8sQuantity>>, k: &str| {
-        list.and_then(|l| l.get(k)).map(|q| q.0.clone()).unwrap_or_default()
+        list.and_then(|l| l.get(k))
+            .map(|q| q.0.clone())
+            .unwrap_or_default()
     };
     for (name, v) in requests.iter().chain(limits.iter()) {
         if *v < 0 {
-            let which = if requests.get(name) == Some(v) { &req_path } else { &lim_path };
-            invalid(errs, format!("{which}.{name}"), &v.to_string(), "must be greater than or equal to 0");
+            let which = if requests.get(name) == Some(v) {
+                &req_path
+            } else {
+                &lim_path
+            };
+            invalid(
+                errs,
+                format!("{which}.{name}"),
+                &v.to_string(),
+                "must be greater than or equal to 0",
+            );
         }
     }
     for (name, limit) in &limits {
@@ -144,7 +212,12 @@ fn container_requests(c: &k8s::Container, path: &str, errs: &mut Vec<FieldError>
                 let req_raw = raw(res.and_then(|r| r.requests.as_ref()), name);
                 let lim_raw = raw(res.and_then(|r| r.limits.as_ref()), name);
                 if req != limit && !resources::is_overcommit_allowed(name) {
-                    invalid(errs, format!("{req_path}.{name}"), &req_raw, &format!("must be equal to {name} limit of {lim_raw}"));
+                    invalid(
+                        errs,
+                        format!("{req_path}.{name}"),
+                        &req_raw,
+                        &format!("must be equal to {name} limit of {lim_raw}"),
+                    );
                 } else if req > limit {
                     invalid(
                         errs,
@@ -160,7 +233,8 @@ fn container_requests(c: &k8s::Container, path: &str, errs: &mut Vec<FieldError>
         if !resources::is_overcommit_allowed(name) && !limits.contains_key(name) {
             errs.push(FieldError {
                 path: format!("{lim_path}.{name}"),
-                message: "Required value: Limit must be set for non overcommitable resources".into(),
+                message: "Required value: Limit must be set for non overcommitable resources"
+                    .into(),
             });
         }
     }

@@ -18,32 +18,58 @@ pub struct FieldError {
 }
 
 pub(crate) fn invalid(errs: &mut Vec<FieldError>, path: String, value: &str, detail: &str) {
-    errs.push(FieldError { path, message: format!("Invalid value: {value:?}: {detail}") });
+    errs.push(FieldError {
+        path,
+        message: format!("Invalid value: {value:?}: {detail}"),
+    });
 }
 
 fn required(errs: &mut Vec<FieldError>, path: String, detail: &str) {
-    errs.push(FieldError { path, message: format!("Required value: {detail}") });
+    errs.push(FieldError {
+        path,
+        message: format!("Required value: {detail}"),
+    });
 }
 
 fn not_supported(errs: &mut Vec<FieldError>, path: String, value: &str, supported: &[&str]) {
     let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
-    errs.push(FieldError { path, message: format!("Unsupported value: {value:?}: supported values: {}", list.join(", ")) });
+    errs.push(FieldError {
+        path,
+        message: format!(
+            "Unsupported value: {value:?}: supported values: {}",
+            list.join(", ")
+        ),
+    });
 }
 
 const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
 /// Validates the scheduling-relevant parts of a pod spec at `path` (`spec`).
-pub fn validate_pod_spec(spec: &PodSpec, path: &str, gates: &FeatureGates, errs: &mut Vec<FieldError>) {
+pub fn validate_pod_spec(
+    spec: &PodSpec,
+    path: &str,
+    gates: &FeatureGates,
+    errs: &mut Vec<FieldError>,
+) {
     if spec.containers.is_empty() {
         required(errs, format!("{path}.containers"), "");
     }
-    for (kind, list) in [("containers", &spec.containers), ("initContainers", spec.init_containers.as_ref().unwrap_or(&Vec::new()))] {
+    for (kind, list) in [
+        ("containers", &spec.containers),
+        (
+            "initContainers",
+            spec.init_containers.as_ref().unwrap_or(&Vec::new()),
+        ),
+    ] {
         let mut names = BTreeSet::new();
         for (i, c) in list.iter().enumerate() {
             if c.name.is_empty() {
                 required(errs, format!("{path}.{kind}[{i}].name"), "");
             } else if !names.insert(c.name.clone()) {
-                errs.push(FieldError { path: format!("{path}.{kind}[{i}].name"), message: format!("Duplicate value: {:?}", c.name) });
+                errs.push(FieldError {
+                    path: format!("{path}.{kind}[{i}].name"),
+                    message: format!("Duplicate value: {:?}", c.name),
+                });
             }
         }
     }
@@ -53,28 +79,57 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &str, gates: &FeatureGates, errs:
     let mut gate_names = BTreeSet::new();
     for (i, g) in spec.scheduling_gates.iter().flatten().enumerate() {
         if !gate_names.insert(g.name.clone()) {
-            errs.push(FieldError { path: format!("{path}.schedulingGates[{i}]"), message: format!("Duplicate value: {:?}", g.name) });
+            errs.push(FieldError {
+                path: format!("{path}.schedulingGates[{i}]"),
+                message: format!("Duplicate value: {:?}", g.name),
+            });
         }
     }
-    let node_affinity = spec.affinity.as_ref().and_then(|a| a.node_affinity.as_ref());
-    if let Some(required_terms) = node_affinity.and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref()) {
+    let node_affinity = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref());
+    if let Some(required_terms) = node_affinity.and_then(|na| {
+        na.required_during_scheduling_ignored_during_execution
+            .as_ref()
+    }) {
         validate_node_selector(
             required_terms,
             &format!("{path}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"),
             errs,
         );
     }
-    for (i, term) in node_affinity.and_then(|na| na.preferred_during_scheduling_ignored_during_execution.as_ref()).into_iter().flatten().enumerate() {
-        let p = format!("{path}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]");
+    for (i, term) in node_affinity
+        .and_then(|na| {
+            na.preferred_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let p = format!(
+            "{path}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+        );
         if !(1..=100).contains(&term.weight) {
-            invalid(errs, format!("{p}.weight"), &term.weight.to_string(), "must be in the range 1-100");
+            invalid(
+                errs,
+                format!("{p}.weight"),
+                &term.weight.to_string(),
+                "must be in the range 1-100",
+            );
         }
         validate_selector_term(&term.preference, &format!("{p}.preference"), errs);
     }
 }
 
 /// `ValidateTolerations`.
-fn validate_toleration(t: &Toleration, path: &str, gates: &FeatureGates, errs: &mut Vec<FieldError>) {
+fn validate_toleration(
+    t: &Toleration,
+    path: &str,
+    gates: &FeatureGates,
+    errs: &mut Vec<FieldError>,
+) {
     let key = t.key.as_deref().unwrap_or("");
     let operator = t.operator.as_deref().unwrap_or("");
     let value = t.value.as_deref().unwrap_or("");
@@ -88,18 +143,33 @@ fn validate_toleration(t: &Toleration, path: &str, gates: &FeatureGates, errs: &
         );
     }
     if t.toleration_seconds.is_some() && effect != "NoExecute" {
-        invalid(errs, format!("{path}.effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set");
+        invalid(
+            errs,
+            format!("{path}.effect"),
+            effect,
+            "effect must be 'NoExecute' when `tolerationSeconds` is set",
+        );
     }
     match operator {
         "" | "Equal" => {}
         "Exists" => {
             if !value.is_empty() {
-                invalid(errs, format!("{path}.operator"), value, "value must be empty when `operator` is 'Exists'");
+                invalid(
+                    errs,
+                    format!("{path}.operator"),
+                    value,
+                    "value must be empty when `operator` is 'Exists'",
+                );
             }
         }
         "Lt" | "Gt" if gates.taint_toleration_comparison_operators => {
             if value.parse::<i64>().is_err() {
-                invalid(errs, format!("{path}.value"), value, "value must be a valid integer when `operator` is 'Lt' or 'Gt'");
+                invalid(
+                    errs,
+                    format!("{path}.value"),
+                    value,
+                    "value must be a valid integer when `operator` is 'Lt' or 'Gt'",
+                );
             }
         }
         _ => {
@@ -119,14 +189,22 @@ fn validate_toleration(t: &Toleration, path: &str, gates: &FeatureGates, errs: &
 /// `ValidateNodeSelector`: at least one term, every requirement well-formed.
 fn validate_node_selector(selector: &NodeSelector, path: &str, errs: &mut Vec<FieldError>) {
     if selector.node_selector_terms.is_empty() {
-        required(errs, format!("{path}.nodeSelectorTerms"), "must have at least one node selector term");
+        required(
+            errs,
+            format!("{path}.nodeSelectorTerms"),
+            "must have at least one node selector term",
+        );
     }
     for (i, term) in selector.node_selector_terms.iter().enumerate() {
         validate_selector_term(term, &format!("{path}.nodeSelectorTerms[{i}]"), errs);
     }
 }
 
-fn validate_selector_term(term: &k8s_openapi::api::core::v1::NodeSelectorTerm, path: &str, errs: &mut Vec<FieldError>) {
+fn validate_selector_term(
+    term: &k8s_openapi::api::core::v1::NodeSelectorTerm,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
     for (j, r) in term.match_expressions.iter().flatten().enumerate() {
         validate_requirement(r, &format!("{path}.matchExpressions[{j}]"), errs);
     }
@@ -143,7 +221,11 @@ fn validate_requirement(r: &NodeSelectorRequirement, path: &str, errs: &mut Vec<
     match r.operator.as_str() {
         "In" | "NotIn" => {
             if values.is_empty() {
-                required(errs, format!("{path}.values"), "must be specified when `operator` is 'In' or 'NotIn'");
+                required(
+                    errs,
+                    format!("{path}.values"),
+                    "must be specified when `operator` is 'In' or 'NotIn'",
+                );
             }
         }
         "Exists" | "DoesNotExist" => {
@@ -156,15 +238,34 @@ fn validate_requirement(r: &NodeSelectorRequirement, path: &str, errs: &mut Vec<
         }
         "Gt" | "Lt" => {
             if values.len() != 1 {
-                required(errs, format!("{path}.values"), "must be specified single value when `operator` is 'Lt' or 'Gt'");
+                required(
+                    errs,
+                    format!("{path}.values"),
+                    "must be specified single value when `operator` is 'Lt' or 'Gt'",
+                );
             } else if values[0].parse::<i64>().is_err() {
-                invalid(errs, format!("{path}.values[0]"), &values[0], "for 'Gt', 'Lt' operators, the value must be an integer");
+                invalid(
+                    errs,
+                    format!("{path}.values[0]"),
+                    &values[0],
+                    "for 'Gt', 'Lt' operators, the value must be an integer",
+                );
             }
         }
-        op => invalid(errs, format!("{path}.operator"), op, "not a valid selector operator"),
+        op => invalid(
+            errs,
+            format!("{path}.operator"),
+            op,
+            "not a valid selector operator",
+        ),
     }
     if r.key.is_empty() {
-        invalid(errs, format!("{path}.key"), "", "name part must be non-empty");
+        invalid(
+            errs,
+            format!("{path}.key"),
+            "",
+            "name part must be non-empty",
+        );
     }
 }
 
@@ -180,9 +281,19 @@ fn validate_field_requirement(r: &NodeSelectorRequirement, path: &str, errs: &mu
                 );
             }
         }
-        op => invalid(errs, format!("{path}.operator"), op, "not a valid selector operator"),
+        op => invalid(
+            errs,
+            format!("{path}.operator"),
+            op,
+            "not a valid selector operator",
+        ),
     }
     if r.key != "metadata.name" {
-        invalid(errs, format!("{path}.key"), &r.key, "not a valid field selector key");
+        invalid(
+            errs,
+            format!("{path}.key"),
+            &r.key,
+            "not a valid field selector key",
+        );
     }
 }

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
-use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::Spanned;
 
@@ -42,12 +42,19 @@ impl Document {
 
     /// An error at field `path` of this document.
     pub fn error(&self, file: &Path, path: &str, message: impl Into<String>) -> InputError {
-        InputError::new(file, message).at(self.position(path)).field(path)
+        InputError::new(file, message)
+            .at(self.position(path))
+            .field(path)
     }
 
     /// Decode the value at `path` (empty = whole document) into a typed object; a type error
     /// names the field path and its position.
-    pub fn decode<T: DeserializeOwned>(&self, file: &Path, path: &str, value: &Value) -> Result<T, InputError> {
+    pub fn decode<T: DeserializeOwned>(
+        &self,
+        file: &Path,
+        path: &str,
+        value: &Value,
+    ) -> Result<T, InputError> {
         serde_path_to_error::deserialize(value).map_err(|e| {
             let inner = e.path().to_string();
             let full = join_path(path, if inner == "." { "" } else { &inner });
@@ -64,7 +71,9 @@ impl Document {
 /// For serde's "unknown field `x`, expected one of `a`, `b`" (or variant) messages, the
 /// closest expected name.
 fn did_you_mean(message: &str) -> Option<String> {
-    let rest = message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("unknown variant `"))?;
+    let rest = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("unknown variant `"))?;
     let (unknown, expected) = rest.split_once('`')?;
     expected
         .split('`')
@@ -97,7 +106,10 @@ pub fn join_path(parent: &str, child: &str) -> String {
 /// Parses every document of a YAML file; empty documents are skipped.
 pub fn parse_documents(text: &str, file: &Path) -> Result<Vec<Document>, InputError> {
     let nodes: Vec<Spanned<Node>> = serde_saphyr::from_multiple(text).map_err(|e| {
-        let position = e.location().map(|l| Position { line: l.line() as u32, column: l.column() as u32 });
+        let position = e.location().map(|l| Position {
+            line: l.line() as u32,
+            column: l.column() as u32,
+        });
         let message = e.without_snippet().to_string();
         InputError::new(file, strip_location(&message)).at(position)
     })?;
@@ -117,13 +129,22 @@ fn strip_location(message: &str) -> String {
     let m = message.strip_prefix("error: ").unwrap_or(message);
     // libyaml-style suffix: "… at line 3, column 6"
     let m = match m.rfind(" at line ") {
-        Some(i) if m[i + 9..].split(", column ").all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())) => &m[..i],
+        Some(i)
+            if m[i + 9..]
+                .split(", column ")
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())) =>
+        {
+            &m[..i]
+        }
         _ => m,
     };
     if let Some(rest) = m.strip_prefix("line ") {
         if let Some(i) = rest.find(": ") {
             let head = &rest[..i];
-            if head.split(" column ").all(|p| p.chars().all(|c| c.is_ascii_digit())) {
+            if head
+                .split(" column ")
+                .all(|p| p.chars().all(|c| c.is_ascii_digit()))
+            {
                 return rest[i + 2..].to_string();
             }
         }
@@ -150,7 +171,13 @@ impl IntoValue for Spanned<Node> {
     fn into_value(self, path: String, positions: &mut HashMap<String, Position>) -> Value {
         let loc = self.referenced;
         if loc.line() > 0 {
-            positions.insert(path.clone(), Position { line: loc.line() as u32, column: loc.column() as u32 });
+            positions.insert(
+                path.clone(),
+                Position {
+                    line: loc.line() as u32,
+                    column: loc.column() as u32,
+                },
+            );
         }
         match self.value {
             Node::Null => Value::Null,
@@ -158,7 +185,11 @@ impl IntoValue for Spanned<Node> {
             Node::Number(n) => Value::Number(n),
             Node::String(s) => Value::String(s),
             Node::Seq(items) => Value::Array(
-                items.into_iter().enumerate().map(|(i, n)| n.into_value(format!("{path}[{i}]"), positions)).collect(),
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, n)| n.into_value(format!("{path}[{i}]"), positions))
+                    .collect(),
             ),
             Node::Map(entries) => {
                 let mut map = Map::with_capacity(entries.len());
@@ -211,7 +242,9 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::String(v.to_string()))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
-        Number::from_f64(v).map(Node::Number).ok_or_else(|| E::custom("non-finite numbers are not valid in Kubernetes objects"))
+        Number::from_f64(v)
+            .map(Node::Number)
+            .ok_or_else(|| E::custom("non-finite numbers are not valid in Kubernetes objects"))
     }
     fn visit_str<E>(self, v: &str) -> Result<Node, E> {
         Ok(Node::String(v.to_string()))
@@ -227,7 +260,8 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::Seq(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
-        let mut entries: Vec<(String, Spanned<Node>)> = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        let mut entries: Vec<(String, Spanned<Node>)> =
+            Vec::with_capacity(map.size_hint().unwrap_or(0));
         while let Some(key) = map.next_key::<Node>()? {
             let key = match key {
                 Node::String(s) => s,
@@ -253,9 +287,18 @@ mod tests {
         let docs = parse_documents(text, Path::new("f.yaml")).unwrap();
         assert_eq!(docs.len(), 2);
         let d = &docs[1];
-        assert_eq!(d.position("spec.containers[0].image"), Some(Position { line: 7, column: 12 }));
+        assert_eq!(
+            d.position("spec.containers[0].image"),
+            Some(Position {
+                line: 7,
+                column: 12
+            })
+        );
         // Unknown paths fall back to the nearest parent with a position.
-        assert_eq!(d.position("spec.containers[0].resources.requests"), d.position("spec.containers[0]"));
+        assert_eq!(
+            d.position("spec.containers[0].resources.requests"),
+            d.position("spec.containers[0]")
+        );
     }
 
     #[test]
@@ -266,15 +309,23 @@ mod tests {
 
     #[test]
     fn unknown_fields_get_a_suggestion() {
-        let msg = "unknown field `existingPod`, expected one of `nodes`, `existingPods`, `workloads`";
+        let msg =
+            "unknown field `existingPod`, expected one of `nodes`, `existingPods`, `workloads`";
         assert_eq!(did_you_mean(msg).as_deref(), Some("existingPods"));
-        assert_eq!(did_you_mean("unknown field `zzz`, expected `nodes` or `workloads`"), None);
+        assert_eq!(
+            did_you_mean("unknown field `zzz`, expected `nodes` or `workloads`"),
+            None
+        );
         assert_eq!(did_you_mean("invalid type: string"), None);
     }
 
     #[test]
     fn empty_documents_are_skipped() {
-        let docs = parse_documents("---\n# only a comment\n---\na: 1\n---\n", Path::new("f.yaml")).unwrap();
+        let docs = parse_documents(
+            "---\n# only a comment\n---\na: 1\n---\n",
+            Path::new("f.yaml"),
+        )
+        .unwrap();
         assert_eq!(docs.len(), 1);
     }
 }

@@ -19,8 +19,11 @@ pub const POOL_LABELS: &[&str] = &[
 ];
 
 /// Labels that name a node's GPU product.
-pub const GPU_PRODUCT_LABELS: &[&str] =
-    &["nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "alibabacloud.com/gpu-card-model"];
+pub const GPU_PRODUCT_LABELS: &[&str] = &[
+    "nvidia.com/gpu.product",
+    "cloud.google.com/gke-accelerator",
+    "alibabacloud.com/gpu-card-model",
+];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -37,7 +40,10 @@ pub struct Node {
 impl Node {
     /// The node's pool for reports: the first pool label present, else `(none)`.
     pub fn pool(&self) -> &str {
-        self.pool.as_deref().or_else(|| first_label(&self.labels, POOL_LABELS)).unwrap_or("(none)")
+        self.pool
+            .as_deref()
+            .or_else(|| first_label(&self.labels, POOL_LABELS))
+            .unwrap_or("(none)")
     }
 
     /// The node's GPU product label, if any.

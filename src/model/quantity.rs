@@ -92,7 +92,12 @@ fn parse(s: &str) -> Result<Quantity, QuantityError> {
         return Err(QuantityError::Format);
     }
     let (exp10, exp2) = parse_suffix(&s[i..])?;
-    Ok(Quantity { negative, digits, exp10: exp10 - frac_len, exp2 })
+    Ok(Quantity {
+        negative,
+        digits,
+        exp10: exp10 - frac_len,
+        exp2,
+    })
 }
 
 fn parse_suffix(suffix: &str) -> Result<(i32, u32), QuantityError> {
@@ -112,7 +117,9 @@ fn parse_suffix(suffix: &str) -> Result<(i32, u32), QuantityError> {
         "Pi" => (0, 50),
         "Ei" => (0, 60),
         _ => {
-            let rest = suffix.strip_prefix(['e', 'E']).ok_or(QuantityError::Format)?;
+            let rest = suffix
+                .strip_prefix(['e', 'E'])
+                .ok_or(QuantityError::Format)?;
             let digits = rest.strip_prefix(['+', '-']).unwrap_or(rest);
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(QuantityError::Format);
@@ -217,15 +224,28 @@ mod tests {
 
     #[test]
     fn rejects_what_kubernetes_rejects() {
-        for bad in ["", "abc", "1.5e3m", "1Kb", "1 Gi", "1e", "1e+", "..1", "1.2.3", "m", "1ki", "--1", "1Gi5"] {
-            assert_eq!(bad.parse::<Quantity>(), Err(QuantityError::Format), "{bad:?}");
+        for bad in [
+            "", "abc", "1.5e3m", "1Kb", "1 Gi", "1e", "1e+", "..1", "1.2.3", "m", "1ki", "--1",
+            "1Gi5",
+        ] {
+            assert_eq!(
+                bad.parse::<Quantity>(),
+                Err(QuantityError::Format),
+                "{bad:?}"
+            );
         }
     }
 
     #[test]
     fn overflow_is_an_error_not_a_panic() {
-        assert_eq!("9e30".parse::<Quantity>().unwrap().value(), Err(QuantityError::TooLarge));
-        assert_eq!("16Ei".parse::<Quantity>().unwrap().value(), Err(QuantityError::TooLarge));
+        assert_eq!(
+            "9e30".parse::<Quantity>().unwrap().value(),
+            Err(QuantityError::TooLarge)
+        );
+        assert_eq!(
+            "16Ei".parse::<Quantity>().unwrap().value(),
+            Err(QuantityError::TooLarge)
+        );
         assert!("1".repeat(40).parse::<Quantity>().is_err());
     }
 }

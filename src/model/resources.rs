@@ -103,7 +103,9 @@ mod tests {
     use super::*;
 
     fn rl(cpu: i64, mem: i64) -> ResourceList {
-        [(CPU.to_string(), cpu), (MEMORY.to_string(), mem)].into_iter().collect()
+        [(CPU.to_string(), cpu), (MEMORY.to_string(), mem)]
+            .into_iter()
+            .collect()
     }
 
     /// The worked example in the doc comment of `computePodResourceRequest` (fit.go).
@@ -111,10 +113,21 @@ mod tests {
     fn init_containers_take_the_max() {
         let (ic1, ic2, c1, c2) = (rl(2000, 1), rl(2000, 3), rl(2000, 1), rl(1000, 1));
         let inits = [
-            ContainerRequests { requests: &ic1, restartable: false },
-            ContainerRequests { requests: &ic2, restartable: false },
+            ContainerRequests {
+                requests: &ic1,
+                restartable: false,
+            },
+            ContainerRequests {
+                requests: &ic2,
+                restartable: false,
+            },
         ];
-        let got = pod_requests(&[&c1, &c2], &inits, &ResourceList::new(), &ResourceList::new());
+        let got = pod_requests(
+            &[&c1, &c2],
+            &inits,
+            &ResourceList::new(),
+            &ResourceList::new(),
+        );
         assert_eq!(got, rl(3000, 3));
     }
 
@@ -124,8 +137,14 @@ mod tests {
         let one = rl(1, 0);
         let five = rl(5, 0);
         let inits = [
-            ContainerRequests { requests: &one, restartable: true },
-            ContainerRequests { requests: &five, restartable: false },
+            ContainerRequests {
+                requests: &one,
+                restartable: true,
+            },
+            ContainerRequests {
+                requests: &five,
+                restartable: false,
+            },
         ];
         let got = pod_requests(&[&one], &inits, &ResourceList::new(), &ResourceList::new());
         // max(container 1 + sidecar 1, init 5 + sidecar 1) = 6

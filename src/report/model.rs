@@ -115,7 +115,11 @@ impl ScenarioReport {
 fn victim_key(scenario: &Scenario, id: usize) -> String {
     match scenario.workloads.get(id) {
         Some(p) => p.key(),
-        None => scenario.existing_pods.get(usize::MAX - id).map(|p| p.key()).unwrap_or_default(),
+        None => scenario
+            .existing_pods
+            .get(usize::MAX - id)
+            .map(|p| p.key())
+            .unwrap_or_default(),
     }
 }
 

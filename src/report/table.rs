@@ -68,9 +68,20 @@ pub fn render(report: &RunReport) -> String {
 }
 
 fn render_scenario(s: &ScenarioReport, out: &mut String) {
-    let scheduled = s.pods.iter().filter(|p| p.status == PodPhase::Scheduled).count();
+    let scheduled = s
+        .pods
+        .iter()
+        .filter(|p| p.status == PodPhase::Scheduled)
+        .count();
     let _ = writeln!(out, "Scenario {} ({})", s.name, s.file);
-    let _ = writeln!(out, "{} pods: {} scheduled, {} pending, {} nodes", s.pods.len(), scheduled, s.pods.len() - scheduled, s.nodes.len());
+    let _ = writeln!(
+        out,
+        "{} pods: {} scheduled, {} pending, {} nodes",
+        s.pods.len(),
+        scheduled,
+        s.pods.len() - scheduled,
+        s.nodes.len()
+    );
     for w in &s.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
@@ -82,14 +93,19 @@ fn render_scenario(s: &ScenarioReport, out: &mut String) {
         let _ = writeln!(out, "{}", Table::new(reasons).with(Style::rounded()));
     }
     if !s.nodes.is_empty() {
-        let _ = writeln!(out, "{}", Table::new(pool_rows(&s.nodes)).with(Style::rounded()));
+        let _ = writeln!(
+            out,
+            "{}",
+            Table::new(pool_rows(&s.nodes)).with(Style::rounded())
+        );
     }
     out.push('\n');
 }
 
 /// Pods with the same namespace, status and placement (pool, or pending message) in one row.
 fn pod_groups(s: &ScenarioReport) -> Vec<PodGroupRow> {
-    let pool_of: BTreeMap<&str, &NodeReport> = s.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+    let pool_of: BTreeMap<&str, &NodeReport> =
+        s.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
     let mut groups: Vec<((String, PodPhase, String), Vec<&str>)> = Vec::new();
     for p in &s.pods {
         let placement = match &p.node {
@@ -124,7 +140,13 @@ fn summarize_names(names: &[&str]) -> String {
     if names.len() <= 3 {
         names.join(", ")
     } else {
-        format!("{}, {}, … {} ({} pods)", names[0], names[1], names[names.len() - 1], names.len())
+        format!(
+            "{}, {}, … {} ({} pods)",
+            names[0],
+            names[1],
+            names[names.len() - 1],
+            names.len()
+        )
     }
 }
 
@@ -137,7 +159,13 @@ fn pending_reasons(s: &ScenarioReport) -> Vec<ReasonRow> {
         }
     }
     counts.sort_by(|a, b| b.1.cmp(&a.1));
-    counts.into_iter().map(|(m, count)| ReasonRow { count, message: wrap(&m, 120) }).collect()
+    counts
+        .into_iter()
+        .map(|(m, count)| ReasonRow {
+            count,
+            message: wrap(&m, 120),
+        })
+        .collect()
 }
 
 fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
@@ -148,7 +176,12 @@ fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
     }
     let mut pools: BTreeMap<(String, String), Acc> = BTreeMap::new();
     for n in nodes {
-        let acc = pools.entry((n.pool.clone(), n.gpu_product.clone().unwrap_or_else(|| "-".into()))).or_default();
+        let acc = pools
+            .entry((
+                n.pool.clone(),
+                n.gpu_product.clone().unwrap_or_else(|| "-".into()),
+            ))
+            .or_default();
         acc.nodes += 1;
         for (r, v) in &n.allocatable {
             acc.totals.entry(r.clone()).or_default().1 += v;
@@ -161,9 +194,18 @@ fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
         .into_iter()
         .map(|((pool, product), acc)| {
             let sum = |pred: &dyn Fn(&str) -> bool| {
-                acc.totals.iter().filter(|(r, _)| pred(r)).fold((0, 0), |(u, t), (_, (a, b))| (u + a, t + b))
+                acc.totals
+                    .iter()
+                    .filter(|(r, _)| pred(r))
+                    .fold((0, 0), |(u, t), (_, (a, b))| (u + a, t + b))
             };
-            let ratio = |(used, total): (i64, i64)| if total == 0 { "-".to_string() } else { format!("{used}/{total}") };
+            let ratio = |(used, total): (i64, i64)| {
+                if total == 0 {
+                    "-".to_string()
+                } else {
+                    format!("{used}/{total}")
+                }
+            };
             let pct = |r: &str| match acc.totals.get(r) {
                 Some((u, t)) if *t > 0 => format!("{:.0}%", 100.0 * *u as f64 / *t as f64),
                 _ => "-".into(),

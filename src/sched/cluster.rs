@@ -22,12 +22,23 @@ impl ResourceTable {
         let mut scalars = BTreeSet::new();
         for list in lists {
             for name in list.keys() {
-                if ![resources::CPU, resources::MEMORY, resources::EPHEMERAL_STORAGE, resources::PODS].contains(&name.as_str()) {
+                if ![
+                    resources::CPU,
+                    resources::MEMORY,
+                    resources::EPHEMERAL_STORAGE,
+                    resources::PODS,
+                ]
+                .contains(&name.as_str())
+                {
                     scalars.insert(name.clone());
                 }
             }
         }
-        let mut names = vec![resources::CPU.into(), resources::MEMORY.into(), resources::EPHEMERAL_STORAGE.into()];
+        let mut names = vec![
+            resources::CPU.into(),
+            resources::MEMORY.into(),
+            resources::EPHEMERAL_STORAGE.into(),
+        ];
         names.extend(scalars);
         ResourceTable { names }
     }
@@ -50,7 +61,10 @@ impl ResourceTable {
 
     /// Dense vector of a resource list (names not in the table are dropped: nothing requests them).
     pub fn dense(&self, list: &ResourceList) -> Vec<i64> {
-        self.names.iter().map(|n| list.get(n).copied().unwrap_or(0)).collect()
+        self.names
+            .iter()
+            .map(|n| list.get(n).copied().unwrap_or(0))
+            .collect()
     }
 
     /// Sparse (index, amount) pairs of the non-zero entries, in table order.
@@ -64,7 +78,12 @@ impl ResourceTable {
 
     /// Back to a named list, dropping zeros.
     pub fn named(&self, dense: &[i64]) -> ResourceList {
-        self.names.iter().zip(dense).filter(|(_, v)| **v != 0).map(|(n, v)| (n.clone(), *v)).collect()
+        self.names
+            .iter()
+            .zip(dense)
+            .filter(|(_, v)| **v != 0)
+            .map(|(n, v)| (n.clone(), *v))
+            .collect()
     }
 }
 
@@ -83,12 +102,19 @@ impl PodRequest {
         PodRequest {
             sparse: table.sparse(&pod.requests),
             nonzero_cpu: pod.score_requests.get(resources::CPU).copied().unwrap_or(0),
-            nonzero_memory: pod.score_requests.get(resources::MEMORY).copied().unwrap_or(0),
+            nonzero_memory: pod
+                .score_requests
+                .get(resources::MEMORY)
+                .copied()
+                .unwrap_or(0),
         }
     }
 
     pub fn get(&self, index: usize) -> i64 {
-        self.sparse.iter().find(|(i, _)| *i == index).map_or(0, |(_, v)| *v)
+        self.sparse
+            .iter()
+            .find(|(i, _)| *i == index)
+            .map_or(0, |(_, v)| *v)
     }
 }
 
@@ -117,7 +143,12 @@ pub struct NodeResources<'a> {
 
 impl Cluster {
     pub fn new(nodes: Vec<Node>, pods: &[&Pod]) -> Self {
-        let table = ResourceTable::new(nodes.iter().map(|n| &n.allocatable).chain(pods.iter().map(|p| &p.requests)));
+        let table = ResourceTable::new(
+            nodes
+                .iter()
+                .map(|n| &n.allocatable)
+                .chain(pods.iter().map(|p| &p.requests)),
+        );
         let width = table.len();
         let mut allocatable = Vec::with_capacity(nodes.len() * width);
         let mut allowed_pods = Vec::with_capacity(nodes.len());

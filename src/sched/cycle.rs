@@ -19,8 +19,8 @@ use super::cluster::{Cluster, PodRequest};
 use super::diagnosis::{self, Diagnosis};
 use super::framework::{Code, MessageFormat, Status, names};
 use super::plugins::{
-    node_affinity, node_name, node_resources_balanced_allocation, node_resources_fit, node_unschedulable,
-    scheduling_gates, taint_toleration,
+    node_affinity, node_name, node_resources_balanced_allocation, node_resources_fit,
+    node_unschedulable, scheduling_gates, taint_toleration,
 };
 use super::preemption;
 use crate::features::FeatureGates;
@@ -129,7 +129,12 @@ pub struct Scheduler<'a> {
 }
 
 /// Schedules `pods` in arrival order onto `nodes`, where `existing` pods are already bound.
-pub fn schedule(nodes: Vec<Node>, existing: &[Pod], pods: &[Pod], config: &SchedulerConfig) -> Outcome {
+pub fn schedule(
+    nodes: Vec<Node>,
+    existing: &[Pod],
+    pods: &[Pod],
+    config: &SchedulerConfig,
+) -> Outcome {
     let all: Vec<&Pod> = existing.iter().chain(pods).collect();
     let mut s = Scheduler::new(Cluster::new(nodes, &all), config);
     for (i, p) in existing.iter().enumerate() {
@@ -157,7 +162,11 @@ pub fn schedule(nodes: Vec<Node>, existing: &[Pod], pods: &[Pod], config: &Sched
         outcomes.push(outcome);
     }
     preempted_existing.sort_unstable();
-    Outcome { pods: outcomes, preempted_existing, cluster: s.cluster }
+    Outcome {
+        pods: outcomes,
+        preempted_existing,
+        cluster: s.cluster,
+    }
 }
 
 impl<'a> Scheduler<'a> {
@@ -177,7 +186,11 @@ impl<'a> Scheduler<'a> {
     fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
         let request = PodRequest::new(&self.cluster.table, pod);
         self.cluster.account(node, &request, 1);
-        self.bound[node].push(Bound { pod: pod_id, priority: pod.priority, request });
+        self.bound[node].push(Bound {
+            pod: pod_id,
+            priority: pod.priority,
+            request,
+        });
     }
 
     /// Removes a bound pod from its node (preemption).
@@ -196,12 +209,18 @@ impl<'a> Scheduler<'a> {
                 phase: PodPhase::SchedulingGated,
                 node: None,
                 message: scheduling_gates::GATED_CONDITION_MESSAGE.into(),
-                diagnosis: Some(Diagnosis { pre_filter_msg: Some(gate.message()), ..Default::default() }),
+                diagnosis: Some(Diagnosis {
+                    pre_filter_msg: Some(gate.message()),
+                    ..Default::default()
+                }),
                 victims: Vec::new(),
             };
         }
         if self.cluster.is_empty() {
-            return unschedulable(diagnosis::ERR_NO_NODES_AVAILABLE.into(), Diagnosis::default());
+            return unschedulable(
+                diagnosis::ERR_NO_NODES_AVAILABLE.into(),
+                Diagnosis::default(),
+            );
         }
         let t = self.template_for(pod);
         let request = PodRequest::new(&self.cluster.table, pod);
@@ -266,14 +285,21 @@ impl<'a> Scheduler<'a> {
             template.absent = Some(Status::new(
                 Code::UnschedulableAndUnresolvable,
                 names::NODE_AFFINITY,
-                format!("node(s) didn't satisfy plugin(s) [{}]", names::NODE_AFFINITY),
+                format!(
+                    "node(s) didn't satisfy plugin(s) [{}]",
+                    names::NODE_AFFINITY
+                ),
             ));
         }
         let mut status_index: HashMap<Status, u16> = HashMap::new();
         for (i, node) in self.cluster.nodes.iter().enumerate() {
-            if narrowed.as_ref().is_some_and(|names| !names.contains(&node.name)) {
+            if narrowed
+                .as_ref()
+                .is_some_and(|names| !names.contains(&node.name))
+            {
                 let absent = template.absent.clone().expect("set when narrowed");
-                template.static_verdict[i] = intern(&mut status_index, &mut template.statuses, absent);
+                template.static_verdict[i] =
+                    intern(&mut status_index, &mut template.statuses, absent);
                 continue;
             }
             let status = self.static_filters(pod, node);
@@ -284,7 +310,8 @@ impl<'a> Scheduler<'a> {
                     taint: taint_toleration::score(pod, node, &config.feature_gates),
                 });
             } else {
-                template.static_verdict[i] = intern(&mut status_index, &mut template.statuses, status);
+                template.static_verdict[i] =
+                    intern(&mut status_index, &mut template.statuses, status);
             }
         }
         template
@@ -299,7 +326,10 @@ impl<'a> Scheduler<'a> {
             taint_toleration::filter(pod, node, &c.feature_gates, c.message_format),
             node_affinity::filter(pod, node, c.added_affinity.as_ref()),
         ];
-        checks.into_iter().find(|s| !s.is_success()).unwrap_or_else(Status::success)
+        checks
+            .into_iter()
+            .find(|s| !s.is_success())
+            .unwrap_or_else(Status::success)
     }
 
     /// Filters the template's candidates by resources and scores the survivors' resources.
@@ -311,11 +341,18 @@ impl<'a> Scheduler<'a> {
             if !node_resources_fit::fits(request, res) {
                 continue;
             }
-            let mut resources = WEIGHT_NODE_RESOURCES_FIT * node_resources_fit::score_least_allocated(request, res);
+            let mut resources =
+                WEIGHT_NODE_RESOURCES_FIT * node_resources_fit::score_least_allocated(request, res);
             if balanced {
-                resources += WEIGHT_BALANCED_ALLOCATION * node_resources_balanced_allocation::score(request, res);
+                resources += WEIGHT_BALANCED_ALLOCATION
+                    * node_resources_balanced_allocation::score(request, res);
             }
-            self.feasible.push(Feasible { node: c.node, affinity: c.affinity, taint: c.taint, resources });
+            self.feasible.push(Feasible {
+                node: c.node,
+                affinity: c.affinity,
+                taint: c.taint,
+                resources,
+            });
         }
     }
 
@@ -328,7 +365,8 @@ impl<'a> Scheduler<'a> {
         for f in &self.feasible {
             let affinity = normalize(f.affinity, max_affinity, false);
             let taint = normalize(f.taint, max_taint, true);
-            let total = WEIGHT_NODE_AFFINITY * affinity + WEIGHT_TAINT_TOLERATION * taint + f.resources;
+            let total =
+                WEIGHT_NODE_AFFINITY * affinity + WEIGHT_TAINT_TOLERATION * taint + f.resources;
             if total > best {
                 best = total;
                 ties.clear();
@@ -337,14 +375,21 @@ impl<'a> Scheduler<'a> {
                 ties.push(f.node);
             }
         }
-        let pick = if ties.len() == 1 { 0 } else { self.rng.random_range(0..ties.len()) };
+        let pick = if ties.len() == 1 {
+            0
+        } else {
+            self.rng.random_range(0..ties.len())
+        };
         ties[pick] as usize
     }
 
     /// Every node's status for a pod that fits nowhere.
     fn diagnose(&self, t: usize, request: &PodRequest) -> Diagnosis {
         let template = &self.templates[t];
-        let mut d = Diagnosis { absent: template.absent.clone(), ..Default::default() };
+        let mut d = Diagnosis {
+            absent: template.absent.clone(),
+            ..Default::default()
+        };
         for i in 0..self.cluster.len() {
             let verdict = template.static_verdict[i];
             let status = if verdict != PASS {
@@ -394,9 +439,21 @@ fn normalize(score: i64, max: i64, reverse: bool) -> i64 {
 }
 
 fn scheduled(node: usize) -> PodOutcome {
-    PodOutcome { phase: PodPhase::Scheduled, node: Some(node), message: String::new(), diagnosis: None, victims: Vec::new() }
+    PodOutcome {
+        phase: PodPhase::Scheduled,
+        node: Some(node),
+        message: String::new(),
+        diagnosis: None,
+        victims: Vec::new(),
+    }
 }
 
 fn unschedulable(message: String, diagnosis: Diagnosis) -> PodOutcome {
-    PodOutcome { phase: PodPhase::Unschedulable, node: None, message, diagnosis: Some(diagnosis), victims: Vec::new() }
+    PodOutcome {
+        phase: PodPhase::Unschedulable,
+        node: None,
+        message,
+        diagnosis: Some(diagnosis),
+        victims: Vec::new(),
+    }
 }

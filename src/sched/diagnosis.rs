@@ -12,7 +12,8 @@ pub const NO_NODE_AVAILABLE_MSG: &str = "0/{} nodes are available";
 pub const ERR_NO_NODES_AVAILABLE: &str = "no nodes available to schedule pods";
 pub const PREEMPTION_NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
 pub const NO_PREEMPTION_VICTIMS: &str = "No preemption victims found for incoming pod";
-pub const NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER: &str = "not eligible due to preemptionPolicy=Never.";
+pub const NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER: &str =
+    "not eligible due to preemptionPolicy=Never.";
 
 /// The statuses of one failed scheduling attempt.
 #[derive(Debug, Clone, Default)]

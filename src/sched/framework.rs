@@ -30,11 +30,19 @@ pub struct Status {
 
 impl Status {
     pub fn success() -> Self {
-        Status { code: Code::Success, plugin: "", reasons: Vec::new() }
+        Status {
+            code: Code::Success,
+            plugin: "",
+            reasons: Vec::new(),
+        }
     }
 
     pub fn new(code: Code, plugin: &'static str, reason: impl Into<Cow<'static, str>>) -> Self {
-        Status { code, plugin, reasons: vec![reason.into()] }
+        Status {
+            code,
+            plugin,
+            reasons: vec![reason.into()],
+        }
     }
 
     pub fn is_success(&self) -> bool {

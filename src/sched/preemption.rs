@@ -15,7 +15,10 @@ use crate::model::Pod;
 
 pub enum Result {
     /// Evict `(node, pod)` victims and bind the pod to `node`.
-    Preempt { node: usize, victims: Vec<(usize, usize)> },
+    Preempt {
+        node: usize,
+        victims: Vec<(usize, usize)>,
+    },
     /// No preemption: the `preemption: …` part of the message.
     Message(String),
 }
@@ -26,9 +29,17 @@ struct Candidate {
     victims: Vec<(usize, i32)>,
 }
 
-pub(crate) fn post_filter(s: &Scheduler<'_>, pod: &Pod, request: &PodRequest, d: &Diagnosis) -> Result {
+pub(crate) fn post_filter(
+    s: &Scheduler<'_>,
+    pod: &Pod,
+    request: &PodRequest,
+    d: &Diagnosis,
+) -> Result {
     if pod.never_preempt {
-        return Result::Message(format!("preemption: {}", diagnosis::NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER));
+        return Result::Message(format!(
+            "preemption: {}",
+            diagnosis::NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER
+        ));
     }
     let mut statuses = Vec::new();
     let mut candidates = Vec::new();
@@ -37,13 +48,19 @@ pub(crate) fn post_filter(s: &Scheduler<'_>, pod: &Pod, request: &PodRequest, d:
             continue;
         }
         match select_victims_on_node(s, *node, pod, request) {
-            Ok(victims) => candidates.push(Candidate { node: *node, victims }),
+            Ok(victims) => candidates.push(Candidate {
+                node: *node,
+                victims,
+            }),
             Err(status) => statuses.push((*node, status)),
         }
     }
     if let Some(best) = pick_one_node(candidates) {
         let victims = best.victims.iter().map(|(v, _)| (best.node, *v)).collect();
-        return Result::Preempt { node: best.node, victims };
+        return Result::Preempt {
+            node: best.node,
+            victims,
+        };
     }
     let fit_error = Diagnosis {
         node_statuses: statuses,
@@ -54,7 +71,10 @@ pub(crate) fn post_filter(s: &Scheduler<'_>, pod: &Pod, request: &PodRequest, d:
         )),
         ..Default::default()
     };
-    Result::Message(format!("preemption: {}", diagnosis::fit_error_message(s.cluster.len(), &fit_error)))
+    Result::Message(format!(
+        "preemption: {}",
+        diagnosis::fit_error_message(s.cluster.len(), &fit_error)
+    ))
 }
 
 /// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then fits, add back
@@ -65,7 +85,10 @@ fn select_victims_on_node(
     pod: &Pod,
     request: &PodRequest,
 ) -> std::result::Result<Vec<(usize, i32)>, Status> {
-    let mut potential: Vec<_> = s.bound[node].iter().filter(|b| b.priority < pod.priority).collect();
+    let mut potential: Vec<_> = s.bound[node]
+        .iter()
+        .filter(|b| b.priority < pod.priority)
+        .collect();
     if potential.is_empty() {
         return Err(Status::new(
             Code::UnschedulableAndUnresolvable,
@@ -100,7 +123,11 @@ fn pick_one_node(candidates: Vec<Candidate>) -> Option<Candidate> {
     candidates.into_iter().min_by_key(|c| {
         let highest = c.victims.iter().map(|(_, p)| *p).max().unwrap_or(i32::MIN);
         // Upstream offsets each priority by MaxInt32+1 so that the sum stays positive.
-        let sum: i64 = c.victims.iter().map(|(_, p)| i64::from(*p) + i64::from(i32::MAX) + 1).sum();
+        let sum: i64 = c
+            .victims
+            .iter()
+            .map(|(_, p)| i64::from(*p) + i64::from(i32::MAX) + 1)
+            .sum();
         (highest, sum, c.victims.len(), c.node)
     })
 }

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{NodeAffinity, NodeSelectorRequirement, NodeSelectorTerm};
 
+use crate::model::labels::{is_qualified_name, is_valid_label_value};
 use crate::model::{Node, Pod};
 use crate::sched::framework::{Code, Status, names};
 
@@ -20,9 +21,16 @@ pub const OBJECT_NAME_FIELD: &str = "metadata.name";
 /// A requirement that does not parse makes its whole term unusable (a lazy parse error).
 struct ParseError;
 
-/// `labels.Requirement.Matches` for a node-selector requirement, after `NewRequirement`'s checks.
-fn requirement_matches(r: &NodeSelectorRequirement, labels: &BTreeMap<String, String>) -> Result<bool, ParseError> {
+/// `labels.Requirement.Matches` for a node-selector requirement, after `NewRequirement`'s checks
+/// (valid key and values, value count per operator, integer bounds for `Gt`/`Lt`).
+fn requirement_matches(
+    r: &NodeSelectorRequirement,
+    labels: &BTreeMap<String, String>,
+) -> Result<bool, ParseError> {
     let values = r.values.as_deref().unwrap_or(&[]);
+    if !is_qualified_name(&r.key) || !values.iter().all(|v| is_valid_label_value(v)) {
+        return Err(ParseError);
+    }
     let label = labels.get(&r.key);
     match r.operator.as_str() {
         "In" | "NotIn" if values.is_empty() => Err(ParseError),
@@ -32,10 +40,18 @@ fn requirement_matches(r: &NodeSelectorRequirement, labels: &BTreeMap<String, St
         "Exists" => Ok(label.is_some()),
         "DoesNotExist" => Ok(label.is_none()),
         "Gt" | "Lt" => {
-            let [value] = values else { return Err(ParseError) };
+            let [value] = values else {
+                return Err(ParseError);
+            };
             let bound: i64 = value.parse().map_err(|_| ParseError)?;
             Ok(match label.map(|l| l.parse::<i64>()) {
-                Some(Ok(l)) => if r.operator == "Gt" { l > bound } else { l < bound },
+                Some(Ok(l)) => {
+                    if r.operator == "Gt" {
+                        l > bound
+                    } else {
+                        l < bound
+                    }
+                }
                 _ => false,
             })
         }
@@ -44,9 +60,14 @@ fn requirement_matches(r: &NodeSelectorRequirement, labels: &BTreeMap<String, St
 }
 
 /// A `matchFields` requirement: only `metadata.name`, `In`/`NotIn`, exactly one value.
-fn field_requirement_matches(r: &NodeSelectorRequirement, node_name: &str) -> Result<bool, ParseError> {
+fn field_requirement_matches(
+    r: &NodeSelectorRequirement,
+    node_name: &str,
+) -> Result<bool, ParseError> {
     let values = r.values.as_deref().unwrap_or(&[]);
-    let [value] = values else { return Err(ParseError) };
+    let [value] = values else {
+        return Err(ParseError);
+    };
     if r.key != OBJECT_NAME_FIELD {
         return Err(ParseError);
     }
@@ -81,9 +102,11 @@ pub fn terms_match(terms: &[NodeSelectorTerm], node: &Node) -> bool {
 
 /// `RequiredNodeAffinity.Match`: the nodeSelector (every key equal) AND the required terms.
 pub fn required_matches(pod: &Pod, node: &Node) -> bool {
-    let selector_ok = pod.node_selector.iter().all(|(k, v)| node.labels.get(k) == Some(v));
-    selector_ok
-        && required_terms(pod).is_none_or(|terms| terms_match(terms, node))
+    let selector_ok = pod
+        .node_selector
+        .iter()
+        .all(|(k, v)| node.labels.get(k) == Some(v));
+    selector_ok && required_terms(pod).is_none_or(|terms| terms_match(terms, node))
 }
 
 fn required_terms(pod: &Pod) -> Option<&[NodeSelectorTerm]> {
@@ -111,7 +134,10 @@ pub enum PreFilter {
 
 pub fn pre_filter(pod: &Pod, added: Option<&NodeAffinity>) -> PreFilter {
     let terms = required_terms(pod);
-    let added_required = added.and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref());
+    let added_required = added.and_then(|a| {
+        a.required_during_scheduling_ignored_during_execution
+            .as_ref()
+    });
     if terms.is_none() && added_required.is_none() && pod.node_selector.is_empty() {
         return PreFilter::Skip;
     }
@@ -137,7 +163,11 @@ pub fn pre_filter(pod: &Pod, added: Option<&NodeAffinity>) -> PreFilter {
         }
     }
     if node_names.is_empty() {
-        PreFilter::Reject(Status::new(Code::UnschedulableAndUnresolvable, names::NODE_AFFINITY, ERR_REASON_CONFLICT))
+        PreFilter::Reject(Status::new(
+            Code::UnschedulableAndUnresolvable,
+            names::NODE_AFFINITY,
+            ERR_REASON_CONFLICT,
+        ))
     } else {
         PreFilter::NodeNames(node_names)
     }
@@ -146,17 +176,28 @@ pub fn pre_filter(pod: &Pod, added: Option<&NodeAffinity>) -> PreFilter {
 /// Filter: scheduler-enforced affinity first, then the pod's own selector and affinity.
 pub fn filter(pod: &Pod, node: &Node, added: Option<&NodeAffinity>) -> Status {
     let added_terms = added
-        .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref())
+        .and_then(|a| {
+            a.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
         .map(|r| r.node_selector_terms.as_slice());
     if let Some(terms) = added_terms {
         if !terms_match(terms, node) {
-            return Status::new(Code::UnschedulableAndUnresolvable, names::NODE_AFFINITY, ERR_REASON_ENFORCED);
+            return Status::new(
+                Code::UnschedulableAndUnresolvable,
+                names::NODE_AFFINITY,
+                ERR_REASON_ENFORCED,
+            );
         }
     }
     if required_matches(pod, node) {
         Status::success()
     } else {
-        Status::new(Code::UnschedulableAndUnresolvable, names::NODE_AFFINITY, ERR_REASON_POD)
+        Status::new(
+            Code::UnschedulableAndUnresolvable,
+            names::NODE_AFFINITY,
+            ERR_REASON_POD,
+        )
     }
 }
 
@@ -168,8 +209,14 @@ pub fn score(pod: &Pod, node: &Node, added: Option<&NodeAffinity>) -> i64 {
         .affinity
         .as_ref()
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| na.preferred_during_scheduling_ignored_during_execution.as_ref());
-    let added_terms = added.and_then(|a| a.preferred_during_scheduling_ignored_during_execution.as_ref());
+        .and_then(|na| {
+            na.preferred_during_scheduling_ignored_during_execution
+                .as_ref()
+        });
+    let added_terms = added.and_then(|a| {
+        a.preferred_during_scheduling_ignored_during_execution
+            .as_ref()
+    });
     pod_terms
         .into_iter()
         .chain(added_terms)

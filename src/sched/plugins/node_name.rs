@@ -8,7 +8,11 @@ pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
 
 pub fn filter(pod: &Pod, node: &Node) -> Status {
     match &pod.node_name {
-        Some(name) if *name != node.name => Status::new(Code::UnschedulableAndUnresolvable, names::NODE_NAME, ERR_REASON),
+        Some(name) if *name != node.name => Status::new(
+            Code::UnschedulableAndUnresolvable,
+            names::NODE_NAME,
+            ERR_REASON,
+        ),
         _ => Status::success(),
     }
 }

@@ -24,6 +24,10 @@ pub fn score(req: &PodRequest, node: NodeResources<'_>) -> i64 {
         fractions[n] = (requested as f64 / allocatable as f64).min(1.0);
         n += 1;
     }
-    let std = if n == 2 { ((fractions[0] - fractions[1]) / 2.0).abs() } else { 0.0 };
+    let std = if n == 2 {
+        ((fractions[0] - fractions[1]) / 2.0).abs()
+    } else {
+        0.0
+    };
     ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
 }

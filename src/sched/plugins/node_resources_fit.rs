@@ -34,7 +34,11 @@ fn reason_for(name: &str) -> Cow<'static, str> {
 /// `fitsRequest`: every resource the node lacks, in upstream's order (pods, cpu, memory,
 /// ephemeral-storage, then extended resources — sorted by name here, where upstream's Go map
 /// order is random).
-pub fn fits_request(req: &PodRequest, node: NodeResources<'_>, table: &ResourceTable) -> Vec<InsufficientResource> {
+pub fn fits_request(
+    req: &PodRequest,
+    node: NodeResources<'_>,
+    table: &ResourceTable,
+) -> Vec<InsufficientResource> {
     let mut out = Vec::new();
     if node.pod_count + 1 > node.allowed_pods {
         out.push(InsufficientResource {
@@ -65,7 +69,10 @@ pub fn fits_request(req: &PodRequest, node: NodeResources<'_>, table: &ResourceT
 #[inline]
 pub fn fits(req: &PodRequest, node: NodeResources<'_>) -> bool {
     node.pod_count < node.allowed_pods
-        && req.sparse.iter().all(|&(i, amount)| amount <= 0 || amount <= node.allocatable[i] - node.requested[i])
+        && req
+            .sparse
+            .iter()
+            .all(|&(i, amount)| amount <= 0 || amount <= node.allocatable[i] - node.requested[i])
 }
 
 /// Filter: `Unschedulable` with every reason, or `UnschedulableAndUnresolvable` when some
@@ -80,7 +87,11 @@ pub fn filter(req: &PodRequest, node: NodeResources<'_>, table: &ResourceTable) 
     } else {
         Code::Unschedulable
     };
-    Status { code, plugin: names::NODE_RESOURCES_FIT, reasons: insufficient.into_iter().map(|r| r.reason).collect() }
+    Status {
+        code,
+        plugin: names::NODE_RESOURCES_FIT,
+        reasons: insufficient.into_iter().map(|r| r.reason).collect(),
+    }
 }
 
 /// `leastRequestedScore`: `(capacity − requested) × 100 / capacity`, 0 when over capacity.
@@ -95,8 +106,14 @@ pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
 /// "non-zero" requests plus the pod's (missing requests count as 100m / 200Mi).
 pub fn score_least_allocated(req: &PodRequest, node: NodeResources<'_>) -> i64 {
     let pairs = [
-        (node.nonzero_requested[0] + req.nonzero_cpu, node.allocatable[CPU]),
-        (node.nonzero_requested[1] + req.nonzero_memory, node.allocatable[MEMORY]),
+        (
+            node.nonzero_requested[0] + req.nonzero_cpu,
+            node.allocatable[CPU],
+        ),
+        (
+            node.nonzero_requested[1] + req.nonzero_memory,
+            node.allocatable[MEMORY],
+        ),
     ];
     let (mut score, mut weights) = (0, 0);
     for (requested, allocatable) in pairs {

@@ -17,9 +17,17 @@ pub fn filter(pod: &Pod, node: &Node, gates: &FeatureGates) -> Status {
     if !node.unschedulable {
         return Status::success();
     }
-    let taint = Taint { key: TAINT_NODE_UNSCHEDULABLE.into(), effect: "NoSchedule".into(), ..Default::default() };
+    let taint = Taint {
+        key: TAINT_NODE_UNSCHEDULABLE.into(),
+        effect: "NoSchedule".into(),
+        ..Default::default()
+    };
     if tolerations_tolerate_taint(&pod.tolerations, &taint, gates) {
         return Status::success();
     }
-    Status::new(Code::UnschedulableAndUnresolvable, names::NODE_UNSCHEDULABLE, ERR_REASON_UNSCHEDULABLE)
+    Status::new(
+        Code::UnschedulableAndUnresolvable,
+        names::NODE_UNSCHEDULABLE,
+        ERR_REASON_UNSCHEDULABLE,
+    )
 }

@@ -18,7 +18,10 @@ pub fn pre_enqueue(pod: &Pod) -> Status {
     Status::new(
         Code::UnschedulableAndUnresolvable,
         names::SCHEDULING_GATES,
-        format!("waiting for scheduling gates: [{}]", pod.scheduling_gates.join(" ")),
+        format!(
+            "waiting for scheduling gates: [{}]",
+            pod.scheduling_gates.join(" ")
+        ),
     )
 }
 

@@ -29,7 +29,13 @@ pub fn tolerates_taint(t: &Toleration, taint: &Taint, gates: &FeatureGates) -> b
         "Exists" => true,
         op @ ("Lt" | "Gt") if gates.taint_toleration_comparison_operators => {
             match (taint_value.parse::<i64>(), value.parse::<i64>()) {
-                (Ok(tv), Ok(v)) => if op == "Lt" { tv < v } else { tv > v },
+                (Ok(tv), Ok(v)) => {
+                    if op == "Lt" {
+                        tv < v
+                    } else {
+                        tv > v
+                    }
+                }
                 _ => false,
             }
         }
@@ -38,13 +44,21 @@ pub fn tolerates_taint(t: &Toleration, taint: &Taint, gates: &FeatureGates) -> b
 }
 
 /// `TolerationsTolerateTaint`.
-pub fn tolerations_tolerate_taint(tolerations: &[Toleration], taint: &Taint, gates: &FeatureGates) -> bool {
+pub fn tolerations_tolerate_taint(
+    tolerations: &[Toleration],
+    taint: &Taint,
+    gates: &FeatureGates,
+) -> bool {
     tolerations.iter().any(|t| tolerates_taint(t, taint, gates))
 }
 
 /// `FindMatchingUntoleratedTaint` with `DoNotScheduleTaintsFilterFunc`: the first
 /// `NoSchedule`/`NoExecute` taint no toleration tolerates.
-pub fn find_untolerated<'a>(taints: &'a [Taint], tolerations: &[Toleration], gates: &FeatureGates) -> Option<&'a Taint> {
+pub fn find_untolerated<'a>(
+    taints: &'a [Taint],
+    tolerations: &[Toleration],
+    gates: &FeatureGates,
+) -> Option<&'a Taint> {
     taints
         .iter()
         .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
@@ -64,7 +78,11 @@ pub fn filter(pod: &Pod, node: &Node, gates: &FeatureGates, format: MessageForma
                 )
                 .into(),
             };
-            Status { code: Code::UnschedulableAndUnresolvable, plugin: names::TAINT_TOLERATION, reasons: vec![reason] }
+            Status {
+                code: Code::UnschedulableAndUnresolvable,
+                plugin: names::TAINT_TOLERATION,
+                reasons: vec![reason],
+            }
         }
     }
 }
@@ -75,11 +93,18 @@ pub fn score(pod: &Pod, node: &Node, gates: &FeatureGates) -> i64 {
     let tolerations: Vec<Toleration> = pod
         .tolerations
         .iter()
-        .filter(|t| matches!(t.effect.as_deref(), None | Some("") | Some("PreferNoSchedule")))
+        .filter(|t| {
+            matches!(
+                t.effect.as_deref(),
+                None | Some("") | Some("PreferNoSchedule")
+            )
+        })
         .cloned()
         .collect();
     node.taints
         .iter()
-        .filter(|t| t.effect == "PreferNoSchedule" && !tolerations_tolerate_taint(&tolerations, t, gates))
+        .filter(|t| {
+            t.effect == "PreferNoSchedule" && !tolerations_tolerate_taint(&tolerations, t, gates)
+        })
         .count() as i64
 }

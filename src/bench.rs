@@ -1,0 +1,211 @@
+//! Synthetic GPU clusters and workloads for benchmarks: the shape of the target
+//! (5,000 nodes × 10,000 pods, GPU requests, selectors, taints, tolerations, 20 distinct pod
+//! templates), generated deterministically from a seed.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use k8s_openapi::api::core::v1::Affinity;
+use k8s_openapi::api::core::v1::{
+    NodeAffinity, NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm, Taint,
+    Toleration,
+};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+use serde::Serialize;
+
+use crate::model::resources::{self, ResourceList};
+use crate::model::{Node, Pod};
+use crate::sched::{PodPhase, SchedulerConfig};
+
+/// A GPU node shape: (pool, GPU product, GPUs per node, milli-CPU, memory GiB, share of nodes in %).
+const SHAPES: &[(&str, &str, i64, i64, i64, u32)] = &[
+    ("a100-p4d", "NVIDIA-A100-SXM4-40GB", 8, 95_690, 1_100, 20),
+    ("h100-p5", "NVIDIA-H100-80GB-HBM3", 8, 191_450, 1_900, 10),
+    ("l4-g6", "NVIDIA-L4", 4, 47_810, 180, 20),
+    ("t4-g4dn", "Tesla-T4", 1, 3_920, 14, 20),
+    ("cpu-m5", "", 0, 15_890, 56, 30),
+];
+const ZONES: &[&str] = &["us-east-1a", "us-east-1b", "us-east-1c"];
+
+/// Nodes in pools by [`SHAPES`], spread over three zones; GPU pools carry the GPU taint.
+pub fn nodes(count: usize) -> Vec<Node> {
+    let mut out = Vec::with_capacity(count);
+    let mut i = 0;
+    for (s, &(pool, product, gpus, cpu, mem_gib, share)) in SHAPES.iter().enumerate() {
+        let n = if s == SHAPES.len() - 1 {
+            count - out.len()
+        } else {
+            count * share as usize / 100
+        };
+        for _ in 0..n {
+            let name = format!("{pool}-{i:05}");
+            let mut labels: BTreeMap<String, String> = [
+                ("kubernetes.io/hostname", name.as_str()),
+                ("karpenter.sh/nodepool", pool),
+                ("topology.kubernetes.io/zone", ZONES[i % ZONES.len()]),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+            let mut allocatable: ResourceList = [
+                (resources::CPU.to_string(), cpu),
+                (resources::MEMORY.to_string(), mem_gib << 30),
+                (resources::PODS.to_string(), 110),
+            ]
+            .into_iter()
+            .collect();
+            let mut taints = Vec::new();
+            if gpus > 0 {
+                labels.insert("nvidia.com/gpu.product".into(), product.into());
+                labels.insert("nvidia.com/gpu.count".into(), gpus.to_string());
+                allocatable.insert("nvidia.com/gpu".into(), gpus);
+                taints.push(Taint {
+                    key: "nvidia.com/gpu".into(),
+                    value: Some("true".into()),
+                    effect: "NoSchedule".into(),
+                    ..Default::default()
+                });
+            }
+            out.push(Node {
+                name,
+                labels,
+                taints,
+                unschedulable: false,
+                allocatable,
+                pool: None,
+            });
+            i += 1;
+        }
+    }
+    out
+}
+
+/// `count` pods drawn (seeded) from `templates` distinct templates: GPU pods select a product
+/// and tolerate the taint, some prefer a zone; the rest are CPU pods.
+pub fn pods(count: usize, templates: usize, seed: u64) -> Vec<Pod> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let shapes: Vec<Pod> = (0..templates).map(|t| template(t, &mut rng)).collect();
+    (0..count)
+        .map(|i| {
+            let mut p = shapes[rng.random_range(0..shapes.len())].clone();
+            p.name = format!("{}-{i:05}", p.name);
+            p
+        })
+        .collect()
+}
+
+fn template(t: usize, rng: &mut ChaCha8Rng) -> Pod {
+    let gpu_shapes: Vec<_> = SHAPES.iter().filter(|s| s.2 > 0).collect();
+    let mut requests = ResourceList::new();
+    let mut p = Pod {
+        namespace: "bench".into(),
+        scheduler_name: "default-scheduler".into(),
+        ..Default::default()
+    };
+    if t % 5 == 4 {
+        p.name = format!("cpu-t{t:02}");
+        requests.insert(resources::CPU.into(), 500 * rng.random_range(1..=8));
+        requests.insert(resources::MEMORY.into(), rng.random_range(1..=16) << 30);
+    } else {
+        let &&(_, product, max_gpus, cpu, mem_gib, _) = &gpu_shapes[t % gpu_shapes.len()];
+        let gpus = [1, 2, 4, 8]
+            .into_iter()
+            .filter(|g| *g <= max_gpus)
+            .nth(rng.random_range(0..4) % 4)
+            .unwrap_or(1);
+        p.name = format!("gpu-t{t:02}");
+        requests.insert("nvidia.com/gpu".into(), gpus);
+        requests.insert(resources::CPU.into(), cpu * gpus / max_gpus / 2);
+        requests.insert(
+            resources::MEMORY.into(),
+            (mem_gib << 30) * gpus / max_gpus / 2,
+        );
+        p.node_selector
+            .insert("nvidia.com/gpu.product".into(), product.into());
+        p.tolerations.push(Toleration {
+            key: Some("nvidia.com/gpu".into()),
+            operator: Some("Exists".into()),
+            effect: Some("NoSchedule".into()),
+            ..Default::default()
+        });
+        if t % 3 == 0 {
+            let zone = ZONES[t % ZONES.len()];
+            let term = NodeSelectorTerm {
+                match_expressions: Some(vec![NodeSelectorRequirement {
+                    key: "topology.kubernetes.io/zone".into(),
+                    operator: "In".into(),
+                    values: Some(vec![zone.into()]),
+                }]),
+                match_fields: None,
+            };
+            p.affinity = Some(Affinity {
+                node_affinity: Some(NodeAffinity {
+                    preferred_during_scheduling_ignored_during_execution: Some(vec![
+                        PreferredSchedulingTerm {
+                            weight: 50,
+                            preference: term,
+                        },
+                    ]),
+                    required_during_scheduling_ignored_during_execution: None,
+                }),
+                ..Default::default()
+            });
+        }
+    }
+    p.score_requests = requests.clone();
+    p.requests = requests;
+    p
+}
+
+/// Figures of one timed scheduling run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BenchResult {
+    pub name: String,
+    pub nodes: usize,
+    pub pods: usize,
+    pub scheduled: usize,
+    pub pending: usize,
+    pub seconds: f64,
+    pub pods_per_second: f64,
+    /// Peak resident memory of the process so far (VmHWM), in MiB.
+    pub peak_rss_mib: Option<f64>,
+}
+
+/// Schedules `pods` on `nodes` once and measures it.
+pub fn measure(
+    name: &str,
+    nodes: Vec<Node>,
+    existing: &[Pod],
+    pods: &[Pod],
+    config: &SchedulerConfig,
+) -> BenchResult {
+    let n = nodes.len();
+    let start = Instant::now();
+    let outcome = crate::sched::schedule(nodes, existing, pods, config);
+    let seconds = start.elapsed().as_secs_f64();
+    let scheduled = outcome
+        .pods
+        .iter()
+        .filter(|p| p.phase == PodPhase::Scheduled)
+        .count();
+    BenchResult {
+        name: name.to_string(),
+        nodes: n,
+        pods: pods.len(),
+        scheduled,
+        pending: pods.len() - scheduled,
+        seconds,
+        pods_per_second: pods.len() as f64 / seconds.max(1e-9),
+        peak_rss_mib: peak_rss_mib(),
+    }
+}
+
+/// Peak resident set size from `/proc/self/status` (Linux), in MiB.
+pub fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
