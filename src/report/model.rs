@@ -1,13 +1,12 @@
 //! The report model: what happened to every pod and node, in input order. This is the stable
 //! JSON format documented in the README (fields may be added, never renamed or removed).
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use crate::load::Scenario;
 use crate::model::resources::ResourceList;
-use crate::sched::framework::{Code, Status};
+use crate::sched::diagnosis::Diagnosis;
+use crate::sched::framework::Code;
 use crate::sched::{Outcome, PodPhase};
 
 #[derive(Debug, Clone, Serialize)]
@@ -82,12 +81,7 @@ impl ScenarioReport {
                 status: o.phase,
                 message: o.message.clone(),
                 verdicts: match (&o.diagnosis, o.phase) {
-                    (Some(d), PodPhase::Unschedulable) => group_verdicts(
-                        d.node_statuses.iter().map(|(n, s)| (*n, s)),
-                        d.absent.as_ref(),
-                        cluster.len(),
-                        &node_name,
-                    ),
+                    (Some(d), PodPhase::Unschedulable) => verdicts(d, &node_name),
                     _ => Vec::new(),
                 },
                 preempted: o.victims.iter().map(|&v| victim_key(scenario, v)).collect(),
@@ -123,44 +117,21 @@ fn victim_key(scenario: &Scenario, id: usize) -> String {
     }
 }
 
-/// Groups per-node statuses into verdicts, in order of first appearance; nodes PreFilter
-/// narrowed away share the `absent` status.
-fn group_verdicts<'a>(
-    statuses: impl Iterator<Item = (usize, &'a Status)>,
-    absent: Option<&'a Status>,
-    num_nodes: usize,
-    node_name: &dyn Fn(usize) -> String,
-) -> Vec<Verdict> {
-    let mut order: Vec<&Status> = Vec::new();
-    let mut nodes: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    let mut seen = vec![false; num_nodes];
-    let mut add = |s: &'a Status, n: usize, order: &mut Vec<&'a Status>| {
-        let i = order.iter().position(|o| *o == s).unwrap_or_else(|| {
-            order.push(s);
-            order.len() - 1
-        });
-        nodes.entry(i).or_default().push(node_name(n));
-    };
-    let mut absent_nodes = Vec::new();
-    for (n, s) in statuses {
-        seen[n] = true;
-        add(s, n, &mut order);
+/// The diagnosis as verdicts: one per distinct status, with the nodes that got it.
+fn verdicts(d: &Diagnosis, node_name: &dyn Fn(usize) -> String) -> Vec<Verdict> {
+    let mut nodes: Vec<Vec<String>> = vec![Vec::new(); d.statuses.len()];
+    for (node, &s) in d.node_status.iter().enumerate() {
+        nodes[s as usize].push(node_name(node));
     }
-    if let Some(a) = absent {
-        absent_nodes.extend((0..num_nodes).filter(|n| !seen[*n]).map(node_name));
-        if !absent_nodes.is_empty() {
-            order.push(a);
-            nodes.insert(order.len() - 1, absent_nodes);
-        }
-    }
-    order
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| Verdict {
+    d.statuses
+        .iter()
+        .zip(nodes)
+        .filter(|(_, nodes)| !nodes.is_empty())
+        .map(|(s, nodes)| Verdict {
             plugin: s.plugin.to_string(),
             code: s.code,
             reasons: s.reasons.iter().map(|r| r.to_string()).collect(),
-            nodes: nodes.remove(&i).unwrap_or_default(),
+            nodes,
         })
         .collect()
 }

@@ -87,8 +87,6 @@ struct Template {
     statuses: Vec<Status>,
     /// Nodes that pass every static filter, with their raw NodeAffinity and TaintToleration scores.
     candidates: Vec<Candidate>,
-    /// Status of nodes PreFilter narrowed away (reported as absent nodes).
-    absent: Option<Status>,
 }
 
 #[derive(Clone, Copy)]
@@ -225,11 +223,8 @@ impl<'a> Scheduler<'a> {
         let t = self.template_for(pod);
         let request = PodRequest::new(&self.cluster.table, pod);
         if let Some(reject) = &self.templates[t].pre_filter_reject {
-            let d = Diagnosis {
-                pre_filter_msg: Some(reject.message()),
-                absent: Some(reject.clone()),
-                ..Default::default()
-            };
+            let mut d = Diagnosis::uniform(self.cluster.len(), reject.clone());
+            d.pre_filter_msg = Some(reject.message());
             return self.fail(pod, &request, d);
         }
         self.find_feasible(t, &request);
@@ -271,7 +266,6 @@ impl<'a> Scheduler<'a> {
             static_verdict: vec![PASS; n],
             statuses: Vec::new(),
             candidates: Vec::new(),
-            absent: None,
         };
         let narrowed = match node_affinity::pre_filter(pod, added) {
             node_affinity::PreFilter::Reject(status) => {
@@ -281,25 +275,20 @@ impl<'a> Scheduler<'a> {
             node_affinity::PreFilter::NodeNames(names) => Some(names),
             _ => None,
         };
-        if narrowed.is_some() {
-            template.absent = Some(Status::new(
-                Code::UnschedulableAndUnresolvable,
-                names::NODE_AFFINITY,
-                format!(
-                    "node(s) didn't satisfy plugin(s) [{}]",
-                    names::NODE_AFFINITY
-                ),
-            ));
-        }
         let mut status_index: HashMap<Status, u16> = HashMap::new();
+        // Nodes a PreFilter result leaves out get upstream's "absent node" status.
+        let absent = Status::new(
+            Code::UnschedulableAndUnresolvable,
+            names::NODE_AFFINITY,
+            format!("node(s) didn't satisfy plugin(s) [{}]", names::NODE_AFFINITY),
+        );
         for (i, node) in self.cluster.nodes.iter().enumerate() {
             if narrowed
                 .as_ref()
                 .is_some_and(|names| !names.contains(&node.name))
             {
-                let absent = template.absent.clone().expect("set when narrowed");
                 template.static_verdict[i] =
-                    intern(&mut status_index, &mut template.statuses, absent);
+                    intern(&mut status_index, &mut template.statuses, absent.clone());
                 continue;
             }
             let status = self.static_filters(pod, node);
@@ -383,21 +372,28 @@ impl<'a> Scheduler<'a> {
         ties[pick] as usize
     }
 
-    /// Every node's status for a pod that fits nowhere.
+    /// Every node's status for a pod that fits nowhere: the template's static verdicts, and
+    /// the resource verdict of the nodes that passed them.
     fn diagnose(&self, t: usize, request: &PodRequest) -> Diagnosis {
         let template = &self.templates[t];
         let mut d = Diagnosis {
-            absent: template.absent.clone(),
+            statuses: template.statuses.clone(),
+            node_status: template.static_verdict.clone(),
             ..Default::default()
         };
-        for i in 0..self.cluster.len() {
-            let verdict = template.static_verdict[i];
-            let status = if verdict != PASS {
-                template.statuses[verdict as usize].clone()
-            } else {
-                node_resources_fit::filter(request, self.cluster.resources(i), &self.cluster.table)
+        let mut seen: Vec<(node_resources_fit::Insufficient, u16)> = Vec::new();
+        for c in &template.candidates {
+            let node = c.node as usize;
+            let lack = node_resources_fit::check(request, self.cluster.resources(node));
+            let index = match seen.iter().find(|(l, _)| *l == lack) {
+                Some((_, i)) => *i,
+                None => {
+                    let i = d.intern(lack.status(&self.cluster.table));
+                    seen.push((lack, i));
+                    i
+                }
             };
-            d.node_statuses.push((i, status));
+            d.node_status[node] = index;
         }
         d
     }

@@ -6,46 +6,69 @@ use std::collections::BTreeMap;
 
 use super::framework::{Code, Status};
 
-/// `NoNodeAvailableMsg`.
-pub const NO_NODE_AVAILABLE_MSG: &str = "0/{} nodes are available";
 /// `ErrNoNodesAvailable`.
 pub const ERR_NO_NODES_AVAILABLE: &str = "no nodes available to schedule pods";
 pub const PREEMPTION_NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
 pub const NO_PREEMPTION_VICTIMS: &str = "No preemption victims found for incoming pod";
-pub const NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER: &str =
-    "not eligible due to preemptionPolicy=Never.";
+pub const NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER: &str = "not eligible due to preemptionPolicy=Never.";
 
-/// The statuses of one failed scheduling attempt.
+/// The statuses of one failed scheduling attempt: every node's status (nodes a PreFilter
+/// narrowed away carry the "absent" status), stored once per distinct status.
 #[derive(Debug, Clone, Default)]
 pub struct Diagnosis {
-    /// Per-node status, for the nodes that were evaluated (in node order).
-    pub node_statuses: Vec<(usize, Status)>,
-    /// Status of the nodes that were not evaluated (PreFilter narrowed them away).
-    pub absent: Option<Status>,
+    /// Distinct statuses, indexed by `node_status`.
+    pub statuses: Vec<Status>,
+    /// Per node, in node order: index into `statuses`.
+    pub node_status: Vec<u16>,
     pub pre_filter_msg: Option<String>,
     pub post_filter_msg: Option<String>,
 }
 
-/// `FitError.Error()`.
+impl Diagnosis {
+    /// Every one of `num_nodes` nodes with the same status.
+    pub fn uniform(num_nodes: usize, status: Status) -> Self {
+        Diagnosis { statuses: vec![status], node_status: vec![0; num_nodes], ..Default::default() }
+    }
+
+    /// Index of `status`, adding it if new (there are only a handful per pod).
+    pub fn intern(&mut self, status: Status) -> u16 {
+        match self.statuses.iter().position(|s| *s == status) {
+            Some(i) => i as u16,
+            None => {
+                self.statuses.push(status);
+                (self.statuses.len() - 1) as u16
+            }
+        }
+    }
+
+    pub fn status_of(&self, node: usize) -> &Status {
+        &self.statuses[self.node_status[node] as usize]
+    }
+}
+
+/// `FitError.Error()`: `0/N nodes are available: <PreFilterMsg>.` or the sorted histogram of
+/// reasons, then the PostFilter message.
 pub fn fit_error_message(num_all_nodes: usize, d: &Diagnosis) -> String {
     let mut msg = format!("0/{num_all_nodes} nodes are available:");
     if let Some(pre) = &d.pre_filter_msg {
         msg.push_str(&format!(" {pre}."));
     } else {
-        let mut histogram: BTreeMap<&str, usize> = BTreeMap::new();
-        for (_, s) in &d.node_statuses {
-            for r in &s.reasons {
-                *histogram.entry(r).or_insert(0) += 1;
-            }
+        let mut per_status = vec![0usize; d.statuses.len()];
+        for &s in &d.node_status {
+            per_status[s as usize] += 1;
         }
-        let absent = num_all_nodes.saturating_sub(d.node_statuses.len());
-        if absent > 0 {
-            for r in d.absent.iter().flat_map(|s| &s.reasons) {
-                *histogram.entry(r).or_insert(0) += absent;
+        let mut histogram: BTreeMap<&str, usize> = BTreeMap::new();
+        for (status, count) in d.statuses.iter().zip(per_status) {
+            for r in &status.reasons {
+                *histogram.entry(r).or_insert(0) += count;
             }
         }
         // sort.Strings on "<count> <reason>": byte order, so "10 …" sorts before "2 …".
-        let mut entries: Vec<String> = histogram.iter().map(|(r, c)| format!("{c} {r}")).collect();
+        let mut entries: Vec<String> = histogram
+            .iter()
+            .filter(|(_, c)| **c > 0)
+            .map(|(r, c)| format!("{c} {r}"))
+            .collect();
         entries.sort();
         if !entries.is_empty() {
             msg.push_str(&format!(" {}.", entries.join(", ")));

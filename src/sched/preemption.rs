@@ -41,36 +41,29 @@ pub(crate) fn post_filter(
             diagnosis::NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER
         ));
     }
-    let mut statuses = Vec::new();
+    // Nodes never tried keep the "absent" status of the new FitError.
+    let mut fit_error = Diagnosis::uniform(
+        s.cluster.len(),
+        Status::new(
+            Code::UnschedulableAndUnresolvable,
+            names::DEFAULT_PREEMPTION,
+            diagnosis::PREEMPTION_NOT_HELPFUL,
+        ),
+    );
     let mut candidates = Vec::new();
-    for (node, status) in &d.node_statuses {
-        if !diagnosis::preemption_might_help(status) {
+    for node in 0..s.cluster.len() {
+        if !diagnosis::preemption_might_help(d.status_of(node)) {
             continue;
         }
-        match select_victims_on_node(s, *node, pod, request) {
-            Ok(victims) => candidates.push(Candidate {
-                node: *node,
-                victims,
-            }),
-            Err(status) => statuses.push((*node, status)),
+        match select_victims_on_node(s, node, pod, request) {
+            Ok(victims) => candidates.push(Candidate { node, victims }),
+            Err(status) => fit_error.node_status[node] = fit_error.intern(status),
         }
     }
     if let Some(best) = pick_one_node(candidates) {
         let victims = best.victims.iter().map(|(v, _)| (best.node, *v)).collect();
-        return Result::Preempt {
-            node: best.node,
-            victims,
-        };
+        return Result::Preempt { node: best.node, victims };
     }
-    let fit_error = Diagnosis {
-        node_statuses: statuses,
-        absent: Some(Status::new(
-            Code::UnschedulableAndUnresolvable,
-            names::DEFAULT_PREEMPTION,
-            diagnosis::PREEMPTION_NOT_HELPFUL,
-        )),
-        ..Default::default()
-    };
     Result::Message(format!(
         "preemption: {}",
         diagnosis::fit_error_message(s.cluster.len(), &fit_error)

@@ -10,88 +10,89 @@ use crate::sched::framework::{Code, MAX_NODE_SCORE, Status, names};
 
 pub const REASON_TOO_MANY_PODS: &str = "Too many pods";
 
-/// One resource the node lacks (upstream's `InsufficientResource`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InsufficientResource {
-    pub resource: String,
-    pub reason: Cow<'static, str>,
-    pub requested: i64,
-    pub used: i64,
-    pub capacity: i64,
-    /// The request exceeds the node's allocatable: preemption cannot help.
-    pub unresolvable: bool,
+/// The most resource names one scenario may use (bit 0 of [`Insufficient`] is the pod count).
+pub const MAX_RESOURCES: usize = 127;
+
+/// What a node lacks for a pod (upstream's list of `InsufficientResource`), as a bit set:
+/// bit 0 is the pod count, bit `1 + i` resource `i` of the [`ResourceTable`]. Kept as bits so
+/// diagnosing thousands of nodes for every pending pod allocates nothing per node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Insufficient {
+    bits: u128,
+    /// Some request exceeds the node's allocatable: preemption cannot help.
+    unresolvable: bool,
 }
 
-fn reason_for(name: &str) -> Cow<'static, str> {
-    match name {
-        "cpu" => "Insufficient cpu".into(),
-        "memory" => "Insufficient memory".into(),
-        "ephemeral-storage" => "Insufficient ephemeral-storage".into(),
-        other => format!("Insufficient {other}").into(),
+impl Insufficient {
+    pub fn is_empty(&self) -> bool {
+        self.bits == 0
+    }
+
+    /// The filter's status: `Unschedulable` with every reason in upstream's order (pods, cpu,
+    /// memory, ephemeral-storage, then extended resources — by name here, where upstream's Go
+    /// map order is random), or `UnschedulableAndUnresolvable` when a request exceeds the
+    /// node's allocatable.
+    pub fn status(&self, table: &ResourceTable) -> Status {
+        if self.is_empty() {
+            return Status::success();
+        }
+        let mut reasons: Vec<Cow<'static, str>> = Vec::new();
+        if self.bits & 1 != 0 {
+            reasons.push(REASON_TOO_MANY_PODS.into());
+        }
+        for i in 0..table.len() {
+            if self.bits & (1u128 << (i + 1)) != 0 {
+                reasons.push(match table.name(i) {
+                    "cpu" => "Insufficient cpu".into(),
+                    "memory" => "Insufficient memory".into(),
+                    "ephemeral-storage" => "Insufficient ephemeral-storage".into(),
+                    other => format!("Insufficient {other}").into(),
+                });
+            }
+        }
+        let code = if self.unresolvable {
+            Code::UnschedulableAndUnresolvable
+        } else {
+            Code::Unschedulable
+        };
+        Status { code, plugin: names::NODE_RESOURCES_FIT, reasons }
     }
 }
 
-/// `fitsRequest`: every resource the node lacks, in upstream's order (pods, cpu, memory,
-/// ephemeral-storage, then extended resources — sorted by name here, where upstream's Go map
-/// order is random).
-pub fn fits_request(
-    req: &PodRequest,
-    node: NodeResources<'_>,
-    table: &ResourceTable,
-) -> Vec<InsufficientResource> {
-    let mut out = Vec::new();
+/// Whether `amount` of a resource does not fit (`fitsRequest`: only positive requests count).
+#[inline]
+fn lacks(amount: i64, allocatable: i64, requested: i64) -> bool {
+    amount > 0 && amount > allocatable - requested
+}
+
+/// `fitsRequest`: everything the node lacks for the pod.
+pub fn check(req: &PodRequest, node: NodeResources<'_>) -> Insufficient {
+    let mut out = Insufficient::default();
     if node.pod_count + 1 > node.allowed_pods {
-        out.push(InsufficientResource {
-            resource: "pods".into(),
-            reason: REASON_TOO_MANY_PODS.into(),
-            requested: 1,
-            used: node.pod_count,
-            capacity: node.allowed_pods,
-            unresolvable: false,
-        });
+        out.bits |= 1;
     }
     for &(i, amount) in &req.sparse {
-        if amount > 0 && amount > node.allocatable[i] - node.requested[i] {
-            out.push(InsufficientResource {
-                resource: table.name(i).to_string(),
-                reason: reason_for(table.name(i)),
-                requested: amount,
-                used: node.requested[i],
-                capacity: node.allocatable[i],
-                unresolvable: amount > node.allocatable[i],
-            });
+        if lacks(amount, node.allocatable[i], node.requested[i]) {
+            out.bits |= 1u128 << (i + 1);
+            out.unresolvable |= amount > node.allocatable[i];
         }
     }
     out
 }
 
-/// The hot-path twin of [`fits_request`]: only whether the pod fits.
+/// The hot path: whether the pod fits, stopping at the first shortage.
 #[inline]
 pub fn fits(req: &PodRequest, node: NodeResources<'_>) -> bool {
     node.pod_count < node.allowed_pods
-        && req
+        && !req
             .sparse
             .iter()
-            .all(|&(i, amount)| amount <= 0 || amount <= node.allocatable[i] - node.requested[i])
+            .any(|&(i, amount)| lacks(amount, node.allocatable[i], node.requested[i]))
 }
 
-/// Filter: `Unschedulable` with every reason, or `UnschedulableAndUnresolvable` when some
-/// request exceeds the node's allocatable.
+/// Filter.
 pub fn filter(req: &PodRequest, node: NodeResources<'_>, table: &ResourceTable) -> Status {
-    let insufficient = fits_request(req, node, table);
-    if insufficient.is_empty() {
-        return Status::success();
-    }
-    let code = if insufficient.iter().any(|r| r.unresolvable) {
-        Code::UnschedulableAndUnresolvable
-    } else {
-        Code::Unschedulable
-    };
-    Status {
-        code,
-        plugin: names::NODE_RESOURCES_FIT,
-        reasons: insufficient.into_iter().map(|r| r.reason).collect(),
-    }
+    check(req, node).status(table)
 }
 
 /// `leastRequestedScore`: `(capacity − requested) × 100 / capacity`, 0 when over capacity.
