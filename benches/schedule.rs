@@ -11,7 +11,10 @@ fn schedule_synthetic(c: &mut Criterion) {
     for (nodes, pods) in [(500, 2_000), (5_000, 10_000)] {
         let node_list = bench::nodes(nodes);
         let pod_list = bench::pods(pods, 20, 1);
-        let config = SchedulerConfig { seed: 1, ..Default::default() };
+        let config = SchedulerConfig {
+            seed: 1,
+            ..Default::default()
+        };
         group.throughput(Throughput::Elements(pods as u64));
         group.bench_function(format!("{nodes}_nodes_{pods}_pods_20_templates"), |b| {
             b.iter(|| schedule(node_list.clone(), &[], &pod_list, &config))

@@ -167,6 +167,32 @@ pub fn schedule(
     }
 }
 
+/// The nodes that could take `pod` now (every filter passes), given the `existing` bound pods.
+pub fn feasible_nodes(
+    nodes: Vec<Node>,
+    existing: &[Pod],
+    pod: &Pod,
+    config: &SchedulerConfig,
+) -> Vec<String> {
+    let all: Vec<&Pod> = existing.iter().chain([pod]).collect();
+    let mut s = Scheduler::new(Cluster::new(nodes, &all), config);
+    for (i, p) in existing.iter().enumerate() {
+        if let Some(node) = p.node_name.as_deref().and_then(|n| s.cluster.index_of(n)) {
+            s.bind(node, existing_pod_id(i), p);
+        }
+    }
+    let t = s.template_for(pod);
+    if s.templates[t].pre_filter_reject.is_some() {
+        return Vec::new();
+    }
+    let request = PodRequest::new(&s.cluster.table, pod);
+    s.find_feasible(t, &request);
+    s.feasible
+        .iter()
+        .map(|f| s.cluster.nodes[f.node as usize].name.clone())
+        .collect()
+}
+
 impl<'a> Scheduler<'a> {
     pub fn new(cluster: Cluster, config: &'a SchedulerConfig) -> Self {
         let n = cluster.len();
@@ -280,7 +306,10 @@ impl<'a> Scheduler<'a> {
         let absent = Status::new(
             Code::UnschedulableAndUnresolvable,
             names::NODE_AFFINITY,
-            format!("node(s) didn't satisfy plugin(s) [{}]", names::NODE_AFFINITY),
+            format!(
+                "node(s) didn't satisfy plugin(s) [{}]",
+                names::NODE_AFFINITY
+            ),
         );
         for (i, node) in self.cluster.nodes.iter().enumerate() {
             if narrowed

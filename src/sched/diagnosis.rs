@@ -10,7 +10,8 @@ use super::framework::{Code, Status};
 pub const ERR_NO_NODES_AVAILABLE: &str = "no nodes available to schedule pods";
 pub const PREEMPTION_NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
 pub const NO_PREEMPTION_VICTIMS: &str = "No preemption victims found for incoming pod";
-pub const NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER: &str = "not eligible due to preemptionPolicy=Never.";
+pub const NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER: &str =
+    "not eligible due to preemptionPolicy=Never.";
 
 /// The statuses of one failed scheduling attempt: every node's status (nodes a PreFilter
 /// narrowed away carry the "absent" status), stored once per distinct status.
@@ -27,7 +28,11 @@ pub struct Diagnosis {
 impl Diagnosis {
     /// Every one of `num_nodes` nodes with the same status.
     pub fn uniform(num_nodes: usize, status: Status) -> Self {
-        Diagnosis { statuses: vec![status], node_status: vec![0; num_nodes], ..Default::default() }
+        Diagnosis {
+            statuses: vec![status],
+            node_status: vec![0; num_nodes],
+            ..Default::default()
+        }
     }
 
     /// Index of `status`, adding it if new (there are only a handful per pod).

@@ -8,4 +8,4 @@ pub mod framework;
 pub mod plugins;
 pub mod preemption;
 
-pub use cycle::{Outcome, PodOutcome, PodPhase, SchedulerConfig, schedule};
+pub use cycle::{Outcome, PodOutcome, PodPhase, SchedulerConfig, feasible_nodes, schedule};

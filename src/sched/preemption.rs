@@ -62,7 +62,10 @@ pub(crate) fn post_filter(
     }
     if let Some(best) = pick_one_node(candidates) {
         let victims = best.victims.iter().map(|(v, _)| (best.node, *v)).collect();
-        return Result::Preempt { node: best.node, victims };
+        return Result::Preempt {
+            node: best.node,
+            victims,
+        };
     }
     Result::Message(format!(
         "preemption: {}",

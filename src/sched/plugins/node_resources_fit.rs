@@ -55,7 +55,11 @@ impl Insufficient {
         } else {
             Code::Unschedulable
         };
-        Status { code, plugin: names::NODE_RESOURCES_FIT, reasons }
+        Status {
+            code,
+            plugin: names::NODE_RESOURCES_FIT,
+            reasons,
+        }
     }
 }
 

@@ -1,0 +1,162 @@
+//! Metamorphic properties of the filters: relaxing a pod or growing a node never shrinks the
+//! set of nodes the pod fits, and scheduling is a pure function of its inputs and seed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Taint, Toleration};
+use proptest::prelude::*;
+use schedsim::model::resources::ResourceList;
+use schedsim::model::{Node, Pod};
+use schedsim::sched::{SchedulerConfig, feasible_nodes, schedule};
+
+const KEYS: &[&str] = &["nvidia.com/gpu", "dedicated", "spot"];
+const VALUES: &[&str] = &["true", "a", "b"];
+const EFFECTS: &[&str] = &["NoSchedule", "NoExecute", "PreferNoSchedule"];
+const ZONES: &[&str] = &["zone-a", "zone-b", "zone-c"];
+const PRODUCTS: &[&str] = &["A100", "H100", "L4"];
+
+fn taint() -> impl Strategy<Value = Taint> {
+    (0..KEYS.len(), 0..VALUES.len(), 0..EFFECTS.len()).prop_map(|(k, v, e)| Taint {
+        key: KEYS[k].into(),
+        value: Some(VALUES[v].into()),
+        effect: EFFECTS[e].into(),
+        ..Default::default()
+    })
+}
+
+fn toleration() -> impl Strategy<Value = Toleration> {
+    (
+        0..=KEYS.len(),
+        0..VALUES.len(),
+        0..=EFFECTS.len(),
+        any::<bool>(),
+    )
+        .prop_map(|(k, v, e, exists)| {
+            // An empty key requires Exists (API validation).
+            let exists = exists || k == KEYS.len();
+            Toleration {
+                key: KEYS.get(k).map(|s| s.to_string()),
+                operator: Some(if exists { "Exists" } else { "Equal" }.into()),
+                value: (!exists).then(|| VALUES[v].to_string()),
+                effect: EFFECTS.get(e).map(|s| s.to_string()),
+                ..Default::default()
+            }
+        })
+}
+
+fn resources(cpu: i64, gpus: i64, pods: i64) -> ResourceList {
+    let mut r: ResourceList = [("cpu".to_string(), cpu), ("pods".to_string(), pods)]
+        .into_iter()
+        .collect();
+    if gpus > 0 {
+        r.insert("nvidia.com/gpu".into(), gpus);
+    }
+    r
+}
+
+fn node(i: usize) -> impl Strategy<Value = Node> {
+    (
+        0..ZONES.len(),
+        0..PRODUCTS.len(),
+        prop::collection::vec(taint(), 0..3),
+        any::<bool>(),
+        0..16_000i64,
+        0..9i64,
+        0..4i64,
+    )
+        .prop_map(move |(z, p, taints, cordoned, cpu, gpus, pods)| Node {
+            name: format!("node-{i}"),
+            labels: [("zone", ZONES[z]), ("product", PRODUCTS[p])]
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+            taints,
+            unschedulable: cordoned && i % 3 == 0,
+            allocatable: resources(cpu, gpus, pods),
+            pool: None,
+        })
+}
+
+fn nodes() -> impl Strategy<Value = Vec<Node>> {
+    (1..8usize).prop_flat_map(|n| (0..n).map(node).collect::<Vec<_>>())
+}
+
+fn pod() -> impl Strategy<Value = Pod> {
+    (
+        prop::collection::vec(toleration(), 0..4),
+        prop::option::of(0..ZONES.len()),
+        prop::option::of(0..PRODUCTS.len()),
+        0..8_000i64,
+        0..5i64,
+    )
+        .prop_map(|(tolerations, zone, product, cpu, gpus)| {
+            let mut node_selector = BTreeMap::new();
+            if let Some(z) = zone {
+                node_selector.insert("zone".to_string(), ZONES[z].to_string());
+            }
+            if let Some(p) = product {
+                node_selector.insert("product".to_string(), PRODUCTS[p].to_string());
+            }
+            let mut requests = resources(cpu, gpus, 0);
+            requests.remove("pods");
+            Pod {
+                name: "p".into(),
+                namespace: "default".into(),
+                tolerations,
+                node_selector,
+                score_requests: requests.clone(),
+                requests,
+                ..Default::default()
+            }
+        })
+}
+
+fn feasible(nodes: &[Node], pod: &Pod) -> BTreeSet<String> {
+    feasible_nodes(nodes.to_vec(), &[], pod, &SchedulerConfig::default())
+        .into_iter()
+        .collect()
+}
+
+proptest! {
+    #[test]
+    fn adding_a_toleration_never_shrinks_the_feasible_set(nodes in nodes(), pod in pod(), extra in toleration()) {
+        let before = feasible(&nodes, &pod);
+        let mut relaxed = pod.clone();
+        relaxed.tolerations.push(extra);
+        let after = feasible(&nodes, &relaxed);
+        prop_assert!(before.is_subset(&after), "before {before:?} after {after:?}");
+    }
+
+    #[test]
+    fn removing_a_node_selector_key_never_shrinks_the_feasible_set(nodes in nodes(), pod in pod(), which in any::<prop::sample::Index>()) {
+        prop_assume!(!pod.node_selector.is_empty());
+        let before = feasible(&nodes, &pod);
+        let mut relaxed = pod.clone();
+        let key = relaxed.node_selector.keys().nth(which.index(pod.node_selector.len())).unwrap().clone();
+        relaxed.node_selector.remove(&key);
+        let after = feasible(&nodes, &relaxed);
+        prop_assert!(before.is_subset(&after), "before {before:?} after {after:?}");
+    }
+
+    #[test]
+    fn more_allocatable_never_shrinks_the_feasible_set(nodes in nodes(), pod in pod(), which in any::<prop::sample::Index>(), cpu in 0..4_000i64, gpus in 0..4i64, pods in 0..3i64) {
+        let before = feasible(&nodes, &pod);
+        let mut grown = nodes.clone();
+        let n = which.index(grown.len());
+        for (r, extra) in [("cpu", cpu), ("nvidia.com/gpu", gpus), ("pods", pods)] {
+            *grown[n].allocatable.entry(r.to_string()).or_insert(0) += extra;
+        }
+        let after = feasible(&grown, &pod);
+        prop_assert!(before.is_subset(&after), "before {before:?} after {after:?}");
+    }
+
+    #[test]
+    fn scheduling_is_deterministic_for_a_seed(nodes in nodes(), pods in prop::collection::vec(pod(), 1..12), seed in any::<u64>()) {
+        let pods: Vec<Pod> = pods.into_iter().enumerate().map(|(i, mut p)| { p.name = format!("p{i}"); p }).collect();
+        let config = SchedulerConfig { seed, ..Default::default() };
+        let a = schedule(nodes.clone(), &[], &pods, &config);
+        let b = schedule(nodes, &[], &pods, &config);
+        let placement = |o: &schedsim::sched::Outcome| o.pods.iter().map(|p| (p.node, p.message.clone())).collect::<Vec<_>>();
+        prop_assert_eq!(placement(&a), placement(&b));
+    }
+}
