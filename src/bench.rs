@@ -129,7 +129,7 @@ fn template(t: usize, rng: &mut ChaCha8Rng) -> Pod {
             effect: Some("NoSchedule".into()),
             ..Default::default()
         });
-        if t % 3 == 0 {
+        if t.is_multiple_of(3) {
             let zone = ZONES[t % ZONES.len()];
             let term = NodeSelectorTerm {
                 match_expressions: Some(vec![NodeSelectorRequirement {

@@ -71,7 +71,7 @@ fn node(i: usize) -> impl Strategy<Value = Node> {
                 .map(|(k, v)| (k.into(), v.into()))
                 .collect(),
             taints,
-            unschedulable: cordoned && i % 3 == 0,
+            unschedulable: cordoned && i.is_multiple_of(3),
             allocatable: resources(cpu, gpus, pods),
             pool: None,
         })

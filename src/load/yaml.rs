@@ -138,16 +138,12 @@ fn strip_location(message: &str) -> String {
         }
         _ => m,
     };
-    if let Some(rest) = m.strip_prefix("line ") {
-        if let Some(i) = rest.find(": ") {
-            let head = &rest[..i];
-            if head
-                .split(" column ")
-                .all(|p| p.chars().all(|c| c.is_ascii_digit()))
-            {
-                return rest[i + 2..].to_string();
-            }
-        }
+    if let Some((head, tail)) = m.strip_prefix("line ").and_then(|r| r.split_once(": "))
+        && head
+            .split(" column ")
+            .all(|p| p.chars().all(|c| c.is_ascii_digit()))
+    {
+        return tail.to_string();
     }
     m.to_string()
 }

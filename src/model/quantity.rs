@@ -57,11 +57,11 @@ fn parse(s: &str) -> Result<Quantity, QuantityError> {
     let bytes = s.as_bytes();
     let mut i = 0;
     let mut negative = false;
-    if let Some(&c) = bytes.first() {
-        if c == b'+' || c == b'-' {
-            negative = c == b'-';
-            i = 1;
-        }
+    if let Some(&c) = bytes.first()
+        && (c == b'+' || c == b'-')
+    {
+        negative = c == b'-';
+        i = 1;
     }
     let mut digits: u128 = 0;
     let mut significant = 0usize;

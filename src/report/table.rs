@@ -106,7 +106,8 @@ fn render_scenario(s: &ScenarioReport, out: &mut String) {
 fn pod_groups(s: &ScenarioReport) -> Vec<PodGroupRow> {
     let pool_of: BTreeMap<&str, &NodeReport> =
         s.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
-    let mut groups: Vec<((String, PodPhase, String), Vec<&str>)> = Vec::new();
+    type Key = (String, PodPhase, String);
+    let mut groups: Vec<(Key, Vec<&str>)> = Vec::new();
     for p in &s.pods {
         let placement = match &p.node {
             Some(n) => {
@@ -158,7 +159,7 @@ fn pending_reasons(s: &ScenarioReport) -> Vec<ReasonRow> {
             None => counts.push((p.message.clone(), 1)),
         }
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     counts
         .into_iter()
         .map(|(m, count)| ReasonRow {

@@ -181,14 +181,14 @@ pub fn filter(pod: &Pod, node: &Node, added: Option<&NodeAffinity>) -> Status {
                 .as_ref()
         })
         .map(|r| r.node_selector_terms.as_slice());
-    if let Some(terms) = added_terms {
-        if !terms_match(terms, node) {
-            return Status::new(
-                Code::UnschedulableAndUnresolvable,
-                names::NODE_AFFINITY,
-                ERR_REASON_ENFORCED,
-            );
-        }
+    if let Some(terms) = added_terms
+        && !terms_match(terms, node)
+    {
+        return Status::new(
+            Code::UnschedulableAndUnresolvable,
+            names::NODE_AFFINITY,
+            ERR_REASON_ENFORCED,
+        );
     }
     if required_matches(pod, node) {
         Status::success()
