@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use super::validate::{FieldError, invalid, validate_pod_spec};
 use crate::features::FeatureGates;
 use crate::model::quantity::Quantity;
-use crate::model::resources::{self, ContainerRequests, ResourceList};
+use crate::model::resources::{self, ContainerRequests, PodResources, ResourceList};
 use crate::model::{Node, Pod};
 
 /// Parses a resource list into canonical integers (milli-CPU, base units otherwise).
@@ -119,16 +119,24 @@ pub fn pod_from_k8s(
         &format!("{spec_path}.overhead"),
         errs,
     );
-    let container_refs: Vec<&ResourceList> = containers.iter().collect();
-    let init_refs: Vec<ContainerRequests> = init
-        .iter()
-        .map(|(r, restartable)| ContainerRequests {
-            requests: r,
-            restartable: *restartable,
-        })
-        .collect();
-    let requests =
-        resources::pod_requests(&container_refs, &init_refs, &overhead, &ResourceList::new());
+    let pod_level = pod_level_requests(
+        spec.resources.as_ref(),
+        &format!("{spec_path}.resources"),
+        errs,
+    );
+    let resources = PodResources {
+        containers: containers.iter().collect(),
+        init_containers: init
+            .iter()
+            .map(|(r, restartable)| ContainerRequests {
+                requests: r,
+                restartable: *restartable,
+            })
+            .collect(),
+        pod_level: &pod_level,
+        overhead: &overhead,
+    };
+    let requests = resources::pod_requests(&resources, &ResourceList::new());
     let non_missing: ResourceList = [
         (
             resources::CPU.to_string(),
@@ -141,8 +149,7 @@ pub fn pod_from_k8s(
     ]
     .into_iter()
     .collect();
-    let score_requests =
-        resources::pod_requests(&container_refs, &init_refs, &overhead, &non_missing);
+    let score_requests = resources::pod_requests(&resources, &non_missing);
 
     Pod {
         name: pod.metadata.name.clone().unwrap_or_default(),
@@ -173,6 +180,29 @@ pub fn pod_from_k8s(
         score_requests,
         has_restartable_init_container: init.iter().any(|(_, r)| *r),
     }
+}
+
+/// Pod-level requests (`spec.resources`, PodLevelResources), a missing request defaulting to
+/// the pod-level limit.
+fn pod_level_requests(
+    res: Option<&k8s::ResourceRequirements>,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) -> ResourceList {
+    let mut requests = parse_resource_list(
+        res.and_then(|r| r.requests.as_ref()),
+        &format!("{path}.requests"),
+        errs,
+    );
+    let limits = parse_resource_list(
+        res.and_then(|r| r.limits.as_ref()),
+        &format!("{path}.limits"),
+        errs,
+    );
+    for (name, limit) in limits {
+        requests.entry(name).or_insert(limit);
+    }
+    requests
 }
 
 /// A container's requests after defaulting (missing request := limit), validated against

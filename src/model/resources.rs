@@ -42,18 +42,26 @@ pub struct ContainerRequests<'a> {
     pub restartable: bool,
 }
 
+/// The inputs of `resource.PodRequests`: each container's (defaulted) requests, the pod-level
+/// requests (`spec.resources`, PodLevelResources) and the pod overhead.
+pub struct PodResources<'a> {
+    pub containers: Vec<&'a ResourceList>,
+    pub init_containers: Vec<ContainerRequests<'a>>,
+    pub pod_level: &'a ResourceList,
+    pub overhead: &'a ResourceList,
+}
+
+/// Resources a pod may set at pod level (`IsSupportedPodLevelResource`).
+const POD_LEVEL_RESOURCES: &[&str] = &[CPU, MEMORY];
+
 /// The pod's effective request, as `resource.PodRequests` computes it
 /// (`kubernetes/component-helpers:resource/helpers.go`):
-/// `max(sum(containers) + sidecars, max_i(init_i + sidecars started before i)) + overhead`.
+/// `max(sum(containers) + sidecars, max_i(init_i + sidecars started before i))`, then pod-level
+/// cpu/memory requests replace the computed ones, then the overhead is added.
 ///
 /// `non_missing` gives the values a container's *missing* requests take (the scorers' 100m /
 /// 200Mi defaults); pass an empty list for the filter's exact requests.
-pub fn pod_requests(
-    containers: &[&ResourceList],
-    init_containers: &[ContainerRequests<'_>],
-    overhead: &ResourceList,
-    non_missing: &ResourceList,
-) -> ResourceList {
+pub fn pod_requests(pod: &PodResources<'_>, non_missing: &ResourceList) -> ResourceList {
     let with_defaults = |r: &ResourceList| -> ResourceList {
         let mut r = r.clone();
         for (k, v) in non_missing {
@@ -62,12 +70,12 @@ pub fn pod_requests(
         r
     };
     let mut reqs = ResourceList::new();
-    for c in containers {
+    for c in &pod.containers {
         add(&mut reqs, &with_defaults(c));
     }
     let mut sidecars = ResourceList::new();
     let mut init_max = ResourceList::new();
-    for ic in init_containers {
+    for ic in &pod.init_containers {
         let own = with_defaults(ic.requests);
         let effective = if ic.restartable {
             add(&mut reqs, &own);
@@ -81,7 +89,12 @@ pub fn pod_requests(
         max(&mut init_max, &effective);
     }
     max(&mut reqs, &init_max);
-    add(&mut reqs, overhead);
+    for (k, v) in pod.pod_level {
+        if POD_LEVEL_RESOURCES.contains(&k.as_str()) {
+            reqs.insert(k.clone(), *v);
+        }
+    }
+    add(&mut reqs, pod.overhead);
     reqs
 }
 
@@ -122,13 +135,14 @@ mod tests {
                 restartable: false,
             },
         ];
-        let got = pod_requests(
-            &[&c1, &c2],
-            &inits,
-            &ResourceList::new(),
-            &ResourceList::new(),
-        );
-        assert_eq!(got, rl(3000, 3));
+        let none = ResourceList::new();
+        let pod = PodResources {
+            containers: vec![&c1, &c2],
+            init_containers: inits.into(),
+            pod_level: &none,
+            overhead: &none,
+        };
+        assert_eq!(pod_requests(&pod, &none), rl(3000, 3));
     }
 
     #[test]
@@ -146,17 +160,45 @@ mod tests {
                 restartable: false,
             },
         ];
-        let got = pod_requests(&[&one], &inits, &ResourceList::new(), &ResourceList::new());
+        let none = ResourceList::new();
+        let pod = PodResources {
+            containers: vec![&one],
+            init_containers: inits.into(),
+            pod_level: &none,
+            overhead: &none,
+        };
         // max(container 1 + sidecar 1, init 5 + sidecar 1) = 6
-        assert_eq!(got[CPU], 6);
+        assert_eq!(pod_requests(&pod, &none)[CPU], 6);
     }
 
     #[test]
     fn missing_requests_take_scoring_defaults() {
         let empty = ResourceList::new();
         let defaults = rl(DEFAULT_MILLI_CPU_REQUEST, DEFAULT_MEMORY_REQUEST);
-        let got = pod_requests(&[&empty, &empty], &[], &ResourceList::new(), &defaults);
-        assert_eq!(got, rl(200, 2 * DEFAULT_MEMORY_REQUEST));
+        let pod = PodResources {
+            containers: vec![&empty, &empty],
+            init_containers: vec![],
+            pod_level: &empty,
+            overhead: &empty,
+        };
+        assert_eq!(
+            pod_requests(&pod, &defaults),
+            rl(200, 2 * DEFAULT_MEMORY_REQUEST)
+        );
+    }
+
+    #[test]
+    fn pod_level_requests_replace_cpu_and_memory_then_overhead_adds() {
+        let c = rl(1000, 10);
+        let pod_level = rl(4000, 0);
+        let overhead = rl(250, 5);
+        let pod = PodResources {
+            containers: vec![&c],
+            init_containers: vec![],
+            pod_level: &pod_level,
+            overhead: &overhead,
+        };
+        assert_eq!(pod_requests(&pod, &ResourceList::new()), rl(4250, 5));
     }
 
     #[test]
