@@ -152,3 +152,26 @@ fn reports_are_written_to_out() {
         .collect();
     assert!(leftovers.is_empty(), "temporary files left behind");
 }
+
+#[test]
+fn message_format_selects_the_release_wording() {
+    let message = |extra: &[&str]| {
+        let mut args = vec!["run", "tests/data/taint-message.yaml", "--format", "json"];
+        args.extend_from_slice(extra);
+        let o = schedsim(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        report["scenarios"][0]["pods"][0]["message"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        message(&[]),
+        "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    );
+    assert_eq!(
+        message(&["--message-format", "1.34"]),
+        "0/1 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    );
+}

@@ -115,6 +115,9 @@ struct Loader<'o> {
 
 type Errors = Vec<InputError>;
 
+/// The scheduler name of the default profile.
+const DEFAULT_SCHEDULER: &str = "default-scheduler";
+
 impl Loader<'_> {
     fn documents(&mut self, file: &Path) -> Result<Rc<Vec<Document>>, InputError> {
         if let Some(d) = self.cache.get(file) {
@@ -195,6 +198,16 @@ impl Loader<'_> {
             match self.pod_items(file, doc, &format!("spec.workloads[{i}]"), item, &gates) {
                 Ok(mut p) => workloads.append(&mut p),
                 Err(mut e) => errors.append(&mut e),
+            }
+        }
+        for (p, at) in &workloads {
+            if p.scheduler_name != DEFAULT_SCHEDULER {
+                warnings.push(format!(
+                    "pod {} ({}) asks for scheduler {:?}; schedsim simulates {DEFAULT_SCHEDULER:?} and schedules it with that profile",
+                    p.key(),
+                    at.describe(),
+                    p.scheduler_name
+                ));
             }
         }
         let mut pod_keys = HashMap::new();
