@@ -179,6 +179,7 @@ pub fn pod_from_k8s(
         requests,
         score_requests,
         has_restartable_init_container: init.iter().any(|(_, r)| *r),
+        start_time: pod.status.as_ref().and_then(|s| s.start_time.clone()),
     }
 }
 

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Affinity, Toleration};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::resources::ResourceList;
 
@@ -28,6 +29,8 @@ pub struct Pod {
     /// Request for scoring: missing cpu/memory container requests count as 100m / 200Mi.
     pub score_requests: ResourceList,
     pub has_restartable_init_container: bool,
+    /// `status.startTime` of a pod that is already running (preemption spares older pods).
+    pub start_time: Option<Time>,
 }
 
 impl Pod {

@@ -22,6 +22,9 @@ pub struct ScenarioReport {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     pub pods: Vec<PodReport>,
+    /// Existing pods (`spec.existingPods`) evicted by preemption, `namespace/name`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preempted_existing_pods: Vec<String>,
     pub nodes: Vec<NodeReport>,
 }
 
@@ -101,6 +104,11 @@ impl ScenarioReport {
             file: scenario.file.display().to_string(),
             warnings: scenario.warnings.clone(),
             pods,
+            preempted_existing_pods: outcome
+                .preempted_existing
+                .iter()
+                .map(|&i| scenario.existing_pods[i].key())
+                .collect(),
             nodes,
         }
     }

@@ -10,9 +10,24 @@ use tabled::{Table, Tabled};
 use super::model::{NodeReport, RunReport, ScenarioReport};
 use crate::sched::PodPhase;
 
-/// Resources counted as GPUs in the pool summary.
-fn is_gpu_resource(name: &str) -> bool {
-    name == "nvidia.com/gpu" || name == "alibabacloud.com/gpu-count" || name == "amd.com/gpu"
+/// Resources that count whole GPUs, by preference: a node advertising several (the Alibaba
+/// trace nodes carry `nvidia.com/gpu` and `alibabacloud.com/gpu-count`) counts the first.
+const GPU_RESOURCES: &[&str] = &[
+    "nvidia.com/gpu",
+    "amd.com/gpu",
+    "alibabacloud.com/gpu-count",
+];
+
+/// The node's GPUs as (used, total).
+fn node_gpus(n: &NodeReport) -> (i64, i64) {
+    GPU_RESOURCES
+        .iter()
+        .find_map(|r| {
+            n.allocatable
+                .get(*r)
+                .map(|total| (n.allocated.get(*r).copied().unwrap_or(0), *total))
+        })
+        .unwrap_or((0, 0))
 }
 
 fn is_mig_resource(name: &str) -> bool {
@@ -84,6 +99,13 @@ fn render_scenario(s: &ScenarioReport, out: &mut String) {
     );
     for w in &s.warnings {
         let _ = writeln!(out, "warning: {w}");
+    }
+    if !s.preempted_existing_pods.is_empty() {
+        let _ = writeln!(
+            out,
+            "preempted existing pods: {}",
+            s.preempted_existing_pods.join(", ")
+        );
     }
     if !s.pods.is_empty() {
         let _ = writeln!(out, "{}", Table::new(pod_groups(s)).with(Style::rounded()));
@@ -173,6 +195,7 @@ fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
     #[derive(Default)]
     struct Acc {
         nodes: usize,
+        gpus: (i64, i64),
         totals: BTreeMap<String, (i64, i64)>,
     }
     let mut pools: BTreeMap<(String, String), Acc> = BTreeMap::new();
@@ -184,6 +207,9 @@ fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
             ))
             .or_default();
         acc.nodes += 1;
+        let (used, total) = node_gpus(n);
+        acc.gpus.0 += used;
+        acc.gpus.1 += total;
         for (r, v) in &n.allocatable {
             acc.totals.entry(r.clone()).or_default().1 += v;
         }
@@ -194,12 +220,11 @@ fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
     pools
         .into_iter()
         .map(|((pool, product), acc)| {
-            let sum = |pred: &dyn Fn(&str) -> bool| {
-                acc.totals
-                    .iter()
-                    .filter(|(r, _)| pred(r))
-                    .fold((0, 0), |(u, t), (_, (a, b))| (u + a, t + b))
-            };
+            let mig = acc
+                .totals
+                .iter()
+                .filter(|(r, _)| is_mig_resource(r))
+                .fold((0, 0), |(u, t), (_, (a, b))| (u + a, t + b));
             let ratio = |(used, total): (i64, i64)| {
                 if total == 0 {
                     "-".to_string()
@@ -215,8 +240,8 @@ fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
                 pool,
                 product,
                 nodes: acc.nodes,
-                gpus: ratio(sum(&is_gpu_resource)),
-                mig: ratio(sum(&is_mig_resource)),
+                gpus: ratio(acc.gpus),
+                mig: ratio(mig),
                 cpu: pct("cpu"),
                 memory: pct("memory"),
                 pods: acc.totals.get("pods").map_or(0, |p| p.0),
@@ -225,17 +250,26 @@ fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
         .collect()
 }
 
-/// Wraps long messages at ", " boundaries so tables stay readable.
+/// Wraps long messages after ", " and ". " so tables stay readable.
 fn wrap(text: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line_len = 0;
-    for (i, part) in text.split_inclusive(", ").enumerate() {
-        if i > 0 && line_len + part.len() > width {
+    let mut rest = text;
+    while !rest.is_empty() {
+        let cut = [", ", ". "]
+            .iter()
+            .filter_map(|sep| rest.find(sep).map(|i| i + sep.len()))
+            .min()
+            .unwrap_or(rest.len());
+        let (part, tail) = rest.split_at(cut);
+        if line_len > 0 && line_len + part.len() > width {
+            out.truncate(out.trim_end().len());
             out.push('\n');
             line_len = 0;
         }
         out.push_str(part);
         line_len += part.len();
+        rest = tail;
     }
     out
 }

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 
 use k8s_openapi::api::core::v1::NodeAffinity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
@@ -113,6 +114,9 @@ pub(crate) struct Bound {
     pub pod: usize,
     pub priority: i32,
     pub request: PodRequest,
+    /// When the pod started: its `status.startTime`, else (bound during the simulation) after
+    /// every given start time, in bind order.
+    pub started: (Option<Time>, u64),
 }
 
 /// The scheduler's state while it works through the queue.
@@ -124,6 +128,8 @@ pub struct Scheduler<'a> {
     pub(crate) bound: Vec<Vec<Bound>>,
     rng: ChaCha8Rng,
     feasible: Vec<Feasible>,
+    /// Binds so far, to order pods bound without a start time.
+    binds: u64,
 }
 
 /// Schedules `pods` in arrival order onto `nodes`, where `existing` pods are already bound.
@@ -204,16 +210,19 @@ impl<'a> Scheduler<'a> {
             bound: vec![Vec::new(); n],
             rng: ChaCha8Rng::seed_from_u64(config.seed),
             feasible: Vec::new(),
+            binds: 0,
         }
     }
 
     fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
         let request = PodRequest::new(&self.cluster.table, pod);
         self.cluster.account(node, &request, 1);
+        self.binds += 1;
         self.bound[node].push(Bound {
             pod: pod_id,
             priority: pod.priority,
             request,
+            started: (pod.start_time.clone(), self.binds),
         });
     }
 

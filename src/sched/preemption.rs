@@ -7,7 +7,7 @@
 //! "fewest PDB violations" criterion never separates candidates.
 
 use super::cluster::PodRequest;
-use super::cycle::Scheduler;
+use super::cycle::{Bound, Scheduler};
 use super::diagnosis::{self, Diagnosis};
 use super::framework::{Code, Status, names};
 use super::plugins::node_resources_fit;
@@ -100,8 +100,14 @@ fn select_victims_on_node(
     if !status.is_success() {
         return Err(status);
     }
-    // MoreImportantPod: higher priority first; among equals, the earlier-bound pod first.
-    potential.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.pod.cmp(&b.pod)));
+    // MoreImportantPod: higher priority first; among equals, the one that started first. A pod
+    // without a start time was bound during the simulation, after every pod that has one.
+    potential.sort_by(|a, b| {
+        let started = |x: &Bound| (x.started.0.is_none(), x.started.0.clone(), x.started.1);
+        b.priority
+            .cmp(&a.priority)
+            .then_with(|| started(a).cmp(&started(b)))
+    });
     let mut victims = Vec::new();
     for b in potential {
         trial.add(&b.request);
