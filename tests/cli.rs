@@ -175,3 +175,16 @@ fn message_format_selects_the_release_wording() {
         "0/1 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     );
 }
+
+#[test]
+fn type_errors_in_kubernetes_objects_name_the_field() {
+    let err = run_bad("wrong-type.yaml");
+    assert!(
+        err.contains("wrong-type.yaml:9:29: spec.nodes[0].spec.unschedulable: invalid type: string \"maybe\", expected a boolean"),
+        "{err}"
+    );
+    assert!(
+        err.contains("wrong-type.yaml:15:20: spec.scheduler.sed: unknown field `sed`, expected one of `seed`, `messageFormat`, `featureGates`, `addedAffinity` (did you mean `seed`?)"),
+        "{err}"
+    );
+}

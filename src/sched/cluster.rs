@@ -129,6 +129,8 @@ pub struct Cluster {
     nonzero_requested: Vec<[i64; 2]>,
     pod_count: Vec<i64>,
     allowed_pods: Vec<i64>,
+    /// Bumped whenever a node's usage changes, so per-node results can be cached.
+    version: Vec<u32>,
 }
 
 /// One node's resource view, as `NodeInfo` offers it to the resource plugins.
@@ -160,6 +162,7 @@ impl Cluster {
             requested: vec![0; allocatable.len()],
             nonzero_requested: vec![[0, 0]; nodes.len()],
             pod_count: vec![0; nodes.len()],
+            version: vec![0; nodes.len()],
             nodes,
             table,
             width,
@@ -200,6 +203,12 @@ impl Cluster {
         self.nonzero_requested[node][0] += sign * request.nonzero_cpu;
         self.nonzero_requested[node][1] += sign * request.nonzero_memory;
         self.pod_count[node] += sign;
+        self.version[node] = self.version[node].wrapping_add(1);
+    }
+
+    /// The node's usage version: equal versions mean equal usage.
+    pub fn version(&self, node: usize) -> u32 {
+        self.version[node]
     }
 
     pub fn allocatable_named(&self, node: usize) -> ResourceList {

@@ -95,7 +95,13 @@ struct Candidate {
     node: u32,
     affinity: i64,
     taint: i64,
+    /// The node's usage version `resources` was computed at.
+    seen_version: u32,
+    /// Weighted resource score for the template's request, or [`NOT_FEASIBLE`].
+    resources: i64,
 }
+
+const NOT_FEASIBLE: i64 = i64::MIN;
 
 const PASS: u16 = u16::MAX;
 
@@ -274,13 +280,15 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// The template (distinct scheduling-relevant spec) of a pod, built on first use.
+    /// The template (distinct scheduling-relevant spec and request) of a pod, built on first use.
     fn template_for(&mut self, pod: &Pod) -> usize {
         let key = serde_json::to_string(&(
             &pod.node_name,
             &pod.node_selector,
             pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()),
             &pod.tolerations,
+            &pod.requests,
+            &pod.score_requests,
         ))
         .expect("pod fields serialize");
         if let Some(&t) = self.template_index.get(&key) {
@@ -335,6 +343,8 @@ impl<'a> Scheduler<'a> {
                     node: i as u32,
                     affinity: node_affinity::score(pod, node, added),
                     taint: taint_toleration::score(pod, node, &config.feature_gates),
+                    seen_version: u32::MAX,
+                    resources: NOT_FEASIBLE,
                 });
             } else {
                 template.static_verdict[i] =
@@ -360,26 +370,44 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Filters the template's candidates by resources and scores the survivors' resources.
+    ///
+    /// A template's pods share one request, so a node's fit and resource score are cached on
+    /// the candidate and recomputed only when the node's usage changed since.
     fn find_feasible(&mut self, t: usize, request: &PodRequest) {
-        self.feasible.clear();
+        let Scheduler {
+            templates,
+            cluster,
+            feasible,
+            ..
+        } = self;
+        feasible.clear();
         let balanced = !node_resources_balanced_allocation::skips(request);
-        for c in &self.templates[t].candidates {
-            let res = self.cluster.resources(c.node as usize);
-            if !node_resources_fit::fits(request, res) {
-                continue;
+        for c in templates[t].candidates.iter_mut() {
+            let node = c.node as usize;
+            let version = cluster.version(node);
+            if c.seen_version != version {
+                c.seen_version = version;
+                let res = cluster.resources(node);
+                c.resources = if node_resources_fit::fits(request, res) {
+                    let mut score = WEIGHT_NODE_RESOURCES_FIT
+                        * node_resources_fit::score_least_allocated(request, res);
+                    if balanced {
+                        score += WEIGHT_BALANCED_ALLOCATION
+                            * node_resources_balanced_allocation::score(request, res);
+                    }
+                    score
+                } else {
+                    NOT_FEASIBLE
+                };
             }
-            let mut resources =
-                WEIGHT_NODE_RESOURCES_FIT * node_resources_fit::score_least_allocated(request, res);
-            if balanced {
-                resources += WEIGHT_BALANCED_ALLOCATION
-                    * node_resources_balanced_allocation::score(request, res);
+            if c.resources != NOT_FEASIBLE {
+                feasible.push(Feasible {
+                    node: c.node,
+                    affinity: c.affinity,
+                    taint: c.taint,
+                    resources: c.resources,
+                });
             }
-            self.feasible.push(Feasible {
-                node: c.node,
-                affinity: c.affinity,
-                taint: c.taint,
-                resources,
-            });
         }
     }
 

@@ -51,13 +51,26 @@ pub(crate) fn post_filter(
         ),
     );
     let mut candidates = Vec::new();
+    let mut no_victims: Option<u16> = None;
     for node in 0..s.cluster.len() {
         if !diagnosis::preemption_might_help(d.status_of(node)) {
             continue;
         }
         match select_victims_on_node(s, node, pod, request) {
-            Ok(victims) => candidates.push(Candidate { node, victims }),
-            Err(status) => fit_error.node_status[node] = fit_error.intern(status),
+            NodeVerdict::Victims(victims) => candidates.push(Candidate { node, victims }),
+            NodeVerdict::NoVictims => {
+                let i = *no_victims.get_or_insert_with(|| {
+                    fit_error.intern(Status::new(
+                        Code::UnschedulableAndUnresolvable,
+                        names::DEFAULT_PREEMPTION,
+                        diagnosis::NO_PREEMPTION_VICTIMS,
+                    ))
+                });
+                fit_error.node_status[node] = i;
+            }
+            NodeVerdict::StillFails(status) => {
+                fit_error.node_status[node] = fit_error.intern(status)
+            }
         }
     }
     if let Some(best) = pick_one_node(candidates) {
@@ -73,24 +86,30 @@ pub(crate) fn post_filter(
     ))
 }
 
+/// What evicting lower-priority pods would do on one node.
+enum NodeVerdict {
+    /// No pod on the node has a lower priority.
+    NoVictims,
+    /// Even without every lower-priority pod the pod does not fit: the filter's status.
+    StillFails(Status),
+    /// The pods to evict, with their priorities.
+    Victims(Vec<(usize, i32)>),
+}
+
 /// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then fits, add back
-/// ("reprieve") as many as possible, highest priority first.
+/// ("reprieve") as many as possible, the most important first.
 fn select_victims_on_node(
     s: &Scheduler<'_>,
     node: usize,
     pod: &Pod,
     request: &PodRequest,
-) -> std::result::Result<Vec<(usize, i32)>, Status> {
+) -> NodeVerdict {
     let mut potential: Vec<_> = s.bound[node]
         .iter()
         .filter(|b| b.priority < pod.priority)
         .collect();
     if potential.is_empty() {
-        return Err(Status::new(
-            Code::UnschedulableAndUnresolvable,
-            names::DEFAULT_PREEMPTION,
-            diagnosis::NO_PREEMPTION_VICTIMS,
-        ));
+        return NodeVerdict::NoVictims;
     }
     let mut trial = s.cluster.clone_node(node);
     for b in &potential {
@@ -98,7 +117,7 @@ fn select_victims_on_node(
     }
     let status = node_resources_fit::filter(request, trial.view(), &s.cluster.table);
     if !status.is_success() {
-        return Err(status);
+        return NodeVerdict::StillFails(status);
     }
     // MoreImportantPod: higher priority first; among equals, the one that started first. A pod
     // without a start time was bound during the simulation, after every pod that has one.
@@ -116,7 +135,7 @@ fn select_victims_on_node(
             victims.push((b.pod, b.priority));
         }
     }
-    Ok(victims)
+    NodeVerdict::Victims(victims)
 }
 
 /// `pickOneNodeForPreemption` without PDBs: lowest highest-victim priority, then lowest sum of
