@@ -188,3 +188,14 @@ fn type_errors_in_kubernetes_objects_name_the_field() {
         "{err}"
     );
 }
+
+#[test]
+fn a_file_without_scenarios_is_an_error_not_silence() {
+    let o = schedsim(&["run", "fixtures/nodes/cpu-m5.yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("fixtures/nodes/cpu-m5.yaml: no Scenario document"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -64,13 +64,21 @@ fn collect_yaml(dir: &Path, out: &mut BTreeSet<PathBuf>) -> std::io::Result<()> 
         if path.is_dir() {
             collect_yaml(&path, out)?;
         } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-            let text = std::fs::read_to_string(&path)?;
-            if text.contains("kind: Scenario") {
+            if declares_scenario(&std::fs::read_to_string(&path)?) {
                 out.insert(path);
             }
         }
     }
     Ok(())
+}
+
+/// Whether a YAML text has a top-level `kind: Scenario` line (other files in a folder, such
+/// as node inventories, are not scenarios).
+fn declares_scenario(text: &str) -> bool {
+    text.lines().any(|l| {
+        l.strip_prefix("kind:")
+            .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == scenario::KIND)
+    })
 }
 
 /// Loads every Scenario document of the given files. A bad scenario is reported in `errors`
@@ -89,10 +97,20 @@ pub fn load_files(files: &[PathBuf], overrides: &LoadOptions) -> Loaded {
                 continue;
             }
         };
-        for doc in docs
+        let scenarios: Vec<_> = docs
             .iter()
             .filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND))
-        {
+            .collect();
+        if scenarios.is_empty() {
+            out.errors.push(InputError::new(
+                file,
+                format!(
+                    "no Scenario document (apiVersion: {}, kind: Scenario) in this file",
+                    scenario::API_VERSION
+                ),
+            ));
+        }
+        for doc in scenarios {
             match loader.scenario(file, doc) {
                 Ok(s) => out.scenarios.push(s),
                 Err(mut errs) => out.errors.append(&mut errs),
@@ -109,7 +127,7 @@ pub struct LoadOptions {
 }
 
 struct Loader<'o> {
-    cache: HashMap<PathBuf, Rc<Vec<Document>>>,
+    cache: HashMap<PathBuf, Rc<Vec<Rc<Document>>>>,
     options: &'o LoadOptions,
 }
 
@@ -119,18 +137,23 @@ type Errors = Vec<InputError>;
 const DEFAULT_SCHEDULER: &str = "default-scheduler";
 
 impl Loader<'_> {
-    fn documents(&mut self, file: &Path) -> Result<Rc<Vec<Document>>, InputError> {
+    fn documents(&mut self, file: &Path) -> Result<Rc<Vec<Rc<Document>>>, InputError> {
         if let Some(d) = self.cache.get(file) {
             return Ok(d.clone());
         }
         let text =
             std::fs::read_to_string(file).map_err(|e| InputError::new(file, io_message(&e)))?;
-        let docs = Rc::new(yaml::parse_documents(&text, file)?);
+        let docs: Rc<Vec<Rc<Document>>> = Rc::new(
+            yaml::parse_documents(&text, file)?
+                .into_iter()
+                .map(Rc::new)
+                .collect(),
+        );
         self.cache.insert(file.to_path_buf(), docs.clone());
         Ok(docs)
     }
 
-    fn scenario(&mut self, file: &Path, doc: &Document) -> Result<Scenario, Errors> {
+    fn scenario(&mut self, file: &Path, doc: &Rc<Document>) -> Result<Scenario, Errors> {
         let sd: ScenarioDoc = doc.decode(file, "", &doc.value).map_err(|e| vec![e])?;
         if sd.api_version != scenario::API_VERSION {
             return Err(vec![doc.error(
@@ -251,7 +274,7 @@ impl Loader<'_> {
     fn resolve_item(
         &mut self,
         file: &Path,
-        doc: &Document,
+        doc: &Rc<Document>,
         path: &str,
         item: &Value,
     ) -> Result<Vec<Origin>, Errors> {
@@ -269,7 +292,7 @@ impl Loader<'_> {
             for d in docs.iter() {
                 out.extend(expand_lists(Origin {
                     file: target.clone(),
-                    doc: Rc::new(d.clone()),
+                    doc: d.clone(),
                     path: String::new(),
                 }));
             }
@@ -277,7 +300,7 @@ impl Loader<'_> {
         } else {
             Ok(expand_lists(Origin {
                 file: file.to_path_buf(),
-                doc: Rc::new(doc.clone()),
+                doc: doc.clone(),
                 path: path.to_string(),
             }))
         }
@@ -286,7 +309,7 @@ impl Loader<'_> {
     fn node_item(
         &mut self,
         file: &Path,
-        doc: &Document,
+        doc: &Rc<Document>,
         path: &str,
         item: &Value,
     ) -> Result<Vec<(Node, Origin)>, Errors> {
@@ -319,7 +342,7 @@ impl Loader<'_> {
     fn pod_items(
         &mut self,
         file: &Path,
-        doc: &Document,
+        doc: &Rc<Document>,
         path: &str,
         item: &Value,
         gates: &FeatureGates,
@@ -464,7 +487,7 @@ fn value_at<'v>(root: &'v Value, path: &str) -> &'v Value {
 /// `count` Nodes from a template, named `<namePrefix><index>` (zero-padded so they sort).
 fn pool_nodes(
     file: &Path,
-    doc: &Document,
+    doc: &Rc<Document>,
     path: &str,
     item: &Value,
 ) -> Result<Vec<(Node, Origin)>, Errors> {
@@ -475,7 +498,7 @@ fn pool_nodes(
         .map_err(|e| vec![e])?;
     let origin = Origin {
         file: file.to_path_buf(),
-        doc: Rc::new(doc.clone()),
+        doc: doc.clone(),
         path: template_path.clone(),
     };
     let base = origin.check(|errs| objects::node_from_k8s(&template, &template_path, errs))?;
