@@ -63,10 +63,10 @@ fn collect_yaml(dir: &Path, out: &mut BTreeSet<PathBuf>) -> std::io::Result<()> 
         let path = entry?.path();
         if path.is_dir() {
             collect_yaml(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-            if declares_scenario(&std::fs::read_to_string(&path)?) {
-                out.insert(path);
-            }
+        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+            && declares_scenario(&std::fs::read_to_string(&path)?)
+        {
+            out.insert(path);
         }
     }
     Ok(())
