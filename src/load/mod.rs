@@ -316,27 +316,9 @@ impl Loader<'_> {
         if item.get("pool").is_some() {
             return pool_nodes(file, doc, path, item);
         }
-        let mut out = Vec::new();
-        let mut errors = Vec::new();
-        for origin in self.resolve_item(file, doc, path, item)? {
-            match origin
-                .expect_kind("Node")
-                .and_then(|_| origin.decode::<k8s::Node>())
-            {
-                Ok(k) => {
-                    match origin.check(|errs| objects::node_from_k8s(&k, &origin.path, errs)) {
-                        Ok(n) => out.push((n, origin)),
-                        Err(mut e) => errors.append(&mut e),
-                    }
-                }
-                Err(e) => errors.push(e),
-            }
-        }
-        if errors.is_empty() {
-            Ok(out)
-        } else {
-            Err(errors)
-        }
+        self.typed_items(file, doc, path, item, "Node", |k: &k8s::Node, at, errs| {
+            objects::node_from_k8s(k, at, errs)
+        })
     }
 
     fn pod_items(
@@ -347,20 +329,33 @@ impl Loader<'_> {
         item: &Value,
         gates: &FeatureGates,
     ) -> Result<Vec<(Pod, Origin)>, Errors> {
+        self.typed_items(file, doc, path, item, "Pod", |k: &k8s::Pod, at, errs| {
+            objects::pod_from_k8s(k, at, gates, errs)
+        })
+    }
+
+    /// The objects an item stands for, decoded as `kind` and converted; every error of every
+    /// object is collected.
+    fn typed_items<K: serde::de::DeserializeOwned, T>(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        path: &str,
+        item: &Value,
+        kind: &str,
+        convert: impl Fn(&K, &str, &mut Vec<FieldError>) -> T,
+    ) -> Result<Vec<(T, Origin)>, Errors> {
         let mut out = Vec::new();
         let mut errors = Vec::new();
         for origin in self.resolve_item(file, doc, path, item)? {
-            match origin
-                .expect_kind("Pod")
-                .and_then(|_| origin.decode::<k8s::Pod>())
-            {
-                Ok(k) => match origin
-                    .check(|errs| objects::pod_from_k8s(&k, &origin.path, gates, errs))
-                {
-                    Ok(p) => out.push((p, origin)),
-                    Err(mut e) => errors.append(&mut e),
-                },
-                Err(e) => errors.push(e),
+            let converted = origin
+                .expect_kind(kind)
+                .and_then(|_| origin.decode::<K>())
+                .map_err(|e| vec![e])
+                .and_then(|k| origin.check(|errs| convert(&k, &origin.path, errs)));
+            match converted {
+                Ok(t) => out.push((t, origin)),
+                Err(mut e) => errors.append(&mut e),
             }
         }
         if errors.is_empty() {
