@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::model::resources::{self, ResourceList};
 use crate::model::{Node, Pod};
+use crate::sched::plan::Step;
 use crate::sched::{PodPhase, SchedulerConfig};
 
 /// A GPU node shape: (pool, GPU product, GPUs per node, milli-CPU, memory GiB, share of nodes in %).
@@ -173,17 +174,18 @@ pub struct BenchResult {
     pub peak_rss_mib: Option<f64>,
 }
 
-/// Schedules `pods` on `nodes` once and measures it.
+/// Schedules `pods` on `nodes` once, by `steps`, and measures it.
 pub fn measure(
     name: &str,
     nodes: Vec<Node>,
     existing: &[Pod],
     pods: &[Pod],
+    steps: &[Step],
     config: &SchedulerConfig,
 ) -> BenchResult {
     let n = nodes.len();
     let start = Instant::now();
-    let outcome = crate::sched::schedule(nodes, existing, pods, config);
+    let outcome = crate::sched::schedule_plan(nodes, existing, pods, steps, config);
     let seconds = start.elapsed().as_secs_f64();
     let scheduled = outcome
         .pods

@@ -10,15 +10,35 @@ pub mod features;
 pub mod load;
 pub mod model;
 pub mod report;
+pub mod resolve;
 pub mod sched;
 
 /// Schedules one loaded scenario and builds its report (the `run` pipeline for one scenario).
+/// When TrainJobs carry overrides, the scenario is scheduled a second time without them, and
+/// the report says what the overrides changed.
 pub fn simulate(scenario: &load::Scenario) -> report::ScenarioReport {
-    let outcome = sched::schedule(
-        scenario.nodes.clone(),
-        &scenario.existing_pods,
-        &scenario.workloads,
-        &scenario.config,
-    );
-    report::ScenarioReport::new(scenario, &outcome)
+    let schedule = |pods: &[model::Pod], steps: &[sched::plan::Step]| {
+        sched::schedule_plan(
+            scenario.nodes.clone(),
+            &scenario.existing_pods,
+            pods,
+            steps,
+            &scenario.config,
+        )
+    };
+    let outcome = schedule(&scenario.workloads, &scenario.steps);
+    let mut report = report::ScenarioReport::new(scenario, &scenario.workloads, &outcome);
+    if let Some(base) = &scenario.baseline {
+        let without =
+            report::ScenarioReport::new(scenario, &base.pods, &schedule(&base.pods, &base.steps));
+        report.override_effects = scenario
+            .train_jobs
+            .iter()
+            .filter(|j| j.has_overrides)
+            .map(|j| {
+                report::model::OverrideEffect::compare(&j.name, &j.namespace, &report, &without)
+            })
+            .collect();
+    }
+    report
 }

@@ -44,7 +44,8 @@ pub fn run(args: &BenchArgs) -> i32 {
             "synthetic {} nodes x {} pods, {} templates",
             args.nodes, args.pods, args.templates
         );
-        results.push(bench::measure(&name, nodes, &[], &pods, &config));
+        let steps = crate::sched::plan::in_order(pods.len());
+        results.push(bench::measure(&name, nodes, &[], &pods, &steps, &config));
     } else {
         let files = match load::scenario_files(&args.paths) {
             Ok(f) => f,
@@ -64,6 +65,7 @@ pub fn run(args: &BenchArgs) -> i32 {
                 s.nodes.clone(),
                 &s.existing_pods,
                 &s.workloads,
+                &s.steps,
                 &s.config,
             ));
         }

@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand.
 
 pub mod bench;
+pub mod resolve;
 pub mod run;
 
 use clap::{Parser, Subcommand};
@@ -22,6 +23,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Time the scheduler (synthetic GPU cluster or scenario files): pods/s and peak memory.
     Bench(bench::BenchArgs),
+    /// Show the pods each TrainJob becomes: per replicated job the pod count and the resolved
+    /// pod template, with `--explain` where every field came from.
+    Resolve(resolve::ResolveArgs),
 }
 
 /// Runs the parsed command; returns the process exit code.
@@ -29,5 +33,6 @@ pub fn main(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Resolve(args) => resolve::run(&args),
     }
 }

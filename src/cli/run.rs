@@ -59,6 +59,7 @@ pub fn run(args: &RunArgs) -> i32 {
         &files,
         &LoadOptions {
             message_format: args.message_format,
+            ..Default::default()
         },
     );
     for e in &loaded.errors {

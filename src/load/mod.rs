@@ -16,7 +16,12 @@ use serde_json::Value;
 use crate::error::InputError;
 use crate::features::FeatureGates;
 use crate::model::{Node, Pod};
+use crate::resolve::build::{BuildOptions, ResolvedTrainJob};
+use crate::resolve::runtime::{RuntimeKind, TrainingRuntime};
+use crate::resolve::trainjob::{self, TrainJob};
+use crate::resolve::{self, InitializerLifecycle, Runtimes};
 use crate::sched::SchedulerConfig;
+use crate::sched::plan::{self, Step};
 use scenario::{FileRef, PoolItem, ScenarioDoc};
 use validate::FieldError;
 use yaml::{Document, join_path};
@@ -29,10 +34,25 @@ pub struct Scenario {
     pub file: PathBuf,
     pub nodes: Vec<Node>,
     pub existing_pods: Vec<Pod>,
+    /// Every workload pod (plain pods and the pods of TrainJobs), in arrival order.
     pub workloads: Vec<Pod>,
+    /// How the workload pods reach the scheduler (`dependsOn` order, completions).
+    pub steps: Vec<Step>,
+    /// The TrainJobs, resolved.
+    pub train_jobs: Vec<ResolvedTrainJob>,
+    /// The same workloads with every TrainJob's overrides left out (runtime only), when some
+    /// TrainJob has overrides: the baseline of the override effect.
+    pub baseline: Option<Workloads>,
     pub config: SchedulerConfig,
     /// Things the user should know that are not errors (a node without allocatable, …).
     pub warnings: Vec<String>,
+}
+
+/// Workload pods and the steps that bring them to the scheduler.
+#[derive(Debug, Clone, Default)]
+pub struct Workloads {
+    pub pods: Vec<Pod>,
+    pub steps: Vec<Step>,
 }
 
 /// Everything a set of paths yielded: the good scenarios and every error, in input order.
@@ -124,6 +144,8 @@ pub fn load_files(files: &[PathBuf], overrides: &LoadOptions) -> Loaded {
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     pub message_format: Option<crate::sched::framework::MessageFormat>,
+    /// Record where every field of a resolved TrainJob came from (`resolve --explain`).
+    pub provenance: bool,
 }
 
 struct Loader<'o> {
@@ -216,11 +238,88 @@ impl Loader<'_> {
                 _ => {}
             }
         }
-        let mut workloads = Vec::new();
-        for (i, item) in sd.spec.workloads.iter().enumerate() {
-            match self.pod_items(file, doc, &format!("spec.workloads[{i}]"), item, &gates) {
-                Ok(mut p) => workloads.append(&mut p),
+        let mut runtimes = Runtimes::default();
+        for (i, item) in sd.spec.runtimes.iter().enumerate() {
+            match self.runtime_items(file, doc, &format!("spec.runtimes[{i}]"), item) {
+                Ok(list) => {
+                    for (r, at) in list {
+                        let name = r.name().to_string();
+                        if runtimes.insert(r).is_some() {
+                            errors.push(at.error_at(
+                                "metadata.name",
+                                format!("duplicate runtime name {name:?}"),
+                            ));
+                        }
+                    }
+                }
                 Err(mut e) => errors.append(&mut e),
+            }
+        }
+        let mut workloads: Vec<(Pod, Origin)> = Vec::new();
+        let mut steps = Vec::new();
+        let mut train_jobs = Vec::new();
+        let mut baseline = Workloads::default();
+        let mut any_overrides = false;
+        for (i, item) in sd.spec.workloads.iter().enumerate() {
+            let path = format!("spec.workloads[{i}]");
+            let origins = match self.resolve_item(file, doc, &path, item) {
+                Ok(o) => o,
+                Err(mut e) => {
+                    errors.append(&mut e);
+                    continue;
+                }
+            };
+            for origin in origins {
+                let kind = origin
+                    .value()
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Pod")
+                    .to_string();
+                let loaded = match kind.as_str() {
+                    "TrainJob" => self.train_job(&origin, &runtimes, &gates, sd.spec.initializers),
+                    _ => origin
+                        .expect_kind("Pod")
+                        .and_then(|_| origin.decode::<k8s::Pod>())
+                        .map_err(|e| vec![e])
+                        .and_then(|k| {
+                            origin
+                                .check(|errs| objects::pod_from_k8s(&k, &origin.path, &gates, errs))
+                        })
+                        .map(|pod| LoadedWorkload {
+                            pods: vec![pod],
+                            steps: plan::in_order(1),
+                            resolved: None,
+                            baseline: None,
+                        }),
+                };
+                match loaded {
+                    Ok(w) => {
+                        any_overrides |= w.baseline.is_some();
+                        let base = w.baseline.unwrap_or_else(|| Workloads {
+                            pods: w.pods.clone(),
+                            steps: w.steps.clone(),
+                        });
+                        baseline
+                            .steps
+                            .extend(plan::offset(base.steps, baseline.pods.len()));
+                        baseline.pods.extend(base.pods);
+                        steps.extend(plan::offset(w.steps, workloads.len()));
+                        if let Some(r) = &w.resolved {
+                            warnings.extend(r.warnings.iter().map(|m| {
+                                format!(
+                                    "TrainJob {}/{} ({}): {m}",
+                                    r.namespace,
+                                    r.name,
+                                    origin.describe()
+                                )
+                            }));
+                        }
+                        train_jobs.extend(w.resolved);
+                        workloads.extend(w.pods.into_iter().map(|p| (p, origin.clone())));
+                    }
+                    Err(mut e) => errors.append(&mut e),
+                }
             }
         }
         for (p, at) in &workloads {
@@ -260,6 +359,9 @@ impl Loader<'_> {
             nodes: nodes.into_iter().map(|(n, _)| n).collect(),
             existing_pods: existing.into_iter().map(|(p, _)| p).collect(),
             workloads: workloads.into_iter().map(|(p, _)| p).collect(),
+            steps,
+            train_jobs,
+            baseline: any_overrides.then_some(baseline),
             config: SchedulerConfig {
                 seed: sd.spec.scheduler.seed,
                 message_format,
@@ -268,6 +370,106 @@ impl Loader<'_> {
             },
             warnings,
         })
+    }
+
+    /// A TrainJob: resolved with its overrides, and (when it has any) without them.
+    fn train_job(
+        &self,
+        origin: &Origin,
+        runtimes: &Runtimes,
+        gates: &FeatureGates,
+        initializers: InitializerLifecycle,
+    ) -> Result<LoadedWorkload, Errors> {
+        let api_version = origin
+            .value()
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !trainjob::API_VERSIONS.contains(&api_version) {
+            return Err(vec![origin.error_at(
+                "apiVersion",
+                format!("unsupported apiVersion {api_version:?} for kind TrainJob (expected one of {:?})", trainjob::API_VERSIONS),
+            )]);
+        }
+        if origin.value().pointer("/spec/runtimePatches").is_some() {
+            return Err(vec![origin.error_at(
+                "spec.runtimePatches",
+                "runtimePatches (Kubeflow Trainer v2.2+) are not supported by this version; use podTemplateOverrides".into(),
+            )]);
+        }
+        let job: TrainJob = origin.decode().map_err(|e| vec![e])?;
+        let opts = BuildOptions {
+            overrides: true,
+            track: self.options.provenance,
+        };
+        let with = origin.check_all(resolve::train_job_pods(
+            &job,
+            runtimes,
+            opts,
+            gates,
+            initializers,
+        ))?;
+        let baseline = if job.spec.pod_template_overrides.is_empty() {
+            None
+        } else {
+            let opts = BuildOptions {
+                overrides: false,
+                track: false,
+            };
+            let without = origin.check_all(resolve::train_job_pods(
+                &job,
+                runtimes,
+                opts,
+                gates,
+                initializers,
+            ))?;
+            Some(Workloads {
+                pods: without.pods,
+                steps: without.steps,
+            })
+        };
+        Ok(LoadedWorkload {
+            pods: with.pods,
+            steps: with.steps,
+            resolved: Some(with.resolved),
+            baseline,
+        })
+    }
+
+    fn runtime_items(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        path: &str,
+        item: &Value,
+    ) -> Result<Vec<(TrainingRuntime, Origin)>, Errors> {
+        let mut out = Vec::new();
+        let mut errors = Vec::new();
+        for origin in self.resolve_item(file, doc, path, item)? {
+            let kind = match origin.value().get("kind").and_then(Value::as_str) {
+                Some("ClusterTrainingRuntime") => RuntimeKind::ClusterTrainingRuntime,
+                Some("TrainingRuntime") => RuntimeKind::TrainingRuntime,
+                other => {
+                    errors.push(origin.error_at(
+                        "kind",
+                        format!("expected a ClusterTrainingRuntime or TrainingRuntime here, found kind {:?}", other.unwrap_or("")),
+                    ));
+                    continue;
+                }
+            };
+            match origin.decode::<TrainingRuntime>() {
+                Ok(mut r) => {
+                    r.kind = kind;
+                    out.push((r, origin));
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        if errors.is_empty() {
+            Ok(out)
+        } else {
+            Err(errors)
+        }
     }
 
     /// The documents an item stands for: those of a referenced file, or the item itself.
@@ -413,6 +615,18 @@ impl Origin {
         }
     }
 
+    /// Positions the field errors of a result.
+    fn check_all<T>(&self, result: Result<T, Vec<FieldError>>) -> Result<T, Errors> {
+        result.map_err(|errs| {
+            errs.into_iter()
+                .map(|e| {
+                    self.doc
+                        .error(&self.file, &join_path(&self.path, &e.path), e.message)
+                })
+                .collect()
+        })
+    }
+
     /// Runs a conversion that collects field errors, turning them into positioned errors.
     fn check<T>(&self, convert: impl FnOnce(&mut Vec<FieldError>) -> T) -> Result<T, Errors> {
         let mut errs = Vec::new();
@@ -430,11 +644,18 @@ impl Origin {
 
 fn unsupported_hint(kind: &str) -> &'static str {
     match kind {
-        "TrainJob" | "TrainingRuntime" | "ClusterTrainingRuntime" => {
-            " (Kubeflow TrainJobs are not supported by this version)"
-        }
+        "TrainingRuntime" | "ClusterTrainingRuntime" => " (runtimes belong in spec.runtimes)",
         _ => "",
     }
+}
+
+/// The pods a workload item became.
+struct LoadedWorkload {
+    pods: Vec<Pod>,
+    steps: Vec<Step>,
+    resolved: Option<ResolvedTrainJob>,
+    /// Without overrides, when the TrainJob has some.
+    baseline: Option<Workloads>,
 }
 
 /// Expands `List`/`NodeList`/`PodList` documents into their items.

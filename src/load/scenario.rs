@@ -35,8 +35,14 @@ pub struct ScenarioSpec {
     pub nodes: Vec<Value>,
     #[serde(default)]
     pub existing_pods: Vec<Value>,
+    /// `ClusterTrainingRuntime` / `TrainingRuntime` objects TrainJobs refer to.
+    #[serde(default)]
+    pub runtimes: Vec<Value>,
     #[serde(default)]
     pub workloads: Vec<Value>,
+    /// What initializer pods do once they ran: `complete` (default) or `keepRunning`.
+    #[serde(default)]
+    pub initializers: crate::resolve::InitializerLifecycle,
     #[serde(default)]
     pub scheduler: SchedulerSpec,
 }

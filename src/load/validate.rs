@@ -54,23 +54,30 @@ pub fn validate_pod_spec(
     if spec.containers.is_empty() {
         required(errs, format!("{path}.containers"), "");
     }
+    let volumes = validate_volumes(spec, path, errs);
+    let empty = Vec::new();
     for (kind, list) in [
         ("containers", &spec.containers),
         (
             "initContainers",
-            spec.init_containers.as_ref().unwrap_or(&Vec::new()),
+            spec.init_containers.as_ref().unwrap_or(&empty),
         ),
     ] {
         let mut names = BTreeSet::new();
         for (i, c) in list.iter().enumerate() {
+            let at = format!("{path}.{kind}[{i}]");
             if c.name.is_empty() {
-                required(errs, format!("{path}.{kind}[{i}].name"), "");
+                required(errs, format!("{at}.name"), "");
             } else if !names.insert(c.name.clone()) {
                 errs.push(FieldError {
-                    path: format!("{path}.{kind}[{i}].name"),
+                    path: format!("{at}.name"),
                     message: format!("Duplicate value: {:?}", c.name),
                 });
             }
+            if c.image.as_deref().unwrap_or("").is_empty() {
+                required(errs, format!("{at}.image"), "");
+            }
+            validate_container_refs(c, &at, &volumes, errs);
         }
     }
     for (i, t) in spec.tolerations.iter().flatten().enumerate() {
@@ -120,6 +127,73 @@ pub fn validate_pod_spec(
             );
         }
         validate_selector_term(&term.preference, &format!("{p}.preference"), errs);
+    }
+}
+
+/// `ValidateVolumes`: unique names, exactly one volume source each. Returns the names.
+fn validate_volumes(spec: &PodSpec, path: &str, errs: &mut Vec<FieldError>) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for (i, v) in spec.volumes.iter().flatten().enumerate() {
+        let at = format!("{path}.volumes[{i}]");
+        if !names.insert(v.name.clone()) {
+            errs.push(FieldError {
+                path: format!("{at}.name"),
+                message: format!("Duplicate value: {:?}", v.name),
+            });
+        }
+        let json = serde_json::to_value(v).unwrap_or_default();
+        let sources: Vec<&String> = json
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+            .filter(|k| *k != "name")
+            .collect();
+        match sources.as_slice() {
+            [] => required(errs, at, "must specify a volume type"),
+            [_] => {}
+            [_, second, ..] => errs.push(FieldError {
+                path: format!("{at}.{second}"),
+                message: "Forbidden: may not specify more than 1 volume type".into(),
+            }),
+        }
+    }
+    names
+}
+
+/// Volume mounts name existing volumes at unique paths; an env var has a value or a source.
+fn validate_container_refs(
+    c: &k8s_openapi::api::core::v1::Container,
+    at: &str,
+    volumes: &BTreeSet<String>,
+    errs: &mut Vec<FieldError>,
+) {
+    let mut paths = BTreeSet::new();
+    for (j, m) in c.volume_mounts.iter().flatten().enumerate() {
+        if !volumes.contains(&m.name) {
+            errs.push(FieldError {
+                path: format!("{at}.volumeMounts[{j}].name"),
+                message: format!("Not found: {:?}", m.name),
+            });
+        }
+        if !paths.insert(m.mount_path.clone()) {
+            invalid(
+                errs,
+                format!("{at}.volumeMounts[{j}].mountPath"),
+                &m.mount_path,
+                "must be unique",
+            );
+        }
+    }
+    for (j, e) in c.env.iter().flatten().enumerate() {
+        if e.value.as_deref().is_some_and(|v| !v.is_empty()) && e.value_from.is_some() {
+            invalid(
+                errs,
+                format!("{at}.env[{j}].valueFrom"),
+                "",
+                "may not be specified when `value` is not empty",
+            );
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod model;
 pub mod table;
+pub mod yaml;
 
 use std::io::Write;
 use std::path::Path;

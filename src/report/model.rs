@@ -1,9 +1,12 @@
 //! The report model: what happened to every pod and node, in input order. This is the stable
 //! JSON format documented in the README (fields may be added, never renamed or removed).
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::load::Scenario;
+use crate::model::Pod;
 use crate::model::resources::ResourceList;
 use crate::sched::diagnosis::Diagnosis;
 use crate::sched::framework::Code;
@@ -25,6 +28,9 @@ pub struct ScenarioReport {
     /// Existing pods (`spec.existingPods`) evicted by preemption, `namespace/name`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preempted_existing_pods: Vec<String>,
+    /// Per TrainJob with overrides: placement with and without them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub override_effects: Vec<OverrideEffect>,
     pub nodes: Vec<NodeReport>,
 }
 
@@ -69,11 +75,12 @@ pub struct NodeReport {
 }
 
 impl ScenarioReport {
-    pub fn new(scenario: &Scenario, outcome: &Outcome) -> Self {
+    /// The report of `workloads` (the scenario's, or its override-free baseline) scheduled
+    /// into `outcome`.
+    pub fn new(scenario: &Scenario, workloads: &[Pod], outcome: &Outcome) -> Self {
         let cluster = &outcome.cluster;
         let node_name = |i: usize| cluster.nodes[i].name.clone();
-        let pods = scenario
-            .workloads
+        let pods = workloads
             .iter()
             .zip(&outcome.pods)
             .map(|(pod, o)| PodReport {
@@ -104,6 +111,7 @@ impl ScenarioReport {
             file: scenario.file.display().to_string(),
             warnings: scenario.warnings.clone(),
             pods,
+            override_effects: Vec::new(),
             preempted_existing_pods: outcome
                 .preempted_existing
                 .iter()
@@ -142,4 +150,146 @@ fn verdicts(d: &Diagnosis, node_name: &dyn Fn(usize) -> String) -> Vec<Verdict> 
             nodes,
         })
         .collect()
+}
+
+/// What a TrainJob's overrides did to its placement: the same scenario scheduled with every
+/// TrainJob's overrides and with none (runtime only), compared pod by pod.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OverrideEffect {
+    pub train_job: String,
+    pub namespace: String,
+    pub with_overrides: Placement,
+    pub without_overrides: Placement,
+    /// Pods that are scheduled only without the overrides.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub became_unschedulable: Vec<String>,
+    /// Pods that are scheduled only with the overrides.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub became_schedulable: Vec<String>,
+    /// Pods scheduled either way whose pool or GPU product differs: `from → to` with counts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<Move>,
+    /// The changes in plain words.
+    pub summary: String,
+}
+
+/// Where a TrainJob's pods are.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Placement {
+    pub pods: usize,
+    pub scheduled: usize,
+    /// Scheduled pods per node pool.
+    pub pools: BTreeMap<String, usize>,
+    /// Scheduled pods per GPU product (GPU nodes only).
+    pub gpu_products: BTreeMap<String, usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Move {
+    pub from: String,
+    pub to: String,
+    pub pods: usize,
+}
+
+impl OverrideEffect {
+    /// Compares the pods of `job` in two reports of the same scenario.
+    pub fn compare(
+        job: &str,
+        namespace: &str,
+        with: &ScenarioReport,
+        without: &ScenarioReport,
+    ) -> Self {
+        let pods_of = |r: &ScenarioReport| -> Vec<PodReport> {
+            r.pods
+                .iter()
+                .filter(|p| p.workload.as_deref() == Some(job) && p.namespace == namespace)
+                .cloned()
+                .collect()
+        };
+        let (a, b) = (pods_of(with), pods_of(without));
+        let where_of = |r: &ScenarioReport, p: &PodReport| -> Option<(String, Option<String>)> {
+            let node = p
+                .node
+                .as_ref()
+                .filter(|_| p.status == PodPhase::Scheduled)?;
+            let n = r.nodes.iter().find(|n| &n.name == node)?;
+            Some((n.pool.clone(), n.gpu_product.clone()))
+        };
+        let placement = |r: &ScenarioReport, pods: &[PodReport]| {
+            let mut pl = Placement {
+                pods: pods.len(),
+                ..Default::default()
+            };
+            for p in pods {
+                if let Some((pool, gpu)) = where_of(r, p) {
+                    pl.scheduled += 1;
+                    *pl.pools.entry(pool).or_default() += 1;
+                    if let Some(g) = gpu {
+                        *pl.gpu_products.entry(g).or_default() += 1;
+                    }
+                }
+            }
+            pl
+        };
+        let mut became_unschedulable = Vec::new();
+        let mut became_schedulable = Vec::new();
+        let mut moves: BTreeMap<(String, String), usize> = BTreeMap::new();
+        let label = |(pool, gpu): &(String, Option<String>)| match gpu {
+            Some(g) => format!("{pool} ({g})"),
+            None => pool.clone(),
+        };
+        for p in &a {
+            let base = b.iter().find(|q| q.name == p.name);
+            let now = where_of(with, p);
+            let before = base.and_then(|q| where_of(without, q));
+            match (&before, &now) {
+                (Some(_), None) => became_unschedulable.push(p.name.clone()),
+                (None, Some(_)) => became_schedulable.push(p.name.clone()),
+                (Some(x), Some(y)) if x != y => {
+                    *moves.entry((label(x), label(y))).or_default() += 1
+                }
+                _ => {}
+            }
+        }
+        let moved: Vec<Move> = moves
+            .into_iter()
+            .map(|((from, to), pods)| Move { from, to, pods })
+            .collect();
+        let mut parts = Vec::new();
+        if !became_unschedulable.is_empty() {
+            parts.push(format!(
+                "{} pod(s) no longer scheduled",
+                became_unschedulable.len()
+            ));
+        }
+        if !became_schedulable.is_empty() {
+            parts.push(format!(
+                "{} pod(s) scheduled only with the overrides",
+                became_schedulable.len()
+            ));
+        }
+        for m in &moved {
+            parts.push(format!(
+                "{} pod(s) moved from {} to {}",
+                m.pods, m.from, m.to
+            ));
+        }
+        let summary = if parts.is_empty() {
+            "no change in placement".to_string()
+        } else {
+            parts.join("; ")
+        };
+        OverrideEffect {
+            train_job: job.to_string(),
+            namespace: namespace.to_string(),
+            with_overrides: placement(with, &a),
+            without_overrides: placement(without, &b),
+            became_unschedulable,
+            became_schedulable,
+            moved,
+            summary,
+        }
+    }
 }

@@ -83,18 +83,12 @@ pub fn render(report: &RunReport) -> String {
 }
 
 fn render_scenario(s: &ScenarioReport, out: &mut String) {
-    let scheduled = s
-        .pods
-        .iter()
-        .filter(|p| p.status == PodPhase::Scheduled)
-        .count();
     let _ = writeln!(out, "Scenario {} ({})", s.name, s.file);
     let _ = writeln!(
         out,
-        "{} pods: {} scheduled, {} pending, {} nodes",
+        "{} pods: {}, {} nodes",
         s.pods.len(),
-        scheduled,
-        s.pods.len() - scheduled,
+        phase_counts(s),
         s.nodes.len()
     );
     for w in &s.warnings {
@@ -110,6 +104,9 @@ fn render_scenario(s: &ScenarioReport, out: &mut String) {
     if !s.pods.is_empty() {
         let _ = writeln!(out, "{}", Table::new(pod_groups(s)).with(Style::rounded()));
     }
+    if !s.override_effects.is_empty() {
+        let _ = writeln!(out, "{}", Table::new(effect_rows(s)).with(Style::rounded()));
+    }
     let reasons = pending_reasons(s);
     if !reasons.is_empty() {
         let _ = writeln!(out, "{}", Table::new(reasons).with(Style::rounded()));
@@ -122,6 +119,62 @@ fn render_scenario(s: &ScenarioReport, out: &mut String) {
         );
     }
     out.push('\n');
+}
+
+/// `3 scheduled, 1 unschedulable, …` in a fixed order, zero counts left out.
+fn phase_counts(s: &ScenarioReport) -> String {
+    let phases = [
+        (PodPhase::Scheduled, "scheduled"),
+        (PodPhase::Succeeded, "succeeded"),
+        (PodPhase::Unschedulable, "unschedulable"),
+        (PodPhase::SchedulingGated, "scheduling-gated"),
+        (PodPhase::Waiting, "not created (dependsOn)"),
+        (PodPhase::Preempted, "preempted"),
+    ];
+    let parts: Vec<String> = phases
+        .iter()
+        .filter_map(|(phase, word)| {
+            let n = s.pods.iter().filter(|p| p.status == *phase).count();
+            (n > 0).then(|| format!("{n} {word}"))
+        })
+        .collect();
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+#[derive(Tabled)]
+struct EffectRow {
+    #[tabled(rename = "TrainJob")]
+    job: String,
+    #[tabled(rename = "With overrides")]
+    with: String,
+    #[tabled(rename = "Runtime only")]
+    without: String,
+    #[tabled(rename = "What the overrides changed")]
+    summary: String,
+}
+
+fn effect_rows(s: &ScenarioReport) -> Vec<EffectRow> {
+    let describe = |p: &super::model::Placement| {
+        let pools: Vec<String> = p.pools.iter().map(|(k, v)| format!("{v} on {k}")).collect();
+        let mut text = format!("{}/{} scheduled", p.scheduled, p.pods);
+        if !pools.is_empty() {
+            text.push_str(&format!(": {}", pools.join(", ")));
+        }
+        text
+    };
+    s.override_effects
+        .iter()
+        .map(|e| EffectRow {
+            job: format!("{}/{}", e.namespace, e.train_job),
+            with: wrap(&describe(&e.with_overrides), 50),
+            without: wrap(&describe(&e.without_overrides), 50),
+            summary: wrap(&e.summary, 60),
+        })
+        .collect()
 }
 
 /// Pods with the same namespace, status and placement (pool, or pending message) in one row.
@@ -175,7 +228,11 @@ fn summarize_names(names: &[&str]) -> String {
 
 fn pending_reasons(s: &ScenarioReport) -> Vec<ReasonRow> {
     let mut counts: Vec<(String, usize)> = Vec::new();
-    for p in s.pods.iter().filter(|p| p.status != PodPhase::Scheduled) {
+    for p in s
+        .pods
+        .iter()
+        .filter(|p| !matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded))
+    {
         match counts.iter_mut().find(|(m, _)| *m == p.message) {
             Some((_, c)) => *c += 1,
             None => counts.push((p.message.clone(), 1)),

@@ -19,6 +19,7 @@ use serde::Serialize;
 use super::cluster::{Cluster, PodRequest};
 use super::diagnosis::{self, Diagnosis};
 use super::framework::{Code, MessageFormat, Status, names};
+use super::plan::{self, Requirement, Step};
 use super::plugins::{
     node_affinity, node_name, node_resources_balanced_allocation, node_resources_fit,
     node_unschedulable, scheduling_gates, taint_toleration,
@@ -26,6 +27,7 @@ use super::plugins::{
 use super::preemption;
 use crate::features::FeatureGates;
 use crate::model::{Node, Pod};
+use crate::resolve::build::DependsOnStatus;
 
 /// Default score weights (`pkg/scheduler/apis/config/v1/default_plugins.go`).
 const WEIGHT_TAINT_TOLERATION: i64 = 3;
@@ -51,6 +53,11 @@ pub enum PodPhase {
     SchedulingGated,
     /// Bound, then evicted by DefaultPreemption to make room for a higher-priority pod.
     Preempted,
+    /// Ran to completion (an initializer whose dependents need it `Complete`); its node is
+    /// where it ran, its resources are free again.
+    Succeeded,
+    /// Never created: JobSet waits for a `dependsOn` dependency that did not run.
+    Waiting,
 }
 
 /// What happened to one pod.
@@ -145,6 +152,18 @@ pub fn schedule(
     pods: &[Pod],
     config: &SchedulerConfig,
 ) -> Outcome {
+    schedule_plan(nodes, existing, pods, &plan::in_order(pods.len()), config)
+}
+
+/// Runs the `steps` of a scenario: pods arrive (if their `dependsOn` requirements hold) and are
+/// scheduled one at a time; completed pods free their resources.
+pub fn schedule_plan(
+    nodes: Vec<Node>,
+    existing: &[Pod],
+    pods: &[Pod],
+    steps: &[Step],
+    config: &SchedulerConfig,
+) -> Outcome {
     let all: Vec<&Pod> = existing.iter().chain(pods).collect();
     let mut s = Scheduler::new(Cluster::new(nodes, &all), config);
     for (i, p) in existing.iter().enumerate() {
@@ -152,30 +171,99 @@ pub fn schedule(
             s.bind(node, existing_pod_id(i), p);
         }
     }
-    let mut outcomes: Vec<PodOutcome> = Vec::with_capacity(pods.len());
+    let mut outcomes: Vec<Option<PodOutcome>> = vec![None; pods.len()];
     let mut preempted_existing = Vec::new();
-    for (i, pod) in pods.iter().enumerate() {
-        let outcome = s.schedule_one(pod);
-        for &v in &outcome.victims {
-            match outcomes.get_mut(v) {
-                Some(victim) => {
-                    victim.phase = PodPhase::Preempted;
-                    victim.node = None;
-                    victim.message = format!("Preempted by pod {}", pod.key());
+    for step in steps {
+        match step {
+            Step::Complete { pods: done } => {
+                for &i in done {
+                    if let Some(o) = outcomes[i]
+                        .as_mut()
+                        .filter(|o| o.phase == PodPhase::Scheduled)
+                    {
+                        if let Some(node) = o.node {
+                            s.unbind(node, i);
+                        }
+                        o.phase = PodPhase::Succeeded;
+                    }
                 }
-                None => preempted_existing.push(usize::MAX - v),
+            }
+            Step::Schedule { pod: i, requires } => {
+                let pod = &pods[*i];
+                if let Some(unmet) = requires.iter().find(|r| !requirement_met(r, &outcomes)) {
+                    outcomes[*i] = Some(waiting(unmet, &outcomes));
+                    continue;
+                }
+                let outcome = s.schedule_one(pod);
+                for &v in &outcome.victims {
+                    match outcomes.get_mut(v).and_then(Option::as_mut) {
+                        Some(victim) => {
+                            victim.phase = PodPhase::Preempted;
+                            victim.node = None;
+                            victim.message = format!("Preempted by pod {}", pod.key());
+                        }
+                        None => preempted_existing.push(usize::MAX - v),
+                    }
+                }
+                if let Some(node) = outcome.node {
+                    s.bind(node, *i, pod);
+                }
+                outcomes[*i] = Some(outcome);
             }
         }
-        if let Some(node) = outcome.node {
-            s.bind(node, i, pod);
-        }
-        outcomes.push(outcome);
     }
     preempted_existing.sort_unstable();
+    let pods = outcomes
+        .into_iter()
+        .map(|o| {
+            o.unwrap_or_else(|| PodOutcome {
+                phase: PodPhase::Waiting,
+                node: None,
+                message: "never created: no step of the scenario brings this pod to the scheduler"
+                    .into(),
+                diagnosis: None,
+                victims: Vec::new(),
+            })
+        })
+        .collect();
     Outcome {
-        pods: outcomes,
+        pods,
         preempted_existing,
         cluster: s.cluster,
+    }
+}
+
+/// Every pod of the dependency is running or has run.
+fn requirement_met(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> bool {
+    outcomes[r.pods.clone()].iter().all(|o| {
+        o.as_ref()
+            .is_some_and(|o| matches!(o.phase, PodPhase::Scheduled | PodPhase::Succeeded))
+    })
+}
+
+/// A pod JobSet never creates because a dependency did not get there.
+fn waiting(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> PodOutcome {
+    let missing = outcomes[r.pods.clone()]
+        .iter()
+        .filter(|o| {
+            !o.as_ref()
+                .is_some_and(|o| matches!(o.phase, PodPhase::Scheduled | PodPhase::Succeeded))
+        })
+        .count();
+    let status = match r.status {
+        DependsOnStatus::Complete => "Complete",
+        DependsOnStatus::Ready => "Ready",
+    };
+    PodOutcome {
+        phase: PodPhase::Waiting,
+        node: None,
+        message: format!(
+            "not created: JobSet waits for replicated job {:?} to be {status} (dependsOn), and {missing} of its {} pod(s) never ran",
+            r.job,
+            r.pods.len()
+        ),
+        diagnosis: None,
+        victims: Vec::new(),
     }
 }
 

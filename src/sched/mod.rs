@@ -5,7 +5,10 @@ pub mod cluster;
 pub mod cycle;
 pub mod diagnosis;
 pub mod framework;
+pub mod plan;
 pub mod plugins;
 pub mod preemption;
 
-pub use cycle::{Outcome, PodOutcome, PodPhase, SchedulerConfig, feasible_nodes, schedule};
+pub use cycle::{
+    Outcome, PodOutcome, PodPhase, SchedulerConfig, feasible_nodes, schedule, schedule_plan,
+};

@@ -1,0 +1,786 @@
+//! TrainJob + runtime → replicated jobs with their final pod templates and pod counts, in the
+//! order Kubeflow Trainer builds them (`kubeflow/trainer:pkg/runtime/core/trainingruntime.go`
+//! `newRuntimeInfo`, the ML-policy plugins, and `pkg/runtime/framework/plugins/jobset/builder.go`):
+//!
+//! 1. the runtime's JobSet template;
+//! 2. `podTemplateOverrides`, in list order, a strategic merge patch per targeted job (v2.1);
+//! 3. pod counts: template parallelism, the ML policy's `numNodes`, the TrainJob's `numNodes`;
+//! 4. `resourcesPerNode` merged into the trainer container (per resource name, v2.3+);
+//! 5. ML-policy env (Torch `PET_*`), PodGroup labels;
+//! 6. the TrainJob's initializer and trainer fields (image, command, args, env) — they win;
+//! 7. JobSet's labels and volume claims, then API-server defaulting.
+//!
+//! Each stage is recorded so `resolve --explain` can say where every field came from.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::Runtimes;
+use super::provenance::{Provenance, Tracker};
+use super::runtime::{
+    ANCESTOR_DATASET_INITIALIZER, ANCESTOR_LABEL, ANCESTOR_MODEL_INITIALIZER, ANCESTOR_TRAINER,
+    MlPolicy, NODE, RuntimeKind, TrainingRuntime,
+};
+use super::smp::{self, Schema};
+use super::trainjob::{PodTemplateOverride, TrainJob};
+use crate::load::validate::FieldError;
+
+/// How a dependent replicated job waits for another (`dependsOn[].status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum DependsOnStatus {
+    /// Every pod of the dependency has completed.
+    Complete,
+    /// Every pod of the dependency is running.
+    Ready,
+}
+
+/// One replicated job of a resolved TrainJob.
+#[derive(Debug, Clone)]
+pub struct ResolvedJob {
+    pub name: String,
+    /// JobSet `replicas`: how many Jobs.
+    pub replicas: i32,
+    /// Job `parallelism` = `completions`: pods per Job.
+    pub parallelism: i32,
+    pub depends_on: Vec<(String, DependsOnStatus)>,
+    /// `trainer.kubeflow.org/trainjob-ancestor-step` of the Job template.
+    pub ancestor: Option<String>,
+    /// The final PodTemplateSpec.
+    pub pod_template: Value,
+    /// Field path → stage, when tracking was asked for.
+    pub provenance: Provenance,
+}
+
+impl ResolvedJob {
+    pub fn pod_count(&self) -> i32 {
+        self.replicas.max(0) * self.parallelism.max(0)
+    }
+}
+
+/// A TrainJob resolved against its runtime.
+#[derive(Debug, Clone)]
+pub struct ResolvedTrainJob {
+    pub name: String,
+    pub namespace: String,
+    /// `ClusterTrainingRuntime/torch-distributed`.
+    pub runtime: String,
+    pub jobs: Vec<ResolvedJob>,
+    pub warnings: Vec<String>,
+    /// The TrainJob has `podTemplateOverrides` (whether or not they were applied).
+    pub has_overrides: bool,
+}
+
+/// What to apply.
+#[derive(Debug, Clone, Copy)]
+pub struct BuildOptions {
+    /// Apply the TrainJob's overrides (off: the runtime-only baseline of the override effect).
+    pub overrides: bool,
+    /// Record provenance for every field.
+    pub track: bool,
+}
+
+pub const OVERRIDES_PATH: &str = "spec.podTemplateOverrides";
+/// Torch's rendezvous port (`constants.ContainerTrainerPort`).
+const TORCH_MASTER_PORT: i64 = 29400;
+
+/// Finds the TrainJob's runtime (`runtimeRef.kind` defaults to `ClusterTrainingRuntime`).
+pub fn find_runtime<'r>(
+    job: &TrainJob,
+    runtimes: &'r Runtimes,
+) -> Result<&'r TrainingRuntime, FieldError> {
+    let r = &job.spec.runtime_ref;
+    let kind = r
+        .kind
+        .as_deref()
+        .unwrap_or(RuntimeKind::ClusterTrainingRuntime.as_str());
+    let (found, plural, field, what) = match kind {
+        "TrainingRuntime" => (
+            runtimes
+                .namespaced
+                .get(&(job.namespace().to_string(), r.name.clone())),
+            "trainingruntimes",
+            "spec.runtimeRef",
+            "trainingRuntime",
+        ),
+        "ClusterTrainingRuntime" => (
+            runtimes.cluster.get(&r.name),
+            "clustertrainingruntimes",
+            // clustertrainingruntime.go writes the field with a capital R.
+            "spec.RuntimeRef",
+            "clusterTrainingRuntime",
+        ),
+        other => {
+            return Err(FieldError {
+                path: "spec.runtimeRef.kind".into(),
+                message: format!(
+                    "Unsupported value: {other:?}: supported values: \"ClusterTrainingRuntime\", \"TrainingRuntime\""
+                ),
+            });
+        }
+    };
+    found.ok_or_else(|| FieldError {
+        path: field.into(),
+        message: format!(
+            "Invalid value: {:?}: {plural}.trainer.kubeflow.org {:?} not found: specified {what} must be created before the TrainJob is created",
+            r.name, r.name
+        ),
+    })
+}
+
+/// Resolves a TrainJob into its replicated jobs.
+pub fn build(
+    job: &TrainJob,
+    runtime: &TrainingRuntime,
+    opts: BuildOptions,
+) -> Result<ResolvedTrainJob, Vec<FieldError>> {
+    let overrides: &[PodTemplateOverride] = if opts.overrides {
+        &job.spec.pod_template_overrides
+    } else {
+        &[]
+    };
+    let rjobs = runtime
+        .spec
+        .template
+        .spec
+        .get("replicatedJobs")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    validate_overrides(overrides, &rjobs)?;
+
+    let ml = runtime.spec.ml_policy.as_ref();
+    let mut warnings = Vec::new();
+    let mut jobs = Vec::with_capacity(rjobs.len());
+    for rjob in &rjobs {
+        let name = rjob
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let job_template = rjob.get("template").cloned().unwrap_or(Value::Null);
+        let ancestor = job_template
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(ANCESTOR_LABEL))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let mut template = job_template
+            .pointer("/spec/template")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let mut stages = Stages::new(opts.track, &template);
+
+        for (i, o) in overrides.iter().enumerate() {
+            if o.target_jobs.iter().any(|t| t.name == name) {
+                template =
+                    smp::strategic_merge(&template, &override_patch(o), Schema::PodTemplateSpec)
+                        .map_err(|e| {
+                            vec![FieldError {
+                                path: format!("{OVERRIDES_PATH}[{i}]"),
+                                message: e.to_string(),
+                            }]
+                        })?;
+                stages.record(&template, &format!("podTemplateOverrides[{i}]"));
+            }
+        }
+
+        let parallelism_template = job_template
+            .pointer("/spec/parallelism")
+            .and_then(Value::as_i64)
+            .unwrap_or(1) as i32;
+        let mut replicas = rjob.get("replicas").and_then(Value::as_i64).unwrap_or(1) as i32;
+        let is_trainer = ancestor.as_deref() == Some(ANCESTOR_TRAINER);
+        let parallelism = pod_count(job, ml, &name, is_trainer, parallelism_template);
+        if ancestor.is_some() {
+            // builder.go forces replicas to 1 for the ancestor jobs.
+            replicas = 1;
+        }
+
+        let trainer = job.spec.trainer.as_ref();
+        let mpi_node = ml
+            .and_then(|m| m.mpi.as_ref())
+            .is_some_and(|m| m.run_launcher_as_node == Some(true))
+            && name == NODE;
+        let gets_trainer_fields = is_trainer || mpi_node;
+        if gets_trainer_fields
+            && let Some(res) = trainer.and_then(|t| t.resources_per_node.as_ref())
+        {
+            let patch = json!({"spec": {"containers": [{"name": NODE, "resources": res}]}});
+            if has_container(&template, NODE) {
+                template = smp::strategic_merge(&template, &patch, Schema::PodTemplateSpec)
+                    .map_err(|e| {
+                        vec![FieldError {
+                            path: "spec.trainer.resourcesPerNode".into(),
+                            message: e.to_string(),
+                        }]
+                    })?;
+                stages.record(&template, "spec.trainer.resourcesPerNode");
+            } else {
+                warnings.push(missing_node_container(
+                    runtime,
+                    &name,
+                    "spec.trainer.resourcesPerNode",
+                ));
+            }
+        }
+
+        if is_trainer && ml.is_some_and(|m| m.torch.is_some()) {
+            let env = torch_env(job, parallelism, &template);
+            if upsert_env(&mut template, NODE, &env) {
+                stages.record(&template, "mlPolicy.torch");
+            } else {
+                warnings.push(missing_node_container(
+                    runtime,
+                    &name,
+                    "the Torch policy's PET_* env",
+                ));
+            }
+        }
+
+        if let Some(pg) = runtime.spec.pod_group_policy.as_ref() {
+            if pg.coscheduling.is_some() {
+                set_meta(
+                    &mut template,
+                    "labels",
+                    "scheduling.x-k8s.io/pod-group",
+                    job.name(),
+                );
+                stages.record(&template, "podGroupPolicy.coscheduling");
+            } else if pg.volcano.is_some() {
+                set_meta(
+                    &mut template,
+                    "annotations",
+                    "scheduling.k8s.io/group-name",
+                    job.name(),
+                );
+                stages.record(&template, "podGroupPolicy.volcano");
+            }
+        }
+
+        for (ancestor_name, spec, field) in [
+            (
+                ANCESTOR_DATASET_INITIALIZER,
+                job.spec
+                    .initializer
+                    .as_ref()
+                    .and_then(|i| i.dataset.as_ref()),
+                "spec.initializer.dataset",
+            ),
+            (
+                ANCESTOR_MODEL_INITIALIZER,
+                job.spec.initializer.as_ref().and_then(|i| i.model.as_ref()),
+                "spec.initializer.model",
+            ),
+        ] {
+            if ancestor.as_deref() == Some(ancestor_name)
+                && let Some(spec) = spec
+            {
+                let mut env: Vec<Value> = Vec::new();
+                if let Some(uri) = &spec.storage_uri {
+                    env.push(json!({"name": "STORAGE_URI", "value": uri}));
+                }
+                env.extend(
+                    spec.env
+                        .iter()
+                        .map(|e| serde_json::to_value(e).unwrap_or(Value::Null)),
+                );
+                if upsert_env(&mut template, ancestor_name, &env) {
+                    stages.record(&template, field);
+                } else {
+                    warnings.push(format!(
+                        "{field} applies to container {ancestor_name:?}, which replicated job {name:?} of {} {:?} does not have: it has no effect",
+                        runtime.kind.as_str(),
+                        runtime.name()
+                    ));
+                }
+            }
+        }
+
+        if gets_trainer_fields && let Some(t) = trainer {
+            let fields: [(&str, Option<Value>); 3] = [
+                ("image", t.image.clone().map(Value::String)),
+                ("command", t.command.as_ref().map(|c| json!(c))),
+                ("args", t.args.as_ref().map(|a| json!(a))),
+            ];
+            for (field, value) in fields {
+                if let Some(value) = value {
+                    if let Some(c) = container_mut(&mut template, NODE) {
+                        c.insert(field.to_string(), value);
+                        stages.record(&template, &format!("spec.trainer.{field}"));
+                    } else {
+                        warnings.push(missing_node_container(
+                            runtime,
+                            &name,
+                            &format!("spec.trainer.{field}"),
+                        ));
+                    }
+                }
+            }
+            if !t.env.is_empty() {
+                let env: Vec<Value> = t
+                    .env
+                    .iter()
+                    .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
+                    .collect();
+                if upsert_env(&mut template, NODE, &env) {
+                    stages.record(&template, "spec.trainer.env");
+                } else {
+                    warnings.push(missing_node_container(runtime, &name, "spec.trainer.env"));
+                }
+            }
+        }
+
+        jobset_labels(&mut template, job.name(), &name, replicas);
+        add_claim_volumes(&mut template, &runtime.spec.template.spec, job.name());
+        stages.record(&template, "jobset");
+        api_server_defaults(&mut template);
+        stages.record(&template, "defaulting");
+
+        let depends_on = rjob
+            .get("dependsOn")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|d| {
+                let on = d.get("name")?.as_str()?.to_string();
+                let status = match d.get("status").and_then(Value::as_str) {
+                    Some("Ready") => DependsOnStatus::Ready,
+                    _ => DependsOnStatus::Complete,
+                };
+                Some((on, status))
+            })
+            .collect();
+        jobs.push(ResolvedJob {
+            name,
+            replicas,
+            parallelism,
+            depends_on,
+            ancestor,
+            pod_template: template,
+            provenance: stages.into_provenance(),
+        });
+    }
+    Ok(ResolvedTrainJob {
+        name: job.name().to_string(),
+        namespace: job.namespace().to_string(),
+        runtime: format!("{}/{}", runtime.kind.as_str(), runtime.name()),
+        jobs,
+        warnings,
+        has_overrides: !job.spec.pod_template_overrides.is_empty(),
+    })
+}
+
+/// The override as the patch v2.1 builds: `{metadata: {labels, annotations}, spec}`.
+fn override_patch(o: &PodTemplateOverride) -> Value {
+    let mut patch = Map::new();
+    if let Some(m) = &o.metadata {
+        let mut meta = Map::new();
+        if let Some(l) = &m.labels {
+            meta.insert("labels".into(), json!(l));
+        }
+        if let Some(a) = &m.annotations {
+            meta.insert("annotations".into(), json!(a));
+        }
+        if !meta.is_empty() {
+            patch.insert("metadata".into(), Value::Object(meta));
+        }
+    }
+    if let Some(spec) = &o.spec {
+        patch.insert("spec".into(), spec.clone());
+    }
+    Value::Object(patch)
+}
+
+/// Pods per Job: template parallelism, or for the trainer job the ML policy's `numNodes`
+/// (default 1) overridden by `trainer.numNodes`; MPI counts the job named `node`
+/// (`numNodes`, minus the launcher when it runs as a node).
+fn pod_count(
+    job: &TrainJob,
+    ml: Option<&MlPolicy>,
+    name: &str,
+    is_trainer: bool,
+    template_parallelism: i32,
+) -> i32 {
+    let Some(ml) = ml else {
+        return template_parallelism.max(1);
+    };
+    let policy_nodes = ml.num_nodes.unwrap_or(1);
+    let trainjob_nodes = job.spec.trainer.as_ref().and_then(|t| t.num_nodes);
+    if let Some(mpi) = &ml.mpi {
+        if name == NODE {
+            let n = trainjob_nodes.unwrap_or(policy_nodes);
+            return if mpi.run_launcher_as_node == Some(true) {
+                (n - 1).max(1)
+            } else {
+                n
+            };
+        }
+        return if is_trainer {
+            policy_nodes.max(1)
+        } else {
+            template_parallelism.max(1)
+        };
+    }
+    if is_trainer {
+        trainjob_nodes.unwrap_or(policy_nodes.max(1))
+    } else {
+        template_parallelism.max(1)
+    }
+}
+
+/// Torch's env for the trainer container (`plugins/torch/torch.go`).
+fn torch_env(job: &TrainJob, num_nodes: i32, template: &Value) -> Vec<Value> {
+    let nproc = match job
+        .spec
+        .trainer
+        .as_ref()
+        .and_then(|t| t.num_proc_per_node.as_ref())
+    {
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::String(s)) if s != "auto" => s.clone(),
+        _ => auto_nproc(job, template),
+    };
+    vec![
+        json!({"name": "PET_NNODES", "value": num_nodes.to_string()}),
+        json!({"name": "PET_NPROC_PER_NODE", "value": nproc}),
+        json!({"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}),
+        json!({"name": "PET_MASTER_ADDR", "value": format!("{0}-{NODE}-0-0.{0}", job.name())}),
+        json!({"name": "PET_MASTER_PORT", "value": TORCH_MASTER_PORT.to_string()}),
+    ]
+}
+
+/// `auto`, unless the trainer has no GPU: then the CPU count (at least 1).
+fn auto_nproc(job: &TrainJob, template: &Value) -> String {
+    let resources = job
+        .spec
+        .trainer
+        .as_ref()
+        .and_then(|t| t.resources_per_node.as_ref())
+        .and_then(|r| serde_json::to_value(r).ok())
+        .or_else(|| container(template, NODE).and_then(|c| c.get("resources").cloned()))
+        .unwrap_or(Value::Null);
+    let lists = ["requests", "limits"].map(|k| resources.get(k).and_then(Value::as_object));
+    let has_gpu = lists
+        .iter()
+        .flatten()
+        .any(|m| m.keys().any(|k| k.contains("gpu")));
+    if has_gpu {
+        return "auto".into();
+    }
+    let cpu = lists
+        .iter()
+        .flatten()
+        .find_map(|m| m.get("cpu"))
+        .and_then(|v| match v {
+            Value::String(s) => s
+                .parse::<crate::model::quantity::Quantity>()
+                .ok()
+                .and_then(|q| q.value().ok()),
+            Value::Number(n) => n.as_f64().map(|f| f.ceil() as i64),
+            _ => None,
+        });
+    cpu.unwrap_or(1).max(1).to_string()
+}
+
+fn missing_node_container(runtime: &TrainingRuntime, job: &str, field: &str) -> String {
+    format!(
+        "{field} applies to container {NODE:?} of the trainer job, which replicated job {job:?} of {} {:?} does not have: it has no effect",
+        runtime.kind.as_str(),
+        runtime.name()
+    )
+}
+
+fn containers(template: &Value) -> impl Iterator<Item = &Value> {
+    template
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+fn container<'a>(template: &'a Value, name: &str) -> Option<&'a Value> {
+    containers(template).find(|c| c.get("name").and_then(Value::as_str) == Some(name))
+}
+
+fn has_container(template: &Value, name: &str) -> bool {
+    container(template, name).is_some()
+}
+
+fn container_mut<'a>(template: &'a mut Value, name: &str) -> Option<&'a mut Map<String, Value>> {
+    template
+        .pointer_mut("/spec/containers")
+        .and_then(Value::as_array_mut)?
+        .iter_mut()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(name))?
+        .as_object_mut()
+}
+
+/// `apply.UpsertEnvVars`: replace by name in place, or append. False when the container is
+/// missing.
+fn upsert_env(template: &mut Value, container_name: &str, env: &[Value]) -> bool {
+    let Some(c) = container_mut(template, container_name) else {
+        return false;
+    };
+    let list = c.entry("env").or_insert_with(|| json!([]));
+    let Some(list) = list.as_array_mut() else {
+        return false;
+    };
+    for e in env {
+        let name = e.get("name");
+        match list.iter_mut().find(|x| x.get("name") == name) {
+            Some(existing) => *existing = e.clone(),
+            None => list.push(e.clone()),
+        }
+    }
+    true
+}
+
+fn set_meta(template: &mut Value, field: &str, key: &str, value: &str) {
+    let meta = object_entry(template, "metadata");
+    let map = meta.entry(field.to_string()).or_insert_with(|| json!({}));
+    if let Some(m) = map.as_object_mut() {
+        m.insert(key.to_string(), Value::String(value.to_string()));
+    }
+}
+
+fn object_entry<'a>(v: &'a mut Value, key: &str) -> &'a mut Map<String, Value> {
+    if !v.is_object() {
+        *v = json!({});
+    }
+    let obj = v.as_object_mut().expect("just made an object");
+    let e = obj.entry(key.to_string()).or_insert_with(|| json!({}));
+    if !e.is_object() {
+        *e = json!({});
+    }
+    e.as_object_mut().expect("just made an object")
+}
+
+/// The labels JobSet puts on every pod of a replicated job (`jobset_controller.go`
+/// `labelAndAnnotateObject`); per-pod indices are added when pods are made.
+fn jobset_labels(template: &mut Value, jobset: &str, rjob: &str, replicas: i32) {
+    for (k, v) in [
+        ("jobset.sigs.k8s.io/jobset-name", jobset.to_string()),
+        ("jobset.sigs.k8s.io/replicatedjob-name", rjob.to_string()),
+        (
+            "jobset.sigs.k8s.io/replicatedjob-replicas",
+            replicas.to_string(),
+        ),
+        ("jobset.sigs.k8s.io/restart-attempt", "0".to_string()),
+    ] {
+        set_meta(template, "labels", k, &v);
+    }
+}
+
+/// JobSet `volumeClaimPolicies`: each claim template becomes a volume `<name>` backed by the
+/// PVC `<name>-<jobset>` in every pod that mounts it.
+fn add_claim_volumes(template: &mut Value, jobset_spec: &Value, jobset: &str) {
+    let names: Vec<String> = jobset_spec
+        .get("volumeClaimPolicies")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|p| {
+            p.get("templates")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .filter_map(|t| {
+            t.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect();
+    if names.is_empty() {
+        return;
+    }
+    let spec = object_entry(template, "spec");
+    let volumes = spec.entry("volumes").or_insert_with(|| json!([]));
+    if let Some(list) = volumes.as_array_mut() {
+        for n in names {
+            if !list
+                .iter()
+                .any(|v| v.get("name").and_then(Value::as_str) == Some(&n))
+            {
+                list.push(json!({"name": n, "persistentVolumeClaim": {"claimName": format!("{n}-{jobset}")}}));
+            }
+        }
+    }
+}
+
+/// Defaults the API server and the JobSet webhook apply to the pod template that change what
+/// a reader sees: `restartPolicy: OnFailure` (JobSet), requests defaulting to limits.
+fn api_server_defaults(template: &mut Value) {
+    let spec = object_entry(template, "spec");
+    spec.entry("restartPolicy")
+        .or_insert_with(|| json!("OnFailure"));
+    for list in ["initContainers", "containers"] {
+        for c in spec
+            .get_mut(list)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            let Some(res) = c.get_mut("resources").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            let Some(limits) = res.get("limits").and_then(Value::as_object).cloned() else {
+                continue;
+            };
+            let requests = res.entry("requests").or_insert_with(|| json!({}));
+            if let Some(r) = requests.as_object_mut() {
+                for (k, v) in limits {
+                    r.entry(k).or_insert(v);
+                }
+            }
+        }
+    }
+}
+
+/// The admission webhook's checks on `podTemplateOverrides`
+/// (`kubeflow/trainer@v2.1.0:pkg/runtime/framework/plugins/jobset/jobset.go: Validate`), with
+/// upstream's messages. Upstream validates after merging, so unknown container names slip
+/// through its webhook and surface later as invalid pods; schedsim checks the runtime's own
+/// names and reports them here, pointing at the offending entry.
+fn validate_overrides(
+    overrides: &[PodTemplateOverride],
+    rjobs: &[Value],
+) -> Result<(), Vec<FieldError>> {
+    let job_names: Vec<&str> = rjobs
+        .iter()
+        .filter_map(|j| j.get("name").and_then(Value::as_str))
+        .collect();
+    let mut errs = Vec::new();
+    for (i, o) in overrides.iter().enumerate() {
+        let at = format!("{OVERRIDES_PATH}[{i}]");
+        for (t, target) in o.target_jobs.iter().enumerate() {
+            if !job_names.contains(&target.name.as_str()) {
+                errs.push(FieldError {
+                    path: format!("{at}.targetJobs[{t}].name"),
+                    message: format!(
+                        "Invalid value: {:?}: must not have targetJob that doesn't exist in the runtime job template",
+                        target.name
+                    ),
+                });
+            }
+        }
+        for rjob in rjobs {
+            let Some(job_name) = rjob.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            if !o.target_jobs.iter().any(|t| t.name == job_name) {
+                continue;
+            }
+            let pod_spec = rjob.pointer("/template/spec/template/spec");
+            // Upstream pools init and regular container names of a job in one set.
+            let names: Vec<&str> = ["initContainers", "containers"]
+                .iter()
+                .flat_map(|k| {
+                    pod_spec
+                        .and_then(|s| s.get(*k))
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                })
+                .filter_map(|c| c.get("name").and_then(Value::as_str))
+                .collect();
+            for (kind, what) in [
+                ("initContainers", "initContainer"),
+                ("containers", "container"),
+            ] {
+                let list = o
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.get(kind))
+                    .and_then(Value::as_array);
+                for (c, item) in list.into_iter().flatten().enumerate() {
+                    let name = item.get("name").and_then(Value::as_str).unwrap_or("");
+                    if !names.contains(&name) {
+                        errs.push(FieldError {
+                            path: format!("{at}.spec.{kind}[{c}].name"),
+                            message: format!(
+                                "Invalid value: {name:?}: must not have {what} that doesn't exist in the runtime job {job_name}"
+                            ),
+                        });
+                    }
+                    let has_env = item
+                        .get("env")
+                        .and_then(Value::as_array)
+                        .is_some_and(|e| !e.is_empty());
+                    if kind == "containers"
+                        && has_env
+                        && [
+                            ANCESTOR_DATASET_INITIALIZER,
+                            ANCESTOR_MODEL_INITIALIZER,
+                            NODE,
+                        ]
+                        .contains(&name)
+                    {
+                        errs.push(FieldError {
+                            path: format!("{at}.spec.{kind}[{c}].env"),
+                            message: "Invalid value: must not have envs for the dataset-initializer, model-initializer, node containers"
+                                .into(),
+                        });
+                    }
+                }
+            }
+        }
+        for (c, item) in o
+            .spec
+            .as_ref()
+            .and_then(|s| s.get("containers"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            for field in ["image", "command", "args", "resources"] {
+                if item.get(field).is_some() {
+                    errs.push(FieldError {
+                        path: format!("{at}.spec.containers[{c}].{field}"),
+                        message: format!(
+                            "Forbidden: {field} cannot be overridden: ContainerOverride has no such field (the TrainJob API prunes it); use spec.trainer"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    if errs.is_empty() { Ok(()) } else { Err(errs) }
+}
+
+/// Pod-level labels and annotations of a resolved template.
+pub fn template_meta(template: &Value, field: &str) -> BTreeMap<String, String> {
+    template
+        .pointer(&format!("/metadata/{field}"))
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Records stages when asked to.
+struct Stages(Option<Tracker>);
+
+impl Stages {
+    fn new(track: bool, template: &Value) -> Self {
+        let mut t = track.then(Tracker::default);
+        if let Some(t) = &mut t {
+            t.record(template, Schema::PodTemplateSpec, "runtime");
+        }
+        Stages(t)
+    }
+
+    fn record(&mut self, template: &Value, stage: &str) {
+        if let Some(t) = &mut self.0 {
+            t.record(template, Schema::PodTemplateSpec, stage);
+        }
+    }
+
+    fn into_provenance(self) -> Provenance {
+        self.0.map(|t| t.provenance).unwrap_or_default()
+    }
+}

@@ -1,0 +1,276 @@
+//! Workloads → pods. A plain Pod is one pod; a TrainJob is resolved against its runtime through
+//! the override merge into replicated jobs, and each replicated job into its pods, with the
+//! order in which JobSet creates them (`dependsOn`).
+
+pub mod build;
+pub mod provenance;
+pub mod runtime;
+pub mod smp;
+pub mod trainjob;
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::features::FeatureGates;
+use crate::load::objects;
+use crate::load::validate::FieldError;
+use crate::model::Pod;
+use crate::sched::plan::{Requirement, Step};
+use build::{BuildOptions, DependsOnStatus, ResolvedTrainJob};
+use runtime::{RuntimeKind, TrainingRuntime};
+use smp::Schema;
+use trainjob::TrainJob;
+
+/// The runtimes of a scenario, by name (cluster-scoped) and by namespace and name.
+#[derive(Debug, Clone, Default)]
+pub struct Runtimes {
+    pub cluster: HashMap<String, TrainingRuntime>,
+    pub namespaced: HashMap<(String, String), TrainingRuntime>,
+}
+
+impl Runtimes {
+    /// Adds a runtime; returns the one it replaces, if any (a duplicate name).
+    pub fn insert(&mut self, runtime: TrainingRuntime) -> Option<TrainingRuntime> {
+        let name = runtime.name().to_string();
+        match runtime.kind {
+            RuntimeKind::ClusterTrainingRuntime => self.cluster.insert(name, runtime),
+            RuntimeKind::TrainingRuntime => {
+                let ns = runtime.namespace().unwrap_or("default").to_string();
+                self.namespaced.insert((ns, name), runtime)
+            }
+        }
+    }
+}
+
+/// What happens to initializer pods once they have run (a scenario option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum InitializerLifecycle {
+    /// They complete and free their resources before the pods that depend on them arrive.
+    #[default]
+    Complete,
+    /// They keep their resources (e.g. to see the peak footprint of a job).
+    KeepRunning,
+}
+
+/// The pods of one TrainJob and the steps that bring them to the scheduler.
+#[derive(Debug, Clone)]
+pub struct TrainJobPods {
+    pub resolved: ResolvedTrainJob,
+    pub pods: Vec<Pod>,
+    /// Steps over `pods` indices (0-based within this TrainJob).
+    pub steps: Vec<Step>,
+}
+
+/// Resolves a TrainJob and makes its pods. Errors carry field paths relative to the TrainJob.
+pub fn train_job_pods(
+    job: &TrainJob,
+    runtimes: &Runtimes,
+    opts: BuildOptions,
+    gates: &FeatureGates,
+    initializers: InitializerLifecycle,
+) -> Result<TrainJobPods, Vec<FieldError>> {
+    let runtime = build::find_runtime(job, runtimes).map_err(|e| vec![e])?;
+    let resolved = build::build(job, runtime, opts)?;
+    let mut pods = Vec::new();
+    let mut ranges: HashMap<&str, std::ops::Range<usize>> = HashMap::new();
+    for rjob in &resolved.jobs {
+        let template = template_pod(job, &rjob.pod_template, gates)
+            .map_err(|errs| attribute(job, runtime, &rjob.name, errs))?;
+        let start = pods.len();
+        for j in 0..rjob.replicas.max(0) {
+            for k in 0..rjob.parallelism.max(0) {
+                let mut p = template.clone();
+                let job_name = format!("{}-{}-{j}", job.name(), rjob.name);
+                p.name = format!("{job_name}-{k}");
+                for (key, value) in [
+                    ("jobset.sigs.k8s.io/job-index", j.to_string()),
+                    ("batch.kubernetes.io/job-name", job_name.clone()),
+                    ("batch.kubernetes.io/job-completion-index", k.to_string()),
+                ] {
+                    p.labels.insert(key.to_string(), value);
+                }
+                pods.push(p);
+            }
+        }
+        ranges.insert(&rjob.name, start..pods.len());
+    }
+    // JobSet creates a dependent replicated job only once its dependencies are Complete (or
+    // Ready), so dependencies arrive first; completed dependencies free their resources.
+    let mut steps = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    let mut pending: Vec<&build::ResolvedJob> = resolved.jobs.iter().collect();
+    while !pending.is_empty() {
+        let ready = pending
+            .iter()
+            .position(|j| {
+                j.depends_on
+                    .iter()
+                    .all(|(d, _)| done.contains(&d.as_str()) || !ranges.contains_key(d.as_str()))
+            })
+            .unwrap_or(0);
+        let rjob = pending.remove(ready);
+        let mut requires = Vec::new();
+        let mut completes = Vec::new();
+        for (dep, status) in &rjob.depends_on {
+            let Some(range) = ranges.get(dep.as_str()) else {
+                continue;
+            };
+            requires.push(Requirement {
+                pods: range.clone(),
+                job: dep.clone(),
+                status: *status,
+            });
+            if *status == DependsOnStatus::Complete
+                && initializers == InitializerLifecycle::Complete
+            {
+                completes.extend(range.clone());
+            }
+        }
+        completes.retain(|p| {
+            !steps
+                .iter()
+                .any(|s| matches!(s, Step::Complete { pods } if pods.contains(p)))
+        });
+        if !completes.is_empty() {
+            steps.push(Step::Complete { pods: completes });
+        }
+        for pod in ranges[rjob.name.as_str()].clone() {
+            steps.push(Step::Schedule {
+                pod,
+                requires: requires.clone(),
+            });
+        }
+        done.push(&rjob.name);
+    }
+    for p in &mut pods {
+        p.workload = Some(job.name().to_string());
+    }
+    Ok(TrainJobPods {
+        resolved,
+        pods,
+        steps,
+    })
+}
+
+/// One pod of a replicated job, converted and validated as the API server would.
+fn template_pod(
+    job: &TrainJob,
+    template: &Value,
+    gates: &FeatureGates,
+) -> Result<Pod, Vec<FieldError>> {
+    let spec = template.get("spec").cloned().unwrap_or(Value::Null);
+    let meta = template.get("metadata").cloned().unwrap_or(Value::Null);
+    let mut pod_json =
+        serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec});
+    pod_json["metadata"]["name"] = Value::String(job.name().to_string());
+    pod_json["metadata"]["namespace"] = Value::String(job.namespace().to_string());
+    let pod: k8s_openapi::api::core::v1::Pod = serde_path_to_error::deserialize(&pod_json)
+        .map_err(|e| {
+            vec![FieldError {
+                path: e.path().to_string(),
+                message: e.into_inner().to_string(),
+            }]
+        })?;
+    let mut errs = Vec::new();
+    let p = objects::pod_from_k8s(&pod, "", gates, &mut errs);
+    if errs.is_empty() { Ok(p) } else { Err(errs) }
+}
+
+/// Names the stage that put each invalid field into the merged pod: the errors are re-resolved
+/// with provenance, and an error on a field an override touched points at that override.
+fn attribute(
+    job: &TrainJob,
+    runtime: &TrainingRuntime,
+    rjob: &str,
+    errs: Vec<FieldError>,
+) -> Vec<FieldError> {
+    let tracked = build::build(
+        job,
+        runtime,
+        BuildOptions {
+            overrides: true,
+            track: true,
+        },
+    )
+    .ok();
+    let resolved = tracked
+        .as_ref()
+        .and_then(|t| t.jobs.iter().find(|j| j.name == rjob));
+    errs.into_iter()
+        .map(|e| {
+            let keyed = resolved.map(|r| keyed_path(&r.pod_template, &e.path));
+            let sources: Vec<&str> = match (resolved, &keyed) {
+                (Some(r), Some(k)) => {
+                    let mut s: Vec<&str> = r
+                        .provenance
+                        .iter()
+                        .filter(|(path, _)| path.starts_with(k.as_str()) || k.starts_with(path.as_str()))
+                        .map(|(_, src)| src.as_str())
+                        .collect();
+                    s.sort_unstable();
+                    s.dedup();
+                    s
+                }
+                _ => Vec::new(),
+            };
+            let culprit = sources.iter().rev().find(|s| s.starts_with("podTemplateOverrides["));
+            let pod_field = e.path.clone();
+            match culprit {
+                Some(c) => FieldError {
+                    path: format!("spec.{}", c),
+                    message: format!(
+                        "the merged pod of replicated job {rjob:?} is invalid: {pod_field}: {} (set by {c})",
+                        e.message
+                    ),
+                },
+                None => FieldError {
+                    path: "spec.runtimeRef".into(),
+                    message: format!(
+                        "the pod of replicated job {rjob:?} from {} is invalid: {pod_field}: {}",
+                        runtime.name(),
+                        e.message
+                    ),
+                },
+            }
+        })
+        .collect()
+}
+
+/// `spec.containers[1].image` → `spec.containers[name=trainer].image`, the form provenance uses.
+pub fn keyed_path(template: &Value, path: &str) -> String {
+    let mut out = String::new();
+    let mut value = template;
+    let mut schema = Some(Schema::PodTemplateSpec);
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let (field, index) = match part.split_once('[') {
+            Some((f, rest)) => (f, rest.trim_end_matches(']').parse::<usize>().ok()),
+            None => (part, None),
+        };
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(field);
+        let meta = schema.and_then(|s| smp::list_meta(s, field));
+        let next_schema = schema.and_then(|s| smp::field_schema(s, field));
+        value = value.get(field).unwrap_or(&Value::Null);
+        match index {
+            Some(i) => {
+                let item = value.get(i).unwrap_or(&Value::Null);
+                match meta.and_then(|m| {
+                    item.get(m.merge_key)
+                        .and_then(Value::as_str)
+                        .map(|k| (m, k))
+                }) {
+                    Some((m, k)) => out.push_str(&format!("[{}={k}]", m.merge_key)),
+                    None => out.push_str(&format!("[{i}]")),
+                }
+                schema = meta.and_then(|m| m.element);
+                value = item;
+            }
+            None => schema = next_schema,
+        }
+    }
+    out
+}
