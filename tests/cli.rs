@@ -199,3 +199,17 @@ fn a_file_without_scenarios_is_an_error_not_silence() {
         stderr(&o)
     );
 }
+
+#[test]
+fn invalid_train_jobs_name_the_override_entry() {
+    let err = run_bad("trainjob-invalid.yaml");
+    for expected in [
+        "trainjob-invalid.yaml:19:33: spec.workloads[0].spec.podTemplateOverrides[1].targetJobs[0].name: Invalid value: \"trainer\": must not have targetJob that doesn't exist in the runtime job template",
+        "trainjob-invalid.yaml:31:24: spec.workloads[1].spec.podTemplateOverrides[0].spec.containers[0].env: Invalid value: \"node\": must not have envs for the dataset-initializer, model-initializer, node containers",
+        "trainjob-invalid.yaml:32:25: spec.workloads[1].spec.podTemplateOverrides[0].spec.containers[1].name: Invalid value: \"trainer\": must not have container that doesn't exist in the runtime job node",
+        "trainjob-invalid.yaml:43:13: spec.workloads[2].spec.podTemplateOverrides[1]: the merged pod of replicated job \"node\" is invalid: spec.volumes[0].persistentVolumeClaim: Forbidden: may not specify more than 1 volume type (set by podTemplateOverrides[1])",
+        "trainjob-invalid.yaml:50:28: spec.workloads[3].spec.runtimeRef.name: Invalid value: \"torch-distributed-gpu\": clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed-gpu\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in\n{err}");
+    }
+}

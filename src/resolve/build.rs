@@ -94,20 +94,20 @@ pub fn find_runtime<'r>(
         .kind
         .as_deref()
         .unwrap_or(RuntimeKind::ClusterTrainingRuntime.as_str());
-    let (found, plural, field, what) = match kind {
+    // Upstream reports this at `spec.runtimeRef` (`spec.RuntimeRef` for cluster runtimes); the
+    // name is the precise place.
+    let field = "spec.runtimeRef.name";
+    let (found, plural, what) = match kind {
         "TrainingRuntime" => (
             runtimes
                 .namespaced
                 .get(&(job.namespace().to_string(), r.name.clone())),
             "trainingruntimes",
-            "spec.runtimeRef",
             "trainingRuntime",
         ),
         "ClusterTrainingRuntime" => (
             runtimes.cluster.get(&r.name),
             "clustertrainingruntimes",
-            // clustertrainingruntime.go writes the field with a capital R.
-            "spec.RuntimeRef",
             "clusterTrainingRuntime",
         ),
         other => {
@@ -718,8 +718,9 @@ fn validate_overrides(
                     {
                         errs.push(FieldError {
                             path: format!("{at}.spec.{kind}[{c}].env"),
-                            message: "Invalid value: must not have envs for the dataset-initializer, model-initializer, node containers"
-                                .into(),
+                            message: format!(
+                                "Invalid value: {name:?}: must not have envs for the dataset-initializer, model-initializer, node containers"
+                            ),
                         });
                     }
                 }

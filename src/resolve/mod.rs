@@ -200,7 +200,15 @@ fn attribute(
         .and_then(|t| t.jobs.iter().find(|j| j.name == rjob));
     errs.into_iter()
         .map(|e| {
-            let keyed = resolved.map(|r| keyed_path(&r.pod_template, &e.path));
+            // The invalid field and the object holding it (a volume with two sources was made
+            // by whoever added the second one).
+            let keyed = resolved.map(|r| {
+                let k = keyed_path(&r.pod_template, &e.path);
+                match k.rfind(['.', '[']) {
+                    Some(i) if k[..i].ends_with(']') => k[..i].to_string(),
+                    _ => k,
+                }
+            });
             let sources: Vec<&str> = match (resolved, &keyed) {
                 (Some(r), Some(k)) => {
                     let mut s: Vec<&str> = r
@@ -215,7 +223,10 @@ fn attribute(
                 }
                 _ => Vec::new(),
             };
-            let culprit = sources.iter().rev().find(|s| s.starts_with("podTemplateOverrides["));
+            let override_index = |s: &str| -> Option<usize> {
+                s.strip_prefix("podTemplateOverrides[")?.strip_suffix(']')?.parse().ok()
+            };
+            let culprit = sources.iter().filter_map(|s| override_index(s).map(|i| (i, *s))).max().map(|(_, s)| s);
             let pod_field = e.path.clone();
             match culprit {
                 Some(c) => FieldError {
