@@ -211,3 +211,86 @@ pub fn peak_rss_mib() -> Option<f64> {
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
 }
+
+/// The ClusterTrainingRuntimes Kubeflow Trainer ships (`manifests/base/runtimes/`).
+pub const SHIPPED_RUNTIMES: &[&str] = &[
+    "deepspeed-distributed",
+    "jax-distributed",
+    "mlx-distributed",
+    "torch-distributed",
+    "torch-distributed-with-cache",
+    "torchtune-llama3.2-1b",
+    "torchtune-llama3.2-3b",
+    "torchtune-qwen2.5-1.5b",
+    "xgboost-distributed",
+];
+
+/// The runtimes in `fixtures/runtimes/`, read from `fixtures/runtimes/` (the working directory's, else
+/// the source tree's).
+pub fn shipped_runtimes() -> Result<crate::resolve::Runtimes, String> {
+    let local = std::path::PathBuf::from("fixtures/runtimes");
+    let dir = if local.is_dir() {
+        local
+    } else {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/runtimes")
+    };
+    let mut runtimes = crate::resolve::Runtimes::default();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    for file in files {
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        for doc in crate::load::yaml::parse_documents(&text, &file).map_err(|e| e.to_string())? {
+            if doc.value.get("kind").and_then(serde_json::Value::as_str)
+                == Some("ClusterTrainingRuntime")
+            {
+                let runtime: crate::resolve::runtime::TrainingRuntime =
+                    serde_json::from_value(doc.value.clone())
+                        .map_err(|e| format!("{}: {e}", file.display()))?;
+                runtimes.insert(runtime);
+            }
+        }
+    }
+    Ok(runtimes)
+}
+
+/// `count` TrainJobs over the given runtimes, each with three overrides of the `node` job:
+/// GPU placement (nodeSelector, tolerations), storage (a volume mounted into `node`), identity
+/// (service account, image pull secrets, labels).
+pub fn train_jobs(
+    count: usize,
+    runtimes: &[String],
+    seed: u64,
+) -> Vec<crate::resolve::trainjob::TrainJob> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..count)
+        .map(|i| {
+            let runtime = &runtimes[i % runtimes.len().max(1)];
+            let product = SHAPES[rng.random_range(0..4)].1;
+            let job = serde_json::json!({
+                "apiVersion": "trainer.kubeflow.org/v1alpha1",
+                "kind": "TrainJob",
+                "metadata": {"name": format!("job-{i:05}"), "namespace": format!("team-{}", i % 7)},
+                "spec": {
+                    "runtimeRef": {"name": runtime},
+                    "trainer": {"numNodes": rng.random_range(1..=4), "resourcesPerNode": {"limits": {"nvidia.com/gpu": 8}}},
+                    "podTemplateOverrides": [
+                        {"targetJobs": [{"name": "node"}], "spec": {
+                            "nodeSelector": {"nvidia.com/gpu.product": product},
+                            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}},
+                        {"targetJobs": [{"name": "node"}], "spec": {
+                            "volumes": [{"name": "checkpoints", "persistentVolumeClaim": {"claimName": format!("ckpt-{i}")}}],
+                            "containers": [{"name": "node", "volumeMounts": [{"name": "checkpoints", "mountPath": "/checkpoints"}]}]}},
+                        {"targetJobs": [{"name": "node"}], "metadata": {"labels": {"team": format!("team-{}", i % 7)}},
+                         "spec": {"serviceAccountName": "trainer", "imagePullSecrets": [{"name": "registry"}]}}
+                    ]
+                }
+            });
+            serde_json::from_value(job).expect("generated TrainJob is well-formed")
+        })
+        .collect()
+}

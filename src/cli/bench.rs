@@ -25,12 +25,19 @@ pub struct BenchArgs {
     pub templates: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Instead of scheduling, resolve this many TrainJobs (three overrides each) against the
+    /// shipped Kubeflow runtimes in `fixtures/runtimes/`.
+    #[arg(long)]
+    pub resolve: Option<usize>,
     /// Print JSON instead of a line per run.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: &BenchArgs) -> i32 {
+    if let Some(count) = args.resolve {
+        return resolve(count, args.seed);
+    }
     let mut results: Vec<BenchResult> = Vec::new();
     let mut code = exit_code::SUCCESS;
     if args.paths.is_empty() {
@@ -92,4 +99,50 @@ pub fn run(args: &BenchArgs) -> i32 {
         }
     }
     code
+}
+
+/// Times resolving `count` TrainJobs into pods on one thread.
+fn resolve(count: usize, seed: u64) -> i32 {
+    use crate::resolve::{self, InitializerLifecycle, build::BuildOptions};
+    let runtimes = match bench::shipped_runtimes() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit_code::BAD_INPUT;
+        }
+    };
+    let names: Vec<String> = bench::SHIPPED_RUNTIMES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if let Some(missing) = names.iter().find(|n| !runtimes.cluster.contains_key(*n)) {
+        eprintln!("error: the shipped runtime {missing:?} is not in fixtures/runtimes/");
+        return exit_code::BAD_INPUT;
+    }
+    let jobs = bench::train_jobs(count, &names, seed);
+    let gates = crate::features::FeatureGates::default();
+    let opts = BuildOptions {
+        overrides: true,
+        track: false,
+    };
+    let start = std::time::Instant::now();
+    let mut pods = 0;
+    for job in &jobs {
+        match resolve::train_job_pods(job, &runtimes, opts, &gates, InitializerLifecycle::Complete)
+        {
+            Ok(p) => pods += p.pods.len(),
+            Err(e) => {
+                eprintln!("error: TrainJob {}: {e:?}", job.name());
+                return exit_code::BAD_INPUT;
+            }
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    println!(
+        "resolved {count} TrainJobs (3 overrides each, {} runtimes) into {pods} pods in {seconds:.3} s = {:.0} TrainJobs/s, peak RSS {}",
+        names.len(),
+        count as f64 / seconds.max(1e-9),
+        bench::peak_rss_mib().map_or("n/a".to_string(), |m| format!("{m:.0} MiB"))
+    );
+    exit_code::SUCCESS
 }

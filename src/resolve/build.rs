@@ -145,20 +145,20 @@ pub fn build(
         .spec
         .get("replicatedJobs")
         .and_then(Value::as_array)
-        .cloned()
+        .map(Vec::as_slice)
         .unwrap_or_default();
-    validate_overrides(overrides, &rjobs)?;
+    validate_overrides(overrides, rjobs)?;
 
     let ml = runtime.spec.ml_policy.as_ref();
     let mut warnings = Vec::new();
     let mut jobs = Vec::with_capacity(rjobs.len());
-    for rjob in &rjobs {
+    for rjob in rjobs {
         let name = rjob
             .get("name")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let job_template = rjob.get("template").cloned().unwrap_or(Value::Null);
+        let job_template = rjob.get("template").unwrap_or(&Value::Null);
         let ancestor = job_template
             .pointer("/metadata/labels")
             .and_then(|l| l.get(ANCESTOR_LABEL))

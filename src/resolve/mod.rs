@@ -10,6 +10,7 @@ pub mod trainjob;
 
 use std::collections::HashMap;
 
+use k8s_openapi::api::core::v1::PodTemplateSpec;
 use serde_json::Value;
 
 use crate::features::FeatureGates;
@@ -160,19 +161,30 @@ fn template_pod(
     template: &Value,
     gates: &FeatureGates,
 ) -> Result<Pod, Vec<FieldError>> {
-    let spec = template.get("spec").cloned().unwrap_or(Value::Null);
-    let meta = template.get("metadata").cloned().unwrap_or(Value::Null);
-    let mut pod_json =
-        serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec});
-    pod_json["metadata"]["name"] = Value::String(job.name().to_string());
-    pod_json["metadata"]["namespace"] = Value::String(job.namespace().to_string());
-    let pod: k8s_openapi::api::core::v1::Pod = serde_path_to_error::deserialize(&pod_json)
-        .map_err(|e| {
-            vec![FieldError {
-                path: e.path().to_string(),
-                message: e.into_inner().to_string(),
-            }]
-        })?;
+    use serde::Deserialize;
+    let spec = match PodTemplateSpec::deserialize(template) {
+        Ok(t) => t,
+        // Decode again, slower, for the field path of the error.
+        Err(_) => {
+            return Err(
+                match serde_path_to_error::deserialize::<_, PodTemplateSpec>(template) {
+                    Err(e) => vec![FieldError {
+                        path: e.path().to_string(),
+                        message: e.into_inner().to_string(),
+                    }],
+                    Ok(_) => Vec::new(),
+                },
+            );
+        }
+    };
+    let mut metadata = spec.metadata.unwrap_or_default();
+    metadata.name = Some(job.name().to_string());
+    metadata.namespace = Some(job.namespace().to_string());
+    let pod = k8s_openapi::api::core::v1::Pod {
+        metadata,
+        spec: spec.spec,
+        status: None,
+    };
     let mut errs = Vec::new();
     let p = objects::pod_from_k8s(&pod, "", gates, &mut errs);
     if errs.is_empty() { Ok(p) } else { Err(errs) }
