@@ -20,7 +20,7 @@ use super::Runtimes;
 use super::provenance::{Provenance, Tracker};
 use super::runtime::{
     ANCESTOR_DATASET_INITIALIZER, ANCESTOR_LABEL, ANCESTOR_MODEL_INITIALIZER, ANCESTOR_TRAINER,
-    MlPolicy, NODE, RuntimeKind, TrainingRuntime,
+    LAUNCHER, MlPolicy, MpiPolicy, NODE, RuntimeKind, TrainingRuntime,
 };
 use super::smp::{self, Schema};
 use super::trainjob::{PodTemplateOverride, TrainJob};
@@ -237,6 +237,13 @@ pub fn build(
             }
         }
 
+        if let Some(mpi) = ml.and_then(|m| m.mpi.as_ref())
+            && (name == NODE || name == LAUNCHER)
+        {
+            mpi_policy(&mut template, job, mpi, &name);
+            stages.record(&template, "mlPolicy.mpi");
+        }
+
         if let Some(pg) = runtime.spec.pod_group_policy.as_ref() {
             if pg.coscheduling.is_some() {
                 set_meta(
@@ -407,12 +414,13 @@ fn pod_count(
     let policy_nodes = ml.num_nodes.unwrap_or(1);
     let trainjob_nodes = job.spec.trainer.as_ref().and_then(|t| t.num_nodes);
     if let Some(mpi) = &ml.mpi {
+        // The MPI plugin only recounts the `node` job, and only when the TrainJob sets numNodes.
         if name == NODE {
-            let n = trainjob_nodes.unwrap_or(policy_nodes);
-            return if mpi.run_launcher_as_node == Some(true) {
-                (n - 1).max(1)
-            } else {
-                n
+            return match trainjob_nodes {
+                Some(n) if mpi.run_launcher_as_node == Some(true) => (n - 1).max(1),
+                Some(n) => n,
+                None if is_trainer => policy_nodes.max(1),
+                None => template_parallelism.max(1),
             };
         }
         return if is_trainer {
@@ -447,6 +455,81 @@ fn torch_env(job: &TrainJob, num_nodes: i32, template: &Value) -> Vec<Value> {
         json!({"name": "PET_MASTER_ADDR", "value": format!("{0}-{NODE}-0-0.{0}", job.name())}),
         json!({"name": "PET_MASTER_PORT", "value": TORCH_MASTER_PORT.to_string()}),
     ]
+}
+
+/// The MPI policy on the `node` and `launcher` jobs (`plugins/mpi/mpi.go: EnforceMLPolicy`):
+/// the SSH-key secret volume mounted into container `node`; on the launcher also the hostfile
+/// and OpenMPI's env. Slots are the TrainJob's `numProcPerNode`, else the policy's, raised to
+/// the GPU count when the policy says 1.
+fn mpi_policy(template: &mut Value, job: &TrainJob, mpi: &MpiPolicy, rjob: &str) {
+    let mut volumes = vec![json!({"name": "mpi-ssh-auth", "secret": {
+        "secretName": format!("{}-mpi-ssh-auth", job.name()), "defaultMode": 0o640,
+        "items": [{"key": "ssh-privatekey", "path": "id_rsa"}, {"key": "ssh-publickey", "path": "id_rsa.pub"},
+                  {"key": "ssh-publickey", "path": "authorized_keys"}]}})];
+    let ssh_path = mpi
+        .ssh_auth_mount_path
+        .clone()
+        .unwrap_or_else(|| "/root/.ssh".into());
+    let mut mounts = vec![json!({"name": "mpi-ssh-auth", "mountPath": ssh_path})];
+    let mut env = Vec::new();
+    if rjob == LAUNCHER {
+        volumes.push(json!({"name": "mpi-hostfile", "configMap": {
+            "name": format!("{}-mpi-hostfile", job.name()), "items": [{"key": "hostfile", "path": "hostfile", "mode": 0o444}]}}));
+        mounts.push(json!({"name": "mpi-hostfile", "mountPath": "/etc/mpi"}));
+        let trainer = job.spec.trainer.as_ref();
+        let slots = match trainer
+            .and_then(|t| t.num_proc_per_node.as_ref())
+            .and_then(Value::as_i64)
+        {
+            Some(n) => n,
+            None => {
+                let policy = i64::from(mpi.num_proc_per_node.unwrap_or(1));
+                let gpus = trainer
+                    .and_then(|t| t.resources_per_node.as_ref())
+                    .and_then(|r| r.limits.as_ref().or(r.requests.as_ref()))
+                    .and_then(|l| l.iter().find(|(k, _)| k.contains("gpu")))
+                    .and_then(|(_, q)| q.0.parse::<crate::model::quantity::Quantity>().ok())
+                    .and_then(|q| q.value().ok())
+                    .unwrap_or(0);
+                if policy == 1 && gpus > 1 {
+                    gpus
+                } else {
+                    policy
+                }
+            }
+        };
+        env = vec![
+            json!({"name": "OMPI_MCA_orte_default_hostfile", "value": "/etc/mpi/hostfile"}),
+            json!({"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "true"}),
+            json!({"name": "OMPI_MCA_orte_set_default_slots", "value": slots.to_string()}),
+            json!({"name": "OMPI_MCA_plm_rsh_args", "value": "-o ConnectionAttempts=10"}),
+        ];
+    }
+    let spec = object_entry(template, "spec");
+    let list = spec.entry("volumes").or_insert_with(|| json!([]));
+    if let Some(list) = list.as_array_mut() {
+        for v in volumes {
+            match list.iter_mut().find(|x| x.get("name") == v.get("name")) {
+                Some(existing) => *existing = v,
+                None => list.push(v),
+            }
+        }
+    }
+    if let Some(c) = container_mut(template, NODE) {
+        let list = c.entry("volumeMounts").or_insert_with(|| json!([]));
+        if let Some(list) = list.as_array_mut() {
+            for m in mounts {
+                match list
+                    .iter_mut()
+                    .find(|x| x.get("mountPath") == m.get("mountPath"))
+                {
+                    Some(existing) => *existing = m,
+                    None => list.push(m),
+                }
+            }
+        }
+    }
+    upsert_env(template, NODE, &env);
 }
 
 /// `auto`, unless the trainer has no GPU: then the CPU count (at least 1).

@@ -14,6 +14,8 @@ pub const ANCESTOR_DATASET_INITIALIZER: &str = "dataset-initializer";
 pub const ANCESTOR_MODEL_INITIALIZER: &str = "model-initializer";
 /// The trainer container of the trainer job (`constants.Node`).
 pub const NODE: &str = "node";
+/// The MPI launcher job (`constants.Launcher`).
+pub const LAUNCHER: &str = "launcher";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RuntimeKind {
