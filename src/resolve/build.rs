@@ -5,10 +5,11 @@
 //! 1. the runtime's JobSet template;
 //! 2. `podTemplateOverrides`, in list order, a strategic merge patch per targeted job (v2.1);
 //! 3. pod counts: template parallelism, the ML policy's `numNodes`, the TrainJob's `numNodes`;
-//! 4. `resourcesPerNode` merged into the trainer container (per resource name, v2.3+);
-//! 5. ML-policy env (Torch `PET_*`), PodGroup labels;
-//! 6. the TrainJob's initializer and trainer fields (image, command, args, env) — they win;
-//! 7. JobSet's labels and volume claims, then API-server defaulting.
+//! 4. ML-policy env (Torch: the TrainJob's env, then `PET_*` and the rendezvous port; MPI),
+//!    PodGroup labels;
+//! 5. the TrainJob's initializer and trainer fields (image, command, args, `resourcesPerNode`
+//!    replacing the container's resources as v2.1's builder does, env) — they win;
+//! 6. JobSet's labels and volume claims, then API-server defaulting.
 //!
 //! Each stage is recorded so `resolve --explain` can say where every field came from.
 
@@ -82,7 +83,7 @@ pub struct BuildOptions {
 
 pub const OVERRIDES_PATH: &str = "spec.podTemplateOverrides";
 /// Torch's rendezvous port (`constants.ContainerTrainerPort`).
-const TORCH_MASTER_PORT: i64 = 29400;
+const TORCH_MASTER_PORT: i64 = 29500;
 
 /// Finds the TrainJob's runtime (`runtimeRef.kind` defaults to `ClusterTrainingRuntime`).
 pub fn find_runtime<'r>(
@@ -202,31 +203,14 @@ pub fn build(
             .is_some_and(|m| m.run_launcher_as_node == Some(true))
             && name == NODE;
         let gets_trainer_fields = is_trainer || mpi_node;
-        if gets_trainer_fields
-            && let Some(res) = trainer.and_then(|t| t.resources_per_node.as_ref())
-        {
-            let patch = json!({"spec": {"containers": [{"name": NODE, "resources": res}]}});
+        // Torch (`plugins/torch/torch.go`): the TrainJob's env first, then the rendezvous env and
+        // port on the trainer container.
+        if is_trainer && let Some(torch) = ml.and_then(|m| m.torch.as_ref()) {
             if has_container(&template, NODE) {
-                template = smp::strategic_merge(&template, &patch, Schema::PodTemplateSpec)
-                    .map_err(|e| {
-                        vec![FieldError {
-                            path: "spec.trainer.resourcesPerNode".into(),
-                            message: e.to_string(),
-                        }]
-                    })?;
-                stages.record(&template, "spec.trainer.resourcesPerNode");
-            } else {
-                warnings.push(missing_node_container(
-                    runtime,
-                    &name,
-                    "spec.trainer.resourcesPerNode",
-                ));
-            }
-        }
-
-        if is_trainer && ml.is_some_and(|m| m.torch.is_some()) {
-            let env = torch_env(job, parallelism, &template);
-            if upsert_env(&mut template, NODE, &env) {
+                upsert_trainer_env(&mut template, trainer, &mut stages);
+                let env = torch_env(job, torch, parallelism, &template);
+                upsert_env(&mut template, NODE, &env);
+                upsert_port(&mut template, NODE, TORCH_MASTER_PORT);
                 stages.record(&template, "mlPolicy.torch");
             } else {
                 warnings.push(missing_node_container(
@@ -292,6 +276,15 @@ pub fn build(
                         .map(|e| serde_json::to_value(e).unwrap_or(Value::Null)),
                 );
                 if upsert_env(&mut template, ancestor_name, &env) {
+                    if let Some(secret) = &spec.secret_ref
+                        && let Some(c) = container_mut(&mut template, ancestor_name)
+                        && let Some(list) = c
+                            .entry("envFrom")
+                            .or_insert_with(|| json!([]))
+                            .as_array_mut()
+                    {
+                        list.push(json!({"secretRef": secret}));
+                    }
                     stages.record(&template, field);
                 } else {
                     warnings.push(format!(
@@ -304,36 +297,39 @@ pub fn build(
         }
 
         if gets_trainer_fields && let Some(t) = trainer {
-            let fields: [(&str, Option<Value>); 3] = [
-                ("image", t.image.clone().map(Value::String)),
-                ("command", t.command.as_ref().map(|c| json!(c))),
-                ("args", t.args.as_ref().map(|a| json!(a))),
+            let resources = t.resources_per_node.as_ref().map(|r| {
+                // v2.1 `builder.go: Trainer` replaces the resources with the parts that are set.
+                let mut res = Map::new();
+                if let Some(l) = &r.limits {
+                    res.insert("limits".into(), json!(l));
+                }
+                if let Some(q) = &r.requests {
+                    res.insert("requests".into(), json!(q));
+                }
+                Value::Object(res)
+            });
+            let fields: [(&str, &str, Option<Value>); 4] = [
+                ("image", "image", t.image.clone().map(Value::String)),
+                ("command", "command", t.command.as_ref().map(|c| json!(c))),
+                ("args", "args", t.args.as_ref().map(|a| json!(a))),
+                ("resources", "resourcesPerNode", resources),
             ];
-            for (field, value) in fields {
+            for (field, source, value) in fields {
                 if let Some(value) = value {
                     if let Some(c) = container_mut(&mut template, NODE) {
                         c.insert(field.to_string(), value);
-                        stages.record(&template, &format!("spec.trainer.{field}"));
+                        stages.record(&template, &format!("spec.trainer.{source}"));
                     } else {
                         warnings.push(missing_node_container(
                             runtime,
                             &name,
-                            &format!("spec.trainer.{field}"),
+                            &format!("spec.trainer.{source}"),
                         ));
                     }
                 }
             }
-            if !t.env.is_empty() {
-                let env: Vec<Value> = t
-                    .env
-                    .iter()
-                    .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
-                    .collect();
-                if upsert_env(&mut template, NODE, &env) {
-                    stages.record(&template, "spec.trainer.env");
-                } else {
-                    warnings.push(missing_node_container(runtime, &name, "spec.trainer.env"));
-                }
+            if !t.env.is_empty() && !upsert_trainer_env(&mut template, Some(t), &mut stages) {
+                warnings.push(missing_node_container(runtime, &name, "spec.trainer.env"));
             }
         }
 
@@ -393,9 +389,24 @@ fn override_patch(o: &PodTemplateOverride) -> Value {
         }
     }
     if let Some(spec) = &o.spec {
-        patch.insert("spec".into(), spec.clone());
+        patch.insert("spec".into(), omit_empty(spec));
     }
     Value::Object(patch)
+}
+
+/// Upstream marshals the typed override, whose fields are `omitempty`: nulls and empty lists
+/// never reach the merge (an override's `tolerations: []` keeps the runtime's tolerations).
+fn omit_empty(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, x)| !x.is_null() && !x.as_array().is_some_and(Vec::is_empty))
+                .map(|(k, x)| (k.clone(), omit_empty(x)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(omit_empty).collect()),
+        other => other.clone(),
+    }
 }
 
 /// Pods per Job: template parallelism, or for the trainer job the ML policy's `numNodes`
@@ -437,13 +448,15 @@ fn pod_count(
 }
 
 /// Torch's env for the trainer container (`plugins/torch/torch.go`).
-fn torch_env(job: &TrainJob, num_nodes: i32, template: &Value) -> Vec<Value> {
-    let nproc = match job
+fn torch_env(job: &TrainJob, torch: &Value, num_nodes: i32, template: &Value) -> Vec<Value> {
+    // The TrainJob's numProcPerNode, else the policy's (v2.1), else `auto`.
+    let setting = job
         .spec
         .trainer
         .as_ref()
         .and_then(|t| t.num_proc_per_node.as_ref())
-    {
+        .or_else(|| torch.get("numProcPerNode"));
+    let nproc = match setting {
         Some(Value::Number(n)) => n.to_string(),
         Some(Value::String(s)) if s != "auto" => s.clone(),
         _ => auto_nproc(job, template),
@@ -598,6 +611,43 @@ fn container_mut<'a>(template: &'a mut Value, name: &str) -> Option<&'a mut Map<
         .as_object_mut()
 }
 
+/// The TrainJob's `trainer.env` on the trainer container; true when there was a container.
+fn upsert_trainer_env(
+    template: &mut Value,
+    trainer: Option<&super::trainjob::Trainer>,
+    stages: &mut Stages,
+) -> bool {
+    let env: Vec<Value> = trainer
+        .into_iter()
+        .flat_map(|t| &t.env)
+        .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
+        .collect();
+    if env.is_empty() {
+        return has_container(template, NODE);
+    }
+    let done = upsert_env(template, NODE, &env);
+    if done {
+        stages.record(template, "spec.trainer.env");
+    }
+    done
+}
+
+/// `apply.UpsertPort`: by container port.
+fn upsert_port(template: &mut Value, container_name: &str, port: i64) {
+    let Some(c) = container_mut(template, container_name) else {
+        return;
+    };
+    let Some(list) = c.entry("ports").or_insert_with(|| json!([])).as_array_mut() else {
+        return;
+    };
+    if !list
+        .iter()
+        .any(|p| p.get("containerPort").and_then(Value::as_i64) == Some(port))
+    {
+        list.push(json!({"containerPort": port}));
+    }
+}
+
 /// `apply.UpsertEnvVars`: replace by name in place, or append. False when the container is
 /// missing.
 fn upsert_env(template: &mut Value, container_name: &str, env: &[Value]) -> bool {
@@ -704,6 +754,16 @@ fn api_server_defaults(template: &mut Value) {
             .into_iter()
             .flatten()
         {
+            for port in c
+                .get_mut("ports")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(p) = port.as_object_mut() {
+                    p.entry("protocol").or_insert_with(|| json!("TCP"));
+                }
+            }
             let Some(res) = c.get_mut("resources").and_then(Value::as_object_mut) else {
                 continue;
             };

@@ -1,0 +1,855 @@
+//! Conformance of the TrainJob build (runtime + `podTemplateOverrides` → replicated jobs) against
+//! the podTemplateOverrides cases of `../shared/upstream-cases/kubeflow-override-cases.md`
+//! (Kubeflow Trainer v2.1 semantics).
+//!
+//! Data: `tests/data/override-cases/`:
+//! * `runtimes.yaml` — fixture R0 (`test-runtime`) and the runtimes the cases build on;
+//! * `build-cases.yaml` (A1–A6), `validation-cases.yaml` (B1–B4), `derived-cases.yaml`
+//!   (D1–D7, D9, lettered sub-cases). The header of `build-cases.yaml` documents the schema.
+//!
+//! Each case is resolved with [`find_runtime`] + [`build`] and the resolved pod template of every
+//! replicated job is compared with the fields the case asserts ("expected is a subset of actual",
+//! see [`Matcher`]): schedsim adds JobSet labels, `restartPolicy`, requests-from-limits defaulting
+//! etc. that upstream's JobSet does not have, so only asserted fields are compared. List order
+//! follows the case's confidence: UPSTREAM-UNIT cases compare env / volumes / volumeMounts /
+//! tolerations as sets (upstream's `cmpopts.SortSlices`), UPSTREAM-INTEG and DERIVED cases compare
+//! every list in order. Every mismatch of every case is collected, so one run lists them all.
+//!
+//! Not ported here:
+//! * RuntimePatches cases (v2.2+ API; a later issue): A7, A8, A9, A10, A11, B12, B13, B14, B15,
+//!   B16, C1–C7 (mutating-webhook `time` stamping), D8 (unknown replicatedJob via JobSet-level SMP).
+//! * A12 (v2.0 `podSpecOverrides`): does not map — schedsim's TrainJob has no `podSpecOverrides`
+//!   field (it is ignored as an unknown field) and v2.0's duplicate-target rejection (B17) is not
+//!   modelled; the v2.1 equivalents are A4/A5.
+//! * B5–B11 and B17: out of scope — they are update-time webhook checks (old vs new TrainJob,
+//!   `suspend` transitions, the live JobSet's `replicatedJobsStatus[].active`, a failing JobSet
+//!   lookup, v2.0's cross-override duplicate check). schedsim resolves a single TrainJob
+//!   snapshot; it models neither updates, suspension, nor JobSet state.
+//! * A13 (the RuntimePatches twin of A6) is RuntimePatches as well.
+//!
+//! A property test at the end checks that an empty override is the identity and that applying
+//! the same override twice equals applying it once.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use proptest::prelude::*;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use schedsim::load::validate::FieldError;
+use schedsim::resolve::Runtimes;
+use schedsim::resolve::build::{BuildOptions, ResolvedTrainJob, build, find_runtime};
+use schedsim::resolve::runtime::{RuntimeKind, TrainingRuntime};
+use schedsim::resolve::smp::{Schema, strategic_merge};
+use schedsim::resolve::trainjob::TrainJob;
+
+const RUNTIMES: &str = include_str!("data/override-cases/runtimes.yaml");
+const CASE_FILES: &[(&str, &str)] = &[
+    (
+        "build-cases.yaml",
+        include_str!("data/override-cases/build-cases.yaml"),
+    ),
+    (
+        "validation-cases.yaml",
+        include_str!("data/override-cases/validation-cases.yaml"),
+    ),
+    (
+        "derived-cases.yaml",
+        include_str!("data/override-cases/derived-cases.yaml"),
+    ),
+];
+
+/// The case ids of the data files, in file order.
+const PORTED: &[&str] = &[
+    "A1", "A2", "A3", "A4", "A5", "A6", //
+    "B1", "B2", "B3", "B4", //
+    "D1a", "D1b", "D1c", "D2a", "D2b", "D3a", "D3b", "D3c", "D4a", "D4b", "D5a", "D5b", "D6",
+    "D7-merge", "D7-build", "D9a", "D9b", "D9c",
+];
+
+/// Lists whose order upstream's unit tests do not assert (`cmpOpts` of
+/// `pkg/runtime/core/trainingruntime_test.go`: EnvVar, Volume, VolumeMount, Toleration).
+const UNIT_UNORDERED: &[&str] = &["env", "volumes", "volumeMounts", "tolerations"];
+
+const BUILD: BuildOptions = BuildOptions {
+    overrides: true,
+    track: false,
+};
+
+// ---- case schema --------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[allow(dead_code)] // `title`, `source`, `notes` document the case; parsed to pin the schema.
+struct Case {
+    id: String,
+    title: String,
+    source: String,
+    confidence: Confidence,
+    #[serde(default)]
+    notes: Option<String>,
+    #[serde(default)]
+    train_job: Option<Value>,
+    #[serde(default)]
+    merge: Option<MergeInput>,
+    expect: Expect,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+enum Confidence {
+    #[serde(rename = "UPSTREAM-UNIT")]
+    UpstreamUnit,
+    #[serde(rename = "UPSTREAM-INTEG")]
+    UpstreamInteg,
+    #[serde(rename = "UPSTREAM-WEBHOOK-UNIT")]
+    UpstreamWebhookUnit,
+    #[serde(rename = "DERIVED")]
+    Derived,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MergeInput {
+    original: Value,
+    patches: Vec<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Expect {
+    #[serde(default)]
+    jobs: Option<Vec<ExpectJob>>,
+    #[serde(default)]
+    errors: Option<Vec<ExpectError>>,
+    #[serde(default)]
+    merged: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ExpectJob {
+    name: String,
+    replicas: i32,
+    /// `parallelism` = `completions` of the Job template.
+    parallelism: i32,
+    pod_template: Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ExpectError {
+    path_prefix: String,
+    message: String,
+}
+
+// ---- loading ------------------------------------------------------------------------------
+
+fn documents(name: &str, text: &str) -> Vec<Value> {
+    serde_saphyr::from_multiple::<Value>(text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn runtime_from(doc: Value) -> TrainingRuntime {
+    // `TrainingRuntime.kind` is `#[serde(skip)]`: it comes from the document's kind.
+    let kind = match doc.get("kind").and_then(Value::as_str) {
+        Some("ClusterTrainingRuntime") => RuntimeKind::ClusterTrainingRuntime,
+        Some("TrainingRuntime") => RuntimeKind::TrainingRuntime,
+        other => panic!("runtimes.yaml: unexpected kind {other:?}"),
+    };
+    let mut runtime: TrainingRuntime =
+        serde_json::from_value(doc).unwrap_or_else(|e| panic!("runtimes.yaml: {e}"));
+    runtime.kind = kind;
+    runtime
+}
+
+fn runtimes() -> Runtimes {
+    let mut all = Runtimes::default();
+    for doc in documents("runtimes.yaml", RUNTIMES) {
+        let runtime = runtime_from(doc);
+        let name = runtime.name().to_string();
+        assert!(
+            all.insert(runtime).is_none(),
+            "runtimes.yaml: duplicate runtime {name}"
+        );
+    }
+    all
+}
+
+fn cases() -> Vec<Case> {
+    CASE_FILES
+        .iter()
+        .flat_map(|(name, text)| {
+            documents(name, text).into_iter().map(move |doc| {
+                let id = doc.get("id").cloned().unwrap_or(Value::Null);
+                serde_json::from_value::<Case>(doc)
+                    .unwrap_or_else(|e| panic!("{name}: case {id}: {e}"))
+            })
+        })
+        .collect()
+}
+
+// ---- matcher ------------------------------------------------------------------------------
+
+/// "Expected is a subset of actual" over JSON, with the list-order rule of one case.
+///
+/// * map: every expected key must match; actual may have more keys, unless the expected map is
+///   written `{$exact: {...}}`.
+/// * `null`: the field must be absent (or `null`).
+/// * list: same length, items matched pairwise (each expected item a subset of its actual item),
+///   in order or — for unordered lists — after sorting both by merge key. `{$ordered: [...]}`
+///   / `{$unordered: [...]}` force the rule for one list.
+/// * scalar: equal.
+struct Matcher {
+    /// UPSTREAM-UNIT: [`UNIT_UNORDERED`] lists are compared as sets.
+    unit_order: bool,
+    failures: Vec<String>,
+}
+
+impl Matcher {
+    fn new(confidence: Confidence) -> Self {
+        Matcher {
+            unit_order: confidence == Confidence::UpstreamUnit,
+            failures: Vec::new(),
+        }
+    }
+
+    fn fail(&mut self, path: &str, what: String) {
+        self.failures.push(format!("{path}: {what}"));
+    }
+
+    fn check(&mut self, expected: &Value, actual: Option<&Value>, path: &str, field: &str) {
+        match expected {
+            Value::Null => {
+                if let Some(a) = actual.filter(|a| !a.is_null()) {
+                    self.fail(path, format!("expected absent, found {a}"));
+                }
+            }
+            Value::Object(exp) => {
+                if let Some((directive, inner)) = directive(exp) {
+                    match directive {
+                        "$exact" => self.check_map(inner, actual, path, true),
+                        "$ordered" => self.check_list(inner, actual, path, field, Some(true)),
+                        "$unordered" => self.check_list(inner, actual, path, field, Some(false)),
+                        other => panic!("{path}: unknown directive {other}"),
+                    }
+                } else {
+                    self.check_map(expected, actual, path, false);
+                }
+            }
+            Value::Array(_) => self.check_list(expected, actual, path, field, None),
+            scalar => match actual {
+                Some(a) if a == scalar => {}
+                Some(a) => self.fail(path, format!("expected {scalar}, found {a}")),
+                None => self.fail(path, format!("expected {scalar}, found nothing")),
+            },
+        }
+    }
+
+    fn check_map(&mut self, expected: &Value, actual: Option<&Value>, path: &str, exact: bool) {
+        let Some(exp) = expected.as_object() else {
+            panic!("{path}: $exact needs a map");
+        };
+        let empty = Map::new();
+        let act = match actual {
+            None => &empty,
+            Some(Value::Object(a)) => a,
+            Some(other) => return self.fail(path, format!("expected a map, found {other}")),
+        };
+        if actual.is_none() && exp.values().any(|v| !v.is_null()) {
+            return self.fail(path, format!("expected {expected}, found nothing"));
+        }
+        for (k, v) in exp {
+            self.check(v, act.get(k), &join(path, k), k);
+        }
+        if exact {
+            let extra: Vec<&String> = act.keys().filter(|k| !exp.contains_key(*k)).collect();
+            if !extra.is_empty() {
+                self.fail(
+                    path,
+                    format!(
+                        "unexpected keys {extra:?} (actual {})",
+                        Value::Object(act.clone())
+                    ),
+                );
+            }
+        }
+    }
+
+    fn check_list(
+        &mut self,
+        expected: &Value,
+        actual: Option<&Value>,
+        path: &str,
+        field: &str,
+        ordered: Option<bool>,
+    ) {
+        let Some(exp) = expected.as_array() else {
+            panic!("{path}: $ordered/$unordered need a list");
+        };
+        let act = match actual {
+            Some(Value::Array(a)) => a,
+            Some(other) => return self.fail(path, format!("expected a list, found {other}")),
+            None => return self.fail(path, format!("expected {expected}, found nothing")),
+        };
+        if exp.len() != act.len() {
+            return self.fail(
+                path,
+                format!(
+                    "expected {} items, found {}: expected {}, actual {}",
+                    exp.len(),
+                    act.len(),
+                    strip_directives(expected),
+                    Value::Array(act.clone())
+                ),
+            );
+        }
+        let ordered = ordered.unwrap_or(!(self.unit_order && UNIT_UNORDERED.contains(&field)));
+        let exp_keys: Vec<String> = exp.iter().map(|v| sort_key(v, field)).collect();
+        let act_keys: Vec<String> = act.iter().map(|v| sort_key(v, field)).collect();
+        let same_items = sorted(&exp_keys) == sorted(&act_keys);
+        if ordered && (exp_keys == act_keys || !same_items) {
+            for (i, (e, a)) in exp.iter().zip(act).enumerate() {
+                self.check(e, Some(a), &format!("{path}[{i}]"), field);
+            }
+            return;
+        }
+        if ordered {
+            // Same items in another order: say so once, then compare the items by key.
+            self.fail(
+                path,
+                format!("expected order {exp_keys:?}, found {act_keys:?}"),
+            );
+        }
+        let mut exp: Vec<&Value> = exp.iter().collect();
+        let mut act: Vec<&Value> = act.iter().collect();
+        exp.sort_by_key(|v| sort_key(v, field));
+        act.sort_by_key(|v| sort_key(v, field));
+        for (e, a) in exp.into_iter().zip(act) {
+            let key = sort_key(e, field);
+            self.check(e, Some(a), &format!("{path}[{key}]"), field);
+        }
+    }
+}
+
+/// A map that is a single `$directive`.
+fn directive(map: &Map<String, Value>) -> Option<(&str, &Value)> {
+    match map.iter().next() {
+        Some((k, v)) if map.len() == 1 && k.starts_with('$') => Some((k.as_str(), v)),
+        _ => None,
+    }
+}
+
+/// The expected value without `$exact`/`$ordered`/`$unordered` wrappers, for messages.
+fn strip_directives(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => match directive(m) {
+            Some((_, inner)) => strip_directives(inner),
+            None => Value::Object(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), strip_directives(v)))
+                    .collect(),
+            ),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(strip_directives).collect()),
+        other => other.clone(),
+    }
+}
+
+/// What an unordered list is sorted by: its merge key (`mountPath` for volumeMounts; key,
+/// operator and effect for tolerations; `name` otherwise).
+fn sort_key(item: &Value, field: &str) -> String {
+    let item = strip_directives(item);
+    let get = |k: &str| {
+        item.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    match field {
+        "volumeMounts" => get("mountPath"),
+        "tolerations" => format!("{}/{}/{}", get("key"), get("operator"), get("effect")),
+        _ if item.get("name").is_some() => get("name"),
+        _ => item.to_string(),
+    }
+}
+
+fn sorted(keys: &[String]) -> Vec<&String> {
+    let mut v: Vec<&String> = keys.iter().collect();
+    v.sort();
+    v
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+#[test]
+fn matcher_rules() {
+    let failures = |confidence, expected: Value, actual: Value| {
+        let mut m = Matcher::new(confidence);
+        m.check(&expected, Some(&actual), "", "");
+        m.failures
+    };
+    let env = |names: &[&str]| -> Value {
+        json!({"env": names.iter().map(|n| json!({"name": n, "value": "1"})).collect::<Vec<_>>()})
+    };
+    let (unit, integ) = (Confidence::UpstreamUnit, Confidence::UpstreamInteg);
+    // Subset: extra actual keys are fine, a missing or different one is not.
+    assert!(failures(integ, json!({"a": 1}), json!({"a": 1, "b": 2})).is_empty());
+    assert_eq!(failures(integ, json!({"a": 1}), json!({"a": 2})).len(), 1);
+    assert_eq!(
+        failures(integ, json!({"$exact": {"a": 1}}), json!({"a": 1, "b": 2})).len(),
+        1
+    );
+    // null = absent.
+    assert!(failures(integ, json!({"a": null}), json!({"b": 1})).is_empty());
+    assert_eq!(
+        failures(integ, json!({"a": null}), json!({"a": 1})).len(),
+        1
+    );
+    // Lists: the length is exact; env order matters for INTEG, not for UNIT.
+    assert_eq!(failures(unit, env(&["A"]), env(&["A", "B"])).len(), 1);
+    assert!(failures(unit, env(&["B", "A"]), env(&["A", "B"])).is_empty());
+    assert_eq!(failures(integ, env(&["B", "A"]), env(&["A", "B"])).len(), 1);
+    assert!(
+        failures(
+            integ,
+            json!({"env": {"$unordered": [{"name": "B"}, {"name": "A"}]}}),
+            env(&["A", "B"])
+        )
+        .is_empty()
+    );
+    // Lists other than env/volumes/volumeMounts/tolerations keep their order under UNIT.
+    assert_eq!(
+        failures(
+            unit,
+            json!({"args": ["b", "a"]}),
+            json!({"args": ["a", "b"]})
+        )
+        .len(),
+        1
+    );
+}
+
+// ---- running the cases --------------------------------------------------------------------
+
+fn run_case(case: &Case, runtimes: &Runtimes) -> Vec<String> {
+    let mut m = Matcher::new(case.confidence);
+    if let Some(merge) = &case.merge {
+        let expected = case
+            .expect
+            .merged
+            .as_ref()
+            .expect("merge case needs expect.merged");
+        let merged = merge
+            .patches
+            .iter()
+            .try_fold(merge.original.clone(), |acc, p| {
+                strategic_merge(&acc, p, Schema::PodTemplateSpec)
+            });
+        match merged {
+            Ok(merged) => m.check(expected, Some(&merged), "merged", ""),
+            Err(e) => m.fail("merged", format!("strategic_merge failed: {e}")),
+        }
+        return m.failures;
+    }
+    let doc = case
+        .train_job
+        .clone()
+        .expect("case needs trainJob or merge");
+    let job: TrainJob = serde_json::from_value(doc).expect("trainJob deserializes");
+    let runtime = match find_runtime(&job, runtimes) {
+        Ok(r) => r,
+        Err(e) => {
+            m.fail("runtimeRef", format!("{}: {}", e.path, e.message));
+            return m.failures;
+        }
+    };
+    let result = build(&job, runtime, BUILD);
+    match (&case.expect.errors, &case.expect.jobs, result) {
+        (Some(expected), None, Err(errs)) => check_errors(&mut m, expected, &errs),
+        (Some(_), None, Ok(resolved)) => m.fail(
+            "build",
+            format!(
+                "expected errors, build succeeded with jobs {:?}",
+                job_names(&resolved)
+            ),
+        ),
+        (None, Some(expected), Ok(resolved)) => check_jobs(&mut m, expected, &resolved),
+        (None, Some(_), Err(errs)) => m.fail(
+            "build",
+            format!("expected success, build failed: {}", render(&errs)),
+        ),
+        _ => panic!("case {}: expect needs exactly one of jobs/errors", case.id),
+    }
+    m.failures
+}
+
+fn check_errors(m: &mut Matcher, expected: &[ExpectError], actual: &[FieldError]) {
+    if expected.len() != actual.len() {
+        m.fail(
+            "errors",
+            format!(
+                "expected {} errors, found {}: {}",
+                expected.len(),
+                actual.len(),
+                render(actual)
+            ),
+        );
+        return;
+    }
+    for (i, (e, a)) in expected.iter().zip(actual).enumerate() {
+        if !a.path.starts_with(&e.path_prefix) {
+            m.fail(
+                &format!("errors[{i}].path"),
+                format!(
+                    "expected a path under {:?}, found {:?}",
+                    e.path_prefix, a.path
+                ),
+            );
+        }
+        if !a.message.contains(&e.message) {
+            m.fail(
+                &format!("errors[{i}].message"),
+                format!("expected to contain {:?}, found {:?}", e.message, a.message),
+            );
+        }
+    }
+}
+
+fn check_jobs(m: &mut Matcher, expected: &[ExpectJob], resolved: &ResolvedTrainJob) {
+    let want: Vec<&str> = expected.iter().map(|j| j.name.as_str()).collect();
+    let got = job_names(resolved);
+    if want != got {
+        m.fail(
+            "jobs",
+            format!("expected replicated jobs {want:?}, found {got:?}"),
+        );
+    }
+    for exp in expected {
+        let path = format!("jobs[{}]", exp.name);
+        let Some(act) = resolved.jobs.iter().find(|j| j.name == exp.name) else {
+            continue;
+        };
+        if act.replicas != exp.replicas {
+            m.fail(
+                &format!("{path}.replicas"),
+                format!("expected {}, found {}", exp.replicas, act.replicas),
+            );
+        }
+        if act.parallelism != exp.parallelism {
+            m.fail(
+                &format!("{path}.parallelism"),
+                format!("expected {}, found {}", exp.parallelism, act.parallelism),
+            );
+        }
+        m.check(
+            &exp.pod_template,
+            Some(&act.pod_template),
+            &format!("{path}.podTemplate"),
+            "",
+        );
+    }
+}
+
+fn job_names(resolved: &ResolvedTrainJob) -> Vec<&str> {
+    resolved.jobs.iter().map(|j| j.name.as_str()).collect()
+}
+
+fn render(errs: &[FieldError]) -> String {
+    let parts: Vec<String> = errs
+        .iter()
+        .map(|e| format!("{}: {}", e.path, e.message))
+        .collect();
+    format!("[{}]", parts.join("; "))
+}
+
+#[test]
+fn data_files_hold_exactly_the_ported_cases() {
+    let ids: Vec<String> = cases().into_iter().map(|c| c.id).collect();
+    assert_eq!(ids, PORTED, "case ids in tests/data/override-cases/");
+}
+
+#[test]
+fn override_cases() {
+    let runtimes = runtimes();
+    let mut report = String::new();
+    let mut failed = Vec::new();
+    for case in cases() {
+        let failures = run_case(&case, &runtimes);
+        let status = if failures.is_empty() { "ok" } else { "FAIL" };
+        let _ = writeln!(report, "{:<9} {status:<4} {}", case.id, case.title);
+        for f in &failures {
+            let _ = writeln!(report, "          - {f}");
+        }
+        if !failures.is_empty() {
+            failed.push(case.id.clone());
+        }
+    }
+    println!("{report}");
+    assert!(
+        failed.is_empty(),
+        "{} of {} override cases failed: {failed:?}\n{report}",
+        failed.len(),
+        PORTED.len()
+    );
+}
+
+// ---- properties ---------------------------------------------------------------------------
+
+const SELECTOR_KEYS: &[&str] = &["pool", "zone", "accel", "tier"];
+const LABEL_KEYS: &[&str] = &["team", "zone", "tier"];
+const SMALL_VALUES: &[&str] = &["a", "b", "c"];
+const ENV_NAMES: &[&str] = &["A", "B", "C", "D", "E"];
+const VOLUME_NAMES: &[&str] = &["data", "scratch", "cache"];
+const TOLERATION_KEYS: &[&str] = &["a", "b", "nvidia.com/gpu"];
+const EFFECTS: &[&str] = &["", "NoSchedule", "NoExecute"];
+/// The non-reserved initContainer of the property runtime's `node` job.
+const INIT: &str = "prop-init";
+
+/// A random subset of the pod fields an override can set (each `None` = not set).
+#[derive(Debug, Clone)]
+struct PodFields {
+    node_selector: Option<BTreeMap<String, String>>,
+    tolerations: Option<Vec<Value>>,
+    init_env: Option<Vec<Value>>,
+    volumes: Option<Vec<Value>>,
+    labels: Option<BTreeMap<String, String>>,
+}
+
+fn pick(list: &'static [&'static str]) -> impl Strategy<Value = String> {
+    (0..list.len()).prop_map(move |i| list[i].to_string())
+}
+
+fn string_map(keys: &'static [&'static str]) -> impl Strategy<Value = BTreeMap<String, String>> {
+    prop::collection::btree_map(pick(keys), pick(SMALL_VALUES), 0..=keys.len())
+}
+
+/// Items with distinct keys, in random order.
+fn keyed_list<S: Strategy<Value = Value>>(
+    keys: &'static [&'static str],
+    item: impl Fn(String) -> S + Clone + 'static,
+) -> impl Strategy<Value = Vec<Value>> {
+    prop::sample::subsequence(keys, 0..=keys.len())
+        .prop_flat_map(move |names| {
+            names
+                .into_iter()
+                .map(|n| item(n.to_string()))
+                .collect::<Vec<_>>()
+        })
+        .prop_shuffle()
+}
+
+fn toleration() -> impl Strategy<Value = Value> {
+    (
+        pick(TOLERATION_KEYS),
+        any::<bool>(),
+        pick(EFFECTS),
+        pick(SMALL_VALUES),
+    )
+        .prop_map(|(key, exists, effect, value)| {
+            let mut t = json!({"key": key, "operator": if exists { "Exists" } else { "Equal" }});
+            if !exists {
+                t["value"] = json!(value);
+            }
+            if !effect.is_empty() {
+                t["effect"] = json!(effect);
+            }
+            t
+        })
+}
+
+fn pod_fields() -> impl Strategy<Value = PodFields> {
+    let env = keyed_list(ENV_NAMES, |n| {
+        pick(SMALL_VALUES).prop_map(move |v| json!({"name": n.clone(), "value": v}))
+    });
+    let volumes = keyed_list(VOLUME_NAMES, |n| {
+        prop_oneof![
+            Just(json!({"emptyDir": {}})),
+            Just(json!({"emptyDir": {"medium": "Memory"}})),
+            pick(SMALL_VALUES).prop_map(|c| json!({"persistentVolumeClaim": {"claimName": c}})),
+        ]
+        .prop_map(move |mut source| {
+            source["name"] = json!(n.clone());
+            source
+        })
+    });
+    (
+        prop::option::of(string_map(SELECTOR_KEYS)),
+        prop::option::of(prop::collection::vec(toleration(), 0..3)),
+        prop::option::of(env),
+        prop::option::of(volumes),
+        prop::option::of(string_map(LABEL_KEYS)),
+    )
+        .prop_map(
+            |(node_selector, tolerations, init_env, volumes, labels)| PodFields {
+                node_selector,
+                tolerations,
+                init_env,
+                volumes,
+                labels,
+            },
+        )
+}
+
+/// R0 whose `node` pod has an initContainer [`INIT`] and the given fields set directly.
+fn property_runtime(fields: &PodFields) -> TrainingRuntime {
+    let mut doc = documents("runtimes.yaml", RUNTIMES)
+        .into_iter()
+        .find(|d| d.pointer("/metadata/name") == Some(&json!("test-runtime")))
+        .expect("R0 in runtimes.yaml");
+    doc["metadata"]["name"] = json!("prop-runtime");
+    let jobs = doc
+        .pointer_mut("/spec/template/spec/replicatedJobs")
+        .and_then(Value::as_array_mut)
+        .expect("R0 has replicatedJobs");
+    let node = jobs
+        .iter_mut()
+        .find(|j| j["name"] == "node")
+        .expect("R0 has a node job");
+    let pod = &mut node["template"]["spec"]["template"];
+    let mut init = json!({"name": INIT, "image": "test:runtime"});
+    if let Some(env) = &fields.init_env {
+        init["env"] = json!(env);
+    }
+    pod["spec"]["initContainers"] = json!([init]);
+    if let Some(s) = &fields.node_selector {
+        pod["spec"]["nodeSelector"] = json!(s);
+    }
+    if let Some(t) = &fields.tolerations {
+        pod["spec"]["tolerations"] = json!(t);
+    }
+    if let Some(v) = &fields.volumes {
+        let list = pod["spec"]["volumes"].as_array_mut().expect("R0 volumes");
+        list.extend(v.iter().cloned());
+    }
+    if let Some(l) = &fields.labels {
+        pod["metadata"] = json!({"labels": l});
+    }
+    runtime_from(doc)
+}
+
+/// `{targetJobs: [{name: node}], …}` setting the given fields.
+fn override_of(fields: &PodFields) -> Value {
+    let mut spec = Map::new();
+    if let Some(s) = &fields.node_selector {
+        spec.insert("nodeSelector".into(), json!(s));
+    }
+    if let Some(t) = &fields.tolerations {
+        spec.insert("tolerations".into(), json!(t));
+    }
+    if let Some(env) = &fields.init_env {
+        spec.insert("initContainers".into(), json!([{"name": INIT, "env": env}]));
+    }
+    if let Some(v) = &fields.volumes {
+        spec.insert("volumes".into(), json!(v));
+    }
+    let mut o = json!({"targetJobs": [{"name": "node"}]});
+    if !spec.is_empty() {
+        o["spec"] = Value::Object(spec);
+    }
+    if let Some(l) = &fields.labels {
+        o["metadata"] = json!({"labels": l});
+    }
+    o
+}
+
+fn empty_override() -> Value {
+    json!({"targetJobs": [{"name": "node"}]})
+}
+
+type Resolved = Vec<(String, i32, i32, Value)>;
+
+/// The replicated jobs of a TrainJob on `runtime` with these overrides.
+fn resolve(runtime: &TrainingRuntime, overrides: &[Value]) -> Result<Resolved, String> {
+    let job: TrainJob = serde_json::from_value(json!({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "prop", "namespace": "default"},
+        "spec": {
+            "runtimeRef": {"kind": "TrainingRuntime", "name": "prop-runtime"},
+            "trainer": {"image": "test:trainjob"},
+            "podTemplateOverrides": overrides,
+        },
+    }))
+    .map_err(|e| e.to_string())?;
+    let resolved = build(&job, runtime, BUILD).map_err(|e| render(&e))?;
+    Ok(resolved
+        .jobs
+        .into_iter()
+        .map(|j| (j.name, j.replicas, j.parallelism, j.pod_template))
+        .collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// An override with only `targetJobs` changes nothing, alone or next to another override.
+    #[test]
+    fn empty_override_is_the_identity(base in pod_fields(), fields in pod_fields()) {
+        let runtime = property_runtime(&base);
+        let o = override_of(&fields);
+        let e = empty_override();
+        let none = resolve(&runtime, &[]).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(&none, &resolve(&runtime, std::slice::from_ref(&e)).map_err(TestCaseError::fail)?);
+        let once = resolve(&runtime, std::slice::from_ref(&o)).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(&once, &resolve(&runtime, &[o.clone(), e.clone()]).map_err(TestCaseError::fail)?);
+        prop_assert_eq!(&once, &resolve(&runtime, &[e, o]).map_err(TestCaseError::fail)?);
+    }
+
+    /// Two identical overrides give what one gives (the merge is idempotent).
+    #[test]
+    fn same_override_twice_equals_once(base in pod_fields(), fields in pod_fields()) {
+        let runtime = property_runtime(&base);
+        let o = override_of(&fields);
+        let once = resolve(&runtime, std::slice::from_ref(&o)).map_err(TestCaseError::fail)?;
+        let twice = resolve(&runtime, &[o.clone(), o]).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(once, twice);
+    }
+}
+
+/// The property generators cover every field kind the properties are about.
+#[test]
+fn property_fields_reach_the_node_pod() {
+    let fields = PodFields {
+        node_selector: Some(BTreeMap::from([("pool".into(), "a".into())])),
+        tolerations: Some(vec![json!({"key": "b", "operator": "Exists"})]),
+        init_env: Some(vec![json!({"name": "A", "value": "b"})]),
+        volumes: Some(vec![json!({"name": "data", "emptyDir": {}})]),
+        labels: Some(BTreeMap::from([("team".into(), "c".into())])),
+    };
+    let runtime = property_runtime(&PodFields {
+        node_selector: None,
+        tolerations: None,
+        init_env: None,
+        volumes: None,
+        labels: None,
+    });
+    let resolved = resolve(&runtime, &[override_of(&fields)]).expect("resolves");
+    let node = &resolved.iter().find(|j| j.0 == "node").expect("node job").3;
+    let mut m = Matcher::new(Confidence::Derived);
+    m.check(
+        &json!({
+            "metadata": {"labels": {"team": "c"}},
+            "spec": {
+                "nodeSelector": {"$exact": {"pool": "a"}},
+                "tolerations": [{"key": "b", "operator": "Exists"}],
+                "initContainers": [{"name": INIT, "env": [{"name": "A", "value": "b"}]}],
+                "volumes": [{"name": "data"}, {"name": "initializer"}],
+            },
+        }),
+        Some(node),
+        "node",
+        "",
+    );
+    assert!(m.failures.is_empty(), "{:#?}", m.failures);
+    let names: BTreeSet<&str> = resolved.iter().map(|j| j.0.as_str()).collect();
+    assert_eq!(
+        names,
+        BTreeSet::from(["dataset-initializer", "model-initializer", "node"])
+    );
+}
