@@ -31,6 +31,8 @@ pub struct Pod {
     pub has_restartable_init_container: bool,
     /// `status.startTime` of a pod that is already running (preemption spares older pods).
     pub start_time: Option<Time>,
+    /// Fields the pod sets that this version does not simulate yet (reported as a warning).
+    pub unsimulated: Vec<&'static str>,
 }
 
 impl Pod {

@@ -179,6 +179,7 @@ pub struct OverrideEffect {
 #[serde(rename_all = "camelCase")]
 pub struct Placement {
     pub pods: usize,
+    /// Pods placed on a node (running, or ran to completion).
     pub scheduled: usize,
     /// Scheduled pods per node pool.
     pub pools: BTreeMap<String, usize>,
@@ -210,10 +211,9 @@ impl OverrideEffect {
         };
         let (a, b) = (pods_of(with), pods_of(without));
         let where_of = |r: &ScenarioReport, p: &PodReport| -> Option<(String, Option<String>)> {
-            let node = p
-                .node
-                .as_ref()
-                .filter(|_| p.status == PodPhase::Scheduled)?;
+            // An initializer that ran to completion was placed too.
+            let placed = matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded);
+            let node = p.node.as_ref().filter(|_| placed)?;
             let n = r.nodes.iter().find(|n| &n.name == node)?;
             Some((n.pool.clone(), n.gpu_product.clone()))
         };

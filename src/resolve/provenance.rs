@@ -56,6 +56,15 @@ fn walk(value: &Value, schema: Option<Schema>, path: String, out: &mut BTreeMap<
     }
 }
 
+/// The outermost list addressed by index in a path (`spec.tolerations[0].key` →
+/// `spec.tolerations`): lists without a merge key, which a patch replaces whole.
+fn atomic_list(path: &str) -> Option<&str> {
+    let bytes = path.as_bytes();
+    (0..bytes.len().saturating_sub(1))
+        .find(|&i| bytes[i] == b'[' && bytes[i + 1].is_ascii_digit())
+        .map(|i| &path[..i])
+}
+
 fn scalar_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
@@ -73,14 +82,39 @@ pub struct Tracker {
 impl Tracker {
     /// Records `value` as the result of `stage`: new or changed leaves are attributed to it,
     /// vanished leaves are forgotten.
+    ///
+    /// A list without a merge key is replaced whole, so when any of its items changed, every
+    /// leaf under it belongs to the stage (an unchanged value at the same index is a new item).
     pub fn record(&mut self, value: &Value, schema: Schema, stage: &str) {
         let leaves = flatten(value, Some(schema));
-        self.provenance.retain(|path, _| leaves.contains_key(path));
+        let changed = |path: &String, v: &Value| self.leaves.get(path) != Some(v);
+        let mut replaced_lists: Vec<&str> = leaves
+            .iter()
+            .filter(|(path, v)| changed(path, v))
+            .chain(
+                self.leaves
+                    .iter()
+                    .filter(|(path, _)| !leaves.contains_key(*path)),
+            )
+            .filter_map(|(path, _)| atomic_list(path))
+            .collect();
+        replaced_lists.sort_unstable();
+        replaced_lists.dedup();
+        let in_replaced = |path: &str| {
+            atomic_list(path).is_some_and(|l| replaced_lists.binary_search(&l).is_ok())
+        };
+        let mut provenance: Provenance = self
+            .provenance
+            .iter()
+            .filter(|(p, _)| leaves.contains_key(*p))
+            .map(|(p, s)| (p.clone(), s.clone()))
+            .collect();
         for (path, v) in &leaves {
-            if self.leaves.get(path) != Some(v) {
-                self.provenance.insert(path.clone(), stage.to_string());
+            if changed(path, v) || in_replaced(path) {
+                provenance.insert(path.clone(), stage.to_string());
             }
         }
+        self.provenance = provenance;
         self.leaves = leaves;
     }
 }
