@@ -213,3 +213,46 @@ fn invalid_train_jobs_name_the_override_entry() {
         assert!(err.contains(expected), "missing {expected:?} in\n{err}");
     }
 }
+
+#[test]
+fn initializers_complete_before_the_trainer_unless_kept_running() {
+    let o = schedsim(&["run", "tests/data/initializers.yaml", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let statuses = |i: usize| -> Vec<(String, String)> {
+        report["scenarios"][i]["pods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["name"].as_str().unwrap().to_string(),
+                    p["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        statuses(0),
+        [
+            s("cached-job-dataset-initializer-0-0", "Succeeded"),
+            s("cached-job-node-0-0", "Scheduled")
+        ]
+    );
+    assert_eq!(
+        statuses(1),
+        [
+            s("cached-job-dataset-initializer-0-0", "Scheduled"),
+            s("cached-job-node-0-0", "Unschedulable")
+        ]
+    );
+    assert!(
+        report["scenarios"][1]["pods"][1]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("0/1 nodes are available: 1 Insufficient cpu."),
+        "{}",
+        report["scenarios"][1]["pods"][1]["message"]
+    );
+}
