@@ -17,6 +17,7 @@ fn resolve_train_jobs(c: &mut Criterion) {
     let opts = BuildOptions {
         overrides: true,
         track: false,
+        clock: schedsim::resolve::build::DEFAULT_CLOCK,
     };
     let gates = FeatureGates::default();
     let mut group = c.benchmark_group("resolve");

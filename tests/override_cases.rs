@@ -72,9 +72,10 @@ const PORTED: &[&str] = &[
 /// `pkg/runtime/core/trainingruntime_test.go`: EnvVar, Volume, VolumeMount, Toleration).
 const UNIT_UNORDERED: &[&str] = &["env", "volumes", "volumeMounts", "tolerations"];
 
-const BUILD: BuildOptions = BuildOptions {
+const BUILD: BuildOptions<'static> = BuildOptions {
     overrides: true,
     track: false,
+    clock: schedsim::resolve::build::DEFAULT_CLOCK,
 };
 
 // ---- case schema --------------------------------------------------------------------------

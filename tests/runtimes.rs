@@ -16,6 +16,7 @@ fn resolve(runtime: &str, spec: Value) -> TrainJobPods {
     let opts = BuildOptions {
         overrides: true,
         track: true,
+        clock: schedsim::resolve::build::DEFAULT_CLOCK,
     };
     train_job_pods(
         &job,

@@ -121,10 +121,7 @@ fn resolve(count: usize, seed: u64) -> i32 {
     }
     let jobs = bench::train_jobs(count, &names, seed);
     let gates = crate::features::FeatureGates::default();
-    let opts = BuildOptions {
-        overrides: true,
-        track: false,
-    };
+    let opts = BuildOptions::default();
     let start = std::time::Instant::now();
     let mut pods = 0;
     for job in &jobs {

@@ -238,6 +238,11 @@ impl Loader<'_> {
                 _ => {}
             }
         }
+        let clock = sd
+            .spec
+            .clock
+            .clone()
+            .unwrap_or_else(|| crate::resolve::build::DEFAULT_CLOCK.to_string());
         let mut runtimes = Runtimes::default();
         for (i, item) in sd.spec.runtimes.iter().enumerate() {
             match self.runtime_items(file, doc, &format!("spec.runtimes[{i}]"), item) {
@@ -277,7 +282,9 @@ impl Loader<'_> {
                     .unwrap_or("Pod")
                     .to_string();
                 let loaded = match kind.as_str() {
-                    "TrainJob" => self.train_job(&origin, &runtimes, &gates, sd.spec.initializers),
+                    "TrainJob" => {
+                        self.train_job(&origin, &runtimes, &gates, sd.spec.initializers, &clock)
+                    }
                     _ => origin
                         .expect_kind("Pod")
                         .and_then(|_| origin.decode::<k8s::Pod>())
@@ -394,6 +401,7 @@ impl Loader<'_> {
         runtimes: &Runtimes,
         gates: &FeatureGates,
         initializers: InitializerLifecycle,
+        clock: &str,
     ) -> Result<LoadedWorkload, Errors> {
         let api_version = origin
             .value()
@@ -406,16 +414,11 @@ impl Loader<'_> {
                 format!("unsupported apiVersion {api_version:?} for kind TrainJob (expected one of {:?})", trainjob::API_VERSIONS),
             )]);
         }
-        if origin.value().pointer("/spec/runtimePatches").is_some() {
-            return Err(vec![origin.error_at(
-                "spec.runtimePatches",
-                "runtimePatches (Kubeflow Trainer v2.2+) are not supported by this version; use podTemplateOverrides".into(),
-            )]);
-        }
         let job: TrainJob = origin.decode().map_err(|e| vec![e])?;
         let opts = BuildOptions {
             overrides: true,
             track: self.options.provenance,
+            clock,
         };
         let with = origin.check_all(resolve::train_job_pods(
             &job,
@@ -424,12 +427,13 @@ impl Loader<'_> {
             gates,
             initializers,
         ))?;
-        let baseline = if job.spec.pod_template_overrides.is_empty() {
+        let baseline = if !with.resolved.has_overrides {
             None
         } else {
             let opts = BuildOptions {
                 overrides: false,
                 track: false,
+                clock,
             };
             let without = origin.check_all(resolve::train_job_pods(
                 &job,

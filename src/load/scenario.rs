@@ -43,6 +43,11 @@ pub struct ScenarioSpec {
     /// What initializer pods do once they ran: `complete` (default) or `keepRunning`.
     #[serde(default)]
     pub initializers: crate::resolve::InitializerLifecycle,
+    /// The scenario's "now" (RFC 3339): the `time` stamped on `runtimePatches` entries that
+    /// carry none, as Trainer's mutating webhook stamps the current time. Default
+    /// 2026-01-01T00:00:00Z, so output is reproducible.
+    #[serde(default)]
+    pub clock: Option<String>,
     #[serde(default)]
     pub scheduler: SchedulerSpec,
 }

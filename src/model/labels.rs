@@ -14,7 +14,7 @@ fn is_qualified_name_part(s: &str) -> bool {
 }
 
 /// `IsDNS1123Subdomain`: lowercase alphanumerics, `-` and `.`, labels start and end alphanumeric.
-fn is_dns1123_subdomain(s: &str) -> bool {
+pub fn is_dns1123_subdomain(s: &str) -> bool {
     s.len() <= 253
         && !s.is_empty()
         && s.split('.').all(|label| {

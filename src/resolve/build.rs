@@ -18,13 +18,14 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::Runtimes;
-use super::provenance::{Provenance, Tracker};
+use super::patches::{self, Generation, Level, Patch};
+use super::provenance::{self, Provenance, Tracker};
 use super::runtime::{
     ANCESTOR_DATASET_INITIALIZER, ANCESTOR_LABEL, ANCESTOR_MODEL_INITIALIZER, ANCESTOR_TRAINER,
     LAUNCHER, MlPolicy, MpiPolicy, NODE, RuntimeKind, TrainingRuntime,
 };
 use super::smp::{self, Schema};
-use super::trainjob::{PodTemplateOverride, TrainJob};
+use super::trainjob::TrainJob;
 use crate::load::validate::FieldError;
 
 /// How a dependent replicated job waits for another (`dependsOn[].status`).
@@ -68,17 +69,34 @@ pub struct ResolvedTrainJob {
     pub runtime: String,
     pub jobs: Vec<ResolvedJob>,
     pub warnings: Vec<String>,
-    /// The TrainJob has `podTemplateOverrides` (whether or not they were applied).
+    /// The TrainJob has overrides of some API (whether or not they were applied).
     pub has_overrides: bool,
+    /// `(manager, time)` of `runtimePatches` / `templateOverrides` entries.
+    pub stamps: Vec<(String, String)>,
 }
 
 /// What to apply.
 #[derive(Debug, Clone, Copy)]
-pub struct BuildOptions {
+pub struct BuildOptions<'a> {
     /// Apply the TrainJob's overrides (off: the runtime-only baseline of the override effect).
     pub overrides: bool,
     /// Record provenance for every field.
     pub track: bool,
+    /// The scenario clock (RFC 3339): the `time` stamped on manager entries that have none.
+    pub clock: &'a str,
+}
+
+/// The scenario clock when a scenario sets none.
+pub const DEFAULT_CLOCK: &str = "2026-01-01T00:00:00Z";
+
+impl Default for BuildOptions<'_> {
+    fn default() -> Self {
+        BuildOptions {
+            overrides: true,
+            track: false,
+            clock: DEFAULT_CLOCK,
+        }
+    }
 }
 
 pub const OVERRIDES_PATH: &str = "spec.podTemplateOverrides";
@@ -135,11 +153,6 @@ pub fn build(
     runtime: &TrainingRuntime,
     opts: BuildOptions,
 ) -> Result<ResolvedTrainJob, Vec<FieldError>> {
-    let overrides: &[PodTemplateOverride] = if opts.overrides {
-        &job.spec.pod_template_overrides
-    } else {
-        &[]
-    };
     let rjobs = runtime
         .spec
         .template
@@ -148,7 +161,7 @@ pub fn build(
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    validate_overrides(overrides, rjobs)?;
+    let patches = patches::collect(job, rjobs, opts.clock, opts.overrides)?;
 
     let ml = runtime.spec.ml_policy.as_ref();
     let mut warnings = Vec::new();
@@ -159,7 +172,47 @@ pub fn build(
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let job_template = rjob.get("template").unwrap_or(&Value::Null);
+        let mut job_template = rjob.get("template").cloned().unwrap_or_else(|| json!({}));
+        let mut stages = Stages::new(
+            opts.track,
+            job_template
+                .pointer("/spec/template")
+                .unwrap_or(&Value::Null),
+        );
+        let mut replaced_by: Vec<(String, String)> = Vec::new();
+        for p in patches.patches.iter().filter(|p| p.job == name) {
+            let merged = match p.level {
+                Level::Job => {
+                    smp::strategic_merge(&job_template, &p.patch, Schema::JobTemplateSpec)
+                }
+                Level::Pod => {
+                    let pod = job_template
+                        .pointer("/spec/template")
+                        .cloned()
+                        .unwrap_or_else(|| json!({}));
+                    smp::strategic_merge(&pod, &p.patch, Schema::PodTemplateSpec).map(|pod| {
+                        let mut t = job_template.clone();
+                        object_entry(&mut t, "spec").insert("template".into(), pod);
+                        t
+                    })
+                }
+            };
+            job_template = merged.map_err(|e| {
+                vec![FieldError {
+                    path: p.path.clone(),
+                    message: e.to_string(),
+                }]
+            })?;
+            if let Some(manager) = &p.manager {
+                lint_replaced_lists(p, manager, &name, &mut replaced_by, &mut warnings);
+            }
+            stages.record(
+                job_template
+                    .pointer("/spec/template")
+                    .unwrap_or(&Value::Null),
+                &p.source,
+            );
+        }
         let ancestor = job_template
             .pointer("/metadata/labels")
             .and_then(|l| l.get(ANCESTOR_LABEL))
@@ -169,21 +222,6 @@ pub fn build(
             .pointer("/spec/template")
             .cloned()
             .unwrap_or_else(|| json!({}));
-        let mut stages = Stages::new(opts.track, &template);
-
-        for (i, o) in overrides.iter().enumerate() {
-            if o.target_jobs.iter().any(|t| t.name == name) {
-                template =
-                    smp::strategic_merge(&template, &override_patch(o), Schema::PodTemplateSpec)
-                        .map_err(|e| {
-                            vec![FieldError {
-                                path: format!("{OVERRIDES_PATH}[{i}]"),
-                                message: e.to_string(),
-                            }]
-                        })?;
-                stages.record(&template, &format!("podTemplateOverrides[{i}]"));
-            }
-        }
 
         let parallelism_template = job_template
             .pointer("/spec/parallelism")
@@ -203,6 +241,31 @@ pub fn build(
             .is_some_and(|m| m.run_launcher_as_node == Some(true))
             && name == NODE;
         let gets_trainer_fields = is_trainer || mpi_node;
+        // The current release merges resourcesPerNode into the trainer per resource name
+        // (`MergeResourceRequirements`, v2.3+) before the ML policy; v2.1 replaces it later.
+        if patches.generation == Generation::Current
+            && gets_trainer_fields
+            && let Some(res) = trainer.and_then(|t| t.resources_per_node.as_ref())
+        {
+            let patch = json!({"spec": {"containers": [{"name": NODE, "resources": res}]}});
+            if has_container(&template, NODE) {
+                template = smp::strategic_merge(&template, &patch, Schema::PodTemplateSpec)
+                    .map_err(|e| {
+                        vec![FieldError {
+                            path: "spec.trainer.resourcesPerNode".into(),
+                            message: e.to_string(),
+                        }]
+                    })?;
+                stages.record(&template, "spec.trainer.resourcesPerNode");
+            } else {
+                warnings.push(missing_node_container(
+                    runtime,
+                    &name,
+                    "spec.trainer.resourcesPerNode",
+                ));
+            }
+        }
+
         // Torch (`plugins/torch/torch.go`): the TrainJob's env first, then the rendezvous env and
         // port on the trainer container.
         if is_trainer && let Some(torch) = ml.and_then(|m| m.torch.as_ref()) {
@@ -297,17 +360,21 @@ pub fn build(
         }
 
         if gets_trainer_fields && let Some(t) = trainer {
-            let resources = t.resources_per_node.as_ref().map(|r| {
-                // v2.1 `builder.go: Trainer` replaces the resources with the parts that are set.
-                let mut res = Map::new();
-                if let Some(l) = &r.limits {
-                    res.insert("limits".into(), json!(l));
-                }
-                if let Some(q) = &r.requests {
-                    res.insert("requests".into(), json!(q));
-                }
-                Value::Object(res)
-            });
+            let resources = t
+                .resources_per_node
+                .as_ref()
+                .filter(|_| patches.generation == Generation::V2_1)
+                .map(|r| {
+                    // v2.1 `builder.go: Trainer` replaces the resources with the parts that are set.
+                    let mut res = Map::new();
+                    if let Some(l) = &r.limits {
+                        res.insert("limits".into(), json!(l));
+                    }
+                    if let Some(q) = &r.requests {
+                        res.insert("requests".into(), json!(q));
+                    }
+                    Value::Object(res)
+                });
             let fields: [(&str, &str, Option<Value>); 4] = [
                 ("image", "image", t.image.clone().map(Value::String)),
                 ("command", "command", t.command.as_ref().map(|c| json!(c))),
@@ -369,44 +436,11 @@ pub fn build(
         runtime: format!("{}/{}", runtime.kind.as_str(), runtime.name()),
         jobs,
         warnings,
-        has_overrides: !job.spec.pod_template_overrides.is_empty(),
+        has_overrides: !(job.spec.pod_template_overrides.is_empty()
+            && job.spec.runtime_patches.is_empty()
+            && job.spec.template_overrides.is_empty()),
+        stamps: patches.stamps,
     })
-}
-
-/// The override as the patch v2.1 builds: `{metadata: {labels, annotations}, spec}`.
-fn override_patch(o: &PodTemplateOverride) -> Value {
-    let mut patch = Map::new();
-    if let Some(m) = &o.metadata {
-        let mut meta = Map::new();
-        if let Some(l) = &m.labels {
-            meta.insert("labels".into(), json!(l));
-        }
-        if let Some(a) = &m.annotations {
-            meta.insert("annotations".into(), json!(a));
-        }
-        if !meta.is_empty() {
-            patch.insert("metadata".into(), Value::Object(meta));
-        }
-    }
-    if let Some(spec) = &o.spec {
-        patch.insert("spec".into(), omit_empty(spec));
-    }
-    Value::Object(patch)
-}
-
-/// Upstream marshals the typed override, whose fields are `omitempty`: nulls and empty lists
-/// never reach the merge (an override's `tolerations: []` keeps the runtime's tolerations).
-fn omit_empty(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(_, x)| !x.is_null() && !x.as_array().is_some_and(Vec::is_empty))
-                .map(|(k, x)| (k.clone(), omit_empty(x)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(omit_empty).collect()),
-        other => other.clone(),
-    }
 }
 
 /// Pods per Job: template parallelism, or for the trainer job the ML policy's `numNodes`
@@ -780,117 +814,42 @@ fn api_server_defaults(template: &mut Value) {
     }
 }
 
-/// The admission webhook's checks on `podTemplateOverrides`
-/// (`kubeflow/trainer@v2.1.0:pkg/runtime/framework/plugins/jobset/jobset.go: Validate`), with
-/// upstream's messages. Upstream validates after merging, so unknown container names slip
-/// through its webhook and surface later as invalid pods; schedsim checks the runtime's own
-/// names and reports them here, pointing at the offending entry.
-fn validate_overrides(
-    overrides: &[PodTemplateOverride],
-    rjobs: &[Value],
-) -> Result<(), Vec<FieldError>> {
-    let job_names: Vec<&str> = rjobs
-        .iter()
-        .filter_map(|j| j.get("name").and_then(Value::as_str))
+/// Warns when a manager's patch replaces a list (one without a merge key, such as
+/// `tolerations`) that another manager's patch set on the same job: the earlier manager's
+/// items are gone, which is easy to miss (kubernetes-sigs/kueue#15161).
+fn lint_replaced_lists(
+    p: &Patch,
+    manager: &str,
+    job: &str,
+    replaced_by: &mut Vec<(String, String)>,
+    warnings: &mut Vec<String>,
+) {
+    let schema = match p.level {
+        Level::Pod => Schema::PodTemplateSpec,
+        Level::Job => Schema::JobTemplateSpec,
+    };
+    let mut lists: Vec<String> = provenance::flatten(&p.patch, Some(schema))
+        .keys()
+        .filter_map(|path| provenance::atomic_list(path).map(str::to_string))
         .collect();
-    let mut errs = Vec::new();
-    for (i, o) in overrides.iter().enumerate() {
-        let at = format!("{OVERRIDES_PATH}[{i}]");
-        for (t, target) in o.target_jobs.iter().enumerate() {
-            if !job_names.contains(&target.name.as_str()) {
-                errs.push(FieldError {
-                    path: format!("{at}.targetJobs[{t}].name"),
-                    message: format!(
-                        "Invalid value: {:?}: must not have targetJob that doesn't exist in the runtime job template",
-                        target.name
-                    ),
-                });
+    lists.dedup();
+    for list in lists {
+        let field = list
+            .strip_prefix("spec.template.")
+            .unwrap_or(&list)
+            .to_string();
+        match replaced_by.iter_mut().find(|(l, _)| *l == field) {
+            Some((_, earlier)) if earlier != manager => {
+                warnings.push(format!(
+                    "{} replaces the {field} that manager {earlier:?} set on replicated job {job:?}: the list has no merge key, so {earlier:?}'s entries are dropped",
+                    p.source
+                ));
+                *earlier = manager.to_string();
             }
-        }
-        for rjob in rjobs {
-            let Some(job_name) = rjob.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            if !o.target_jobs.iter().any(|t| t.name == job_name) {
-                continue;
-            }
-            let pod_spec = rjob.pointer("/template/spec/template/spec");
-            // Upstream pools init and regular container names of a job in one set.
-            let names: Vec<&str> = ["initContainers", "containers"]
-                .iter()
-                .flat_map(|k| {
-                    pod_spec
-                        .and_then(|s| s.get(*k))
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                })
-                .filter_map(|c| c.get("name").and_then(Value::as_str))
-                .collect();
-            for (kind, what) in [
-                ("initContainers", "initContainer"),
-                ("containers", "container"),
-            ] {
-                let list = o
-                    .spec
-                    .as_ref()
-                    .and_then(|s| s.get(kind))
-                    .and_then(Value::as_array);
-                for (c, item) in list.into_iter().flatten().enumerate() {
-                    let name = item.get("name").and_then(Value::as_str).unwrap_or("");
-                    if !names.contains(&name) {
-                        errs.push(FieldError {
-                            path: format!("{at}.spec.{kind}[{c}].name"),
-                            message: format!(
-                                "Invalid value: {name:?}: must not have {what} that doesn't exist in the runtime job {job_name}"
-                            ),
-                        });
-                    }
-                    let has_env = item
-                        .get("env")
-                        .and_then(Value::as_array)
-                        .is_some_and(|e| !e.is_empty());
-                    if kind == "containers"
-                        && has_env
-                        && [
-                            ANCESTOR_DATASET_INITIALIZER,
-                            ANCESTOR_MODEL_INITIALIZER,
-                            NODE,
-                        ]
-                        .contains(&name)
-                    {
-                        errs.push(FieldError {
-                            path: format!("{at}.spec.{kind}[{c}].env"),
-                            message: format!(
-                                "Invalid value: {name:?}: must not have envs for the dataset-initializer, model-initializer, node containers"
-                            ),
-                        });
-                    }
-                }
-            }
-        }
-        for (c, item) in o
-            .spec
-            .as_ref()
-            .and_then(|s| s.get("containers"))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            for field in ["image", "command", "args", "resources"] {
-                if item.get(field).is_some() {
-                    errs.push(FieldError {
-                        path: format!("{at}.spec.containers[{c}].{field}"),
-                        message: format!(
-                            "Forbidden: {field} cannot be overridden: ContainerOverride has no such field (the TrainJob API prunes it); use spec.trainer"
-                        ),
-                    });
-                }
-            }
+            Some(_) => {}
+            None => replaced_by.push((field, manager.to_string())),
         }
     }
-    if errs.is_empty() { Ok(()) } else { Err(errs) }
 }
 
 /// Pod-level labels and annotations of a resolved template.

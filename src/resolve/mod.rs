@@ -3,6 +3,7 @@
 //! order in which JobSet creates them (`dependsOn`).
 
 pub mod build;
+pub mod patches;
 pub mod provenance;
 pub mod runtime;
 pub mod smp;
@@ -198,15 +199,30 @@ fn attribute(
     rjob: &str,
     errs: Vec<FieldError>,
 ) -> Vec<FieldError> {
-    let tracked = build::build(
-        job,
-        runtime,
-        BuildOptions {
-            overrides: true,
-            track: true,
-        },
-    )
-    .ok();
+    let opts = BuildOptions {
+        overrides: true,
+        track: true,
+        ..Default::default()
+    };
+    let tracked = build::build(job, runtime, opts).ok();
+    // Patch sources in application order, with the entry path each came from.
+    let rjobs = runtime
+        .spec
+        .template
+        .spec
+        .get("replicatedJobs")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let order: Vec<(String, String)> = patches::collect(job, rjobs, opts.clock, true)
+        .map(|p| {
+            p.patches
+                .into_iter()
+                .filter(|p| p.job == rjob)
+                .map(|p| (p.source, p.path))
+                .collect()
+        })
+        .unwrap_or_default();
     let resolved = tracked
         .as_ref()
         .and_then(|t| t.jobs.iter().find(|j| j.name == rjob));
@@ -235,14 +251,12 @@ fn attribute(
                 }
                 _ => Vec::new(),
             };
-            let override_index = |s: &str| -> Option<usize> {
-                s.strip_prefix("podTemplateOverrides[")?.strip_suffix(']')?.parse().ok()
-            };
-            let culprit = sources.iter().filter_map(|s| override_index(s).map(|i| (i, *s))).max().map(|(_, s)| s);
+            // The last patch that touched the field.
+            let culprit = order.iter().rev().find(|(source, _)| sources.contains(&source.as_str()));
             let pod_field = e.path.clone();
             match culprit {
-                Some(c) => FieldError {
-                    path: format!("spec.{}", c),
+                Some((c, path)) => FieldError {
+                    path: path.clone(),
                     message: format!(
                         "the merged pod of replicated job {rjob:?} is invalid: {pod_field}: {} (set by {c})",
                         e.message

@@ -58,7 +58,7 @@ fn walk(value: &Value, schema: Option<Schema>, path: String, out: &mut BTreeMap<
 
 /// The outermost list addressed by index in a path (`spec.tolerations[0].key` →
 /// `spec.tolerations`): lists without a merge key, which a patch replaces whole.
-fn atomic_list(path: &str) -> Option<&str> {
+pub fn atomic_list(path: &str) -> Option<&str> {
     let bytes = path.as_bytes();
     (0..bytes.len().saturating_sub(1))
         .find(|&i| bytes[i] == b'[' && bytes[i + 1].is_ascii_digit())

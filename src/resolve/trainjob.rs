@@ -33,6 +33,12 @@ pub struct TrainJobSpec {
     pub initializer: Option<Initializer>,
     #[serde(default)]
     pub pod_template_overrides: Vec<PodTemplateOverride>,
+    /// v2.2+: one entry per manager.
+    #[serde(default)]
+    pub runtime_patches: Vec<RuntimePatch>,
+    /// The manager-keyed proposal of kubeflow/trainer PR #3199 (never shipped).
+    #[serde(default)]
+    pub template_overrides: Vec<TemplateOverride>,
     /// Labels/annotations for the JobSet (v2.1).
     #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,
@@ -120,6 +126,75 @@ pub struct OverrideMetadata {
     pub labels: Option<BTreeMap<String, String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
+}
+
+/// One `runtimePatches[]` entry (Trainer v2.2+, `RuntimePatch`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimePatch {
+    #[serde(default)]
+    pub manager: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub training_runtime_spec: Option<TrainingRuntimeSpecPatch>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct TrainingRuntimeSpecPatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<JobSetTemplatePatch>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct JobSetTemplatePatch {
+    /// JobSet-level labels and annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<OverrideMetadata>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<JobSetSpecPatch>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSetSpecPatch {
+    #[serde(default)]
+    pub replicated_jobs: Vec<ReplicatedJobPatch>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct ReplicatedJobPatch {
+    #[serde(default)]
+    pub name: String,
+    /// A `JobTemplatePatch` (`{metadata, spec: {template: {metadata, spec}}}`), kept as JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<Value>,
+}
+
+/// One manager's entry of the `templateOverrides` proposal (kubeflow/trainer PR #3199).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct TemplateOverride {
+    #[serde(default)]
+    pub manager: String,
+    /// Overrides of replicated jobs' Job templates, or of the JobSet without `targetJobs`.
+    #[serde(default)]
+    pub job: Vec<TimedOverride>,
+    /// Overrides of replicated jobs' pod templates.
+    #[serde(default)]
+    pub pod: Vec<TimedOverride>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimedOverride {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    #[serde(default)]
+    pub target_jobs: Vec<TargetJob>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<OverrideMetadata>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<Value>,
 }
 
 impl TrainJob {
