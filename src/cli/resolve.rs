@@ -49,9 +49,18 @@ struct TrainJobOut {
     name: String,
     namespace: String,
     runtime: String,
+    /// `runtimePatches` / `templateOverrides` entries with their (stamped) time.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    managers: Vec<ManagerOut>,
     replicated_jobs: Vec<JobOut>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ManagerOut {
+    manager: String,
+    time: String,
 }
 
 #[derive(Serialize)]
@@ -134,6 +143,14 @@ fn to_output(j: &ResolvedTrainJob, explain: bool) -> TrainJobOut {
         name: j.name.clone(),
         namespace: j.namespace.clone(),
         runtime: j.runtime.clone(),
+        managers: j
+            .stamps
+            .iter()
+            .map(|(manager, time)| ManagerOut {
+                manager: manager.clone(),
+                time: time.clone(),
+            })
+            .collect(),
         replicated_jobs: j
             .jobs
             .iter()
@@ -170,6 +187,12 @@ fn render_yaml(jobs: &[&ResolvedTrainJob]) -> String {
             "  runtime: {}",
             yaml::scalar(&Value::String(j.runtime.clone()))
         );
+        if !j.stamps.is_empty() {
+            let _ = writeln!(out, "  managers:");
+            for (m, t) in &j.stamps {
+                let _ = writeln!(out, "  - {{manager: {m}, time: \"{t}\"}}");
+            }
+        }
         if !j.warnings.is_empty() {
             let _ = writeln!(out, "  warnings:");
             for w in &j.warnings {

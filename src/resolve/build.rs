@@ -179,7 +179,7 @@ pub fn build(
                 .pointer("/spec/template")
                 .unwrap_or(&Value::Null),
         );
-        let mut replaced_by: Vec<(String, String)> = Vec::new();
+        let mut set_lists: Vec<SetList> = Vec::new();
         for p in patches.patches.iter().filter(|p| p.job == name) {
             let merged = match p.level {
                 Level::Job => {
@@ -204,7 +204,7 @@ pub fn build(
                 }]
             })?;
             if let Some(manager) = &p.manager {
-                lint_replaced_lists(p, manager, &name, &mut replaced_by, &mut warnings);
+                lint_replaced_lists(p, manager, &name, &mut set_lists, &mut warnings);
             }
             stages.record(
                 job_template
@@ -814,40 +814,64 @@ fn api_server_defaults(template: &mut Value) {
     }
 }
 
+/// A list an earlier manager set: its field, the manager, and its items (each item's leaves).
+type SetList = (String, String, Vec<BTreeMap<String, Value>>);
+
 /// Warns when a manager's patch replaces a list (one without a merge key, such as
-/// `tolerations`) that another manager's patch set on the same job: the earlier manager's
-/// items are gone, which is easy to miss (kubernetes-sigs/kueue#15161).
+/// `tolerations`) that another manager's patch set on the same job and drops some of its
+/// items — easy to miss, and what kubernetes-sigs/kueue#15161 reported.
 fn lint_replaced_lists(
     p: &Patch,
     manager: &str,
     job: &str,
-    replaced_by: &mut Vec<(String, String)>,
+    set_lists: &mut Vec<SetList>,
     warnings: &mut Vec<String>,
 ) {
     let schema = match p.level {
         Level::Pod => Schema::PodTemplateSpec,
         Level::Job => Schema::JobTemplateSpec,
     };
-    let mut lists: Vec<String> = provenance::flatten(&p.patch, Some(schema))
+    let leaves = provenance::flatten(&p.patch, Some(schema));
+    let mut lists: Vec<&str> = leaves
         .keys()
-        .filter_map(|path| provenance::atomic_list(path).map(str::to_string))
+        .filter_map(|path| provenance::atomic_list(path))
         .collect();
     lists.dedup();
     for list in lists {
+        // Items: the leaves under `list[i]`, keyed by their path below the item.
+        let mut items: BTreeMap<usize, BTreeMap<String, Value>> = BTreeMap::new();
+        for (path, v) in leaves.range(list.to_string()..) {
+            let Some(rest) = path.strip_prefix(list).and_then(|r| r.strip_prefix('[')) else {
+                break;
+            };
+            let Some((index, below)) = rest.split_once(']') else {
+                continue;
+            };
+            if let Ok(i) = index.parse::<usize>() {
+                items
+                    .entry(i)
+                    .or_default()
+                    .insert(below.to_string(), v.clone());
+            }
+        }
+        let items: Vec<BTreeMap<String, Value>> = items.into_values().collect();
         let field = list
             .strip_prefix("spec.template.")
-            .unwrap_or(&list)
+            .unwrap_or(list)
             .to_string();
-        match replaced_by.iter_mut().find(|(l, _)| *l == field) {
-            Some((_, earlier)) if earlier != manager => {
-                warnings.push(format!(
-                    "{} replaces the {field} that manager {earlier:?} set on replicated job {job:?}: the list has no merge key, so {earlier:?}'s entries are dropped",
-                    p.source
-                ));
+        match set_lists.iter_mut().find(|(l, _, _)| *l == field) {
+            Some((_, earlier, before)) => {
+                let dropped = before.iter().filter(|item| !items.contains(item)).count();
+                if earlier != manager && dropped > 0 {
+                    warnings.push(format!(
+                        "{} replaces the {field} that manager {earlier:?} set on replicated job {job:?}: the list has no merge key, so {dropped} of {earlier:?}'s entries are dropped",
+                        p.source
+                    ));
+                }
                 *earlier = manager.to_string();
+                *before = items;
             }
-            Some(_) => {}
-            None => replaced_by.push((field, manager.to_string())),
+            None => set_lists.push((field, manager.to_string(), items)),
         }
     }
 }
