@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand.
 
 pub mod bench;
+pub mod migrate;
 pub mod resolve;
 pub mod run;
 
@@ -26,6 +27,8 @@ pub enum Command {
     /// Show the pods each TrainJob becomes: per replicated job the pod count and the resolved
     /// pod template, with `--explain` where every field came from.
     Resolve(resolve::ResolveArgs),
+    /// Rewrite `podTemplateOverrides` (Trainer v2.1) as an equivalent `runtimePatches` entry.
+    Migrate(migrate::MigrateArgs),
 }
 
 /// Runs the parsed command; returns the process exit code.
@@ -34,5 +37,6 @@ pub fn main(cli: Cli) -> i32 {
         Command::Run(args) => run::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Resolve(args) => resolve::run(&args),
+        Command::Migrate(args) => migrate::run(&args),
     }
 }

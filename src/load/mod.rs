@@ -40,6 +40,8 @@ pub struct Scenario {
     pub steps: Vec<Step>,
     /// The TrainJobs, resolved.
     pub train_jobs: Vec<ResolvedTrainJob>,
+    /// The runtimes TrainJobs refer to.
+    pub runtimes: Runtimes,
     /// The same workloads with every TrainJob's overrides left out (runtime only), when some
     /// TrainJob has overrides: the baseline of the override effect.
     pub baseline: Option<Workloads>,
@@ -383,6 +385,7 @@ impl Loader<'_> {
             workloads: workloads.into_iter().map(|(p, _)| p).collect(),
             steps,
             train_jobs,
+            runtimes,
             baseline: any_overrides.then_some(baseline),
             config: SchedulerConfig {
                 seed: sd.spec.scheduler.seed,

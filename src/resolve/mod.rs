@@ -3,6 +3,7 @@
 //! order in which JobSet creates them (`dependsOn`).
 
 pub mod build;
+pub mod migrate;
 pub mod patches;
 pub mod provenance;
 pub mod runtime;
