@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::bench::{self, BenchResult};
 use crate::error::exit_code;
-use crate::load::{self, LoadOptions};
+use crate::load::LoadOptions;
 use crate::sched::SchedulerConfig;
 
 #[derive(Debug, Args)]
@@ -54,16 +54,11 @@ pub fn run(args: &BenchArgs) -> i32 {
         let steps = crate::sched::plan::in_order(pods.len());
         results.push(bench::measure(&name, nodes, &[], &pods, &steps, &config));
     } else {
-        let files = match load::scenario_files(&args.paths) {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit_code::BAD_INPUT;
-            }
+        let loaded = match super::load_scenarios(&args.paths, &LoadOptions::default()) {
+            Ok(l) => l,
+            Err(code) => return code,
         };
-        let loaded = load::load_files(&files, &LoadOptions::default());
-        for e in &loaded.errors {
-            eprintln!("error: {e}");
+        if !loaded.errors.is_empty() {
             code = exit_code::BAD_INPUT;
         }
         for s in &loaded.scenarios {

@@ -31,6 +31,23 @@ pub enum Command {
     Migrate(migrate::MigrateArgs),
 }
 
+/// Loads the scenarios under `paths`, printing every load error; `Err(exit code)` when the
+/// paths themselves are wrong.
+pub fn load_scenarios(
+    paths: &[std::path::PathBuf],
+    options: &crate::load::LoadOptions,
+) -> Result<crate::load::Loaded, i32> {
+    let files = crate::load::scenario_files(paths).map_err(|e| {
+        eprintln!("error: {e}");
+        crate::error::exit_code::BAD_INPUT
+    })?;
+    let loaded = crate::load::load_files(&files, options);
+    for e in &loaded.errors {
+        eprintln!("error: {e}");
+    }
+    Ok(loaded)
+}
+
 /// Runs the parsed command; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
     match cli.command {

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::exit_code;
-use crate::load::{self, LoadOptions};
+use crate::load::LoadOptions;
 use crate::report::yaml;
 use crate::resolve::build::{DependsOnStatus, ResolvedTrainJob};
 use crate::resolve::smp::Schema;
@@ -78,23 +78,14 @@ struct JobOut {
 }
 
 pub fn run(args: &ResolveArgs) -> i32 {
-    let files = match load::scenario_files(&args.paths) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit_code::BAD_INPUT;
-        }
+    let options = LoadOptions {
+        provenance: args.explain,
+        ..Default::default()
     };
-    let loaded = load::load_files(
-        &files,
-        &LoadOptions {
-            provenance: args.explain,
-            ..Default::default()
-        },
-    );
-    for e in &loaded.errors {
-        eprintln!("error: {e}");
-    }
+    let loaded = match super::load_scenarios(&args.paths, &options) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     let jobs: Vec<&ResolvedTrainJob> = loaded
         .scenarios
         .iter()

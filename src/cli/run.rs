@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 
 use crate::error::exit_code;
-use crate::load::{self, LoadOptions};
+use crate::load::LoadOptions;
 use crate::report::{self, RunReport};
 use crate::sched::framework::MessageFormat;
 
@@ -48,23 +48,14 @@ pub fn run(args: &RunArgs) -> i32 {
     } else {
         args.paths.clone()
     };
-    let files = match load::scenario_files(&paths) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit_code::BAD_INPUT;
-        }
+    let options = LoadOptions {
+        message_format: args.message_format,
+        ..Default::default()
     };
-    let loaded = load::load_files(
-        &files,
-        &LoadOptions {
-            message_format: args.message_format,
-            ..Default::default()
-        },
-    );
-    for e in &loaded.errors {
-        eprintln!("error: {e}");
-    }
+    let loaded = match super::load_scenarios(&paths, &options) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     let report = RunReport {
         scenarios: loaded.scenarios.par_iter().map(crate::simulate).collect(),
     };

@@ -153,14 +153,7 @@ pub fn build(
     runtime: &TrainingRuntime,
     opts: BuildOptions,
 ) -> Result<ResolvedTrainJob, Vec<FieldError>> {
-    let rjobs = runtime
-        .spec
-        .template
-        .spec
-        .get("replicatedJobs")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let rjobs = runtime.replicated_jobs();
     let patches = patches::collect(job, rjobs, opts.clock, opts.overrides)?;
 
     let ml = runtime.spec.ml_policy.as_ref();

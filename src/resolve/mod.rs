@@ -3,6 +3,7 @@
 //! order in which JobSet creates them (`dependsOn`).
 
 pub mod build;
+pub mod determined;
 pub mod migrate;
 pub mod patches;
 pub mod provenance;
@@ -207,14 +208,7 @@ fn attribute(
     };
     let tracked = build::build(job, runtime, opts).ok();
     // Patch sources in application order, with the entry path each came from.
-    let rjobs = runtime
-        .spec
-        .template
-        .spec
-        .get("replicatedJobs")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let rjobs = runtime.replicated_jobs();
     let order: Vec<(String, String)> = patches::collect(job, rjobs, opts.clock, true)
         .map(|p| {
             p.patches

@@ -112,4 +112,15 @@ impl TrainingRuntime {
     pub fn namespace(&self) -> Option<&str> {
         self.metadata.namespace.as_deref()
     }
+
+    /// The JobSet template's `replicatedJobs`, in runtime order.
+    pub fn replicated_jobs(&self) -> &[Value] {
+        self.spec
+            .template
+            .spec
+            .get("replicatedJobs")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
 }
