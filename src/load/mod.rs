@@ -19,7 +19,7 @@ use crate::model::{Node, Pod};
 use crate::resolve::build::{BuildOptions, ResolvedTrainJob};
 use crate::resolve::runtime::{RuntimeKind, TrainingRuntime};
 use crate::resolve::trainjob::{self, TrainJob};
-use crate::resolve::{self, InitializerLifecycle, Runtimes};
+use crate::resolve::{self, InitializerLifecycle, Runtimes, determined};
 use crate::sched::SchedulerConfig;
 use crate::sched::plan::{self, Step};
 use scenario::{FileRef, PoolItem, ScenarioDoc};
@@ -269,6 +269,25 @@ impl Loader<'_> {
         let mut any_overrides = false;
         for (i, item) in sd.spec.workloads.iter().enumerate() {
             let path = format!("spec.workloads[{i}]");
+            if item.get("determined").is_some() {
+                match self.determined(file, doc, &path, item, &gates) {
+                    Ok((w, at)) => {
+                        warnings.extend(
+                            w.warnings
+                                .iter()
+                                .map(|m| format!("Determined trial ({}): {m}", at.describe())),
+                        );
+                        baseline
+                            .steps
+                            .extend(plan::offset(w.steps.clone(), baseline.pods.len()));
+                        baseline.pods.extend(w.pods.clone());
+                        steps.extend(plan::offset(w.steps, workloads.len()));
+                        workloads.extend(w.pods.into_iter().map(|p| (p, at.clone())));
+                    }
+                    Err(mut e) => errors.append(&mut e),
+                }
+                continue;
+            }
             let origins = match self.resolve_item(file, doc, &path, item) {
                 Ok(o) => o,
                 Err(mut e) => {
@@ -456,6 +475,107 @@ impl Loader<'_> {
             resolved: Some(with.resolved),
             baseline,
         })
+    }
+
+    /// A Determined trial's pods: the experiment's pod spec over the cluster's default pod spec.
+    fn determined(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        path: &str,
+        item: &Value,
+        gates: &FeatureGates,
+    ) -> Result<(DeterminedPods, Origin), Errors> {
+        let d: scenario::DeterminedItem = doc.decode(file, path, item).map_err(|e| vec![e])?;
+        let d = d.determined;
+        let single = |this: &mut Self, field: &str, value: &Value| -> Result<Origin, Errors> {
+            let at = join_path(path, &format!("determined.{field}"));
+            let mut origins = this.resolve_item(file, doc, &at, value)?;
+            match origins.len() {
+                1 => Ok(origins.remove(0)),
+                n => Err(vec![doc.error(
+                    file,
+                    &at,
+                    format!("expected one document, found {n}"),
+                )]),
+            }
+        };
+        let exp_origin = single(self, "experiment", &d.experiment)?;
+        let exp =
+            exp_origin.check_all(determined::ExperimentConfig::from_value(exp_origin.value()))?;
+        let cluster_origin = match &d.cluster {
+            Some(v) => Some(single(self, "cluster", v)?),
+            None => None,
+        };
+        let defaults = match &cluster_origin {
+            Some(o) => o.check_all(determined::ClusterDefaults::from_value(o.value()))?,
+            None => determined::ClusterDefaults::default(),
+        };
+        let merge = match d.pod_spec_merge.as_deref() {
+            None | Some("strategicMerge") => determined::PodSpecMerge::StrategicMerge,
+            Some("replace") => determined::PodSpecMerge::Replace,
+            Some(other) => {
+                return Err(vec![doc.error(
+                    file,
+                    &join_path(path, "determined.podSpecMerge"),
+                    format!("Unsupported value: {other:?}: supported values: \"strategicMerge\", \"replace\""),
+                )]);
+            }
+        };
+        // Errors in the experiment config point into it; errors in the Helm values into them.
+        let trial = determined::trial_pods(&exp, &defaults, merge).map_err(|errs| {
+            errs.into_iter()
+                .map(|e| {
+                    let helm = [
+                        "taskContainerDefaults",
+                        "maxSlotsPerPod",
+                        "resourcePools",
+                        "slotType",
+                    ]
+                    .iter()
+                    .any(|k| e.path.starts_with(k));
+                    let o = if helm {
+                        cluster_origin.as_ref().unwrap_or(&exp_origin)
+                    } else {
+                        &exp_origin
+                    };
+                    o.doc
+                        .error(&o.file, &join_path(&o.path, &e.path), e.message)
+                })
+                .collect::<Vec<_>>()
+        })?;
+        let mut pod_json = trial.pod_spec.clone();
+        if let Some((_, value)) = &trial.priority_class
+            && let Some(spec) = pod_json.get_mut("spec").and_then(Value::as_object_mut)
+        {
+            spec.insert("priority".into(), Value::from(*value));
+        }
+        let pod: k8s::Pod = serde_json::from_value(pod_json)
+            .map_err(|e| vec![exp_origin.error(format!("Determined built an invalid pod: {e}"))])?;
+        let template = exp_origin
+            .check(|errs| objects::pod_from_k8s(&pod, "environment.pod_spec", gates, errs))?;
+        let pods: Vec<Pod> = (0..trial.pods)
+            .map(|i| {
+                let mut p = template.clone();
+                p.name = format!("{}-{i}", d.name);
+                p.workload = Some(d.name.clone());
+                p
+            })
+            .collect();
+        let steps = plan::in_order(pods.len());
+        let origin = Origin {
+            file: file.to_path_buf(),
+            doc: doc.clone(),
+            path: path.to_string(),
+        };
+        Ok((
+            DeterminedPods {
+                pods,
+                steps,
+                warnings: trial.warnings,
+            },
+            origin,
+        ))
     }
 
     fn runtime_items(
@@ -669,6 +789,13 @@ fn unsupported_hint(kind: &str) -> &'static str {
         "TrainingRuntime" | "ClusterTrainingRuntime" => " (runtimes belong in spec.runtimes)",
         _ => "",
     }
+}
+
+/// A Determined trial's pods.
+struct DeterminedPods {
+    pods: Vec<Pod>,
+    steps: Vec<Step>,
+    warnings: Vec<String>,
 }
 
 /// The pods a workload item became.

@@ -107,3 +107,27 @@ pub struct PoolSpec {
     #[serde(default)]
     pub template: Value,
 }
+
+/// `{determined: {...}}`: a Determined trial, from an experiment config and the cluster's Helm
+/// values (neither is a Kubernetes object).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeterminedItem {
+    pub determined: DeterminedSpec,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DeterminedSpec {
+    /// Names the trial's pods (`<name>-<index>`) and groups them in reports.
+    pub name: String,
+    /// The experiment config: inline, or `{file: PATH}`.
+    pub experiment: Value,
+    /// The Helm values of the Determined installation (`taskContainerDefaults`,
+    /// `maxSlotsPerPod`, `resourcePools`): inline, or `{file: PATH}`.
+    #[serde(default)]
+    pub cluster: Option<Value>,
+    /// `strategicMerge` (current releases) or `replace` (older releases).
+    #[serde(default)]
+    pub pod_spec_merge: Option<String>,
+}
