@@ -256,3 +256,14 @@ fn initializers_complete_before_the_trainer_unless_kept_running() {
         report["scenarios"][1]["pods"][1]["message"]
     );
 }
+
+#[test]
+fn determined_rejections_point_into_the_experiment() {
+    let err = run_bad("determined-invalid.yaml");
+    for expected in [
+        "determined/seed003-task.yaml:13:9: environment.pod_spec.spec.imagePullSecrets: invalid type: map, expected a sequence",
+        "determined-invalid.yaml:17:65: spec.workloads[1].determined.experiment.resources.slots_per_trial: invalid resource request: slots (12) must be < or a multiple of max_slots_per_pod (8)",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in\n{err}");
+    }
+}
