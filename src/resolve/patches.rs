@@ -67,6 +67,8 @@ const OVERRIDES_PATH: &str = "spec.podTemplateOverrides";
 const TEMPLATE_OVERRIDES_PATH: &str = "spec.templateOverrides";
 /// `MaxItems` of `runtimePatches`.
 const MAX_RUNTIME_PATCHES: usize = 16;
+/// `MaxLength` of `runtimePatches[].manager`.
+const MAX_MANAGER_LENGTH: usize = 253;
 
 /// Collects and validates the TrainJob's overrides against the runtime's replicated jobs.
 /// `apply` false gives no patches (the runtime-only baseline).
@@ -99,6 +101,7 @@ pub fn collect(
         stamps: Vec::new(),
     };
     let mut errs = Vec::new();
+    validate_trainer(job, &mut errs);
     let check = JobCheck { rjobs };
     if used[0] {
         pod_template_overrides(job, &check, &mut out, &mut errs);
@@ -354,7 +357,8 @@ pub fn omit_empty(v: &Value) -> Value {
     }
 }
 
-/// `validation.IsDomainPrefixedPath` (apimachinery `pkg/util/validation/validation.go`).
+/// `validation.IsDomainPrefixedPath` (apimachinery `pkg/util/validation/validation.go`): the
+/// host's errors, then the path's; plus the CRD's `MaxLength=253`.
 fn validate_manager(manager: &str, at: &str, errs: &mut Vec<FieldError>) {
     if manager.is_empty() {
         errs.push(FieldError {
@@ -363,30 +367,64 @@ fn validate_manager(manager: &str, at: &str, errs: &mut Vec<FieldError>) {
         });
         return;
     }
-    match manager.split_once('/') {
-        Some((host, path)) if !host.is_empty() && !path.is_empty() => {
-            if !is_dns1123_subdomain(host) {
-                errs.push(invalid(
-                    at.into(),
-                    host,
-                    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-                ));
-            } else if !path
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c))
-            {
-                errs.push(invalid(
-                    at.into(),
-                    path,
-                    "Invalid path (regex used for validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')",
-                ));
-            }
-        }
-        _ => errs.push(invalid(
+    if manager.len() > MAX_MANAGER_LENGTH {
+        errs.push(FieldError {
+            path: at.into(),
+            message: format!("Too long: may not be more than {MAX_MANAGER_LENGTH} bytes"),
+        });
+    }
+    let Some((host, path)) = manager
+        .split_once('/')
+        .filter(|(h, p)| !h.is_empty() && !p.is_empty())
+    else {
+        errs.push(invalid(
             at.into(),
             manager,
             "must be a domain-prefixed path (such as \"acme.io/foo\")",
-        )),
+        ));
+        return;
+    };
+    if !is_dns1123_subdomain(host) {
+        errs.push(invalid(
+            at.into(),
+            host,
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+        ));
+    }
+    if !path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c))
+    {
+        errs.push(invalid(
+            at.into(),
+            path,
+            "Invalid path (regex used for validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')",
+        ));
+    }
+}
+
+/// The TrainJob's own fields the CRD bounds: `trainer.numNodes` (`Minimum=0`) and
+/// `trainer.numProcPerNode` (CEL `self >= 1`; v2.1 also took `auto`, `cpu`, `gpu`).
+fn validate_trainer(job: &TrainJob, errs: &mut Vec<FieldError>) {
+    let Some(t) = &job.spec.trainer else { return };
+    if let Some(n) = t.num_nodes.filter(|n| *n < 0) {
+        errs.push(FieldError {
+            path: "spec.trainer.numNodes".into(),
+            message: format!("Invalid value: {n}: spec.trainer.numNodes in body should be greater than or equal to 0"),
+        });
+    }
+    if let Some(n) = t
+        .num_proc_per_node
+        .as_ref()
+        .and_then(Value::as_i64)
+        .filter(|n| *n < 1)
+    {
+        errs.push(FieldError {
+            path: "spec.trainer".into(),
+            message: format!(
+                "Invalid value: {n}: numProcPerNode must be greater than or equal to 1"
+            ),
+        });
     }
 }
 
@@ -421,6 +459,20 @@ impl JobCheck<'_> {
     /// merging and so never sees unknown names; schedsim checks the runtime's own names.
     fn pod_spec(&self, spec: &Value, rjob: &Value, at: &str, errs: &mut Vec<FieldError>) {
         let job = job_name(rjob);
+        // `PodSpecPatch.terminationGracePeriodSeconds`: `Minimum=0`.
+        if let Some(t) = spec
+            .get("terminationGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .filter(|t| *t < 0)
+        {
+            let field = format!("{at}.terminationGracePeriodSeconds");
+            errs.push(FieldError {
+                path: field.clone(),
+                message: format!(
+                    "Invalid value: {t}: {field} in body should be greater than or equal to 0"
+                ),
+            });
+        }
         let pod_spec = rjob.pointer("/template/spec/template/spec");
         let names: Vec<&str> = ["initContainers", "containers"]
             .iter()
