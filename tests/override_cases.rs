@@ -71,9 +71,6 @@ const PORTED: &[&str] = &[
     "D7-merge", "D7-build", "D9a", "D9b", "D9c",
 ];
 
-/// Lists whose order upstream's unit tests do not assert (`cmpOpts` of
-/// `pkg/runtime/core/trainingruntime_test.go`: EnvVar, Volume, VolumeMount, Toleration).
-
 const BUILD: BuildOptions<'static> = BuildOptions {
     overrides: true,
     track: false,

@@ -312,17 +312,6 @@ fn cases() -> Vec<Case> {
         .collect()
 }
 
-// ---- matcher (the rules of tests/override_cases.rs) ---------------------------------------
-
-/// "Expected is a subset of actual" over JSON, with the list-order rule of one case.
-///
-/// * map: every expected key must match; actual may have more keys, unless the expected map is
-///   written `{$exact: {...}}`.
-/// * `null`: the field must be absent (or `null`).
-/// * list: same length, items matched pairwise (each expected item a subset of its actual item),
-///   in order or — for unordered lists — after sorting both by merge key. `{$ordered: [...]}`
-///   / `{$unordered: [...]}` force the rule for one list.
-/// * scalar: equal.
 // ---- running the cases --------------------------------------------------------------------
 
 /// The runtime lookup and the build, as `tests/override_cases.rs` resolves its cases. The API

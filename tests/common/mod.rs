@@ -23,8 +23,19 @@ pub enum Confidence {
     Schedsim,
 }
 
+/// Lists whose order upstream's unit tests do not assert (`cmpOpts` of
+/// `pkg/runtime/core/trainingruntime_test.go`: EnvVar, Volume, VolumeMount, Toleration).
 pub const UNIT_UNORDERED: &[&str] = &["env", "volumes", "volumeMounts", "tolerations"];
 
+/// "Expected is a subset of actual" over JSON, with the list-order rule of one case.
+///
+/// * map: every expected key must match; actual may have more keys, unless the expected map is
+///   written `{$exact: {...}}`.
+/// * `null`: the field must be absent (or `null`).
+/// * list: same length, items matched pairwise (each expected item a subset of its actual item),
+///   in order or — for unordered lists — after sorting both by merge key. `{$ordered: [...]}`
+///   / `{$unordered: [...]}` force the rule for one list.
+/// * scalar: equal.
 pub struct Matcher {
     /// UPSTREAM-UNIT: [`UNIT_UNORDERED`] lists are compared as sets.
     unit_order: bool,
