@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod props;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
