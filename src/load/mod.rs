@@ -437,37 +437,30 @@ impl Loader<'_> {
             )]);
         }
         let job: TrainJob = origin.decode().map_err(|e| vec![e])?;
-        let opts = BuildOptions {
-            overrides: true,
-            track: self.options.provenance,
-            clock,
-        };
-        let with = origin.check_all(resolve::train_job_pods(
-            &job,
-            runtimes,
-            opts,
-            gates,
-            initializers,
-        ))?;
-        let baseline = if !with.resolved.has_overrides {
-            None
-        } else {
+        let pods = |overrides: bool, track: bool| {
             let opts = BuildOptions {
-                overrides: false,
-                track: false,
+                overrides,
+                track,
                 clock,
             };
-            let without = origin.check_all(resolve::train_job_pods(
+            origin.check_all(resolve::train_job_pods(
                 &job,
                 runtimes,
                 opts,
                 gates,
                 initializers,
-            ))?;
+            ))
+        };
+        let with = pods(true, self.options.provenance)?;
+        // The runtime-only baseline of the override effect.
+        let baseline = if with.resolved.has_overrides {
+            let without = pods(false, false)?;
             Some(Workloads {
                 pods: without.pods,
                 steps: without.steps,
             })
+        } else {
+            None
         };
         Ok(LoadedWorkload {
             pods: with.pods,
