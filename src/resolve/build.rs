@@ -174,28 +174,26 @@ pub fn build(
         );
         let mut set_lists: Vec<SetList> = Vec::new();
         for p in patches.patches.iter().filter(|p| p.job == name) {
-            let merged = match p.level {
-                Level::Job => {
-                    smp::strategic_merge(&job_template, &p.patch, Schema::JobTemplateSpec)
-                }
-                Level::Pod => {
-                    let pod = job_template
-                        .pointer("/spec/template")
-                        .cloned()
-                        .unwrap_or_else(|| json!({}));
-                    smp::strategic_merge(&pod, &p.patch, Schema::PodTemplateSpec).map(|pod| {
-                        let mut t = job_template.clone();
-                        object_entry(&mut t, "spec").insert("template".into(), pod);
-                        t
-                    })
-                }
-            };
-            job_template = merged.map_err(|e| {
+            let error = |e: smp::SmpError| {
                 vec![FieldError {
                     path: p.path.clone(),
                     message: e.to_string(),
                 }]
-            })?;
+            };
+            match p.level {
+                Level::Job => {
+                    job_template =
+                        smp::strategic_merge(&job_template, &p.patch, Schema::JobTemplateSpec)
+                            .map_err(error)?;
+                }
+                Level::Pod => {
+                    let pod = object_entry(&mut job_template, "spec")
+                        .entry("template")
+                        .or_insert_with(|| json!({}));
+                    *pod = smp::strategic_merge(pod, &p.patch, Schema::PodTemplateSpec)
+                        .map_err(error)?;
+                }
+            }
             if let Some(manager) = &p.manager {
                 lint_replaced_lists(p, manager, &name, &mut set_lists, &mut warnings);
             }
@@ -212,8 +210,8 @@ pub fn build(
             .and_then(Value::as_str)
             .map(str::to_string);
         let mut template = job_template
-            .pointer("/spec/template")
-            .cloned()
+            .pointer_mut("/spec/template")
+            .map(Value::take)
             .unwrap_or_else(|| json!({}));
 
         let parallelism_template = job_template
