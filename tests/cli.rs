@@ -267,3 +267,15 @@ fn determined_rejections_point_into_the_experiment() {
         assert!(err.contains(expected), "missing {expected:?} in\n{err}");
     }
 }
+
+#[test]
+fn priority_admission_rejects_what_the_api_server_rejects() {
+    let err = run_bad("priority-invalid.yaml");
+    for expected in [
+        "PriorityClass \"high\" is already marked as default. Only one default can exist",
+        "spec.workloads[0].spec.priorityClassName: pods \"missing\" is forbidden: no PriorityClass with name nope was found",
+        "spec.workloads[1].spec.priorityClassName: pods \"mismatch\" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority admission controller computed 1000 from the given PriorityClass name",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in\n{err}");
+    }
+}

@@ -2,6 +2,7 @@
 //! objects. Every error names its file, line, column and field path.
 
 pub mod objects;
+pub mod priority;
 pub mod scenario;
 pub mod validate;
 pub mod yaml;
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde_json::Value;
 
 use crate::error::InputError;
@@ -157,6 +159,9 @@ struct Loader<'o> {
 
 type Errors = Vec<InputError>;
 
+/// The value of the chart's `determined-medium-priority` PriorityClass.
+const DETERMINED_DEFAULT_PRIORITY: i32 = 50;
+
 /// The scheduler name of the default profile.
 const DEFAULT_SCHEDULER: &str = "default-scheduler";
 
@@ -217,6 +222,22 @@ impl Loader<'_> {
                     n.name,
                     at.describe()
                 ));
+            }
+        }
+
+        let mut priority_classes = priority::PriorityClasses::default();
+        for (i, item) in sd.spec.priority_classes.iter().enumerate() {
+            let path = format!("spec.priorityClasses[{i}]");
+            let convert = |k: &PriorityClass, _: &str, _: &mut Vec<FieldError>| k.clone();
+            match self.typed_items(file, doc, &path, item, "PriorityClass", convert) {
+                Ok(list) => {
+                    for (class, at) in list {
+                        if let Err(m) = priority_classes.insert(class) {
+                            errors.push(at.error(m));
+                        }
+                    }
+                }
+                Err(mut e) => errors.append(&mut e),
             }
         }
 
@@ -364,6 +385,18 @@ impl Loader<'_> {
                     Err(mut e) => errors.append(&mut e),
                 }
             }
+        }
+        for (p, at) in existing.iter_mut().chain(workloads.iter_mut()) {
+            if let Err(m) = priority_classes.admit(p) {
+                errors.push(at.error_at(
+                    "spec.priorityClassName",
+                    format!("pods {:?} is forbidden: {m}", p.name),
+                ));
+            }
+        }
+        for p in &mut baseline.pods {
+            // Errors are those of the pods above.
+            let _ = priority_classes.admit(p);
         }
         for (p, at) in &workloads {
             if p.scheduler_name != DEFAULT_SCHEDULER {
@@ -537,16 +570,19 @@ impl Loader<'_> {
                 })
                 .collect::<Vec<_>>()
         })?;
-        let mut pod_json = trial.pod_spec.clone();
-        if let Some((_, value)) = &trial.priority_class
-            && let Some(spec) = pod_json.get_mut("spec").and_then(Value::as_object_mut)
-        {
-            spec.insert("priority".into(), Value::from(*value));
-        }
-        let pod: k8s::Pod = serde_json::from_value(pod_json)
+        let pod: k8s::Pod = serde_json::from_value(trial.pod_spec.clone())
             .map_err(|e| vec![exp_origin.error(format!("Determined built an invalid pod: {e}"))])?;
-        let template = exp_origin
+        let mut template = exp_origin
             .check(|errs| objects::pod_from_k8s(&pod, "environment.pod_spec", gates, errs))?;
+        // Determined installs its PriorityClasses itself (the chart's determined-medium-priority,
+        // value 50, or the trial's own class): the pod carries the resolved value.
+        if let Some(class) = template.priority_class.take() {
+            template.priority = match &trial.priority_class {
+                Some((name, value)) if *name == class => *value,
+                _ => DETERMINED_DEFAULT_PRIORITY,
+            };
+            template.priority_given = true;
+        }
         let pods: Vec<Pod> = (0..trial.pods)
             .map(|i| {
                 let mut p = template.clone();

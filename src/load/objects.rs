@@ -166,7 +166,10 @@ pub fn pod_from_k8s(
             .clone()
             .unwrap_or_else(|| "default-scheduler".into()),
         priority: spec.priority.unwrap_or(0),
+        priority_class: spec.priority_class_name.clone().filter(|c| !c.is_empty()),
+        priority_given: spec.priority.is_some(),
         never_preempt: spec.preemption_policy.as_deref() == Some("Never"),
+        preemption_policy_given: spec.preemption_policy.is_some(),
         node_selector: spec.node_selector.clone().unwrap_or_default(),
         affinity: spec.affinity.clone(),
         tolerations: spec.tolerations.clone().unwrap_or_default(),

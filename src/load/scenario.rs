@@ -35,6 +35,9 @@ pub struct ScenarioSpec {
     pub nodes: Vec<Value>,
     #[serde(default)]
     pub existing_pods: Vec<Value>,
+    /// `scheduling.k8s.io/v1` PriorityClass objects pods name in `priorityClassName`.
+    #[serde(default)]
+    pub priority_classes: Vec<Value>,
     /// `ClusterTrainingRuntime` / `TrainingRuntime` objects TrainJobs refer to.
     #[serde(default)]
     pub runtimes: Vec<Value>,

@@ -18,8 +18,14 @@ pub struct Pod {
     pub node_name: Option<String>,
     pub scheduler_name: String,
     pub priority: i32,
+    /// `spec.priorityClassName`, resolved to `priority` by the loader.
+    pub priority_class: Option<String>,
+    /// `spec.priority` was written in the pod (not computed from a class).
+    pub priority_given: bool,
     /// `spec.preemptionPolicy == Never`.
     pub never_preempt: bool,
+    /// `spec.preemptionPolicy` was written in the pod (a class's policy does not override it).
+    pub preemption_policy_given: bool,
     pub node_selector: BTreeMap<String, String>,
     pub affinity: Option<Affinity>,
     pub tolerations: Vec<Toleration>,

@@ -173,7 +173,7 @@ pub fn schedule_plan(
     }
     let mut outcomes: Vec<Option<PodOutcome>> = vec![None; pods.len()];
     let mut preempted_existing = Vec::new();
-    for step in steps {
+    for step in &plan::queue_order(steps, |i| pods[i].priority) {
         match step {
             Step::Complete { pods: done } => {
                 for &i in done {

@@ -58,3 +58,55 @@ pub fn offset(steps: Vec<Step>, offset: usize) -> Vec<Step> {
         })
         .collect()
 }
+
+/// The scheduling queue's order (`PrioritySort`, `pkg/scheduler/framework/plugins/queuesort`):
+/// pods that are waiting at the same time are popped by priority, highest first, then in
+/// arrival order. Pods arrive together until an event (a completion) or a pod that JobSet
+/// creates only after its dependencies ran; each such group is ordered on its own.
+pub fn queue_order(steps: &[Step], priority: impl Fn(usize) -> i32) -> Vec<Step> {
+    let mut out = Vec::with_capacity(steps.len());
+    let mut waiting: Vec<Step> = Vec::new();
+    let flush = |waiting: &mut Vec<Step>, out: &mut Vec<Step>| {
+        // Stable: equal priorities keep arrival order.
+        waiting.sort_by_key(|s| match s {
+            Step::Schedule { pod, .. } => std::cmp::Reverse(priority(*pod)),
+            Step::Complete { .. } => std::cmp::Reverse(i32::MIN),
+        });
+        out.append(waiting);
+    };
+    for step in steps {
+        match step {
+            Step::Schedule { requires, .. } if requires.is_empty() => waiting.push(step.clone()),
+            _ => {
+                flush(&mut waiting, &mut out);
+                out.push(step.clone());
+            }
+        }
+    }
+    flush(&mut waiting, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waiting_pods_pop_by_priority_then_arrival() {
+        let priorities = [0, 100, 0, 100, 5];
+        let mut steps = in_order(3);
+        steps.push(Step::Complete { pods: vec![0] });
+        steps.extend([3, 4].map(|pod| Step::Schedule {
+            pod,
+            requires: Vec::new(),
+        }));
+        let order: Vec<String> = queue_order(&steps, |p| priorities[p])
+            .iter()
+            .map(|s| match s {
+                Step::Schedule { pod, .. } => format!("s{pod}"),
+                Step::Complete { pods } => format!("c{pods:?}"),
+            })
+            .collect();
+        assert_eq!(order, ["s1", "s0", "s2", "c[0]", "s3", "s4"]);
+    }
+}
