@@ -3,7 +3,7 @@
 //! `tests/data/k8s-filter-cases.yaml` is a verbatim copy of
 //! `../shared/upstream-cases/k8s-filter-cases.yaml` (its header comment documents the schema).
 //! Every NodeAffinity, TaintToleration, NodeUnschedulable, NodeName and NodeResourcesFit case is
-//! run here; `InterPodAffinity` cases are counted and skipped (not implemented yet).
+//! run here; `InterPodAffinity` cases need every node's pods and run in tests/inter_pod_affinity_cases.rs.
 //!
 //! Each case runs the filters in upstream's order (NodeUnschedulable → NodeName →
 //! TaintToleration → NodeAffinity → NodeResourcesFit; the first failure wins), and the case's own
@@ -40,7 +40,7 @@ const PORTED: &[(&str, usize)] = &[
     ("NodeUnschedulable", 3),
     ("NodeName", 3),
 ];
-/// Cases of plugins not implemented yet: counted, not run.
+/// Cases run elsewhere (tests/inter_pod_affinity_cases.rs): counted here, not run.
 const SKIPPED: &[(&str, usize)] = &[("InterPodAffinity", 24)];
 
 /// The message kube-scheduler records for a node that NodeAffinity's PreFilter narrowed away

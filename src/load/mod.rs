@@ -225,6 +225,22 @@ impl Loader<'_> {
             }
         }
 
+        let mut namespaces = crate::sched::plugins::inter_pod_affinity::NamespaceLabels::new();
+        for (i, item) in sd.spec.namespaces.iter().enumerate() {
+            let path = format!("spec.namespaces[{i}]");
+            let convert = |k: &k8s::Namespace, _: &str, _: &mut Vec<FieldError>| k.clone();
+            match self.typed_items(file, doc, &path, item, "Namespace", convert) {
+                Ok(list) => {
+                    for (ns, _) in list {
+                        namespaces.insert(
+                            ns.metadata.name.unwrap_or_default(),
+                            ns.metadata.labels.unwrap_or_default(),
+                        );
+                    }
+                }
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
         let mut priority_classes = priority::PriorityClasses::default();
         for (i, item) in sd.spec.priority_classes.iter().enumerate() {
             let path = format!("spec.priorityClasses[{i}]");
@@ -353,7 +369,7 @@ impl Loader<'_> {
                         ignored.dedup();
                         if !ignored.is_empty() {
                             warnings.push(format!(
-                                "{} ({}) sets {}: not simulated in this version (InterPodAffinity and PodTopologySpread come later), so these constraints are ignored",
+                                "{} ({}) sets {}: not simulated in this version (PodTopologySpread comes later), so these constraints are ignored",
                                 origin.value().get("kind").and_then(Value::as_str).unwrap_or("Pod"),
                                 origin.describe(),
                                 ignored.join(", ")
@@ -444,6 +460,7 @@ impl Loader<'_> {
                 message_format,
                 feature_gates: gates,
                 added_affinity: sd.spec.scheduler.added_affinity,
+                namespaces,
             },
             warnings,
         })

@@ -187,28 +187,17 @@ pub fn pod_from_k8s(
     }
 }
 
-/// Scheduling fields whose plugins (InterPodAffinity, PodTopologySpread) are not simulated yet.
+/// Scheduling fields whose plugin (PodTopologySpread) is not simulated yet.
 fn unsimulated(spec: &k8s::PodSpec) -> Vec<&'static str> {
-    let affinity = spec.affinity.as_ref();
-    [
-        (
-            "podAffinity",
-            affinity.is_some_and(|a| a.pod_affinity.is_some()),
-        ),
-        (
-            "podAntiAffinity",
-            affinity.is_some_and(|a| a.pod_anti_affinity.is_some()),
-        ),
-        (
-            "topologySpreadConstraints",
-            spec.topology_spread_constraints
-                .as_ref()
-                .is_some_and(|t| !t.is_empty()),
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(name, set)| set.then_some(name))
-    .collect()
+    let spread = spec
+        .topology_spread_constraints
+        .as_ref()
+        .is_some_and(|t| !t.is_empty());
+    if spread {
+        vec!["topologySpreadConstraints"]
+    } else {
+        Vec::new()
+    }
 }
 
 /// Pod-level requests (`spec.resources`, PodLevelResources), a missing request defaulting to

@@ -38,6 +38,10 @@ pub struct ScenarioSpec {
     /// `scheduling.k8s.io/v1` PriorityClass objects pods name in `priorityClassName`.
     #[serde(default)]
     pub priority_classes: Vec<Value>,
+    /// `v1` Namespace objects: their labels are what pod affinity `namespaceSelector`s match
+    /// (every namespace also carries `kubernetes.io/metadata.name`).
+    #[serde(default)]
+    pub namespaces: Vec<Value>,
     /// `ClusterTrainingRuntime` / `TrainingRuntime` objects TrainJobs refer to.
     #[serde(default)]
     pub runtimes: Vec<Value>,

@@ -21,8 +21,8 @@ use super::diagnosis::{self, Diagnosis};
 use super::framework::{Code, MessageFormat, Status, names};
 use super::plan::{self, Requirement, Step};
 use super::plugins::{
-    node_affinity, node_name, node_resources_balanced_allocation, node_resources_fit,
-    node_unschedulable, scheduling_gates, taint_toleration,
+    inter_pod_affinity, node_affinity, node_name, node_resources_balanced_allocation,
+    node_resources_fit, node_unschedulable, scheduling_gates, taint_toleration,
 };
 use super::preemption;
 use crate::features::FeatureGates;
@@ -34,6 +34,7 @@ const WEIGHT_TAINT_TOLERATION: i64 = 3;
 const WEIGHT_NODE_AFFINITY: i64 = 2;
 const WEIGHT_NODE_RESOURCES_FIT: i64 = 1;
 const WEIGHT_BALANCED_ALLOCATION: i64 = 1;
+const WEIGHT_INTER_POD_AFFINITY: i64 = 2;
 
 /// How the simulated kube-scheduler is configured.
 #[derive(Debug, Clone, Default)]
@@ -44,6 +45,8 @@ pub struct SchedulerConfig {
     pub feature_gates: FeatureGates,
     /// `NodeAffinityArgs.addedAffinity`: affinity the scheduler enforces on every pod.
     pub added_affinity: Option<NodeAffinity>,
+    /// Namespace labels, for pod affinity terms' `namespaceSelector`.
+    pub namespaces: inter_pod_affinity::NamespaceLabels,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -143,6 +146,13 @@ pub struct Scheduler<'a> {
     feasible: Vec<Feasible>,
     /// Binds so far, to order pods bound without a start time.
     binds: u64,
+    /// The scenario's workload and existing pods, to look bound pods up by id.
+    pods: &'a [Pod],
+    existing: &'a [Pod],
+    /// Bound pods with required pod anti-affinity (their rules apply to every incoming pod).
+    bound_with_anti_affinity: usize,
+    /// Bound pods with any pod (anti-)affinity term (they score incoming pods).
+    bound_with_pod_affinity: usize,
 }
 
 /// Schedules `pods` in arrival order onto `nodes`, where `existing` pods are already bound.
@@ -165,7 +175,7 @@ pub fn schedule_plan(
     config: &SchedulerConfig,
 ) -> Outcome {
     let all: Vec<&Pod> = existing.iter().chain(pods).collect();
-    let mut s = Scheduler::new(Cluster::new(nodes, &all), config);
+    let mut s = Scheduler::new(Cluster::new(nodes, &all), config, pods, existing);
     for (i, p) in existing.iter().enumerate() {
         if let Some(node) = p.node_name.as_deref().and_then(|n| s.cluster.index_of(n)) {
             s.bind(node, existing_pod_id(i), p);
@@ -275,7 +285,12 @@ pub fn feasible_nodes(
     config: &SchedulerConfig,
 ) -> Vec<String> {
     let all: Vec<&Pod> = existing.iter().chain([pod]).collect();
-    let mut s = Scheduler::new(Cluster::new(nodes, &all), config);
+    let mut s = Scheduler::new(
+        Cluster::new(nodes, &all),
+        config,
+        std::slice::from_ref(pod),
+        existing,
+    );
     for (i, p) in existing.iter().enumerate() {
         if let Some(node) = p.node_name.as_deref().and_then(|n| s.cluster.index_of(n)) {
             s.bind(node, existing_pod_id(i), p);
@@ -286,7 +301,9 @@ pub fn feasible_nodes(
         return Vec::new();
     }
     let request = PodRequest::new(&s.cluster.table, pod);
-    s.find_feasible(t, &request);
+    let ipa = inter_pod_affinity::relevant(pod, s.bound_with_anti_affinity > 0)
+        .then(|| inter_pod_affinity::pre_filter(pod, s.bound_pods(), &config.namespaces));
+    s.find_feasible(t, &request, ipa.as_ref());
     s.feasible
         .iter()
         .map(|f| s.cluster.nodes[f.node as usize].name.clone())
@@ -294,9 +311,18 @@ pub fn feasible_nodes(
 }
 
 impl<'a> Scheduler<'a> {
-    pub fn new(cluster: Cluster, config: &'a SchedulerConfig) -> Self {
+    pub fn new(
+        cluster: Cluster,
+        config: &'a SchedulerConfig,
+        pods: &'a [Pod],
+        existing: &'a [Pod],
+    ) -> Self {
         let n = cluster.len();
         Scheduler {
+            pods,
+            existing,
+            bound_with_anti_affinity: 0,
+            bound_with_pod_affinity: 0,
             config,
             cluster,
             templates: Vec::new(),
@@ -312,6 +338,7 @@ impl<'a> Scheduler<'a> {
         let request = PodRequest::new(&self.cluster.table, pod);
         self.cluster.account(node, &request, 1);
         self.binds += 1;
+        self.count_affinity(pod, 1);
         self.bound[node].push(Bound {
             pod: pod_id,
             priority: pod.priority,
@@ -325,7 +352,42 @@ impl<'a> Scheduler<'a> {
         if let Some(pos) = self.bound[node].iter().position(|b| b.pod == pod_id) {
             let b = self.bound[node].remove(pos);
             self.cluster.account(node, &b.request, -1);
+            self.count_affinity(self.bound_pod(pod_id), -1);
         }
+    }
+
+    /// Keeps the counts that tell whether InterPodAffinity has work to do.
+    fn count_affinity(&mut self, pod: &Pod, sign: isize) {
+        let a = pod.affinity.as_ref();
+        let anti = a
+            .and_then(|a| a.pod_anti_affinity.as_ref())
+            .is_some_and(|p| {
+                p.required_during_scheduling_ignored_during_execution
+                    .is_some()
+            });
+        let any = a.is_some_and(|a| a.pod_affinity.is_some() || a.pod_anti_affinity.is_some());
+        self.bound_with_anti_affinity = self
+            .bound_with_anti_affinity
+            .saturating_add_signed(if anti { sign } else { 0 });
+        self.bound_with_pod_affinity =
+            self.bound_with_pod_affinity
+                .saturating_add_signed(if any { sign } else { 0 });
+    }
+
+    /// A bound pod by id (workload pods count up from 0, existing pods down from `usize::MAX`).
+    fn bound_pod(&self, id: usize) -> &'a Pod {
+        match self.pods.get(id) {
+            Some(p) => p,
+            None => &self.existing[usize::MAX - id],
+        }
+    }
+
+    /// Every bound pod with its node.
+    fn bound_pods(&self) -> impl Iterator<Item = (&Node, &'a Pod)> + '_ {
+        self.bound.iter().enumerate().flat_map(move |(n, list)| {
+            list.iter()
+                .map(move |b| (&self.cluster.nodes[n], self.bound_pod(b.pod)))
+        })
     }
 
     /// One scheduling cycle (`schedulingCycle` + `SchedulePod`).
@@ -356,15 +418,18 @@ impl<'a> Scheduler<'a> {
             d.pre_filter_msg = Some(reject.message());
             return self.fail(pod, &request, d);
         }
-        self.find_feasible(t, &request);
+        let ipa = inter_pod_affinity::relevant(pod, self.bound_with_anti_affinity > 0).then(|| {
+            inter_pod_affinity::pre_filter(pod, self.bound_pods(), &self.config.namespaces)
+        });
+        self.find_feasible(t, &request, ipa.as_ref());
         match self.feasible.len() {
             0 => {
-                let d = self.diagnose(t, &request);
+                let d = self.diagnose(t, &request, ipa.as_ref());
                 self.fail(pod, &request, d)
             }
             // "When only one node after predicate, just use it."
             1 => scheduled(self.feasible[0].node as usize),
-            _ => scheduled(self.select_host()),
+            _ => scheduled(self.select_host(pod)),
         }
     }
 
@@ -461,7 +526,12 @@ impl<'a> Scheduler<'a> {
     ///
     /// A template's pods share one request, so a node's fit and resource score are cached on
     /// the candidate and recomputed only when the node's usage changed since.
-    fn find_feasible(&mut self, t: usize, request: &PodRequest) {
+    fn find_feasible(
+        &mut self,
+        t: usize,
+        request: &PodRequest,
+        ipa: Option<&inter_pod_affinity::State>,
+    ) {
         let Scheduler {
             templates,
             cluster,
@@ -488,7 +558,9 @@ impl<'a> Scheduler<'a> {
                     NOT_FEASIBLE
                 };
             }
-            if c.resources != NOT_FEASIBLE {
+            let pod_affinity_ok = ipa
+                .is_none_or(|s| inter_pod_affinity::filter(s, &cluster.nodes[node]).is_success());
+            if c.resources != NOT_FEASIBLE && pod_affinity_ok {
                 feasible.push(Feasible {
                     node: c.node,
                     affinity: c.affinity,
@@ -500,16 +572,37 @@ impl<'a> Scheduler<'a> {
     }
 
     /// NormalizeScore, weights, and a seeded uniform pick among the top-scored nodes.
-    fn select_host(&mut self) -> usize {
+    fn select_host(&mut self, pod: &Pod) -> usize {
+        // InterPodAffinity's score, when the pod or a bound pod has pod (anti-)affinity terms.
+        let (pref_affinity, pref_anti) = inter_pod_affinity::preferred_terms(pod);
+        let mut pod_affinity: Vec<i64> = Vec::new();
+        if !pref_affinity.is_empty() || !pref_anti.is_empty() || self.bound_with_pod_affinity > 0 {
+            pod_affinity = self
+                .feasible
+                .iter()
+                .map(|f| {
+                    inter_pod_affinity::score(
+                        pod,
+                        &self.cluster.nodes[f.node as usize],
+                        self.bound_pods(),
+                        &self.config.namespaces,
+                    )
+                })
+                .collect();
+            inter_pod_affinity::normalize(&mut pod_affinity);
+        }
         let max_affinity = self.feasible.iter().map(|f| f.affinity).max().unwrap_or(0);
         let max_taint = self.feasible.iter().map(|f| f.taint).max().unwrap_or(0);
         let mut best = i64::MIN;
         let mut ties: Vec<u32> = Vec::new();
-        for f in &self.feasible {
+        for (i, f) in self.feasible.iter().enumerate() {
             let affinity = normalize(f.affinity, max_affinity, false);
             let taint = normalize(f.taint, max_taint, true);
-            let total =
-                WEIGHT_NODE_AFFINITY * affinity + WEIGHT_TAINT_TOLERATION * taint + f.resources;
+            let inter_pod = pod_affinity.get(i).copied().unwrap_or(0);
+            let total = WEIGHT_NODE_AFFINITY * affinity
+                + WEIGHT_TAINT_TOLERATION * taint
+                + WEIGHT_INTER_POD_AFFINITY * inter_pod
+                + f.resources;
             if total > best {
                 best = total;
                 ties.clear();
@@ -528,7 +621,12 @@ impl<'a> Scheduler<'a> {
 
     /// Every node's status for a pod that fits nowhere: the template's static verdicts, and
     /// the resource verdict of the nodes that passed them.
-    fn diagnose(&self, t: usize, request: &PodRequest) -> Diagnosis {
+    fn diagnose(
+        &self,
+        t: usize,
+        request: &PodRequest,
+        ipa: Option<&inter_pod_affinity::State>,
+    ) -> Diagnosis {
         let template = &self.templates[t];
         let mut d = Diagnosis {
             statuses: template.statuses.clone(),
@@ -539,6 +637,16 @@ impl<'a> Scheduler<'a> {
         for c in &template.candidates {
             let node = c.node as usize;
             let lack = node_resources_fit::check(request, self.cluster.resources(node));
+            // Past resources, InterPodAffinity is the next filter that can fail.
+            if lack.is_empty()
+                && let Some(s) = ipa
+            {
+                let status = inter_pod_affinity::filter(s, &self.cluster.nodes[node]);
+                if !status.is_success() {
+                    d.node_status[node] = d.intern(status);
+                    continue;
+                }
+            }
             let index = match seen.iter().find(|(l, _)| *l == lack) {
                 Some((_, i)) => *i,
                 None => {

@@ -65,6 +65,7 @@ pub mod names {
     pub const NODE_RESOURCES_FIT: &str = "NodeResourcesFit";
     pub const NODE_RESOURCES_BALANCED_ALLOCATION: &str = "NodeResourcesBalancedAllocation";
     pub const DEFAULT_PREEMPTION: &str = "DefaultPreemption";
+    pub const INTER_POD_AFFINITY: &str = "InterPodAffinity";
 }
 
 /// Which release's wording the messages use. Only `TaintToleration` differs so far.

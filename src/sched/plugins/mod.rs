@@ -2,6 +2,7 @@
 //! Each exposes pure functions of (pod, node) so they can be checked case by case against the
 //! upstream test tables and composed by the scheduling cycle.
 
+pub mod inter_pod_affinity;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_resources_balanced_allocation;
