@@ -96,6 +96,33 @@ pub fn pods(count: usize, templates: usize, seed: u64) -> Vec<Pod> {
         .collect()
 }
 
+/// Gives every pod required anti-affinity to the pods of its template on the same host (the
+/// shape of scheduler_perf's PodAntiAffinity workload), labelling it with its template.
+pub fn with_host_anti_affinity(pods: &mut [Pod]) {
+    use k8s_openapi::api::core::v1::{PodAffinityTerm, PodAntiAffinity};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    for p in pods {
+        let template = p
+            .name
+            .rsplit_once('-')
+            .map_or(p.name.clone(), |(t, _)| t.to_string());
+        p.labels.insert("template".into(), template.clone());
+        let term = PodAffinityTerm {
+            label_selector: Some(LabelSelector {
+                match_labels: Some([("template".to_string(), template)].into_iter().collect()),
+                match_expressions: None,
+            }),
+            topology_key: "kubernetes.io/hostname".into(),
+            ..Default::default()
+        };
+        let affinity = p.affinity.get_or_insert_with(Default::default);
+        affinity.pod_anti_affinity = Some(PodAntiAffinity {
+            required_during_scheduling_ignored_during_execution: Some(vec![term]),
+            preferred_during_scheduling_ignored_during_execution: None,
+        });
+    }
+}
+
 fn template(t: usize, rng: &mut ChaCha8Rng) -> Pod {
     let gpu_shapes: Vec<_> = SHAPES.iter().filter(|s| s.2 > 0).collect();
     let mut requests = ResourceList::new();

@@ -7,7 +7,7 @@ use schedsim::features::FeatureGates;
 use schedsim::load::objects::{node_from_k8s, pod_from_k8s};
 use schedsim::model::{Node, Pod};
 use schedsim::sched::framework::names;
-use schedsim::sched::plugins::inter_pod_affinity::{NamespaceLabels, filter, pre_filter};
+use schedsim::sched::plugins::inter_pod_affinity::{NamespaceLabels, PodTerms, filter, pre_filter};
 use serde_json::Value;
 
 const CASES: &str = include_str!("data/k8s-filter-cases.yaml");
@@ -78,11 +78,12 @@ fn upstream_inter_pod_affinity_cases() {
             .flatten()
             .map(pod)
             .collect();
-        let bound = existing.iter().filter_map(|p| {
+        let terms: Vec<Option<PodTerms>> = existing.iter().map(PodTerms::compile).collect();
+        let bound = existing.iter().zip(&terms).filter_map(|(p, t)| {
             let n = nodes
                 .iter()
                 .find(|n| Some(n.name.as_str()) == p.node_name.as_deref())?;
-            Some((n, p))
+            Some((n, p, t.as_ref()))
         });
         let incoming = pod(&case["pod"]);
         let state = pre_filter(&incoming, bound, &namespaces());

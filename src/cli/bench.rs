@@ -29,6 +29,10 @@ pub struct BenchArgs {
     /// shipped Kubeflow runtimes in `fixtures/runtimes/`.
     #[arg(long)]
     pub resolve: Option<usize>,
+    /// Synthetic cluster: every pod has required anti-affinity to its template's pods on the
+    /// same host.
+    #[arg(long)]
+    pub anti_affinity: bool,
     /// Print JSON instead of a line per run.
     #[arg(long)]
     pub json: bool,
@@ -42,7 +46,10 @@ pub fn run(args: &BenchArgs) -> i32 {
     let mut code = exit_code::SUCCESS;
     if args.paths.is_empty() {
         let nodes = bench::nodes(args.nodes);
-        let pods = bench::pods(args.pods, args.templates.max(1), args.seed);
+        let mut pods = bench::pods(args.pods, args.templates.max(1), args.seed);
+        if args.anti_affinity {
+            bench::with_host_anti_affinity(&mut pods);
+        }
         let config = SchedulerConfig {
             seed: args.seed,
             ..Default::default()

@@ -133,6 +133,8 @@ pub(crate) struct Bound {
     /// When the pod started: its `status.startTime`, else (bound during the simulation) after
     /// every given start time, in bind order.
     pub started: (Option<Time>, u64),
+    /// Its pod-affinity terms, compiled once.
+    pub terms: Option<Box<inter_pod_affinity::PodTerms>>,
 }
 
 /// The scheduler's state while it works through the queue.
@@ -344,6 +346,7 @@ impl<'a> Scheduler<'a> {
             priority: pod.priority,
             request,
             started: (pod.start_time.clone(), self.binds),
+            terms: inter_pod_affinity::PodTerms::compile(pod).map(Box::new),
         });
     }
 
@@ -382,11 +385,16 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// Every bound pod with its node.
-    fn bound_pods(&self) -> impl Iterator<Item = (&Node, &'a Pod)> + '_ {
+    /// Every bound pod with its node and compiled pod-affinity terms.
+    fn bound_pods(&self) -> impl Iterator<Item = inter_pod_affinity::BoundPod<'_>> + '_ {
         self.bound.iter().enumerate().flat_map(move |(n, list)| {
-            list.iter()
-                .map(move |b| (&self.cluster.nodes[n], self.bound_pod(b.pod)))
+            list.iter().map(move |b| {
+                (
+                    &self.cluster.nodes[n],
+                    self.bound_pod(b.pod),
+                    b.terms.as_deref(),
+                )
+            })
         })
     }
 
@@ -576,18 +584,16 @@ impl<'a> Scheduler<'a> {
         // InterPodAffinity's score, when the pod or a bound pod has pod (anti-)affinity terms.
         let (pref_affinity, pref_anti) = inter_pod_affinity::preferred_terms(pod);
         let mut pod_affinity: Vec<i64> = Vec::new();
-        if !pref_affinity.is_empty() || !pref_anti.is_empty() || self.bound_with_pod_affinity > 0 {
+        let active =
+            !pref_affinity.is_empty() || !pref_anti.is_empty() || self.bound_with_pod_affinity > 0;
+        if active
+            && let Some(scores) =
+                inter_pod_affinity::pre_score(pod, self.bound_pods(), &self.config.namespaces)
+        {
             pod_affinity = self
                 .feasible
                 .iter()
-                .map(|f| {
-                    inter_pod_affinity::score(
-                        pod,
-                        &self.cluster.nodes[f.node as usize],
-                        self.bound_pods(),
-                        &self.config.namespaces,
-                    )
-                })
+                .map(|f| inter_pod_affinity::score(&scores, &self.cluster.nodes[f.node as usize]))
                 .collect();
             inter_pod_affinity::normalize(&mut pod_affinity);
         }

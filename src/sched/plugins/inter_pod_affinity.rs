@@ -165,7 +165,8 @@ pub fn relevant(pod: &Pod, any_existing_anti_affinity: bool) -> bool {
         || a.is_some_and(|a| a.pod_affinity.is_some() || a.pod_anti_affinity.is_some())
 }
 
-type Counts = HashMap<(String, String), i64>;
+/// Per topology pair `(key, value)`: a count or a weight.
+pub type Counts = HashMap<(String, String), i64>;
 
 /// PreFilter's state: counts per (topology key, value) of the node each matching pod is on.
 #[derive(Debug, Default)]
@@ -179,10 +180,41 @@ pub struct State {
     first_of_group: bool,
 }
 
-/// PreFilter: walks the bound pods once. `bound` yields each bound pod with its node.
+/// A pod's compiled pod-affinity terms (`framework.PodInfo`'s), kept with a bound pod so they
+/// are compiled once, not once per incoming pod.
+#[derive(Debug, Clone, Default)]
+pub struct PodTerms {
+    pub required_affinity: Vec<Term>,
+    pub required_anti_affinity: Vec<Term>,
+    pub preferred_affinity: Vec<Term>,
+    pub preferred_anti_affinity: Vec<Term>,
+}
+
+impl PodTerms {
+    /// `None` when the pod has no pod (anti-)affinity at all.
+    pub fn compile(pod: &Pod) -> Option<PodTerms> {
+        let a = pod.affinity.as_ref()?;
+        if a.pod_affinity.is_none() && a.pod_anti_affinity.is_none() {
+            return None;
+        }
+        let (required_affinity, required_anti_affinity) = required_terms(pod);
+        let (preferred_affinity, preferred_anti_affinity) = preferred_terms(pod);
+        Some(PodTerms {
+            required_affinity,
+            required_anti_affinity,
+            preferred_affinity,
+            preferred_anti_affinity,
+        })
+    }
+}
+
+/// A bound pod as the plugin sees it: its node, the pod, and its compiled terms if any.
+pub type BoundPod<'p> = (&'p Node, &'p Pod, Option<&'p PodTerms>);
+
+/// PreFilter: walks the bound pods once.
 pub fn pre_filter<'p>(
     pod: &Pod,
-    bound: impl Iterator<Item = (&'p Node, &'p Pod)>,
+    bound: impl Iterator<Item = BoundPod<'p>>,
     ns: &NamespaceLabels,
 ) -> State {
     let (affinity_terms, anti_affinity_terms) = required_terms(pod);
@@ -192,25 +224,28 @@ pub fn pre_filter<'p>(
         ..Default::default()
     };
     let mut any_affinity_match = false;
-    for (node, existing) in bound {
-        // Existing pods' required anti-affinity that the incoming pod matches (symmetry).
-        let (_, existing_anti) = required_terms(existing);
-        for t in existing_anti.iter().filter(|t| t.matches(pod, ns)) {
-            if let Some(v) = node.labels.get(&t.topology_key) {
-                *s.existing_anti_affinity
-                    .entry((t.topology_key.clone(), v.clone()))
-                    .or_default() += 1;
+    let bump = |c: &mut Counts, key: &str, node: &Node| -> bool {
+        match node.labels.get(key) {
+            Some(v) => {
+                *c.entry((key.to_string(), v.clone())).or_default() += 1;
+                true
             }
+            None => false,
+        }
+    };
+    for (node, existing, terms) in bound {
+        // Existing pods' required anti-affinity that the incoming pod matches (symmetry).
+        for t in terms
+            .into_iter()
+            .flat_map(|t| &t.required_anti_affinity)
+            .filter(|t| t.matches(pod, ns))
+        {
+            bump(&mut s.existing_anti_affinity, &t.topology_key, node);
         }
         if !s.affinity_terms.is_empty() && s.affinity_terms.iter().all(|t| t.matches(existing, ns))
         {
             for t in &s.affinity_terms {
-                if let Some(v) = node.labels.get(&t.topology_key) {
-                    *s.affinity
-                        .entry((t.topology_key.clone(), v.clone()))
-                        .or_default() += 1;
-                    any_affinity_match = true;
-                }
+                any_affinity_match |= bump(&mut s.affinity, &t.topology_key, node);
             }
         }
         for t in s
@@ -218,11 +253,7 @@ pub fn pre_filter<'p>(
             .iter()
             .filter(|t| t.matches(existing, ns))
         {
-            if let Some(v) = node.labels.get(&t.topology_key) {
-                *s.anti_affinity
-                    .entry((t.topology_key.clone(), v.clone()))
-                    .or_default() += 1;
-            }
+            bump(&mut s.anti_affinity, &t.topology_key, node);
         }
     }
     s.first_of_group = !any_affinity_match && s.affinity_terms.iter().all(|t| t.matches(pod, ns));
@@ -281,48 +312,63 @@ pub fn filter(s: &State, node: &Node) -> Status {
     Status::success()
 }
 
-/// Score before normalisation (`scoring.go`): for each existing pod in the same topology domain,
-/// plus the weight of each preferred affinity term it matches and minus that of each preferred
-/// anti-affinity term; and symmetrically the existing pod's preferred terms (and its required
-/// affinity, with the hard weight 1) that the incoming pod matches.
-pub fn score<'p>(
+/// PreScore (`scoring.go`): the weights per topology pair `(key, value)` of the existing pods'
+/// nodes — plus the weight of each preferred affinity term of the incoming pod an existing pod
+/// matches, minus that of each preferred anti-affinity term; and symmetrically the existing
+/// pod's preferred terms (and its required affinity, with the hard weight 1) that the incoming
+/// pod matches. `None` when nothing contributes (PreScore's `Skip`).
+pub fn pre_score<'p>(
     pod: &Pod,
-    node: &Node,
-    bound: impl Iterator<Item = (&'p Node, &'p Pod)>,
+    bound: impl Iterator<Item = BoundPod<'p>>,
     ns: &NamespaceLabels,
-) -> i64 {
+) -> Option<Counts> {
     let (affinity, anti) = preferred_terms(pod);
-    let mut total = 0;
-    let same_domain = |key: &str, other: &Node| {
-        node.labels
-            .get(key)
-            .is_some_and(|v| other.labels.get(key) == Some(v))
+    let mut scores = Counts::new();
+    let mut add = |t: &Term, weight: i64, node: &Node| {
+        if let Some(v) = node.labels.get(&t.topology_key) {
+            *scores
+                .entry((t.topology_key.clone(), v.clone()))
+                .or_default() += weight;
+        }
     };
-    for (other_node, existing) in bound {
-        for t in &affinity {
-            if t.matches(existing, ns) && same_domain(&t.topology_key, other_node) {
-                total += t.weight;
-            }
+    for (node, existing, terms) in bound {
+        if affinity.is_empty() && anti.is_empty() && terms.is_none() {
+            continue;
         }
-        for t in &anti {
-            if t.matches(existing, ns) && same_domain(&t.topology_key, other_node) {
-                total -= t.weight;
-            }
+        for t in affinity.iter().filter(|t| t.matches(existing, ns)) {
+            add(t, t.weight, node);
         }
-        let (e_aff, e_anti) = preferred_terms(existing);
-        let (e_req_aff, _) = required_terms(existing);
-        for t in e_aff.iter().chain(&e_req_aff) {
-            if t.matches(pod, ns) && same_domain(&t.topology_key, other_node) {
-                total += t.weight;
-            }
+        for t in anti.iter().filter(|t| t.matches(existing, ns)) {
+            add(t, -t.weight, node);
         }
-        for t in &e_anti {
-            if t.matches(pod, ns) && same_domain(&t.topology_key, other_node) {
-                total -= t.weight;
+        if let Some(terms) = terms {
+            for t in terms
+                .preferred_affinity
+                .iter()
+                .chain(&terms.required_affinity)
+                .filter(|t| t.matches(pod, ns))
+            {
+                add(t, t.weight, node);
+            }
+            for t in terms
+                .preferred_anti_affinity
+                .iter()
+                .filter(|t| t.matches(pod, ns))
+            {
+                add(t, -t.weight, node);
             }
         }
     }
-    total
+    (!scores.is_empty()).then_some(scores)
+}
+
+/// Score: the sum of the topology pairs' weights that the node's labels hold.
+pub fn score(scores: &Counts, node: &Node) -> i64 {
+    scores
+        .iter()
+        .filter(|((k, v), _)| node.labels.get(k) == Some(v))
+        .map(|(_, w)| *w)
+        .sum()
 }
 
 /// NormalizeScore: `100 × (s − min) / (max − min)` computed in floating point and truncated,
