@@ -7,7 +7,9 @@ use schedsim::features::FeatureGates;
 use schedsim::load::objects::{node_from_k8s, pod_from_k8s};
 use schedsim::model::{Node, Pod};
 use schedsim::sched::framework::names;
-use schedsim::sched::plugins::inter_pod_affinity::{NamespaceLabels, PodTerms, filter, pre_filter};
+use schedsim::sched::plugins::inter_pod_affinity::{
+    BoundPod, NamespaceLabels, PodTerms, filter, pre_filter,
+};
 use serde_json::Value;
 
 const CASES: &str = include_str!("data/k8s-filter-cases.yaml");
@@ -79,12 +81,23 @@ fn upstream_inter_pod_affinity_cases() {
             .map(pod)
             .collect();
         let terms: Vec<Option<PodTerms>> = existing.iter().map(PodTerms::compile).collect();
-        let bound = existing.iter().zip(&terms).filter_map(|(p, t)| {
-            let n = nodes
-                .iter()
-                .find(|n| Some(n.name.as_str()) == p.node_name.as_deref())?;
-            Some((n, p, t.as_ref()))
-        });
+        // Every pod its own signature: no memo hits, the plain algorithm.
+        let bound = existing
+            .iter()
+            .zip(&terms)
+            .enumerate()
+            .filter_map(|(i, (p, t))| {
+                let n = nodes
+                    .iter()
+                    .find(|n| Some(n.name.as_str()) == p.node_name.as_deref())?;
+                Some(BoundPod {
+                    node: n,
+                    pod: p,
+                    terms: t.as_ref(),
+                    labels_signature: i as u32,
+                    terms_signature: i as u32,
+                })
+            });
         let incoming = pod(&case["pod"]);
         let state = pre_filter(&incoming, bound, &namespaces());
         let status = filter(&state, &target);

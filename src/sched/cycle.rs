@@ -135,6 +135,9 @@ pub(crate) struct Bound {
     pub started: (Option<Time>, u64),
     /// Its pod-affinity terms, compiled once.
     pub terms: Option<Box<inter_pod_affinity::PodTerms>>,
+    /// Equal for pods with the same namespace and labels / the same pod-affinity terms.
+    pub labels_signature: u32,
+    pub terms_signature: u32,
 }
 
 /// The scheduler's state while it works through the queue.
@@ -151,6 +154,8 @@ pub struct Scheduler<'a> {
     /// The scenario's workload and existing pods, to look bound pods up by id.
     pods: &'a [Pod],
     existing: &'a [Pod],
+    /// Signatures of (namespace, labels) and (namespace, pod-affinity terms) of bound pods.
+    signatures: HashMap<(String, String), u32>,
     /// Bound pods with required pod anti-affinity (their rules apply to every incoming pod).
     bound_with_anti_affinity: usize,
     /// Bound pods with any pod (anti-)affinity term (they score incoming pods).
@@ -324,6 +329,7 @@ impl<'a> Scheduler<'a> {
             pods,
             existing,
             bound_with_anti_affinity: 0,
+            signatures: HashMap::new(),
             bound_with_pod_affinity: 0,
             config,
             cluster,
@@ -337,6 +343,22 @@ impl<'a> Scheduler<'a> {
     }
 
     fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
+        let next = self.signatures.len() as u32;
+        let labels_signature = *self
+            .signatures
+            .entry((pod.namespace.clone(), format!("{:?}", pod.labels)))
+            .or_insert(next);
+        let next = self.signatures.len() as u32;
+        let terms_key = (
+            pod.namespace.clone(),
+            format!(
+                "{:?}",
+                pod.affinity
+                    .as_ref()
+                    .map(|a| (&a.pod_affinity, &a.pod_anti_affinity))
+            ),
+        );
+        let terms_signature = *self.signatures.entry(terms_key).or_insert(next);
         let request = PodRequest::new(&self.cluster.table, pod);
         self.cluster.account(node, &request, 1);
         self.binds += 1;
@@ -347,6 +369,8 @@ impl<'a> Scheduler<'a> {
             request,
             started: (pod.start_time.clone(), self.binds),
             terms: inter_pod_affinity::PodTerms::compile(pod).map(Box::new),
+            labels_signature,
+            terms_signature,
         });
     }
 
@@ -388,12 +412,12 @@ impl<'a> Scheduler<'a> {
     /// Every bound pod with its node and compiled pod-affinity terms.
     fn bound_pods(&self) -> impl Iterator<Item = inter_pod_affinity::BoundPod<'_>> + '_ {
         self.bound.iter().enumerate().flat_map(move |(n, list)| {
-            list.iter().map(move |b| {
-                (
-                    &self.cluster.nodes[n],
-                    self.bound_pod(b.pod),
-                    b.terms.as_deref(),
-                )
+            list.iter().map(move |b| inter_pod_affinity::BoundPod {
+                node: &self.cluster.nodes[n],
+                pod: self.bound_pod(b.pod),
+                terms: b.terms.as_deref(),
+                labels_signature: b.labels_signature,
+                terms_signature: b.terms_signature,
             })
         })
     }

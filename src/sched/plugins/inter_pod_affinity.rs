@@ -166,12 +166,37 @@ pub fn relevant(pod: &Pod, any_existing_anti_affinity: bool) -> bool {
 }
 
 /// Per topology pair `(key, value)`: a count or a weight.
-pub type Counts = HashMap<(String, String), i64>;
+pub type Counts = HashMap<String, HashMap<String, i64>>;
+
+/// Adds `n` at `(key, value)`, allocating only for a new pair.
+fn add_at(c: &mut Counts, key: &str, value: &str, n: i64) {
+    let values = match c.get_mut(key) {
+        Some(v) => v,
+        None => c.entry(key.to_string()).or_default(),
+    };
+    match values.get_mut(value) {
+        Some(x) => *x += n,
+        None => {
+            values.insert(value.to_string(), n);
+        }
+    }
+}
+
+/// The count at the node's value for `key`.
+fn count(c: &Counts, key: &str, node: &Node) -> i64 {
+    node.labels
+        .get(key)
+        .and_then(|v| c.get(key)?.get(v))
+        .copied()
+        .unwrap_or(0)
+}
 
 /// PreFilter's state: counts per (topology key, value) of the node each matching pod is on.
 #[derive(Debug, Default)]
 pub struct State {
     existing_anti_affinity: Counts,
+    /// The distinct topology keys of `existing_anti_affinity`.
+    existing_anti_keys: Vec<String>,
     affinity: Counts,
     anti_affinity: Counts,
     affinity_terms: Vec<Term>,
@@ -208,8 +233,27 @@ impl PodTerms {
     }
 }
 
-/// A bound pod as the plugin sees it: its node, the pod, and its compiled terms if any.
-pub type BoundPod<'p> = (&'p Node, &'p Pod, Option<&'p PodTerms>);
+/// A bound pod as the plugin sees it: its node, the pod, its compiled terms if any, and two
+/// signatures — pods with equal `labels` signatures have the same namespace and labels, pods with
+/// equal `terms` signatures the same terms — so a term is matched once per signature, not once
+/// per pod.
+pub struct BoundPod<'p> {
+    pub node: &'p Node,
+    pub pod: &'p Pod,
+    pub terms: Option<&'p PodTerms>,
+    pub labels_signature: u32,
+    pub terms_signature: u32,
+}
+
+/// Memoised term matches, by signature.
+#[derive(Default)]
+struct Memo(HashMap<u32, Vec<bool>>);
+
+impl Memo {
+    fn get(&mut self, signature: u32, compute: impl FnOnce() -> Vec<bool>) -> &[bool] {
+        self.0.entry(signature).or_insert_with(compute)
+    }
+}
 
 /// PreFilter: walks the bound pods once.
 pub fn pre_filter<'p>(
@@ -227,54 +271,76 @@ pub fn pre_filter<'p>(
     let bump = |c: &mut Counts, key: &str, node: &Node| -> bool {
         match node.labels.get(key) {
             Some(v) => {
-                *c.entry((key.to_string(), v.clone())).or_default() += 1;
+                add_at(c, key, v, 1);
                 true
             }
             None => false,
         }
     };
-    for (node, existing, terms) in bound {
-        // Existing pods' required anti-affinity that the incoming pod matches (symmetry).
-        for t in terms
-            .into_iter()
-            .flat_map(|t| &t.required_anti_affinity)
-            .filter(|t| t.matches(pod, ns))
-        {
-            bump(&mut s.existing_anti_affinity, &t.topology_key, node);
-        }
-        if !s.affinity_terms.is_empty() && s.affinity_terms.iter().all(|t| t.matches(existing, ns))
-        {
-            for t in &s.affinity_terms {
-                any_affinity_match |= bump(&mut s.affinity, &t.topology_key, node);
+    // Which of an existing pod's anti-affinity terms the incoming pod matches, and which of the
+    // incoming pod's terms an existing pod matches, depend only on the signatures.
+    let (mut existing_anti_memo, mut affinity_memo, mut anti_memo) =
+        (Memo::default(), Memo::default(), Memo::default());
+    for b in bound {
+        if let Some(terms) = b.terms {
+            let matched = existing_anti_memo.get(b.terms_signature, || {
+                terms
+                    .required_anti_affinity
+                    .iter()
+                    .map(|t| t.matches(pod, ns))
+                    .collect()
+            });
+            for (t, _) in terms
+                .required_anti_affinity
+                .iter()
+                .zip(matched)
+                .filter(|(_, m)| **m)
+            {
+                bump(&mut s.existing_anti_affinity, &t.topology_key, b.node);
             }
         }
-        for t in s
-            .anti_affinity_terms
-            .iter()
-            .filter(|t| t.matches(existing, ns))
-        {
-            bump(&mut s.anti_affinity, &t.topology_key, node);
+        if !s.affinity_terms.is_empty() {
+            let all = affinity_memo.get(b.labels_signature, || {
+                vec![s.affinity_terms.iter().all(|t| t.matches(b.pod, ns))]
+            })[0];
+            if all {
+                for t in &s.affinity_terms {
+                    any_affinity_match |= bump(&mut s.affinity, &t.topology_key, b.node);
+                }
+            }
+        }
+        if !s.anti_affinity_terms.is_empty() {
+            let matched = anti_memo.get(b.labels_signature, || {
+                s.anti_affinity_terms
+                    .iter()
+                    .map(|t| t.matches(b.pod, ns))
+                    .collect()
+            });
+            for (t, _) in s
+                .anti_affinity_terms
+                .iter()
+                .zip(matched)
+                .filter(|(_, m)| **m)
+            {
+                bump(&mut s.anti_affinity, &t.topology_key, b.node);
+            }
         }
     }
     s.first_of_group = !any_affinity_match && s.affinity_terms.iter().all(|t| t.matches(pod, ns));
+    let mut keys: Vec<String> = s.existing_anti_affinity.keys().cloned().collect();
+    keys.sort_unstable();
+    s.existing_anti_keys = keys;
     s
-}
-
-fn count(c: &Counts, key: &str, node: &Node) -> i64 {
-    node.labels
-        .get(key)
-        .and_then(|v| c.get(&(key.to_string(), v.clone())))
-        .copied()
-        .unwrap_or(0)
 }
 
 /// Filter, in upstream order: existing pods' anti-affinity, the pod's anti-affinity, the pod's
 /// affinity (with the first-pod rule).
 pub fn filter(s: &State, node: &Node) -> Status {
+    // The topology keys existing pods' anti-affinity uses (a few), each looked up once.
     let existing_anti = s
-        .existing_anti_affinity
-        .keys()
-        .any(|(k, v)| node.labels.get(k) == Some(v));
+        .existing_anti_keys
+        .iter()
+        .any(|k| count(&s.existing_anti_affinity, k, node) > 0);
     if existing_anti {
         return Status::new(
             Code::Unschedulable,
@@ -326,36 +392,50 @@ pub fn pre_score<'p>(
     let mut scores = Counts::new();
     let mut add = |t: &Term, weight: i64, node: &Node| {
         if let Some(v) = node.labels.get(&t.topology_key) {
-            *scores
-                .entry((t.topology_key.clone(), v.clone()))
-                .or_default() += weight;
+            add_at(&mut scores, &t.topology_key, v, weight);
         }
     };
-    for (node, existing, terms) in bound {
-        if affinity.is_empty() && anti.is_empty() && terms.is_none() {
+    let (mut incoming_memo, mut existing_memo) = (Memo::default(), Memo::default());
+    for b in bound {
+        if affinity.is_empty() && anti.is_empty() && b.terms.is_none() {
             continue;
         }
-        for t in affinity.iter().filter(|t| t.matches(existing, ns)) {
-            add(t, t.weight, node);
+        if !affinity.is_empty() || !anti.is_empty() {
+            let matched = incoming_memo.get(b.labels_signature, || {
+                affinity
+                    .iter()
+                    .chain(&anti)
+                    .map(|t| t.matches(b.pod, ns))
+                    .collect()
+            });
+            for (i, t) in affinity.iter().chain(&anti).enumerate() {
+                if matched[i] {
+                    add(
+                        t,
+                        if i < affinity.len() {
+                            t.weight
+                        } else {
+                            -t.weight
+                        },
+                        b.node,
+                    );
+                }
+            }
         }
-        for t in anti.iter().filter(|t| t.matches(existing, ns)) {
-            add(t, -t.weight, node);
-        }
-        if let Some(terms) = terms {
-            for t in terms
+        if let Some(terms) = b.terms {
+            let positive = terms
                 .preferred_affinity
                 .iter()
-                .chain(&terms.required_affinity)
-                .filter(|t| t.matches(pod, ns))
-            {
-                add(t, t.weight, node);
-            }
-            for t in terms
-                .preferred_anti_affinity
-                .iter()
-                .filter(|t| t.matches(pod, ns))
-            {
-                add(t, -t.weight, node);
+                .chain(&terms.required_affinity);
+            let all: Vec<(&Term, i64)> = positive
+                .map(|t| (t, t.weight))
+                .chain(terms.preferred_anti_affinity.iter().map(|t| (t, -t.weight)))
+                .collect();
+            let matched = existing_memo.get(b.terms_signature, || {
+                all.iter().map(|(t, _)| t.matches(pod, ns)).collect()
+            });
+            for ((t, w), _) in all.iter().zip(matched).filter(|(_, m)| **m) {
+                add(t, *w, b.node);
             }
         }
     }
@@ -364,11 +444,7 @@ pub fn pre_score<'p>(
 
 /// Score: the sum of the topology pairs' weights that the node's labels hold.
 pub fn score(scores: &Counts, node: &Node) -> i64 {
-    scores
-        .iter()
-        .filter(|((k, v), _)| node.labels.get(k) == Some(v))
-        .map(|(_, w)| *w)
-        .sum()
+    scores.keys().map(|k| count(scores, k, node)).sum()
 }
 
 /// NormalizeScore: `100 × (s − min) / (max − min)` computed in floating point and truncated,
