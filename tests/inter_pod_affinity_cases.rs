@@ -8,7 +8,7 @@ use schedsim::load::objects::{node_from_k8s, pod_from_k8s};
 use schedsim::model::{Node, Pod};
 use schedsim::sched::framework::names;
 use schedsim::sched::plugins::inter_pod_affinity::{
-    BoundPod, NamespaceLabels, PodTerms, filter, pre_filter,
+    BoundGroup, NamespaceLabels, PodTerms, filter, pre_filter,
 };
 use serde_json::Value;
 
@@ -90,12 +90,12 @@ fn upstream_inter_pod_affinity_cases() {
                 let n = nodes
                     .iter()
                     .find(|n| Some(n.name.as_str()) == p.node_name.as_deref())?;
-                Some(BoundPod {
-                    node: n,
+                Some(BoundGroup {
                     pod: p,
                     terms: t.as_ref(),
                     labels_signature: i as u32,
                     terms_signature: i as u32,
+                    nodes: vec![(n, 1)],
                 })
             });
         let incoming = pod(&case["pod"]);

@@ -8,7 +8,7 @@
 //! and node. Only resource fit and the resource scores are evaluated per pod, on integer
 //! vectors that are updated in place when a pod binds.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::api::core::v1::NodeAffinity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -133,11 +133,18 @@ pub(crate) struct Bound {
     /// When the pod started: its `status.startTime`, else (bound during the simulation) after
     /// every given start time, in bind order.
     pub started: (Option<Time>, u64),
-    /// Its pod-affinity terms, compiled once.
-    pub terms: Option<Box<inter_pod_affinity::PodTerms>>,
-    /// Equal for pods with the same namespace and labels / the same pod-affinity terms.
-    pub labels_signature: u32,
-    pub terms_signature: u32,
+    /// Its group of alike pods (see [`AlikePods`]).
+    pub group: (u32, u32),
+}
+
+/// Bound pods with the same namespace and labels and the same pod-affinity terms: one of them,
+/// its compiled terms, and how many are on each node — what InterPodAffinity needs, kept up to
+/// date at every bind, so it visits groups rather than pods.
+#[derive(Debug, Clone)]
+struct AlikePods {
+    pod: usize,
+    terms: Option<inter_pod_affinity::PodTerms>,
+    nodes: BTreeMap<usize, i64>,
 }
 
 /// The scheduler's state while it works through the queue.
@@ -156,6 +163,8 @@ pub struct Scheduler<'a> {
     existing: &'a [Pod],
     /// Signatures of (namespace, labels) and (namespace, pod-affinity terms) of bound pods.
     signatures: HashMap<(String, String), u32>,
+    /// Bound pods grouped by signatures, for InterPodAffinity.
+    groups: BTreeMap<(u32, u32), AlikePods>,
     /// Bound pods with required pod anti-affinity (their rules apply to every incoming pod).
     bound_with_anti_affinity: usize,
     /// Bound pods with any pod (anti-)affinity term (they score incoming pods).
@@ -330,6 +339,7 @@ impl<'a> Scheduler<'a> {
             existing,
             bound_with_anti_affinity: 0,
             signatures: HashMap::new(),
+            groups: BTreeMap::new(),
             bound_with_pod_affinity: 0,
             config,
             cluster,
@@ -359,6 +369,15 @@ impl<'a> Scheduler<'a> {
             ),
         );
         let terms_signature = *self.signatures.entry(terms_key).or_insert(next);
+        let group = self
+            .groups
+            .entry((labels_signature, terms_signature))
+            .or_insert_with(|| AlikePods {
+                pod: pod_id,
+                terms: inter_pod_affinity::PodTerms::compile(pod),
+                nodes: BTreeMap::new(),
+            });
+        *group.nodes.entry(node).or_default() += 1;
         let request = PodRequest::new(&self.cluster.table, pod);
         self.cluster.account(node, &request, 1);
         self.binds += 1;
@@ -368,9 +387,7 @@ impl<'a> Scheduler<'a> {
             priority: pod.priority,
             request,
             started: (pod.start_time.clone(), self.binds),
-            terms: inter_pod_affinity::PodTerms::compile(pod).map(Box::new),
-            labels_signature,
-            terms_signature,
+            group: (labels_signature, terms_signature),
         });
     }
 
@@ -379,6 +396,14 @@ impl<'a> Scheduler<'a> {
         if let Some(pos) = self.bound[node].iter().position(|b| b.pod == pod_id) {
             let b = self.bound[node].remove(pos);
             self.cluster.account(node, &b.request, -1);
+            if let Some(g) = self.groups.get_mut(&b.group)
+                && let Some(n) = g.nodes.get_mut(&node)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    g.nodes.remove(&node);
+                }
+            }
             self.count_affinity(self.bound_pod(pod_id), -1);
         }
     }
@@ -409,17 +434,24 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// Every bound pod with its node and compiled pod-affinity terms.
-    fn bound_pods(&self) -> impl Iterator<Item = inter_pod_affinity::BoundPod<'_>> + '_ {
-        self.bound.iter().enumerate().flat_map(move |(n, list)| {
-            list.iter().map(move |b| inter_pod_affinity::BoundPod {
-                node: &self.cluster.nodes[n],
-                pod: self.bound_pod(b.pod),
-                terms: b.terms.as_deref(),
-                labels_signature: b.labels_signature,
-                terms_signature: b.terms_signature,
-            })
-        })
+    /// The bound pods, grouped by alikeness, with their nodes.
+    fn bound_pods(&self) -> impl Iterator<Item = inter_pod_affinity::BoundGroup<'_>> + '_ {
+        self.groups
+            .iter()
+            .filter(|(_, g)| !g.nodes.is_empty())
+            .map(
+                move |(&(labels, terms), g)| inter_pod_affinity::BoundGroup {
+                    pod: self.bound_pod(g.pod),
+                    terms: g.terms.as_ref(),
+                    labels_signature: labels,
+                    terms_signature: terms,
+                    nodes: g
+                        .nodes
+                        .iter()
+                        .map(|(&n, &c)| (&self.cluster.nodes[n], c))
+                        .collect(),
+                },
+            )
     }
 
     /// One scheduling cycle (`schedulingCycle` + `SchedulePod`).

@@ -233,16 +233,17 @@ impl PodTerms {
     }
 }
 
-/// A bound pod as the plugin sees it: its node, the pod, its compiled terms if any, and two
-/// signatures — pods with equal `labels` signatures have the same namespace and labels, pods with
-/// equal `terms` signatures the same terms — so a term is matched once per signature, not once
-/// per pod.
-pub struct BoundPod<'p> {
-    pub node: &'p Node,
+/// Bound pods that are alike — the same namespace, labels and pod-affinity terms — as the plugin
+/// sees them: one of them, its compiled terms if any, and how many sit on which node. A term is
+/// matched once per group (and once per signature), and only matching groups' nodes are
+/// visited. Equal `labels` signatures mean the same namespace and labels, equal `terms`
+/// signatures the same terms.
+pub struct BoundGroup<'p> {
     pub pod: &'p Pod,
     pub terms: Option<&'p PodTerms>,
     pub labels_signature: u32,
     pub terms_signature: u32,
+    pub nodes: Vec<(&'p Node, i64)>,
 }
 
 /// Memoised term matches, by signature.
@@ -258,7 +259,7 @@ impl Memo {
 /// PreFilter: walks the bound pods once.
 pub fn pre_filter<'p>(
     pod: &Pod,
-    bound: impl Iterator<Item = BoundPod<'p>>,
+    bound: impl Iterator<Item = BoundGroup<'p>>,
     ns: &NamespaceLabels,
 ) -> State {
     let (affinity_terms, anti_affinity_terms) = required_terms(pod);
@@ -268,14 +269,16 @@ pub fn pre_filter<'p>(
         ..Default::default()
     };
     let mut any_affinity_match = false;
-    let bump = |c: &mut Counts, key: &str, node: &Node| -> bool {
-        match node.labels.get(key) {
-            Some(v) => {
-                add_at(c, key, v, 1);
-                true
+    // Adds a group's pods on each node to the node's topology pair; true if any had the key.
+    let bump = |c: &mut Counts, key: &str, nodes: &[(&Node, i64)]| -> bool {
+        let mut any = false;
+        for (node, n) in nodes {
+            if let Some(v) = node.labels.get(key) {
+                add_at(c, key, v, *n);
+                any = true;
             }
-            None => false,
         }
+        any
     };
     // Which of an existing pod's anti-affinity terms the incoming pod matches, and which of the
     // incoming pod's terms an existing pod matches, depend only on the signatures.
@@ -296,7 +299,7 @@ pub fn pre_filter<'p>(
                 .zip(matched)
                 .filter(|(_, m)| **m)
             {
-                bump(&mut s.existing_anti_affinity, &t.topology_key, b.node);
+                bump(&mut s.existing_anti_affinity, &t.topology_key, &b.nodes);
             }
         }
         if !s.affinity_terms.is_empty() {
@@ -305,7 +308,7 @@ pub fn pre_filter<'p>(
             })[0];
             if all {
                 for t in &s.affinity_terms {
-                    any_affinity_match |= bump(&mut s.affinity, &t.topology_key, b.node);
+                    any_affinity_match |= bump(&mut s.affinity, &t.topology_key, &b.nodes);
                 }
             }
         }
@@ -322,7 +325,7 @@ pub fn pre_filter<'p>(
                 .zip(matched)
                 .filter(|(_, m)| **m)
             {
-                bump(&mut s.anti_affinity, &t.topology_key, b.node);
+                bump(&mut s.anti_affinity, &t.topology_key, &b.nodes);
             }
         }
     }
@@ -385,14 +388,16 @@ pub fn filter(s: &State, node: &Node) -> Status {
 /// pod matches. `None` when nothing contributes (PreScore's `Skip`).
 pub fn pre_score<'p>(
     pod: &Pod,
-    bound: impl Iterator<Item = BoundPod<'p>>,
+    bound: impl Iterator<Item = BoundGroup<'p>>,
     ns: &NamespaceLabels,
 ) -> Option<Counts> {
     let (affinity, anti) = preferred_terms(pod);
     let mut scores = Counts::new();
-    let mut add = |t: &Term, weight: i64, node: &Node| {
-        if let Some(v) = node.labels.get(&t.topology_key) {
-            add_at(&mut scores, &t.topology_key, v, weight);
+    let mut add = |t: &Term, weight: i64, nodes: &[(&Node, i64)]| {
+        for (node, n) in nodes {
+            if let Some(v) = node.labels.get(&t.topology_key) {
+                add_at(&mut scores, &t.topology_key, v, weight * n);
+            }
         }
     };
     let (mut incoming_memo, mut existing_memo) = (Memo::default(), Memo::default());
@@ -417,7 +422,7 @@ pub fn pre_score<'p>(
                         } else {
                             -t.weight
                         },
-                        b.node,
+                        &b.nodes,
                     );
                 }
             }
@@ -435,7 +440,7 @@ pub fn pre_score<'p>(
                 all.iter().map(|(t, _)| t.matches(pod, ns)).collect()
             });
             for ((t, w), _) in all.iter().zip(matched).filter(|(_, m)| **m) {
-                add(t, *w, b.node);
+                add(t, *w, &b.nodes);
             }
         }
     }
