@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use foldhash::fast::FixedState;
 use k8s_openapi::api::core::v1::{PodAffinityTerm, WeightedPodAffinityTerm};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
@@ -166,7 +167,10 @@ pub fn relevant(pod: &Pod, any_existing_anti_affinity: bool) -> bool {
 }
 
 /// Per topology pair `(key, value)`: a count or a weight.
-pub type Counts = HashMap<String, HashMap<String, i64>>;
+///
+/// Fixed-seed foldhash: these maps are only looked up, never iterated into output, and SipHash
+/// dominated the anti-affinity profile.
+pub type Counts = HashMap<String, HashMap<String, i64, FixedState>, FixedState>;
 
 /// Adds `n` at `(key, value)`, allocating only for a new pair.
 fn add_at(c: &mut Counts, key: &str, value: &str, n: i64) {
@@ -392,7 +396,7 @@ pub fn pre_score<'p>(
     ns: &NamespaceLabels,
 ) -> Option<Counts> {
     let (affinity, anti) = preferred_terms(pod);
-    let mut scores = Counts::new();
+    let mut scores = Counts::default();
     let mut add = |t: &Term, weight: i64, nodes: &[(&Node, i64)]| {
         for (node, n) in nodes {
             if let Some(v) = node.labels.get(&t.topology_key) {
