@@ -97,9 +97,10 @@ pub fn pods(count: usize, templates: usize, seed: u64) -> Vec<Pod> {
 }
 
 /// Gives every pod required anti-affinity to the pods of its template on the same host (the
-/// shape of scheduler_perf's PodAntiAffinity workload), labelling it with its template.
-pub fn with_host_anti_affinity(pods: &mut [Pod]) {
-    use k8s_openapi::api::core::v1::{PodAffinityTerm, PodAntiAffinity};
+/// shape of scheduler_perf's PodAntiAffinity workload) and a preferred zone spread over them
+/// (`ScheduleAnyway`, maxSkew 1), labelling it with its template.
+pub fn with_anti_affinity_and_zone_spread(pods: &mut [Pod]) {
+    use k8s_openapi::api::core::v1::{PodAffinityTerm, PodAntiAffinity, TopologySpreadConstraint};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
     for p in pods {
         let template = p
@@ -107,11 +108,12 @@ pub fn with_host_anti_affinity(pods: &mut [Pod]) {
             .rsplit_once('-')
             .map_or(p.name.clone(), |(t, _)| t.to_string());
         p.labels.insert("template".into(), template.clone());
+        let selector = LabelSelector {
+            match_labels: Some([("template".to_string(), template)].into_iter().collect()),
+            match_expressions: None,
+        };
         let term = PodAffinityTerm {
-            label_selector: Some(LabelSelector {
-                match_labels: Some([("template".to_string(), template)].into_iter().collect()),
-                match_expressions: None,
-            }),
+            label_selector: Some(selector.clone()),
             topology_key: "kubernetes.io/hostname".into(),
             ..Default::default()
         };
@@ -120,6 +122,13 @@ pub fn with_host_anti_affinity(pods: &mut [Pod]) {
             required_during_scheduling_ignored_during_execution: Some(vec![term]),
             preferred_during_scheduling_ignored_during_execution: None,
         });
+        p.topology_spread_constraints = vec![TopologySpreadConstraint {
+            max_skew: 1,
+            topology_key: "topology.kubernetes.io/zone".into(),
+            when_unsatisfiable: "ScheduleAnyway".into(),
+            label_selector: Some(selector),
+            ..Default::default()
+        }];
     }
 }
 

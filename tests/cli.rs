@@ -279,3 +279,17 @@ fn priority_admission_rejects_what_the_api_server_rejects() {
         assert!(err.contains(expected), "missing {expected:?} in\n{err}");
     }
 }
+
+#[test]
+fn topology_spread_constraints_the_api_server_rejects_are_errors() {
+    let err = run_bad("invalid-spread.yaml");
+    for expected in [
+        "invalid-spread.yaml:15:23: spec.workloads[0].spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+        "spec.workloads[0].spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: \"{zone, DoNotSchedule}\"",
+        "spec.workloads[0].spec.topologySpreadConstraints[2].minDomains: Invalid value: 2: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+        "spec.workloads[0].spec.topologySpreadConstraints[3].whenUnsatisfiable: Unsupported value: \"Maybe\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"",
+        "spec.workloads[0].spec.topologySpreadConstraints[3].nodeTaintsPolicy: Unsupported value: \"Always\": supported values: \"Honor\", \"Ignore\"",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in\n{err}");
+    }
+}

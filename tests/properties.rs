@@ -160,3 +160,72 @@ proptest! {
         prop_assert_eq!(placement(&a), placement(&b));
     }
 }
+
+/// Running pods, some labelled `app: a`, on random nodes of a cluster of `n`.
+fn running(n: usize) -> impl Strategy<Value = Vec<Pod>> {
+    prop::collection::vec((0..n, any::<bool>()), 0..12).prop_map(|v| {
+        v.into_iter()
+            .enumerate()
+            .map(|(i, (node, labelled))| Pod {
+                name: format!("e{i}"),
+                namespace: "default".into(),
+                node_name: Some(format!("node-{node}")),
+                labels: labelled
+                    .then(|| ("app".to_string(), "a".to_string()))
+                    .into_iter()
+                    .collect(),
+                ..Default::default()
+            })
+            .collect()
+    })
+}
+
+/// A zone spread constraint on pods labelled `app: a`.
+fn zone_spread(max_skew: i32, when: &str) -> k8s_openapi::api::core::v1::TopologySpreadConstraint {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    k8s_openapi::api::core::v1::TopologySpreadConstraint {
+        max_skew,
+        topology_key: "zone".into(),
+        when_unsatisfiable: when.into(),
+        label_selector: Some(LabelSelector {
+            match_labels: Some([("app".to_string(), "a".to_string())].into()),
+            match_expressions: None,
+        }),
+        ..Default::default()
+    }
+}
+
+fn feasible_with(nodes: &[Node], existing: &[Pod], pod: &Pod) -> BTreeSet<String> {
+    feasible_nodes(nodes.to_vec(), existing, pod, &SchedulerConfig::default())
+        .into_iter()
+        .collect()
+}
+
+proptest! {
+    #[test]
+    fn raising_max_skew_never_shrinks_the_feasible_set(
+        (nodes, existing) in nodes().prop_flat_map(|n| { let len = n.len(); (Just(n), running(len)) }),
+        pod in pod(),
+        skew in 1..4i32,
+    ) {
+        let mut spread = pod.clone();
+        spread.labels.insert("app".into(), "a".into());
+        spread.topology_spread_constraints = vec![zone_spread(skew, "DoNotSchedule")];
+        let before = feasible_with(&nodes, &existing, &spread);
+        spread.topology_spread_constraints = vec![zone_spread(skew + 1, "DoNotSchedule")];
+        let after = feasible_with(&nodes, &existing, &spread);
+        prop_assert!(before.is_subset(&after), "before {before:?} after {after:?}");
+    }
+
+    #[test]
+    fn schedule_anyway_constraints_never_filter(
+        (nodes, existing) in nodes().prop_flat_map(|n| { let len = n.len(); (Just(n), running(len)) }),
+        pod in pod(),
+        skew in 1..4i32,
+    ) {
+        let plain = feasible_with(&nodes, &existing, &pod);
+        let mut spread = pod.clone();
+        spread.topology_spread_constraints = vec![zone_spread(skew, "ScheduleAnyway")];
+        prop_assert_eq!(plain, feasible_with(&nodes, &existing, &spread));
+    }
+}

@@ -30,7 +30,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub resolve: Option<usize>,
     /// Synthetic cluster: every pod has required anti-affinity to its template's pods on the
-    /// same host.
+    /// same host and a preferred (ScheduleAnyway) zone spread over them.
     #[arg(long)]
     pub anti_affinity: bool,
     /// Print JSON instead of a line per run.
@@ -48,7 +48,7 @@ pub fn run(args: &BenchArgs) -> i32 {
         let nodes = bench::nodes(args.nodes);
         let mut pods = bench::pods(args.pods, args.templates.max(1), args.seed);
         if args.anti_affinity {
-            bench::with_host_anti_affinity(&mut pods);
+            bench::with_anti_affinity_and_zone_spread(&mut pods);
         }
         let config = SchedulerConfig {
             seed: args.seed,

@@ -360,21 +360,6 @@ impl Loader<'_> {
                 };
                 match loaded {
                     Ok(w) => {
-                        let mut ignored: Vec<&str> = w
-                            .pods
-                            .iter()
-                            .flat_map(|p| p.unsimulated.iter().copied())
-                            .collect();
-                        ignored.sort_unstable();
-                        ignored.dedup();
-                        if !ignored.is_empty() {
-                            warnings.push(format!(
-                                "{} ({}) sets {}: not simulated in this version (PodTopologySpread comes later), so these constraints are ignored",
-                                origin.value().get("kind").and_then(Value::as_str).unwrap_or("Pod"),
-                                origin.describe(),
-                                ignored.join(", ")
-                            ));
-                        }
                         any_overrides |= w.baseline.is_some();
                         let base = w.baseline.unwrap_or_else(|| Workloads {
                             pods: w.pods.clone(),

@@ -183,20 +183,7 @@ pub fn pod_from_k8s(
         score_requests,
         has_restartable_init_container: init.iter().any(|(_, r)| *r),
         start_time: pod.status.as_ref().and_then(|s| s.start_time.clone()),
-        unsimulated: unsimulated(spec),
-    }
-}
-
-/// Scheduling fields whose plugin (PodTopologySpread) is not simulated yet.
-fn unsimulated(spec: &k8s::PodSpec) -> Vec<&'static str> {
-    let spread = spec
-        .topology_spread_constraints
-        .as_ref()
-        .is_some_and(|t| !t.is_empty());
-    if spread {
-        vec!["topologySpreadConstraints"]
-    } else {
-        Vec::new()
+        topology_spread_constraints: spec.topology_spread_constraints.clone().unwrap_or_default(),
     }
 }
 

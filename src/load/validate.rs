@@ -92,6 +92,7 @@ pub fn validate_pod_spec(
             });
         }
     }
+    validate_topology_spread_constraints(spec, path, errs);
     let node_affinity = spec
         .affinity
         .as_ref()
@@ -127,6 +128,66 @@ pub fn validate_pod_spec(
             );
         }
         validate_selector_term(&term.preference, &format!("{p}.preference"), errs);
+    }
+}
+
+/// `validateTopologySpreadConstraints` (`pkg/apis/core/validation/validation.go`).
+fn validate_topology_spread_constraints(spec: &PodSpec, path: &str, errs: &mut Vec<FieldError>) {
+    let constraints = spec.topology_spread_constraints.as_deref().unwrap_or(&[]);
+    let positive = |errs: &mut Vec<FieldError>, path: String, v: i32| {
+        if v <= 0 {
+            errs.push(FieldError {
+                path,
+                message: format!("Invalid value: {v}: must be greater than zero"),
+            });
+        }
+    };
+    for (i, c) in constraints.iter().enumerate() {
+        let at = format!("{path}.topologySpreadConstraints[{i}]");
+        positive(errs, format!("{at}.maxSkew"), c.max_skew);
+        if c.topology_key.is_empty() {
+            required(errs, format!("{at}.topologyKey"), "can not be empty");
+        }
+        let when = c.when_unsatisfiable.as_str();
+        if !matches!(when, "DoNotSchedule" | "ScheduleAnyway") {
+            not_supported(
+                errs,
+                format!("{at}.whenUnsatisfiable"),
+                when,
+                &["DoNotSchedule", "ScheduleAnyway"],
+            );
+        }
+        if let Some(min) = c.min_domains {
+            if when != "DoNotSchedule" {
+                errs.push(FieldError {
+                    path: format!("{at}.minDomains"),
+                    message: format!(
+                        "Invalid value: {min}: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when}"
+                    ),
+                });
+            } else {
+                positive(errs, format!("{at}.minDomains"), min);
+            }
+        }
+        let repeated = constraints[i + 1..].iter().any(|r| {
+            r.topology_key == c.topology_key && r.when_unsatisfiable == c.when_unsatisfiable
+        });
+        if repeated {
+            errs.push(FieldError {
+                path: format!("{at}.{{topologyKey, whenUnsatisfiable}}"),
+                message: format!("Duplicate value: \"{{{}, {}}}\"", c.topology_key, when),
+            });
+        }
+        for (field, policy) in [
+            ("nodeAffinityPolicy", &c.node_affinity_policy),
+            ("nodeTaintsPolicy", &c.node_taints_policy),
+        ] {
+            if let Some(p) = policy.as_deref()
+                && !matches!(p, "Honor" | "Ignore")
+            {
+                not_supported(errs, format!("{at}.{field}"), p, &["Honor", "Ignore"]);
+            }
+        }
     }
 }
 

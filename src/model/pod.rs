@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Affinity, Toleration};
+use k8s_openapi::api::core::v1::{Affinity, Toleration, TopologySpreadConstraint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::resources::ResourceList;
@@ -37,8 +37,7 @@ pub struct Pod {
     pub has_restartable_init_container: bool,
     /// `status.startTime` of a pod that is already running (preemption spares older pods).
     pub start_time: Option<Time>,
-    /// Fields the pod sets that this version does not simulate yet (reported as a warning).
-    pub unsimulated: Vec<&'static str>,
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
 }
 
 impl Pod {

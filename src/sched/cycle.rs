@@ -9,6 +9,7 @@
 //! vectors that are updated in place when a pod binds.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::NodeAffinity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -22,7 +23,8 @@ use super::framework::{Code, MessageFormat, Status, names};
 use super::plan::{self, Requirement, Step};
 use super::plugins::{
     inter_pod_affinity, node_affinity, node_name, node_resources_balanced_allocation,
-    node_resources_fit, node_unschedulable, scheduling_gates, taint_toleration,
+    node_resources_fit, node_unschedulable, pod_topology_spread, scheduling_gates,
+    taint_toleration,
 };
 use super::preemption;
 use crate::features::FeatureGates;
@@ -35,6 +37,7 @@ const WEIGHT_NODE_AFFINITY: i64 = 2;
 const WEIGHT_NODE_RESOURCES_FIT: i64 = 1;
 const WEIGHT_BALANCED_ALLOCATION: i64 = 1;
 const WEIGHT_INTER_POD_AFFINITY: i64 = 2;
+const WEIGHT_POD_TOPOLOGY_SPREAD: i64 = 2;
 
 /// How the simulated kube-scheduler is configured.
 #[derive(Debug, Clone, Default)]
@@ -169,6 +172,17 @@ pub struct Scheduler<'a> {
     bound_with_anti_affinity: usize,
     /// Bound pods with any pod (anti-)affinity term (they score incoming pods).
     bound_with_pod_affinity: usize,
+    /// Compiled topology spread constraints, by pod spec (see [`SpreadSpec`]).
+    spreads: Vec<Arc<SpreadSpec>>,
+    spread_index: HashMap<String, usize>,
+}
+
+/// A pod spec's PodTopologySpread constraints compiled against the nodes: the
+/// `DoNotSchedule` ones for Filter, the `ScheduleAnyway` ones for Score.
+#[derive(Debug)]
+struct SpreadSpec {
+    filter: pod_topology_spread::Spread,
+    score: pod_topology_spread::Spread,
 }
 
 /// Schedules `pods` in arrival order onto `nodes`, where `existing` pods are already bound.
@@ -317,9 +331,14 @@ pub fn feasible_nodes(
         return Vec::new();
     }
     let request = PodRequest::new(&s.cluster.table, pod);
+    let spread = s.spread_for(pod);
+    let pts = spread
+        .as_ref()
+        .filter(|sp| !sp.filter.is_empty())
+        .map(|sp| pod_topology_spread::pre_filter(&sp.filter, s.spread_groups()));
     let ipa = inter_pod_affinity::relevant(pod, s.bound_with_anti_affinity > 0)
         .then(|| inter_pod_affinity::pre_filter(pod, s.bound_pods(), &config.namespaces));
-    s.find_feasible(t, &request, ipa.as_ref());
+    s.find_feasible(t, &request, pts.as_ref(), ipa.as_ref());
     s.feasible
         .iter()
         .map(|f| s.cluster.nodes[f.node as usize].name.clone())
@@ -341,6 +360,8 @@ impl<'a> Scheduler<'a> {
             signatures: HashMap::new(),
             groups: BTreeMap::new(),
             bound_with_pod_affinity: 0,
+            spreads: Vec::new(),
+            spread_index: HashMap::new(),
             config,
             cluster,
             templates: Vec::new(),
@@ -454,6 +475,44 @@ impl<'a> Scheduler<'a> {
             )
     }
 
+    /// The pod's compiled topology spread constraints, if it has any.
+    fn spread_for(&mut self, pod: &Pod) -> Option<Arc<SpreadSpec>> {
+        if pod.topology_spread_constraints.is_empty() {
+            return None;
+        }
+        let key = serde_json::to_string(&(
+            &pod.namespace,
+            &pod.labels,
+            &pod.topology_spread_constraints,
+            &pod.node_selector,
+            pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()),
+            &pod.tolerations,
+        ))
+        .expect("pod fields serialize");
+        if let Some(&i) = self.spread_index.get(&key) {
+            return Some(Arc::clone(&self.spreads[i]));
+        }
+        let (nodes, gates) = (&self.cluster.nodes, &self.config.feature_gates);
+        let spec = Arc::new(SpreadSpec {
+            filter: pod_topology_spread::Spread::compile(pod, "DoNotSchedule", nodes, gates),
+            score: pod_topology_spread::Spread::compile(pod, "ScheduleAnyway", nodes, gates),
+        });
+        self.spreads.push(Arc::clone(&spec));
+        self.spread_index.insert(key, self.spreads.len() - 1);
+        Some(spec)
+    }
+
+    /// The bound pods grouped by alikeness, as PodTopologySpread counts them.
+    fn spread_groups(&self) -> impl Iterator<Item = pod_topology_spread::BoundGroup<'_>> + '_ {
+        self.groups
+            .values()
+            .filter(|g| !g.nodes.is_empty())
+            .map(|g| pod_topology_spread::BoundGroup {
+                pod: self.bound_pod(g.pod),
+                nodes: &g.nodes,
+            })
+    }
+
     /// One scheduling cycle (`schedulingCycle` + `SchedulePod`).
     fn schedule_one(&mut self, pod: &Pod) -> PodOutcome {
         let gate = scheduling_gates::pre_enqueue(pod);
@@ -482,18 +541,26 @@ impl<'a> Scheduler<'a> {
             d.pre_filter_msg = Some(reject.message());
             return self.fail(pod, &request, d);
         }
+        let spread = self.spread_for(pod);
+        let pts = spread
+            .as_ref()
+            .filter(|sp| !sp.filter.is_empty())
+            .map(|sp| pod_topology_spread::pre_filter(&sp.filter, self.spread_groups()));
         let ipa = inter_pod_affinity::relevant(pod, self.bound_with_anti_affinity > 0).then(|| {
             inter_pod_affinity::pre_filter(pod, self.bound_pods(), &self.config.namespaces)
         });
-        self.find_feasible(t, &request, ipa.as_ref());
+        self.find_feasible(t, &request, pts.as_ref(), ipa.as_ref());
         match self.feasible.len() {
             0 => {
-                let d = self.diagnose(t, &request, ipa.as_ref());
+                let d = self.diagnose(t, &request, pts.as_ref(), ipa.as_ref());
                 self.fail(pod, &request, d)
             }
             // "When only one node after predicate, just use it."
             1 => scheduled(self.feasible[0].node as usize),
-            _ => scheduled(self.select_host(pod)),
+            _ => {
+                let spread_score = spread.as_ref().map(|sp| &sp.score);
+                scheduled(self.select_host(pod, spread_score))
+            }
         }
     }
 
@@ -594,6 +661,7 @@ impl<'a> Scheduler<'a> {
         &mut self,
         t: usize,
         request: &PodRequest,
+        pts: Option<&pod_topology_spread::FilterState>,
         ipa: Option<&inter_pod_affinity::State>,
     ) {
         let Scheduler {
@@ -622,9 +690,13 @@ impl<'a> Scheduler<'a> {
                     NOT_FEASIBLE
                 };
             }
-            let pod_affinity_ok = ipa
-                .is_none_or(|s| inter_pod_affinity::filter(s, &cluster.nodes[node]).is_success());
-            if c.resources != NOT_FEASIBLE && pod_affinity_ok {
+            // Upstream order past resources: PodTopologySpread, then InterPodAffinity.
+            let feasible_here = c.resources != NOT_FEASIBLE
+                && pts.is_none_or(|s| pod_topology_spread::filter(s, node).is_success())
+                && ipa.is_none_or(|s| {
+                    inter_pod_affinity::filter(s, &cluster.nodes[node]).is_success()
+                });
+            if feasible_here {
                 feasible.push(Feasible {
                     node: c.node,
                     affinity: c.affinity,
@@ -636,7 +708,14 @@ impl<'a> Scheduler<'a> {
     }
 
     /// NormalizeScore, weights, and a seeded uniform pick among the top-scored nodes.
-    fn select_host(&mut self, pod: &Pod) -> usize {
+    fn select_host(&mut self, pod: &Pod, spread: Option<&pod_topology_spread::Spread>) -> usize {
+        let spread_scores: Vec<i64> = match spread.filter(|s| !s.is_empty()) {
+            Some(s) => {
+                let nodes: Vec<usize> = self.feasible.iter().map(|f| f.node as usize).collect();
+                pod_topology_spread::score(s, &nodes, self.spread_groups())
+            }
+            None => Vec::new(),
+        };
         // InterPodAffinity's score, when the pod or a bound pod has pod (anti-)affinity terms.
         let (pref_affinity, pref_anti) = inter_pod_affinity::preferred_terms(pod);
         let mut pod_affinity: Vec<i64> = Vec::new();
@@ -661,8 +740,10 @@ impl<'a> Scheduler<'a> {
             let affinity = normalize(f.affinity, max_affinity, false);
             let taint = normalize(f.taint, max_taint, true);
             let inter_pod = pod_affinity.get(i).copied().unwrap_or(0);
+            let spread = spread_scores.get(i).copied().unwrap_or(0);
             let total = WEIGHT_NODE_AFFINITY * affinity
                 + WEIGHT_TAINT_TOLERATION * taint
+                + WEIGHT_POD_TOPOLOGY_SPREAD * spread
                 + WEIGHT_INTER_POD_AFFINITY * inter_pod
                 + f.resources;
             if total > best {
@@ -687,6 +768,7 @@ impl<'a> Scheduler<'a> {
         &self,
         t: usize,
         request: &PodRequest,
+        pts: Option<&pod_topology_spread::FilterState>,
         ipa: Option<&inter_pod_affinity::State>,
     ) -> Diagnosis {
         let template = &self.templates[t];
@@ -699,12 +781,16 @@ impl<'a> Scheduler<'a> {
         for c in &template.candidates {
             let node = c.node as usize;
             let lack = node_resources_fit::check(request, self.cluster.resources(node));
-            // Past resources, InterPodAffinity is the next filter that can fail.
-            if lack.is_empty()
-                && let Some(s) = ipa
-            {
-                let status = inter_pod_affinity::filter(s, &self.cluster.nodes[node]);
-                if !status.is_success() {
+            // Past resources, PodTopologySpread then InterPodAffinity can fail.
+            if lack.is_empty() {
+                let status = pts
+                    .map(|s| pod_topology_spread::filter(s, node))
+                    .filter(|s| !s.is_success())
+                    .or_else(|| {
+                        ipa.map(|s| inter_pod_affinity::filter(s, &self.cluster.nodes[node]))
+                            .filter(|s| !s.is_success())
+                    });
+                if let Some(status) = status {
                     d.node_status[node] = d.intern(status);
                     continue;
                 }

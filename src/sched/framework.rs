@@ -66,6 +66,7 @@ pub mod names {
     pub const NODE_RESOURCES_BALANCED_ALLOCATION: &str = "NodeResourcesBalancedAllocation";
     pub const DEFAULT_PREEMPTION: &str = "DefaultPreemption";
     pub const INTER_POD_AFFINITY: &str = "InterPodAffinity";
+    pub const POD_TOPOLOGY_SPREAD: &str = "PodTopologySpread";
 }
 
 /// Which release's wording the messages use. Only `TaintToleration` differs so far.

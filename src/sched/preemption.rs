@@ -4,7 +4,8 @@
 //! (`SelectVictimsOnNode`, `PodEligibleToPreemptOthers`) and
 //! `pkg/scheduler/framework/preemption/preemption.go` (`Preempt`, `findCandidates`,
 //! `pickOneNodeForPreemption`). Simplification: PodDisruptionBudgets are not modelled, so the
-//! "fewest PDB violations" criterion never separates candidates.
+//! "fewest PDB violations" criterion never separates candidates; and only NodeResourcesFit is
+//! re-run without the victims (see `select_victims_on_node`).
 
 use super::cluster::PodRequest;
 use super::cycle::{Bound, Scheduler};
@@ -56,7 +57,7 @@ pub(crate) fn post_filter(
         if !diagnosis::preemption_might_help(d.status_of(node)) {
             continue;
         }
-        match select_victims_on_node(s, node, pod, request) {
+        match select_victims_on_node(s, node, pod, request, d.status_of(node)) {
             NodeVerdict::Victims(victims) => candidates.push(Candidate { node, victims }),
             NodeVerdict::NoVictims => {
                 let i = *no_victims.get_or_insert_with(|| {
@@ -103,6 +104,7 @@ fn select_victims_on_node(
     node: usize,
     pod: &Pod,
     request: &PodRequest,
+    failed: &Status,
 ) -> NodeVerdict {
     let mut potential: Vec<_> = s.bound[node]
         .iter()
@@ -110,6 +112,11 @@ fn select_victims_on_node(
         .collect();
     if potential.is_empty() {
         return NodeVerdict::NoVictims;
+    }
+    // Simplification: only resources are re-checked without the victims, so a node that failed
+    // PodTopologySpread or InterPodAffinity keeps that status (upstream re-runs every filter).
+    if failed.plugin == names::POD_TOPOLOGY_SPREAD || failed.plugin == names::INTER_POD_AFFINITY {
+        return NodeVerdict::StillFails(failed.clone());
     }
     let mut trial = s.cluster.clone_node(node);
     for b in &potential {

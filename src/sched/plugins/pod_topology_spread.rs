@@ -1,0 +1,341 @@
+//! PodTopologySpread: Filter (`whenUnsatisfiable: DoNotSchedule`) and Score (`ScheduleAnyway`).
+//!
+//! Upstream: `pkg/scheduler/framework/plugins/podtopologyspread/{common,filtering,scoring}.go`.
+//! A node's domain and whether it is counted (it carries every topology key of the pod's
+//! constraints and passes `nodeAffinityPolicy` / `nodeTaintsPolicy`) depend only on the pod's
+//! spec, so they are compiled once per distinct spec ([`Spread::compile`]); each cycle only
+//! adds the matching bound pods into per-domain counts.
+//!
+//! The system default constraints (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway) select
+//! pods through the Services, ReplicaSets and StatefulSets that select the incoming pod
+//! (`helper.DefaultSelector`); scenarios hold none, so the selector is empty and upstream
+//! builds no default constraint — pods without constraints are not spread.
+
+use std::collections::{BTreeMap, HashMap};
+
+use k8s_openapi::api::core::v1::TopologySpreadConstraint;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+use crate::features::FeatureGates;
+use crate::model::{Node, Pod};
+use crate::sched::framework::{Code, Status, names};
+use crate::sched::plugins::inter_pod_affinity::selector_matches;
+use crate::sched::plugins::{node_affinity, taint_toleration};
+
+pub const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str =
+    "node(s) didn't match pod topology spread constraints";
+pub const ERR_REASON_NODE_LABEL_NOT_MATCH: &str =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
+
+const HOSTNAME: &str = "kubernetes.io/hostname";
+
+/// One constraint (`topologySpreadConstraint`) with its nodes resolved.
+#[derive(Debug, Clone)]
+struct Constraint {
+    max_skew: i64,
+    min_domains: i64,
+    namespace: String,
+    /// `None`: a nil `labelSelector`, which selects nothing.
+    selector: Option<LabelSelector>,
+    hostname: bool,
+    /// Per node: the index of its value for the topology key, if it has the key.
+    domain_of_node: Vec<Option<u32>>,
+    /// Per node: counted for this constraint (has every key of the set, passes the policies).
+    counted: Vec<bool>,
+    domains: usize,
+}
+
+impl Constraint {
+    /// `countPodsMatchSelector`: same namespace, selector matches (no pod here is terminating).
+    fn selects(&self, pod: &Pod) -> bool {
+        pod.namespace == self.namespace
+            && self
+                .selector
+                .as_ref()
+                .is_some_and(|s| selector_matches(s, &pod.labels))
+    }
+}
+
+/// A pod's constraints of one `whenUnsatisfiable` kind, compiled against the cluster's nodes.
+#[derive(Debug, Clone, Default)]
+pub struct Spread {
+    constraints: Vec<Constraint>,
+    /// Per node: it carries every constraint's topology key (`nodeLabelsMatchSpreadConstraints`).
+    has_all_keys: Vec<bool>,
+    /// The incoming pod matches each constraint's selector (`selfMatchNum`).
+    self_match: Vec<bool>,
+}
+
+/// Bound pods that look alike to this plugin: one of them and how many are on each node.
+pub struct BoundGroup<'p> {
+    pub pod: &'p Pod,
+    pub nodes: &'p BTreeMap<usize, i64>,
+}
+
+impl Spread {
+    /// `filterTopologySpreadConstraints` for `action`, then each node's domain and whether it
+    /// is counted. `matchLabelKeys` add the pod's own values to the selector; `minDomains`
+    /// defaults to 1, `nodeAffinityPolicy` to Honor, `nodeTaintsPolicy` to Ignore.
+    pub fn compile(pod: &Pod, action: &str, nodes: &[Node], gates: &FeatureGates) -> Spread {
+        let chosen: Vec<&TopologySpreadConstraint> = pod
+            .topology_spread_constraints
+            .iter()
+            .filter(|c| c.when_unsatisfiable == action)
+            .collect();
+        if chosen.is_empty() {
+            return Spread::default();
+        }
+        let has_all_keys: Vec<bool> = nodes
+            .iter()
+            .map(|n| {
+                chosen
+                    .iter()
+                    .all(|c| n.labels.contains_key(&c.topology_key))
+            })
+            .collect();
+        let affinity_ok: Vec<bool> = nodes
+            .iter()
+            .map(|n| node_affinity::required_matches(pod, n))
+            .collect();
+        let taints_ok: Vec<bool> = nodes
+            .iter()
+            .map(|n| {
+                taint_toleration::find_untolerated(&n.taints, &pod.tolerations, gates).is_none()
+            })
+            .collect();
+        let constraints: Vec<Constraint> = chosen
+            .iter()
+            .map(|c| {
+                let honor_affinity = c.node_affinity_policy.as_deref() != Some("Ignore");
+                let honor_taints = c.node_taints_policy.as_deref() == Some("Honor");
+                let mut values: HashMap<&str, u32> = HashMap::new();
+                let domain_of_node: Vec<Option<u32>> = nodes
+                    .iter()
+                    .map(|n| {
+                        let v = n.labels.get(&c.topology_key)?;
+                        let next = values.len() as u32;
+                        Some(*values.entry(v.as_str()).or_insert(next))
+                    })
+                    .collect();
+                let counted: Vec<bool> = (0..nodes.len())
+                    .map(|i| {
+                        has_all_keys[i]
+                            && (!honor_affinity || affinity_ok[i])
+                            && (!honor_taints || taints_ok[i])
+                    })
+                    .collect();
+                Constraint {
+                    max_skew: i64::from(c.max_skew),
+                    min_domains: c.min_domains.map_or(1, i64::from),
+                    namespace: pod.namespace.clone(),
+                    selector: selector_with_label_keys(pod, c),
+                    hostname: c.topology_key == HOSTNAME,
+                    domain_of_node,
+                    counted,
+                    domains: values.len(),
+                }
+            })
+            .collect();
+        let self_match = constraints.iter().map(|c| c.selects(pod)).collect();
+        Spread {
+            constraints,
+            has_all_keys,
+            self_match,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.constraints.is_empty()
+    }
+}
+
+/// The constraint's selector with `matchLabelKeys` merged in as `key In (pod's value)`.
+fn selector_with_label_keys(pod: &Pod, c: &TopologySpreadConstraint) -> Option<LabelSelector> {
+    let mut selector = c.label_selector.clone()?;
+    for key in c.match_label_keys.iter().flatten() {
+        if let Some(v) = pod.labels.get(key) {
+            selector
+                .match_labels
+                .get_or_insert_with(Default::default)
+                .insert(key.clone(), v.clone());
+        }
+    }
+    Some(selector)
+}
+
+/// PreFilter's state: per constraint, the matching pods per domain and the global minimum.
+#[derive(Debug)]
+pub struct FilterState<'s> {
+    spread: &'s Spread,
+    counts: Vec<Vec<i64>>,
+    min_match: Vec<i64>,
+}
+
+/// PreFilter (`calPreFilterState`): counts matching pods on counted nodes per domain; a
+/// domain exists when a counted node carries it, even with no pods. Fewer domains than
+/// `minDomains` make the global minimum 0.
+pub fn pre_filter<'s, 'p>(
+    spread: &'s Spread,
+    bound: impl Iterator<Item = BoundGroup<'p>>,
+) -> FilterState<'s> {
+    let mut counts: Vec<Vec<i64>> = spread
+        .constraints
+        .iter()
+        .map(|c| vec![0; c.domains])
+        .collect();
+    let mut present: Vec<Vec<bool>> = spread
+        .constraints
+        .iter()
+        .map(|c| {
+            let mut p = vec![false; c.domains];
+            for (d, counted) in c.domain_of_node.iter().zip(&c.counted) {
+                if let (Some(d), true) = (d, counted) {
+                    p[*d as usize] = true;
+                }
+            }
+            p
+        })
+        .collect();
+    for g in bound {
+        for (c, counts) in spread.constraints.iter().zip(counts.iter_mut()) {
+            if !c.selects(g.pod) {
+                continue;
+            }
+            for (&node, &n) in g.nodes {
+                if let (Some(d), true) = (c.domain_of_node[node], c.counted[node]) {
+                    counts[d as usize] += n;
+                }
+            }
+        }
+    }
+    let min_match = spread
+        .constraints
+        .iter()
+        .zip(&counts)
+        .zip(present.iter_mut())
+        .map(|((c, counts), present)| {
+            let domains = present.iter().filter(|p| **p).count() as i64;
+            if domains < c.min_domains {
+                return 0;
+            }
+            counts
+                .iter()
+                .zip(present.iter())
+                .filter(|(_, p)| **p)
+                .map(|(n, _)| *n)
+                .min()
+                .unwrap_or(0)
+        })
+        .collect();
+    FilterState {
+        spread,
+        counts,
+        min_match,
+    }
+}
+
+/// Filter: `matchNum + selfMatchNum - minMatchNum <= maxSkew` for every constraint.
+pub fn filter(s: &FilterState, node: usize) -> Status {
+    for (i, c) in s.spread.constraints.iter().enumerate() {
+        let Some(d) = c.domain_of_node[node] else {
+            return Status::new(
+                Code::UnschedulableAndUnresolvable,
+                names::POD_TOPOLOGY_SPREAD,
+                ERR_REASON_NODE_LABEL_NOT_MATCH,
+            );
+        };
+        let skew = s.counts[i][d as usize] + i64::from(s.spread.self_match[i]) - s.min_match[i];
+        if skew > c.max_skew {
+            return Status::new(
+                Code::Unschedulable,
+                names::POD_TOPOLOGY_SPREAD,
+                ERR_REASON_CONSTRAINTS_NOT_MATCH,
+            );
+        }
+    }
+    Status::success()
+}
+
+/// PreScore, Score and NormalizeScore over the feasible nodes, in their order.
+///
+/// Feasible nodes without every topology key are ignored (score 0). A non-hostname domain is
+/// scored only if a feasible node carries it; its count is the matching pods on counted nodes
+/// in it. Hostname counts are the node's own matching pods. A node's raw score is
+/// `Σ count·ln(domains+2) + (maxSkew−1)`, rounded; then `100·(max+min−s)/max`.
+pub fn score<'p>(
+    spread: &Spread,
+    feasible: &[usize],
+    bound: impl Iterator<Item = BoundGroup<'p>>,
+) -> Vec<i64> {
+    let ignored = |node: usize| !spread.has_all_keys[node];
+    let live = feasible.iter().filter(|&&n| !ignored(n)).count();
+    // Per constraint: the domains feasible nodes carry, and the normalizing weight.
+    let mut counts: Vec<Vec<Option<i64>>> = Vec::with_capacity(spread.constraints.len());
+    let mut weights: Vec<f64> = Vec::with_capacity(spread.constraints.len());
+    for c in &spread.constraints {
+        let mut domain_counts = vec![None; c.domains];
+        let mut size = 0;
+        if !c.hostname {
+            for &n in feasible.iter().filter(|&&n| !ignored(n)) {
+                if let Some(d) = c.domain_of_node[n]
+                    && domain_counts[d as usize].is_none()
+                {
+                    domain_counts[d as usize] = Some(0);
+                    size += 1;
+                }
+            }
+        } else {
+            size = live;
+        }
+        counts.push(domain_counts);
+        weights.push(((size + 2) as f64).ln());
+    }
+    // Hostname constraints count a node's own pods, with no inclusion policy.
+    let mut on_node: Vec<HashMap<usize, i64>> = vec![HashMap::new(); spread.constraints.len()];
+    for g in bound {
+        for (i, c) in spread.constraints.iter().enumerate() {
+            if !c.selects(g.pod) {
+                continue;
+            }
+            for (&node, &n) in g.nodes {
+                if c.hostname {
+                    *on_node[i].entry(node).or_default() += n;
+                } else if let (Some(d), true) = (c.domain_of_node[node], c.counted[node])
+                    && let Some(count) = counts[i][d as usize].as_mut()
+                {
+                    *count += n;
+                }
+            }
+        }
+    }
+    let raw: Vec<Option<i64>> = feasible
+        .iter()
+        .map(|&node| {
+            if ignored(node) {
+                return None;
+            }
+            let mut score = 0.0;
+            for (i, c) in spread.constraints.iter().enumerate() {
+                let Some(d) = c.domain_of_node[node] else {
+                    continue;
+                };
+                let count = if c.hostname {
+                    on_node[i].get(&node).copied().unwrap_or(0)
+                } else {
+                    counts[i][d as usize].unwrap_or(0)
+                };
+                score += count as f64 * weights[i] + (c.max_skew - 1) as f64;
+            }
+            Some(score.round() as i64)
+        })
+        .collect();
+    let min = raw.iter().flatten().copied().min().unwrap_or(i64::MAX);
+    let max = raw.iter().flatten().copied().max().unwrap_or(0).max(0);
+    raw.iter()
+        .map(|s| match *s {
+            None => 0,
+            Some(_) if max == 0 => 100,
+            Some(s) => 100 * (max + min - s) / max,
+        })
+        .collect()
+}

@@ -1,0 +1,238 @@
+//! PodTopologySpread, case by case: the shapes of upstream's
+//! `podtopologyspread/filtering_test.go` `TestSingleConstraint` (four nodes in two zones,
+//! pods labelled `foo`), with expectations worked out by hand from `filtering.go`, plus the
+//! policies (`nodeAffinityPolicy`, `nodeTaintsPolicy`), `minDomains`, `matchLabelKeys`, the
+//! message, and Score's preference for the emptier domain.
+
+use schedsim::features::FeatureGates;
+use schedsim::load::objects::{node_from_k8s, pod_from_k8s};
+use schedsim::model::{Node, Pod};
+use schedsim::sched::{PodPhase, SchedulerConfig, feasible_nodes, schedule};
+use serde_json::{Value, json};
+
+/// node-a, node-b in zone1; node-x, node-y in zone2. `no_zone` drops node-b's zone label;
+/// `taint_b` taints node-b NoSchedule.
+fn nodes(no_zone: bool, taint_b: bool) -> Vec<Node> {
+    ["node-a", "node-b", "node-x", "node-y"]
+        .iter()
+        .map(|name| {
+            let zone = if name < &"node-c" { "zone1" } else { "zone2" };
+            let mut labels = json!({"kubernetes.io/hostname": name, "zone": zone});
+            if no_zone && *name == "node-b" {
+                labels = json!({"kubernetes.io/hostname": name, "zon": zone});
+            }
+            let mut v = json!({
+                "metadata": {"name": name, "labels": labels},
+                "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}
+            });
+            if taint_b && *name == "node-b" {
+                v["spec"] = json!({"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]});
+            }
+            let k: k8s_openapi::api::core::v1::Node = serde_json::from_value(v).unwrap();
+            node_from_k8s(&k, "", &mut Vec::new())
+        })
+        .collect()
+}
+
+fn pod(v: Value) -> Pod {
+    let k: k8s_openapi::api::core::v1::Pod = serde_json::from_value(v).expect("pod fragment");
+    pod_from_k8s(&k, "", &FeatureGates::default(), &mut Vec::new())
+}
+
+/// A running pod labelled `foo` on `node`, in namespace `ns`.
+fn existing(name: &str, node: &str, ns: &str) -> Pod {
+    pod(json!({
+        "metadata": {"name": name, "namespace": ns, "labels": {"foo": ""}},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]}
+    }))
+}
+
+/// The incoming pod: `labels`, one constraint on `zone` (maxSkew 1, selector `foo` Exists),
+/// merged with `extra` constraint fields, and `spec` fields.
+fn incoming(labels: Value, extra: Value, spec: Value) -> Pod {
+    let mut constraint = json!({
+        "maxSkew": 1,
+        "topologyKey": "zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        constraint[k] = v.clone();
+    }
+    let mut s = json!({
+        "containers": [{"name": "c", "image": "i"}],
+        "topologySpreadConstraints": [constraint]
+    });
+    for (k, v) in spec.as_object().unwrap() {
+        s[k] = v.clone();
+    }
+    pod(json!({"metadata": {"name": "p", "namespace": "default", "labels": labels}, "spec": s}))
+}
+
+fn foo() -> Value {
+    json!({"foo": ""})
+}
+
+fn feasible(nodes: Vec<Node>, existing: &[Pod], pod: &Pod) -> Vec<String> {
+    feasible_nodes(nodes, existing, pod, &SchedulerConfig::default())
+}
+
+fn on(pods: &[(&str, &str)]) -> Vec<Pod> {
+    pods.iter()
+        .map(|(name, node)| existing(name, node, "default"))
+        .collect()
+}
+
+#[test]
+fn no_existing_pods_all_nodes_fit() {
+    let p = incoming(foo(), json!({}), json!({}));
+    assert_eq!(
+        feasible(nodes(false, false), &[], &p),
+        ["node-a", "node-b", "node-x", "node-y"]
+    );
+}
+
+#[test]
+fn pods_spread_3_3_all_nodes_fit() {
+    let e = on(&[
+        ("a1", "node-a"),
+        ("b1", "node-b"),
+        ("b2", "node-b"),
+        ("x1", "node-x"),
+        ("x2", "node-x"),
+        ("y1", "node-y"),
+    ]);
+    let p = incoming(foo(), json!({}), json!({}));
+    assert_eq!(feasible(nodes(false, false), &e, &p).len(), 4);
+}
+
+#[test]
+fn node_without_the_key_is_unresolvable_and_not_counted() {
+    // zone1 counts node-a only (1), zone2 has 3: skew on zone2 is 3 + 1 - 1 = 3.
+    let e = on(&[
+        ("a1", "node-a"),
+        ("b1", "node-b"),
+        ("x1", "node-x"),
+        ("y1", "node-y"),
+        ("y2", "node-y"),
+    ]);
+    let p = incoming(foo(), json!({}), json!({}));
+    assert_eq!(feasible(nodes(true, false), &e, &p), ["node-a"]);
+}
+
+#[test]
+fn pods_of_other_namespaces_do_not_count() {
+    let mut e = on(&[("x1", "node-x"), ("x2", "node-x")]);
+    e.extend((0..3).map(|i| existing(&format!("o{i}"), "node-a", "other")));
+    let p = incoming(foo(), json!({}), json!({}));
+    assert_eq!(feasible(nodes(false, false), &e, &p), ["node-a", "node-b"]);
+}
+
+#[test]
+fn a_pod_that_does_not_match_itself_adds_no_skew() {
+    let e = on(&[("x1", "node-x")]);
+    let p = incoming(json!({}), json!({}), json!({}));
+    assert_eq!(feasible(nodes(false, false), &e, &p).len(), 4);
+}
+
+#[test]
+fn fewer_domains_than_min_domains_make_the_minimum_zero() {
+    let e = on(&[("a1", "node-a"), ("x1", "node-x")]);
+    let p = incoming(foo(), json!({}), json!({}));
+    assert_eq!(feasible(nodes(false, false), &e, &p).len(), 4);
+    let p = incoming(foo(), json!({"minDomains": 3}), json!({}));
+    assert!(feasible(nodes(false, false), &e, &p).is_empty());
+    let out = schedule(nodes(false, false), &e, &[p], &SchedulerConfig::default());
+    assert_eq!(out.pods[0].phase, PodPhase::Unschedulable);
+    assert!(
+        out.pods[0].message.starts_with(
+            "0/4 nodes are available: 4 node(s) didn't match pod topology spread constraints. "
+        ),
+        "{}",
+        out.pods[0].message
+    );
+}
+
+#[test]
+fn missing_label_message_is_upstreams() {
+    let e = on(&[("x1", "node-x"), ("x2", "node-x"), ("y1", "node-y")]);
+    let p = incoming(foo(), json!({}), json!({"nodeSelector": {"zon": "zone1"}}));
+    let out = schedule(nodes(true, false), &e, &[p], &SchedulerConfig::default());
+    assert_eq!(
+        out.pods[0].message,
+        "0/4 nodes are available: 1 node(s) didn't match pod topology spread constraints (missing required label), 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+    );
+}
+
+#[test]
+fn node_affinity_policy_decides_whether_excluded_nodes_count() {
+    let e = on(&[("b1", "node-b"), ("b2", "node-b")]);
+    let not_b = json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["node-b"]}
+        ]}]
+    }}}});
+    // Honor (default): node-b is not counted, zone1 has 0 matching pods.
+    let p = incoming(foo(), json!({}), not_b.clone());
+    assert_eq!(
+        feasible(nodes(false, false), &e, &p),
+        ["node-a", "node-x", "node-y"]
+    );
+    let p = incoming(foo(), json!({"nodeAffinityPolicy": "Ignore"}), not_b);
+    assert_eq!(feasible(nodes(false, false), &e, &p), ["node-x", "node-y"]);
+}
+
+#[test]
+fn node_taints_policy_decides_whether_tainted_nodes_count() {
+    let e = on(&[("b1", "node-b"), ("b2", "node-b")]);
+    // Ignore (default): node-b's pods count though the incoming pod cannot go there.
+    let p = incoming(foo(), json!({}), json!({}));
+    assert_eq!(feasible(nodes(false, true), &e, &p), ["node-x", "node-y"]);
+    let p = incoming(foo(), json!({"nodeTaintsPolicy": "Honor"}), json!({}));
+    assert_eq!(
+        feasible(nodes(false, true), &e, &p),
+        ["node-a", "node-x", "node-y"]
+    );
+}
+
+#[test]
+fn match_label_keys_narrow_the_selector_to_the_pods_own_values() {
+    let e: Vec<Pod> = ["x1", "x2"]
+        .iter()
+        .map(|n| {
+            pod(json!({
+                "metadata": {"name": n, "namespace": "default", "labels": {"foo": "", "app": "v1"}},
+                "spec": {"nodeName": "node-x", "containers": [{"name": "c", "image": "i"}]}
+            }))
+        })
+        .collect();
+    let labels = json!({"foo": "", "app": "v2"});
+    let p = incoming(labels.clone(), json!({}), json!({}));
+    assert_eq!(feasible(nodes(false, false), &e, &p), ["node-a", "node-b"]);
+    let p = incoming(labels, json!({"matchLabelKeys": ["app"]}), json!({}));
+    assert_eq!(feasible(nodes(false, false), &e, &p).len(), 4);
+}
+
+#[test]
+fn schedule_anyway_never_filters_but_scores_toward_the_emptier_zone() {
+    let e = on(&[("x1", "node-x"), ("x2", "node-x"), ("a1", "node-a")]);
+    let anyway = json!({"whenUnsatisfiable": "ScheduleAnyway", "topologyKey": "zone"});
+    let spread = incoming(foo(), anyway, json!({}));
+    assert_eq!(feasible(nodes(false, false), &e, &spread).len(), 4);
+    let mut plain = spread.clone();
+    plain.topology_spread_constraints.clear();
+    // zone1 holds 1 matching pod, zone2 2: the spread pod goes to zone1 (node-b, the empty
+    // one there); without the constraint node-b, node-y tie on resources.
+    let placed = |p: &Pod, seed: u64| {
+        let config = SchedulerConfig {
+            seed,
+            ..Default::default()
+        };
+        let out = schedule(nodes(false, false), &e, std::slice::from_ref(p), &config);
+        out.cluster.nodes[out.pods[0].node.unwrap()].name.clone()
+    };
+    for seed in 0..16 {
+        assert_eq!(placed(&spread, seed), "node-b", "seed {seed}");
+    }
+    assert!((0..16).any(|seed| placed(&plain, seed) == "node-y"));
+}
