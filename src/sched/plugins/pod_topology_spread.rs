@@ -43,6 +43,8 @@ struct Constraint {
     /// Per node: counted for this constraint (has every key of the set, passes the policies).
     counted: Vec<bool>,
     domains: usize,
+    /// Per domain: a counted node carries it (a key of `TpValueToMatchNum`).
+    counted_domains: Vec<bool>,
 }
 
 impl Constraint {
@@ -124,7 +126,14 @@ impl Spread {
                             && (!honor_taints || taints_ok[i])
                     })
                     .collect();
+                let mut counted_domains = vec![false; values.len()];
+                for (d, counted) in domain_of_node.iter().zip(&counted) {
+                    if let (Some(d), true) = (d, counted) {
+                        counted_domains[*d as usize] = true;
+                    }
+                }
                 Constraint {
+                    counted_domains,
                     max_skew: i64::from(c.max_skew),
                     min_domains: c.min_domains.map_or(1, i64::from),
                     namespace: pod.namespace.clone(),
@@ -183,19 +192,6 @@ pub fn pre_filter<'s, 'p>(
         .iter()
         .map(|c| vec![0; c.domains])
         .collect();
-    let mut present: Vec<Vec<bool>> = spread
-        .constraints
-        .iter()
-        .map(|c| {
-            let mut p = vec![false; c.domains];
-            for (d, counted) in c.domain_of_node.iter().zip(&c.counted) {
-                if let (Some(d), true) = (d, counted) {
-                    p[*d as usize] = true;
-                }
-            }
-            p
-        })
-        .collect();
     for g in bound {
         for (c, counts) in spread.constraints.iter().zip(counts.iter_mut()) {
             if !c.selects(g.pod) {
@@ -212,15 +208,14 @@ pub fn pre_filter<'s, 'p>(
         .constraints
         .iter()
         .zip(&counts)
-        .zip(present.iter_mut())
-        .map(|((c, counts), present)| {
-            let domains = present.iter().filter(|p| **p).count() as i64;
+        .map(|(c, counts)| {
+            let domains = c.counted_domains.iter().filter(|p| **p).count() as i64;
             if domains < c.min_domains {
                 return 0;
             }
             counts
                 .iter()
-                .zip(present.iter())
+                .zip(&c.counted_domains)
                 .filter(|(_, p)| **p)
                 .map(|(n, _)| *n)
                 .min()
