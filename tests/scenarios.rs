@@ -1,7 +1,7 @@
 //! Snapshot tests of every bundled scenario: each pod's placement and message, and the table a
 //! person reads. A change in scheduling behaviour shows up as a snapshot diff.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use schedsim::load::{self, LoadOptions};
@@ -82,12 +82,15 @@ fn output_is_identical_at_any_thread_count() {
 }
 
 /// The JSON carries every node's verdict for a pending pod, grouped by identical status.
+/// The JSON report of one bundled scenario.
+fn report_json(file: &str) -> serde_json::Value {
+    let loaded = load::load_files(&[PathBuf::from(file)], &LoadOptions::default());
+    serde_json::to_value(schedsim::simulate(&loaded.scenarios[0])).unwrap()
+}
+
 #[test]
 fn json_explains_each_node() {
-    let file = Path::new("scenarios/gpu-taints.yaml");
-    let loaded = load::load_files(&[file.to_path_buf()], &LoadOptions::default());
-    let report = schedsim::simulate(&loaded.scenarios[0]);
-    let json = serde_json::to_value(&report).unwrap();
+    let json = report_json("scenarios/gpu-taints.yaml");
     let pending = &json["pods"][0];
     assert_eq!(pending["status"], "Unschedulable");
     let verdicts = pending["verdicts"].as_array().unwrap();
@@ -107,4 +110,22 @@ fn json_explains_each_node() {
     assert_eq!(taint["code"], "UnschedulableAndUnresolvable");
     assert_eq!(taint["reasons"][0], "node(s) had untolerated taint(s)");
     assert_eq!(json["nodes"][0]["allocatable"]["nvidia.com/gpu"], 8);
+}
+
+#[test]
+fn partly_placed_workloads_are_flagged_stuck_with_what_they_hold() {
+    let json = report_json("scenarios/topology-spread.yaml");
+    // resnet-spread: 3 of 4 trainers bound; llm-anyway runs whole, so it is not listed.
+    assert_eq!(
+        json["stuckWorkloads"],
+        serde_json::json!([{
+            "workload": "resnet-spread",
+            "namespace": "vision",
+            "pods": 4,
+            "scheduled": 3,
+            "succeeded": 0,
+            "pending": 1,
+            "holding": {"nvidia.com/gpu": 24}
+        }])
+    );
 }

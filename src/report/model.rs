@@ -31,6 +31,9 @@ pub struct ScenarioReport {
     /// Per TrainJob with overrides: placement with and without them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub override_effects: Vec<OverrideEffect>,
+    /// Workloads partly placed: some pods bound, others pending, so the job cannot start.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stuck_workloads: Vec<StuckWorkload>,
     pub nodes: Vec<NodeReport>,
 }
 
@@ -80,7 +83,7 @@ impl ScenarioReport {
     pub fn new(scenario: &Scenario, workloads: &[Pod], outcome: &Outcome) -> Self {
         let cluster = &outcome.cluster;
         let node_name = |i: usize| cluster.nodes[i].name.clone();
-        let pods = workloads
+        let pods: Vec<PodReport> = workloads
             .iter()
             .zip(&outcome.pods)
             .map(|(pod, o)| PodReport {
@@ -110,6 +113,7 @@ impl ScenarioReport {
             name: scenario.name.clone(),
             file: scenario.file.display().to_string(),
             warnings: scenario.warnings.clone(),
+            stuck_workloads: stuck_workloads(workloads, &pods),
             pods,
             override_effects: Vec::new(),
             preempted_existing_pods: outcome
@@ -120,6 +124,66 @@ impl ScenarioReport {
             nodes,
         }
     }
+}
+
+/// A workload (TrainJob, Determined task) whose pods are only partly placed. Without a gang
+/// policy kube-scheduler binds pods one by one, so the bound pods hold their resources while
+/// the job waits for the rest (a distributed job runs only when all its pods do).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StuckWorkload {
+    pub workload: String,
+    pub namespace: String,
+    pub pods: usize,
+    pub scheduled: usize,
+    /// Pods that ran to completion (initializers).
+    pub succeeded: usize,
+    /// Pods unschedulable, gated, preempted or never created.
+    pub pending: usize,
+    /// Extended resources (GPUs, MIG slices, …) the bound pods hold, by name.
+    pub holding: ResourceList,
+}
+
+/// Workloads with at least one bound pod and at least one pod that is not running.
+fn stuck_workloads(workloads: &[Pod], pods: &[PodReport]) -> Vec<StuckWorkload> {
+    let mut stuck: Vec<StuckWorkload> = Vec::new();
+    for (pod, report) in workloads.iter().zip(pods) {
+        let Some(name) = &pod.workload else { continue };
+        let i = match stuck
+            .iter()
+            .position(|w| &w.workload == name && w.namespace == pod.namespace)
+        {
+            Some(i) => i,
+            None => {
+                stuck.push(StuckWorkload {
+                    workload: name.clone(),
+                    namespace: pod.namespace.clone(),
+                    pods: 0,
+                    scheduled: 0,
+                    succeeded: 0,
+                    pending: 0,
+                    holding: ResourceList::new(),
+                });
+                stuck.len() - 1
+            }
+        };
+        let w = &mut stuck[i];
+        w.pods += 1;
+        match report.status {
+            PodPhase::Scheduled => {
+                w.scheduled += 1;
+                for (resource, &q) in &pod.requests {
+                    if resource.contains('/') {
+                        *w.holding.entry(resource.clone()).or_default() += q;
+                    }
+                }
+            }
+            PodPhase::Succeeded => w.succeeded += 1,
+            _ => w.pending += 1,
+        }
+    }
+    stuck.retain(|w| w.scheduled > 0 && w.pending > 0);
+    stuck
 }
 
 fn victim_key(scenario: &Scenario, id: usize) -> String {

@@ -47,6 +47,18 @@ struct PodGroupRow {
 }
 
 #[derive(Tabled)]
+struct StuckRow {
+    #[tabled(rename = "Stuck workload")]
+    workload: String,
+    #[tabled(rename = "Scheduled")]
+    scheduled: String,
+    #[tabled(rename = "Pending")]
+    pending: usize,
+    #[tabled(rename = "Holding")]
+    holding: String,
+}
+
+#[derive(Tabled)]
 struct ReasonRow {
     #[tabled(rename = "Pending pods")]
     count: usize,
@@ -106,6 +118,26 @@ fn render_scenario(s: &ScenarioReport, out: &mut String) {
     }
     if !s.override_effects.is_empty() {
         let _ = writeln!(out, "{}", Table::new(effect_rows(s)).with(Style::rounded()));
+    }
+    if !s.stuck_workloads.is_empty() {
+        let rows = s.stuck_workloads.iter().map(|w| StuckRow {
+            workload: format!("{}/{}", w.namespace, w.workload),
+            scheduled: match w.succeeded {
+                0 => format!("{}/{}", w.scheduled, w.pods),
+                n => format!("{}/{} ({n} succeeded)", w.scheduled, w.pods),
+            },
+            pending: w.pending,
+            holding: if w.holding.is_empty() {
+                "-".to_string()
+            } else {
+                w.holding
+                    .iter()
+                    .map(|(r, q)| format!("{q} {r}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        });
+        let _ = writeln!(out, "{}", Table::new(rows).with(Style::rounded()));
     }
     let reasons = pending_reasons(s);
     if !reasons.is_empty() {
