@@ -236,3 +236,48 @@ fn schedule_anyway_never_filters_but_scores_toward_the_emptier_zone() {
     }
     assert!((0..16).any(|seed| placed(&plain, seed) == "node-y"));
 }
+
+/// Score's raw `count·ln(domains+2) + maxSkew−1`, rounded, then reversed against the max.
+#[test]
+fn score_follows_upstreams_formula() {
+    use schedsim::sched::plugins::pod_topology_spread::{BoundGroup, Spread, score};
+    use std::collections::BTreeMap;
+    let nodes = nodes(false, false);
+    let e = on(&[("a1", "node-a"), ("x1", "node-x"), ("x2", "node-x")]);
+    let placed: Vec<BTreeMap<usize, i64>> = e
+        .iter()
+        .map(|p| {
+            let i = nodes
+                .iter()
+                .position(|n| Some(&n.name) == p.node_name.as_ref())
+                .unwrap();
+            [(i, 1)].into()
+        })
+        .collect();
+    let groups = || {
+        e.iter()
+            .zip(&placed)
+            .map(|(pod, nodes)| BoundGroup { pod, nodes })
+    };
+    let gates = FeatureGates::default();
+    let feasible = [0, 1, 2, 3];
+    // Zone: zone1 holds 1, zone2 2; weight ln(2+2): raw 1 and 3 → 100·(3+1−s)/3.
+    let zone = incoming(
+        foo(),
+        json!({"whenUnsatisfiable": "ScheduleAnyway"}),
+        json!({}),
+    );
+    let spread = Spread::compile(&zone, "ScheduleAnyway", &nodes, &gates);
+    assert_eq!(score(&spread, &feasible, groups()), [100, 100, 33, 33]);
+    // Hostname: each node its own domain, weight ln(4+2): raw 2, 0, 4, 0 → 100·(4+0−s)/4.
+    let host = incoming(
+        foo(),
+        json!({"whenUnsatisfiable": "ScheduleAnyway", "topologyKey": "kubernetes.io/hostname"}),
+        json!({}),
+    );
+    let spread = Spread::compile(&host, "ScheduleAnyway", &nodes, &gates);
+    assert_eq!(score(&spread, &feasible, groups()), [50, 100, 0, 100]);
+    // A feasible node without the key is ignored (0) and left out of min and max.
+    let spread = Spread::compile(&zone, "ScheduleAnyway", &self::nodes(true, false), &gates);
+    assert_eq!(score(&spread, &feasible, groups()), [100, 0, 33, 33]);
+}
