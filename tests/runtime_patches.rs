@@ -43,6 +43,7 @@
 //! B16e/B16f (`trainer.numProcPerNode` below 1), B16h (a manager longer than 253 characters).
 
 mod common;
+use common::build_cases::*;
 use common::props::*;
 use common::{Confidence, Matcher};
 
@@ -60,7 +61,7 @@ use schedsim::load::{self, LoadOptions};
 use schedsim::resolve::build::{
     BuildOptions, DEFAULT_CLOCK, ResolvedTrainJob, build, find_runtime,
 };
-use schedsim::resolve::runtime::{RuntimeKind, TrainingRuntime};
+use schedsim::resolve::runtime::TrainingRuntime;
 use schedsim::resolve::trainjob::TrainJob;
 use schedsim::resolve::{Runtimes, migrate};
 
@@ -177,26 +178,6 @@ struct Expect {
     errors: Option<Vec<ExpectError>>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ExpectJob {
-    name: String,
-    replicas: i32,
-    /// `parallelism` = `completions` of the Job template.
-    parallelism: i32,
-    /// The Job template's `trainer.kubeflow.org/trainjob-ancestor-step` label.
-    #[serde(default)]
-    ancestor: Option<String>,
-    pod_template: Value,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ExpectError {
-    path_prefix: String,
-    message: String,
-}
-
 /// A runtime of `runtimes.yaml`: another runtime with overlays.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -212,23 +193,6 @@ struct DerivedRuntime {
 }
 
 // ---- loading ------------------------------------------------------------------------------
-
-fn documents(name: &str, text: &str) -> Vec<Value> {
-    serde_saphyr::from_multiple::<Value>(text).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn runtime_from(doc: Value) -> TrainingRuntime {
-    // `TrainingRuntime.kind` is `#[serde(skip)]`: it comes from the document's kind.
-    let kind = match doc.get("kind").and_then(Value::as_str) {
-        Some("ClusterTrainingRuntime") => RuntimeKind::ClusterTrainingRuntime,
-        Some("TrainingRuntime") => RuntimeKind::TrainingRuntime,
-        other => panic!("runtime document: unexpected kind {other:?}"),
-    };
-    let mut runtime: TrainingRuntime =
-        serde_json::from_value(doc).unwrap_or_else(|e| panic!("runtime document: {e}"));
-    runtime.kind = kind;
-    runtime
-}
 
 /// The upstream spec-wrapper helpers' rule (not schedsim's strategic merge): maps merge key by
 /// key, lists whose items all have a `name` merge by name (new names appended), anything else
@@ -434,91 +398,6 @@ fn run_case(case: &Case, runtimes: &Runtimes) -> Vec<String> {
         }
     }
     m.failures
-}
-
-fn check_errors(m: &mut Matcher, expected: &[ExpectError], actual: &[FieldError]) {
-    if expected.len() != actual.len() {
-        m.fail(
-            "errors",
-            format!(
-                "expected {} errors, found {}: {}",
-                expected.len(),
-                actual.len(),
-                render(actual)
-            ),
-        );
-        return;
-    }
-    for (i, (e, a)) in expected.iter().zip(actual).enumerate() {
-        if !a.path.starts_with(&e.path_prefix) {
-            m.fail(
-                &format!("errors[{i}].path"),
-                format!(
-                    "expected a path under {:?}, found {:?}",
-                    e.path_prefix, a.path
-                ),
-            );
-        }
-        if !a.message.contains(&e.message) {
-            m.fail(
-                &format!("errors[{i}].message"),
-                format!("expected to contain {:?}, found {:?}", e.message, a.message),
-            );
-        }
-    }
-}
-
-fn check_jobs(m: &mut Matcher, expected: &[ExpectJob], resolved: &ResolvedTrainJob) {
-    let want: Vec<&str> = expected.iter().map(|j| j.name.as_str()).collect();
-    let got = job_names(resolved);
-    if want != got {
-        m.fail(
-            "jobs",
-            format!("expected replicated jobs {want:?}, found {got:?}"),
-        );
-    }
-    for exp in expected {
-        let path = format!("jobs[{}]", exp.name);
-        let Some(act) = resolved.jobs.iter().find(|j| j.name == exp.name) else {
-            continue;
-        };
-        if act.replicas != exp.replicas {
-            m.fail(
-                &format!("{path}.replicas"),
-                format!("expected {}, found {}", exp.replicas, act.replicas),
-            );
-        }
-        if act.parallelism != exp.parallelism {
-            m.fail(
-                &format!("{path}.parallelism"),
-                format!("expected {}, found {}", exp.parallelism, act.parallelism),
-            );
-        }
-        if exp.ancestor.is_some() && act.ancestor != exp.ancestor {
-            m.fail(
-                &format!("{path}.ancestor"),
-                format!("expected {:?}, found {:?}", exp.ancestor, act.ancestor),
-            );
-        }
-        m.check(
-            &exp.pod_template,
-            Some(&act.pod_template),
-            &format!("{path}.podTemplate"),
-            "",
-        );
-    }
-}
-
-fn job_names(resolved: &ResolvedTrainJob) -> Vec<&str> {
-    resolved.jobs.iter().map(|j| j.name.as_str()).collect()
-}
-
-fn render(errs: &[FieldError]) -> String {
-    let parts: Vec<String> = errs
-        .iter()
-        .map(|e| format!("{}: {}", e.path, e.message))
-        .collect();
-    format!("[{}]", parts.join("; "))
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod build_cases;
 pub mod props;
 
 use serde::Deserialize;
