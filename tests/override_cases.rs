@@ -36,7 +36,6 @@ use common::props::*;
 use common::{Confidence, Matcher};
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 
 use proptest::prelude::*;
 use serde::Deserialize;
@@ -265,26 +264,14 @@ fn data_files_hold_exactly_the_ported_cases() {
 #[test]
 fn override_cases() {
     let runtimes = runtimes();
-    let mut report = String::new();
-    let mut failed = Vec::new();
-    for case in cases() {
-        let failures = run_case(&case, &runtimes);
-        let status = if failures.is_empty() { "ok" } else { "FAIL" };
-        let _ = writeln!(report, "{:<9} {status:<4} {}", case.id, case.title);
-        for f in &failures {
-            let _ = writeln!(report, "          - {f}");
-        }
-        if !failures.is_empty() {
-            failed.push(case.id.clone());
-        }
-    }
-    println!("{report}");
-    assert!(
-        failed.is_empty(),
-        "{} of {} override cases failed: {failed:?}\n{report}",
-        failed.len(),
-        PORTED.len()
-    );
+    let results = cases()
+        .into_iter()
+        .map(|case| {
+            let failures = run_case(&case, &runtimes);
+            (case.id, case.title, failures)
+        })
+        .collect();
+    assert_cases_pass("override", results);
 }
 
 // ---- properties ---------------------------------------------------------------------------

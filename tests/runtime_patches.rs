@@ -48,7 +48,6 @@ use common::props::*;
 use common::{Confidence, Matcher};
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -450,26 +449,14 @@ fn derived_runtimes_keep_r0_and_add_their_overlays() {
 #[test]
 fn runtime_patches_cases() {
     let runtimes = runtimes();
-    let mut report = String::new();
-    let mut failed = Vec::new();
-    for case in cases() {
-        let failures = run_case(&case, &runtimes);
-        let status = if failures.is_empty() { "ok" } else { "FAIL" };
-        let _ = writeln!(report, "{:<19} {status:<4} {}", case.id, case.title);
-        for f in &failures {
-            let _ = writeln!(report, "                    - {f}");
-        }
-        if !failures.is_empty() {
-            failed.push(case.id.clone());
-        }
-    }
-    println!("{report}");
-    assert!(
-        failed.is_empty(),
-        "{} of {} RuntimePatches cases failed: {failed:?}\n{report}",
-        failed.len(),
-        PORTED.len()
-    );
+    let results = cases()
+        .into_iter()
+        .map(|case| {
+            let failures = run_case(&case, &runtimes);
+            (case.id, case.title, failures)
+        })
+        .collect();
+    assert_cases_pass("RuntimePatches", results);
 }
 
 // ---- the three override APIs agree (property) ---------------------------------------------

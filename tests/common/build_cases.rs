@@ -131,3 +131,29 @@ pub fn render(errs: &[FieldError]) -> String {
         .collect();
     format!("[{}]", parts.join("; "))
 }
+
+/// Runs a case table: prints one line per case (its failures under it) and fails the test
+/// naming every failed case. `results` are `(id, title, failures)`.
+pub fn assert_cases_pass(kind: &str, results: Vec<(String, String, Vec<String>)>) {
+    use std::fmt::Write as _;
+    let width = results.iter().map(|(id, _, _)| id.len()).max().unwrap_or(0);
+    let mut report = String::new();
+    let mut failed = Vec::new();
+    for (id, title, failures) in &results {
+        let status = if failures.is_empty() { "ok" } else { "FAIL" };
+        let _ = writeln!(report, "{id:<width$} {status:<4} {title}");
+        for f in failures {
+            let _ = writeln!(report, "{:width$} - {f}", "");
+        }
+        if !failures.is_empty() {
+            failed.push(id.clone());
+        }
+    }
+    println!("{report}");
+    assert!(
+        failed.is_empty(),
+        "{} of {} {kind} cases failed: {failed:?}\n{report}",
+        failed.len(),
+        results.len()
+    );
+}
