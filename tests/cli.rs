@@ -1,27 +1,18 @@
 //! The command line as a user meets it: exit codes, error messages with file:line:col and
 //! field paths, and that good scenarios still run next to bad ones.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+use common::cli::tempdir;
 
+use std::path::Path;
+use std::process::Output;
+
+/// Runs schedsim with reports going to a private folder.
 fn schedsim(args: &[&str]) -> Output {
     let out = tempdir("cli");
-    Command::new(env!("CARGO_BIN_EXE_schedsim"))
-        .args(args)
-        .args(["--out", out.to_str().unwrap()])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run schedsim")
-}
-
-fn tempdir(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "schedsim-test-{tag}-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    let mut all = args.to_vec();
+    all.extend(["--out", out.to_str().unwrap()]);
+    common::cli::schedsim(&all)
 }
 
 fn stderr(o: &Output) -> String {
@@ -117,10 +108,7 @@ fn good_scenarios_still_run_next_to_bad_ones() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let o = Command::new(env!("CARGO_BIN_EXE_schedsim"))
-        .args(["run", "--format", "xml"])
-        .output()
-        .unwrap();
+    let o = common::cli::schedsim(&["run", "--format", "xml"]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -128,18 +116,14 @@ fn usage_errors_exit_2() {
 fn reports_are_written_to_out() {
     let out = tempdir("out");
     let target = out.join("nested/reports");
-    let o = Command::new(env!("CARGO_BIN_EXE_schedsim"))
-        .args([
-            "run",
-            "tests/data/bad/mixed.yaml",
-            "--format",
-            "table",
-            "--out",
-            target.to_str().unwrap(),
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
+    let o = common::cli::schedsim(&[
+        "run",
+        "tests/data/bad/mixed.yaml",
+        "--format",
+        "table",
+        "--out",
+        target.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(target.join("run.json")).unwrap()).unwrap();

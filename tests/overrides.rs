@@ -5,8 +5,10 @@
 //! and the `run` table (placement, pending messages, the override effect). The semantic tests below
 //! pin the claims the scenarios exist for, independently of snapshot review.
 
+mod common;
+use common::cli::{ok, tempdir};
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
@@ -14,36 +16,12 @@ const NODE_SELECTOR: &str = "scenarios/overrides-node-selector-merged-not-replac
 const TOLERATIONS: &str = "scenarios/overrides-tolerations-replaced.yaml";
 const MERGE_STRATEGY: &str = "scenarios/overrides-merge-strategy.yaml";
 
-fn schedsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_schedsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run schedsim")
-}
-
 /// A fresh report folder for `run --out`.
 fn out_dir(tag: &str) -> String {
-    let dir = std::env::temp_dir().join(format!(
-        "schedsim-overrides-{tag}-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.to_str().unwrap().to_string()
-}
-
-/// Runs schedsim, asserts exit code 0, returns stdout.
-fn ok(args: &[&str]) -> String {
-    let o = schedsim(args);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "schedsim {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("UTF-8 output")
+    tempdir(&format!("overrides-{tag}"))
+        .to_str()
+        .unwrap()
+        .to_string()
 }
 
 fn json(args: &[&str]) -> Value {

@@ -44,12 +44,12 @@
 
 mod common;
 use common::build_cases::*;
+use common::cli::{ok, tempdir};
 use common::props::*;
 use common::{Confidence, Matcher};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use proptest::prelude::*;
 use serde::Deserialize;
@@ -927,38 +927,6 @@ fn migrated_override_scenarios_resolve_to_the_same_pods() {
         migrated_jobs >= files.len(),
         "only {migrated_jobs} TrainJobs migrated"
     );
-}
-
-fn schedsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_schedsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run schedsim")
-}
-
-/// Runs schedsim, asserts exit code 0, returns stdout.
-fn ok(args: &[&str]) -> String {
-    let o = schedsim(args);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "schedsim {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("UTF-8 output")
-}
-
-fn tempdir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "schedsim-runtime-patches-{tag}-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// Every `file:` a scenario document refers to.

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod build_cases;
+pub mod cli;
 pub mod props;
 
 use serde::Deserialize;
