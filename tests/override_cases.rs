@@ -117,29 +117,11 @@ struct Expect {
 // ---- loading ------------------------------------------------------------------------------
 
 fn runtimes() -> Runtimes {
-    let mut all = Runtimes::default();
-    for doc in documents("runtimes.yaml", RUNTIMES) {
-        let runtime = runtime_from(doc);
-        let name = runtime.name().to_string();
-        assert!(
-            all.insert(runtime).is_none(),
-            "runtimes.yaml: duplicate runtime {name}"
-        );
-    }
-    all
+    runtimes_of(documents("runtimes.yaml", RUNTIMES))
 }
 
 fn cases() -> Vec<Case> {
-    CASE_FILES
-        .iter()
-        .flat_map(|(name, text)| {
-            documents(name, text).into_iter().map(move |doc| {
-                let id = doc.get("id").cloned().unwrap_or(Value::Null);
-                serde_json::from_value::<Case>(doc)
-                    .unwrap_or_else(|e| panic!("{name}: case {id}: {e}"))
-            })
-        })
-        .collect()
+    load_cases(CASE_FILES)
 }
 
 // ---- matcher ------------------------------------------------------------------------------

@@ -254,26 +254,11 @@ fn runtime_documents() -> Vec<Value> {
 }
 
 fn runtimes() -> Runtimes {
-    let mut all = Runtimes::default();
-    for doc in runtime_documents() {
-        let runtime = runtime_from(doc);
-        let name = runtime.name().to_string();
-        assert!(all.insert(runtime).is_none(), "duplicate runtime {name}");
-    }
-    all
+    runtimes_of(runtime_documents())
 }
 
 fn cases() -> Vec<Case> {
-    CASE_FILES
-        .iter()
-        .flat_map(|(name, text)| {
-            documents(name, text).into_iter().map(move |doc| {
-                let id = doc.get("id").cloned().unwrap_or(Value::Null);
-                serde_json::from_value::<Case>(doc)
-                    .unwrap_or_else(|e| panic!("{name}: case {id}: {e}"))
-            })
-        })
-        .collect()
+    load_cases(CASE_FILES)
 }
 
 // ---- running the cases --------------------------------------------------------------------

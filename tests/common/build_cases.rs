@@ -157,3 +157,28 @@ pub fn assert_cases_pass(kind: &str, results: Vec<(String, String, Vec<String>)>
         results.len()
     );
 }
+
+/// The cases of `files` (`(name, YAML text)`), each document one case.
+pub fn load_cases<C: serde::de::DeserializeOwned>(files: &[(&str, &str)]) -> Vec<C> {
+    files
+        .iter()
+        .flat_map(|(name, text)| {
+            documents(name, text).into_iter().map(move |doc| {
+                let id = doc.get("id").cloned().unwrap_or(Value::Null);
+                serde_json::from_value::<C>(doc)
+                    .unwrap_or_else(|e| panic!("{name}: case {id}: {e}"))
+            })
+        })
+        .collect()
+}
+
+/// Runtime documents as the lookup the build uses; a name may appear once.
+pub fn runtimes_of(docs: Vec<Value>) -> schedsim::resolve::Runtimes {
+    let mut all = schedsim::resolve::Runtimes::default();
+    for doc in docs {
+        let runtime = runtime_from(doc);
+        let name = runtime.name().to_string();
+        assert!(all.insert(runtime).is_none(), "duplicate runtime {name}");
+    }
+    all
+}
