@@ -324,10 +324,8 @@ fn empty_override() -> Value {
     json!({"targetJobs": [{"name": "node"}]})
 }
 
-type Resolved = Vec<(String, i32, i32, Value)>;
-
 /// The replicated jobs of a TrainJob on `runtime` with these overrides.
-fn resolve(runtime: &TrainingRuntime, overrides: &[Value]) -> Result<Resolved, String> {
+fn resolve(runtime: &TrainingRuntime, overrides: &[Value]) -> Result<JobSummary, String> {
     let job: TrainJob = serde_json::from_value(json!({
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainJob",
@@ -340,11 +338,7 @@ fn resolve(runtime: &TrainingRuntime, overrides: &[Value]) -> Result<Resolved, S
     }))
     .map_err(|e| e.to_string())?;
     let resolved = build(&job, runtime, BUILD).map_err(|e| render(&e))?;
-    Ok(resolved
-        .jobs
-        .into_iter()
-        .map(|j| (j.name, j.replicas, j.parallelism, j.pod_template))
-        .collect())
+    Ok(summary(&resolved))
 }
 
 proptest! {

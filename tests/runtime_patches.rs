@@ -349,19 +349,6 @@ fn run_case(case: &Case, runtimes: &Runtimes) -> Vec<String> {
     if e.same_as_baseline {
         match resolve_case(&job, runtimes, clock, false) {
             Ok(baseline) => {
-                let summary = |r: &ResolvedTrainJob| -> Vec<(String, i32, i32, Value)> {
-                    r.jobs
-                        .iter()
-                        .map(|j| {
-                            (
-                                j.name.clone(),
-                                j.replicas,
-                                j.parallelism,
-                                j.pod_template.clone(),
-                            )
-                        })
-                        .collect()
-                };
                 let (with, without) = (summary(&resolved), summary(&baseline));
                 for (w, b) in with.iter().zip(&without) {
                     if w != b {
@@ -661,10 +648,8 @@ fn as_template_overrides(
     json!({"templateOverrides": list})
 }
 
-type Resolved = Vec<(String, i32, i32, Value)>;
-
 /// The replicated jobs of a TrainJob on the property runtime with these override fields.
-fn resolve_with(runtime: &TrainingRuntime, override_spec: Value) -> Result<Resolved, String> {
+fn resolve_with(runtime: &TrainingRuntime, override_spec: Value) -> Result<JobSummary, String> {
     let mut spec = json!({
         "runtimeRef": {"kind": "TrainingRuntime", "name": "prop-runtime"},
         "trainer": {"image": "test:trainjob"},
@@ -680,11 +665,7 @@ fn resolve_with(runtime: &TrainingRuntime, override_spec: Value) -> Result<Resol
     }))
     .map_err(|e| e.to_string())?;
     let resolved = build(&job, runtime, BuildOptions::default()).map_err(|e| render(&e))?;
-    Ok(resolved
-        .jobs
-        .into_iter()
-        .map(|j| (j.name, j.replicas, j.parallelism, j.pod_template))
-        .collect())
+    Ok(summary(&resolved))
 }
 
 proptest! {
@@ -814,22 +795,6 @@ fn inline_train_jobs(file: &Path) -> Vec<Value> {
                 .unwrap_or_default()
         })
         .filter(|w| w["kind"] == "TrainJob")
-        .collect()
-}
-
-type JobSummary = Vec<(String, i32, i32, Value)>;
-
-fn summary(r: &ResolvedTrainJob) -> JobSummary {
-    r.jobs
-        .iter()
-        .map(|j| {
-            (
-                j.name.clone(),
-                j.replicas,
-                j.parallelism,
-                j.pod_template.clone(),
-            )
-        })
         .collect()
 }
 

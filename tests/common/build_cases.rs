@@ -182,3 +182,20 @@ pub fn runtimes_of(docs: Vec<Value>) -> schedsim::resolve::Runtimes {
     }
     all
 }
+
+/// A resolved TrainJob's replicated jobs as `(name, replicas, parallelism, pod template)`.
+pub type JobSummary = Vec<(String, i32, i32, Value)>;
+
+pub fn summary(r: &ResolvedTrainJob) -> JobSummary {
+    r.jobs
+        .iter()
+        .map(|j| {
+            (
+                j.name.clone(),
+                j.replicas,
+                j.parallelism,
+                j.pod_template.clone(),
+            )
+        })
+        .collect()
+}
