@@ -181,8 +181,43 @@ pub struct Scheduler<'a> {
 /// `DoNotSchedule` ones for Filter, the `ScheduleAnyway` ones for Score.
 #[derive(Debug)]
 struct SpreadSpec {
-    filter: pod_topology_spread::Spread,
-    score: pod_topology_spread::Spread,
+    filter: Arc<pod_topology_spread::Spread>,
+    score: Arc<pod_topology_spread::Spread>,
+}
+
+/// The PreFilter states of the plugins that look at bound pods, for one pod.
+struct BoundPodFilters {
+    spread: Option<pod_topology_spread::FilterState>,
+    affinity: Option<inter_pod_affinity::State>,
+}
+
+impl BoundPodFilters {
+    /// Whether the node passes them. The hot path: it builds no [`Status`] when neither
+    /// plugin has work (that alone cost a sixth of the plain benchmark's time).
+    fn pass(&self, index: usize, nodes: &[Node]) -> bool {
+        self.spread
+            .as_ref()
+            .is_none_or(|s| pod_topology_spread::filter(s, index).is_success())
+            && self
+                .affinity
+                .as_ref()
+                .is_none_or(|s| inter_pod_affinity::filter(s, &nodes[index]).is_success())
+    }
+
+    /// Their Filter on one node, in upstream order (PodTopologySpread, then
+    /// InterPodAffinity): the first failure, else success.
+    fn filter(&self, index: usize, nodes: &[Node]) -> Status {
+        if let Some(s) = &self.spread {
+            let status = pod_topology_spread::filter(s, index);
+            if !status.is_success() {
+                return status;
+            }
+        }
+        match &self.affinity {
+            Some(s) => inter_pod_affinity::filter(s, &nodes[index]),
+            None => Status::success(),
+        }
+    }
 }
 
 /// Schedules `pods` in arrival order onto `nodes`, where `existing` pods are already bound.
@@ -331,14 +366,8 @@ pub fn feasible_nodes(
         return Vec::new();
     }
     let request = PodRequest::new(&s.cluster.table, pod);
-    let spread = s.spread_for(pod);
-    let pts = spread
-        .as_ref()
-        .filter(|sp| !sp.filter.is_empty())
-        .map(|sp| pod_topology_spread::pre_filter(&sp.filter, s.spread_groups()));
-    let ipa = inter_pod_affinity::relevant(pod, s.bound_with_anti_affinity > 0)
-        .then(|| inter_pod_affinity::pre_filter(pod, s.bound_pods(), &config.namespaces));
-    s.find_feasible(t, &request, pts.as_ref(), ipa.as_ref());
+    let (_, bound_filters) = s.pre_filter_bound(pod);
+    s.find_feasible(t, &request, &bound_filters);
     s.feasible
         .iter()
         .map(|f| s.cluster.nodes[f.node as usize].name.clone())
@@ -494,12 +523,38 @@ impl<'a> Scheduler<'a> {
         }
         let (nodes, gates) = (&self.cluster.nodes, &self.config.feature_gates);
         let spec = Arc::new(SpreadSpec {
-            filter: pod_topology_spread::Spread::compile(pod, "DoNotSchedule", nodes, gates),
-            score: pod_topology_spread::Spread::compile(pod, "ScheduleAnyway", nodes, gates),
+            filter: Arc::new(pod_topology_spread::Spread::compile(
+                pod,
+                "DoNotSchedule",
+                nodes,
+                gates,
+            )),
+            score: Arc::new(pod_topology_spread::Spread::compile(
+                pod,
+                "ScheduleAnyway",
+                nodes,
+                gates,
+            )),
         });
         self.spreads.push(Arc::clone(&spec));
         self.spread_index.insert(key, self.spreads.len() - 1);
         Some(spec)
+    }
+
+    /// PreFilter of PodTopologySpread and InterPodAffinity, the plugins that count bound pods;
+    /// also the pod's compiled spread constraints, for Score.
+    fn pre_filter_bound(&mut self, pod: &Pod) -> (Option<Arc<SpreadSpec>>, BoundPodFilters) {
+        let spread = self.spread_for(pod);
+        let filters = BoundPodFilters {
+            spread: spread
+                .as_ref()
+                .filter(|sp| !sp.filter.is_empty())
+                .map(|sp| pod_topology_spread::pre_filter(&sp.filter, self.spread_groups())),
+            affinity: inter_pod_affinity::relevant(pod, self.bound_with_anti_affinity > 0).then(
+                || inter_pod_affinity::pre_filter(pod, self.bound_pods(), &self.config.namespaces),
+            ),
+        };
+        (spread, filters)
     }
 
     /// The bound pods grouped by alikeness, as PodTopologySpread counts them.
@@ -541,24 +596,17 @@ impl<'a> Scheduler<'a> {
             d.pre_filter_msg = Some(reject.message());
             return self.fail(pod, &request, d);
         }
-        let spread = self.spread_for(pod);
-        let pts = spread
-            .as_ref()
-            .filter(|sp| !sp.filter.is_empty())
-            .map(|sp| pod_topology_spread::pre_filter(&sp.filter, self.spread_groups()));
-        let ipa = inter_pod_affinity::relevant(pod, self.bound_with_anti_affinity > 0).then(|| {
-            inter_pod_affinity::pre_filter(pod, self.bound_pods(), &self.config.namespaces)
-        });
-        self.find_feasible(t, &request, pts.as_ref(), ipa.as_ref());
+        let (spread, bound_filters) = self.pre_filter_bound(pod);
+        self.find_feasible(t, &request, &bound_filters);
         match self.feasible.len() {
             0 => {
-                let d = self.diagnose(t, &request, pts.as_ref(), ipa.as_ref());
+                let d = self.diagnose(t, &request, &bound_filters);
                 self.fail(pod, &request, d)
             }
             // "When only one node after predicate, just use it."
             1 => scheduled(self.feasible[0].node as usize),
             _ => {
-                let spread_score = spread.as_ref().map(|sp| &sp.score);
+                let spread_score = spread.as_ref().map(|sp| sp.score.as_ref());
                 scheduled(self.select_host(pod, spread_score))
             }
         }
@@ -657,13 +705,7 @@ impl<'a> Scheduler<'a> {
     ///
     /// A template's pods share one request, so a node's fit and resource score are cached on
     /// the candidate and recomputed only when the node's usage changed since.
-    fn find_feasible(
-        &mut self,
-        t: usize,
-        request: &PodRequest,
-        pts: Option<&pod_topology_spread::FilterState>,
-        ipa: Option<&inter_pod_affinity::State>,
-    ) {
+    fn find_feasible(&mut self, t: usize, request: &PodRequest, bound_filters: &BoundPodFilters) {
         let Scheduler {
             templates,
             cluster,
@@ -690,12 +732,8 @@ impl<'a> Scheduler<'a> {
                     NOT_FEASIBLE
                 };
             }
-            // Upstream order past resources: PodTopologySpread, then InterPodAffinity.
-            let feasible_here = c.resources != NOT_FEASIBLE
-                && pts.is_none_or(|s| pod_topology_spread::filter(s, node).is_success())
-                && ipa.is_none_or(|s| {
-                    inter_pod_affinity::filter(s, &cluster.nodes[node]).is_success()
-                });
+            let feasible_here =
+                c.resources != NOT_FEASIBLE && bound_filters.pass(node, &cluster.nodes);
             if feasible_here {
                 feasible.push(Feasible {
                     node: c.node,
@@ -768,8 +806,7 @@ impl<'a> Scheduler<'a> {
         &self,
         t: usize,
         request: &PodRequest,
-        pts: Option<&pod_topology_spread::FilterState>,
-        ipa: Option<&inter_pod_affinity::State>,
+        bound_filters: &BoundPodFilters,
     ) -> Diagnosis {
         let template = &self.templates[t];
         let mut d = Diagnosis {
@@ -781,19 +818,10 @@ impl<'a> Scheduler<'a> {
         for c in &template.candidates {
             let node = c.node as usize;
             let lack = node_resources_fit::check(request, self.cluster.resources(node));
-            // Past resources, PodTopologySpread then InterPodAffinity can fail.
-            if lack.is_empty() {
-                let status = pts
-                    .map(|s| pod_topology_spread::filter(s, node))
-                    .filter(|s| !s.is_success())
-                    .or_else(|| {
-                        ipa.map(|s| inter_pod_affinity::filter(s, &self.cluster.nodes[node]))
-                            .filter(|s| !s.is_success())
-                    });
-                if let Some(status) = status {
-                    d.node_status[node] = d.intern(status);
-                    continue;
-                }
+            // Past resources, the filters that count bound pods can fail.
+            if lack.is_empty() && !bound_filters.pass(node, &self.cluster.nodes) {
+                d.node_status[node] = d.intern(bound_filters.filter(node, &self.cluster.nodes));
+                continue;
             }
             let index = match seen.iter().find(|(l, _)| *l == lack) {
                 Some((_, i)) => *i,

@@ -12,6 +12,7 @@
 //! builds no default constraint — pods without constraints are not spread.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::TopologySpreadConstraint;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -174,8 +175,8 @@ fn selector_with_label_keys(pod: &Pod, c: &TopologySpreadConstraint) -> Option<L
 
 /// PreFilter's state: per constraint, the matching pods per domain and the global minimum.
 #[derive(Debug)]
-pub struct FilterState<'s> {
-    spread: &'s Spread,
+pub struct FilterState {
+    spread: Arc<Spread>,
     counts: Vec<Vec<i64>>,
     min_match: Vec<i64>,
 }
@@ -183,10 +184,10 @@ pub struct FilterState<'s> {
 /// PreFilter (`calPreFilterState`): counts matching pods on counted nodes per domain; a
 /// domain exists when a counted node carries it, even with no pods. Fewer domains than
 /// `minDomains` make the global minimum 0.
-pub fn pre_filter<'s, 'p>(
-    spread: &'s Spread,
+pub fn pre_filter<'p>(
+    spread: &Arc<Spread>,
     bound: impl Iterator<Item = BoundGroup<'p>>,
-) -> FilterState<'s> {
+) -> FilterState {
     let mut counts: Vec<Vec<i64>> = spread
         .constraints
         .iter()
@@ -223,7 +224,7 @@ pub fn pre_filter<'s, 'p>(
         })
         .collect();
     FilterState {
-        spread,
+        spread: Arc::clone(spread),
         counts,
         min_match,
     }
