@@ -229,3 +229,52 @@ proptest! {
         prop_assert_eq!(plain, feasible_with(&nodes, &existing, &spread));
     }
 }
+
+/// `pods` as one Coscheduling gang whose PodGroup wants all of them.
+fn as_gang(pods: &[Pod]) -> (Vec<Pod>, SchedulerConfig) {
+    use schedsim::model::pod::{GangScheduler, PodGroupRef};
+    use schedsim::sched::gang::PodGroup;
+    let group = PodGroup {
+        scheduler: GangScheduler::Coscheduling,
+        namespace: "default".into(),
+        name: "gang".into(),
+        min_member: pods.len() as u32,
+        min_resources: None,
+        schedule_timeout_seconds: None,
+    };
+    let members = pods
+        .iter()
+        .cloned()
+        .map(|mut p| {
+            p.pod_group = Some(PodGroupRef {
+                scheduler: GangScheduler::Coscheduling,
+                name: "gang".into(),
+                min_available: None,
+            });
+            p
+        })
+        .collect();
+    let mut config = SchedulerConfig::default();
+    config.pod_groups.insert(group.key(), group);
+    (members, config)
+}
+
+proptest! {
+    /// A gang binds all its members or none, and it binds exactly when the same pods, placed one
+    /// by one without a gang, all find a node.
+    #[test]
+    fn a_gang_is_all_or_nothing(nodes in nodes(), pods in prop::collection::vec(pod(), 1..6)) {
+        let pods: Vec<Pod> = pods.into_iter().enumerate().map(|(i, mut p)| { p.name = format!("p{i}"); p }).collect();
+        let (members, config) = as_gang(&pods);
+        let gang = schedule(nodes.clone(), &[], &members, &config);
+        let scheduled = |o: &schedsim::sched::Outcome| o.pods.iter().filter(|p| p.phase == schedsim::sched::PodPhase::Scheduled).count();
+        let bound = scheduled(&gang);
+        prop_assert!(bound == 0 || bound == pods.len(), "{bound} of {} bound", pods.len());
+        let alone = schedule(nodes, &[], &pods, &SchedulerConfig::default());
+        prop_assert_eq!(bound == pods.len(), scheduled(&alone) == pods.len());
+        if bound == 0 {
+            let used: i64 = (0..gang.cluster.len()).map(|n| gang.cluster.resources(n).pod_count).sum();
+            prop_assert_eq!(used, 0, "a gang that was not bound holds nothing");
+        }
+    }
+}

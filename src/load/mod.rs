@@ -2,6 +2,7 @@
 //! objects. Every error names its file, line, column and field path.
 
 pub mod objects;
+pub mod pod_group;
 pub mod priority;
 pub mod scenario;
 pub mod validate;
@@ -23,6 +24,7 @@ use crate::resolve::runtime::{RuntimeKind, TrainingRuntime};
 use crate::resolve::trainjob::{self, TrainJob};
 use crate::resolve::{self, InitializerLifecycle, Runtimes, determined};
 use crate::sched::SchedulerConfig;
+use crate::sched::gang::{PodGroup, PodGroups};
 use crate::sched::plan::{self, Step};
 use scenario::{FileRef, PoolItem, ScenarioDoc};
 use validate::FieldError;
@@ -304,6 +306,7 @@ impl Loader<'_> {
         let mut train_jobs = Vec::new();
         let mut baseline = Workloads::default();
         let mut any_overrides = false;
+        let mut pod_groups = PodGroups::new();
         for (i, item) in sd.spec.workloads.iter().enumerate() {
             let path = format!("spec.workloads[{i}]");
             if item.get("determined").is_some() {
@@ -343,6 +346,17 @@ impl Loader<'_> {
                     "TrainJob" => {
                         self.train_job(&origin, &runtimes, &gates, sd.spec.initializers, &clock)
                     }
+                    "PodGroup" => origin
+                        .decode::<pod_group::PodGroupDoc>()
+                        .map_err(|e| vec![e])
+                        .and_then(|d| origin.check_all(pod_group::pod_group(&d)))
+                        .map(|g| LoadedWorkload {
+                            pods: Vec::new(),
+                            steps: Vec::new(),
+                            pod_groups: vec![g],
+                            resolved: None,
+                            baseline: None,
+                        }),
                     _ => origin
                         .expect_kind("Pod")
                         .and_then(|_| origin.decode::<k8s::Pod>())
@@ -354,12 +368,25 @@ impl Loader<'_> {
                         .map(|pod| LoadedWorkload {
                             pods: vec![pod],
                             steps: plan::in_order(1),
+                            pod_groups: Vec::new(),
                             resolved: None,
                             baseline: None,
                         }),
                 };
                 match loaded {
                     Ok(w) => {
+                        for g in w.pod_groups {
+                            let key = g.key();
+                            if pod_groups.insert(key.clone(), g).is_some() {
+                                errors.push(origin.error_at(
+                                    "metadata.name",
+                                    format!(
+                                        "podgroups {:?} already exists in namespace {:?}",
+                                        key.2, key.1
+                                    ),
+                                ));
+                            }
+                        }
                         any_overrides |= w.baseline.is_some();
                         let base = w.baseline.unwrap_or_else(|| Workloads {
                             pods: w.pods.clone(),
@@ -446,6 +473,7 @@ impl Loader<'_> {
                 feature_gates: gates,
                 added_affinity: sd.spec.scheduler.added_affinity,
                 namespaces,
+                pod_groups,
             },
             warnings,
         })
@@ -500,6 +528,7 @@ impl Loader<'_> {
         Ok(LoadedWorkload {
             pods: with.pods,
             steps: with.steps,
+            pod_groups: with.pod_group.into_iter().collect(),
             resolved: Some(with.resolved),
             baseline,
         })
@@ -833,6 +862,8 @@ struct DeterminedPods {
 struct LoadedWorkload {
     pods: Vec<Pod>,
     steps: Vec<Step>,
+    /// PodGroups the workload creates (Trainer's for a TrainJob) or is (a PodGroup document).
+    pod_groups: Vec<PodGroup>,
     resolved: Option<ResolvedTrainJob>,
     /// Without overrides, when the TrainJob has some.
     baseline: Option<Workloads>,

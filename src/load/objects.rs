@@ -9,6 +9,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 
 use super::validate::{FieldError, invalid, validate_pod_spec};
 use crate::features::FeatureGates;
+use crate::model::pod::PodGroupRef;
 use crate::model::quantity::Quantity;
 use crate::model::resources::{self, ContainerRequests, PodResources, ResourceList};
 use crate::model::{Node, Pod};
@@ -184,6 +185,13 @@ pub fn pod_from_k8s(
         has_restartable_init_container: init.iter().any(|(_, r)| *r),
         start_time: pod.status.as_ref().and_then(|s| s.start_time.clone()),
         topology_spread_constraints: spec.topology_spread_constraints.clone().unwrap_or_default(),
+        pod_group: PodGroupRef::of(
+            pod.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
+            pod.metadata
+                .annotations
+                .as_ref()
+                .unwrap_or(&BTreeMap::new()),
+        ),
     }
 }
 

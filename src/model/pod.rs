@@ -38,6 +38,74 @@ pub struct Pod {
     /// `status.startTime` of a pod that is already running (preemption spares older pods).
     pub start_time: Option<Time>,
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    /// The gang the pod belongs to, from its labels or annotations.
+    pub pod_group: Option<PodGroupRef>,
+}
+
+/// How a pod names its gang. Each gang scheduler has its own marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize)]
+pub enum GangScheduler {
+    /// scheduler-plugins' Coscheduling: label `scheduling.x-k8s.io/pod-group` naming a
+    /// `scheduling.x-k8s.io/v1alpha1` PodGroup (Kubeflow Trainer's `podGroupPolicy.coscheduling`).
+    #[default]
+    Coscheduling,
+    /// Volcano: annotation `scheduling.k8s.io/group-name` naming a `scheduling.volcano.sh`
+    /// PodGroup (Kubeflow Trainer's `podGroupPolicy.volcano`).
+    Volcano,
+    /// The label-only coscheduling of scheduler-plugins before PodGroup CRDs (what
+    /// Determined's `coscheduler` sets): `pod-group.scheduling.sigs.k8s.io/name` and
+    /// `…/min-available`.
+    LightweightCoscheduling,
+}
+
+/// A pod's gang: which scheduler's marker names it, and the group's name (in the pod's
+/// namespace). `min_available` is the lightweight coscheduling label's value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct PodGroupRef {
+    pub scheduler: GangScheduler,
+    pub name: String,
+    pub min_available: Option<u32>,
+}
+
+/// Labels and annotations that put a pod into a gang.
+pub const POD_GROUP_LABEL: &str = "scheduling.x-k8s.io/pod-group";
+pub const VOLCANO_GROUP_ANNOTATION: &str = "scheduling.k8s.io/group-name";
+pub const LIGHTWEIGHT_GROUP_LABEL: &str = "pod-group.scheduling.sigs.k8s.io/name";
+pub const LIGHTWEIGHT_MIN_AVAILABLE_LABEL: &str = "pod-group.scheduling.sigs.k8s.io/min-available";
+
+impl PodGroupRef {
+    /// The gang named by a pod's labels and annotations, if any.
+    pub fn of(
+        labels: &BTreeMap<String, String>,
+        annotations: &BTreeMap<String, String>,
+    ) -> Option<Self> {
+        let named = |scheduler, name: &String| {
+            (!name.is_empty()).then(|| PodGroupRef {
+                scheduler,
+                name: name.clone(),
+                min_available: None,
+            })
+        };
+        if let Some(g) = labels
+            .get(POD_GROUP_LABEL)
+            .and_then(|n| named(GangScheduler::Coscheduling, n))
+        {
+            return Some(g);
+        }
+        if let Some(g) = annotations
+            .get(VOLCANO_GROUP_ANNOTATION)
+            .and_then(|n| named(GangScheduler::Volcano, n))
+        {
+            return Some(g);
+        }
+        let mut g = labels
+            .get(LIGHTWEIGHT_GROUP_LABEL)
+            .and_then(|n| named(GangScheduler::LightweightCoscheduling, n))?;
+        g.min_available = labels
+            .get(LIGHTWEIGHT_MIN_AVAILABLE_LABEL)
+            .and_then(|v| v.parse().ok());
+        Some(g)
+    }
 }
 
 impl Pod {

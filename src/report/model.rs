@@ -10,6 +10,7 @@ use crate::model::Pod;
 use crate::model::resources::ResourceList;
 use crate::sched::diagnosis::Diagnosis;
 use crate::sched::framework::Code;
+use crate::sched::gang::GangNote;
 use crate::sched::{Outcome, PodPhase};
 
 #[derive(Debug, Clone, Serialize)]
@@ -31,6 +32,9 @@ pub struct ScenarioReport {
     /// Per TrainJob with overrides: placement with and without them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub override_effects: Vec<OverrideEffect>,
+    /// Gangs (PodGroups) and how far each got: all members bound, or none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gangs: Vec<GangNote>,
     /// Workloads partly placed: some pods bound, others pending, so the job cannot start.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stuck_workloads: Vec<StuckWorkload>,
@@ -55,6 +59,9 @@ pub struct PodReport {
     /// Pods this pod preempted (`namespace/name`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preempted: Vec<String>,
+    /// For a gang member: its gang's last attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gang: Option<GangNote>,
 }
 
 /// One plugin verdict shared by a set of nodes.
@@ -98,6 +105,7 @@ impl ScenarioReport {
                     _ => Vec::new(),
                 },
                 preempted: o.victims.iter().map(|&v| victim_key(scenario, v)).collect(),
+                gang: o.gang.clone(),
             })
             .collect();
         let nodes = (0..cluster.len())
@@ -114,6 +122,7 @@ impl ScenarioReport {
             file: scenario.file.display().to_string(),
             warnings: scenario.warnings.clone(),
             stuck_workloads: stuck_workloads(workloads, &pods),
+            gangs: gangs(&pods),
             pods,
             override_effects: Vec::new(),
             preempted_existing_pods: outcome
@@ -124,6 +133,18 @@ impl ScenarioReport {
             nodes,
         }
     }
+}
+
+/// Each gang once, in order of first appearance, as its last attempt left it.
+fn gangs(pods: &[PodReport]) -> Vec<GangNote> {
+    let mut out: Vec<GangNote> = Vec::new();
+    for note in pods.iter().filter_map(|p| p.gang.as_ref()) {
+        match out.iter_mut().find(|g| g.pod_group == note.pod_group) {
+            Some(g) => *g = note.clone(),
+            None => out.push(note.clone()),
+        }
+    }
+    out
 }
 
 /// A workload (TrainJob, Determined task) whose pods are only partly placed. Without a gang

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
 
-use super::model::{NodeReport, RunReport, ScenarioReport};
+use super::model::{NodeReport, PodReport, RunReport, ScenarioReport};
 use crate::sched::PodPhase;
 
 /// Resources that count whole GPUs, by preference: a node advertising several (the Alibaba
@@ -56,6 +56,22 @@ struct StuckRow {
     pending: usize,
     #[tabled(rename = "Holding")]
     holding: String,
+}
+
+#[derive(Tabled)]
+struct GangRow {
+    #[tabled(rename = "Gang")]
+    gang: String,
+    #[tabled(rename = "Scheduler")]
+    scheduler: String,
+    #[tabled(rename = "minMember")]
+    min_member: u32,
+    #[tabled(rename = "Members")]
+    members: usize,
+    #[tabled(rename = "Could be placed")]
+    placed: usize,
+    #[tabled(rename = "Outcome")]
+    outcome: &'static str,
 }
 
 #[derive(Tabled)]
@@ -118,6 +134,17 @@ fn render_scenario(s: &ScenarioReport, out: &mut String) {
     }
     if !s.override_effects.is_empty() {
         let _ = writeln!(out, "{}", Table::new(effect_rows(s)).with(Style::rounded()));
+    }
+    if !s.gangs.is_empty() {
+        let rows = s.gangs.iter().map(|g| GangRow {
+            gang: g.pod_group.clone(),
+            scheduler: format!("{:?}", g.scheduler),
+            min_member: g.min_member,
+            members: g.members,
+            placed: g.placed,
+            outcome: if g.bound { "bound" } else { "none bound" },
+        });
+        let _ = writeln!(out, "{}", Table::new(rows).with(Style::rounded()));
     }
     if !s.stuck_workloads.is_empty() {
         let rows = s.stuck_workloads.iter().map(|w| StuckRow {
@@ -224,7 +251,7 @@ fn pod_groups(s: &ScenarioReport) -> Vec<PodGroupRow> {
                     None => format!("pool {}", node.pool),
                 }
             }
-            None => p.message.clone(),
+            None => pending_message(p),
         };
         let key = (p.namespace.clone(), p.status, placement);
         match groups.iter_mut().find(|(k, _)| *k == key) {
@@ -258,6 +285,14 @@ fn summarize_names(names: &[&str]) -> String {
     }
 }
 
+/// A pending pod's message; a gang member's names how far its gang got.
+fn pending_message(p: &PodReport) -> String {
+    match p.gang.as_ref().filter(|g| !g.bound) {
+        Some(g) => format!("{}\n({})", p.message, g.summary()),
+        None => p.message.clone(),
+    }
+}
+
 fn pending_reasons(s: &ScenarioReport) -> Vec<ReasonRow> {
     let mut counts: Vec<(String, usize)> = Vec::new();
     for p in s
@@ -265,9 +300,10 @@ fn pending_reasons(s: &ScenarioReport) -> Vec<ReasonRow> {
         .iter()
         .filter(|p| !matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded))
     {
-        match counts.iter_mut().find(|(m, _)| *m == p.message) {
+        let message = pending_message(p);
+        match counts.iter_mut().find(|(m, _)| *m == message) {
             Some((_, c)) => *c += 1,
-            None => counts.push((p.message.clone(), 1)),
+            None => counts.push((message, 1)),
         }
     }
     counts.sort_by_key(|c| std::cmp::Reverse(c.1));

@@ -20,6 +20,9 @@ use crate::features::FeatureGates;
 use crate::load::objects;
 use crate::load::validate::FieldError;
 use crate::model::Pod;
+use crate::model::pod::GangScheduler;
+use crate::model::resources::ResourceList;
+use crate::sched::gang::PodGroup;
 use crate::sched::plan::{Requirement, Step};
 use build::{BuildOptions, DependsOnStatus, ResolvedTrainJob};
 use runtime::{RuntimeKind, TrainingRuntime};
@@ -65,6 +68,8 @@ pub struct TrainJobPods {
     pub pods: Vec<Pod>,
     /// Steps over `pods` indices (0-based within this TrainJob).
     pub steps: Vec<Step>,
+    /// The PodGroup Trainer creates for the runtime's `podGroupPolicy`.
+    pub pod_group: Option<PodGroup>,
 }
 
 /// Resolves a TrainJob and makes its pods. Errors carry field paths relative to the TrainJob.
@@ -151,10 +156,78 @@ pub fn train_job_pods(
     for p in &mut pods {
         p.workload = Some(job.name().to_string());
     }
+    let pod_group = match runtime.spec.pod_group_policy.as_ref() {
+        Some(policy) => pod_group(job, policy, &resolved, gates),
+        None => None,
+    };
     Ok(TrainJobPods {
         resolved,
         pods,
         steps,
+        pod_group,
+    })
+}
+
+/// The PodGroup Trainer's coscheduling / Volcano plugin creates for a TrainJob
+/// (`pkg/runtime/framework/plugins/{coscheduling,volcano}`): named after the TrainJob,
+/// `minMember` = Σ pod-set counts (initializers included; a Job's `replicas` is not
+/// multiplied in), `minResources` = Σ count × the pod's requests as
+/// `resource.PodRequests` computes them on the runtime's typed template: requests only,
+/// since a CRD's embedded pod spec is never defaulted (a GPU given only as a limit counts 0).
+fn pod_group(
+    job: &TrainJob,
+    policy: &runtime::PodGroupPolicy,
+    resolved: &ResolvedTrainJob,
+    gates: &FeatureGates,
+) -> Option<PodGroup> {
+    use serde::Deserialize;
+    let scheduler = if policy.coscheduling.is_some() {
+        GangScheduler::Coscheduling
+    } else if policy.volcano.is_some() {
+        GangScheduler::Volcano
+    } else {
+        return None;
+    };
+    let mut min_member = 0u32;
+    let mut min_resources = ResourceList::new();
+    for rjob in &resolved.jobs {
+        let count = rjob.parallelism.max(0);
+        min_member += count as u32;
+        let mut template = rjob.pod_template.clone();
+        for list in ["containers", "initContainers"] {
+            if let Some(cs) = template["spec"][list].as_array_mut() {
+                for c in cs {
+                    if let Some(r) = c.get_mut("resources").and_then(Value::as_object_mut) {
+                        r.remove("limits");
+                    }
+                }
+            }
+        }
+        // Stripping limits breaks the API server's rules (a GPU request needs its limit);
+        // those were checked on the real template, so they are not errors here.
+        let spec = PodTemplateSpec::deserialize(&template).unwrap_or_default();
+        let pod = k8s_openapi::api::core::v1::Pod {
+            spec: spec.spec,
+            ..Default::default()
+        };
+        let pod = objects::pod_from_k8s(&pod, "", gates, &mut Vec::new());
+        for (name, v) in &pod.requests {
+            *min_resources.entry(name.clone()).or_default() += v * i64::from(count);
+        }
+    }
+    let timeout = policy
+        .coscheduling
+        .as_ref()
+        .and_then(|c| c.get("scheduleTimeoutSeconds"))
+        .and_then(Value::as_u64)
+        .map(|t| t as u32);
+    Some(PodGroup {
+        scheduler,
+        namespace: job.namespace().to_string(),
+        name: job.name().to_string(),
+        min_member,
+        min_resources: Some(min_resources),
+        schedule_timeout_seconds: timeout.or(Some(60)),
     })
 }
 

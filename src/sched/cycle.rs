@@ -20,6 +20,7 @@ use serde::Serialize;
 use super::cluster::{Cluster, PodRequest};
 use super::diagnosis::{self, Diagnosis};
 use super::framework::{Code, MessageFormat, Status, names};
+use super::gang;
 use super::plan::{self, Requirement, Step};
 use super::plugins::{
     inter_pod_affinity, node_affinity, node_name, node_resources_balanced_allocation,
@@ -50,6 +51,8 @@ pub struct SchedulerConfig {
     pub added_affinity: Option<NodeAffinity>,
     /// Namespace labels, for pod affinity terms' `namespaceSelector`.
     pub namespaces: inter_pod_affinity::NamespaceLabels,
+    /// The PodGroups gang members name.
+    pub pod_groups: gang::PodGroups,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -76,6 +79,8 @@ pub struct PodOutcome {
     pub diagnosis: Option<Diagnosis>,
     /// Pods preempted to make room for this one (pod ids, see [`Outcome`]).
     pub victims: Vec<usize>,
+    /// For a gang member: how far its gang got.
+    pub gang: Option<gang::GangNote>,
 }
 
 /// The result of scheduling a scenario's pods.
@@ -248,10 +253,13 @@ pub fn schedule_plan(
     }
     let mut outcomes: Vec<Option<PodOutcome>> = vec![None; pods.len()];
     let mut preempted_existing = Vec::new();
-    for step in &plan::queue_order(steps, |i| pods[i].priority) {
+    let order = plan::queue_order(steps, |i| pods[i].priority);
+    // Gang members scheduled with an earlier member of their gang.
+    let mut done = vec![false; pods.len()];
+    for (k, step) in order.iter().enumerate() {
         match step {
-            Step::Complete { pods: done } => {
-                for &i in done {
+            Step::Complete { pods: finished } => {
+                for &i in finished {
                     if let Some(o) = outcomes[i]
                         .as_mut()
                         .filter(|o| o.phase == PodPhase::Scheduled)
@@ -264,26 +272,47 @@ pub fn schedule_plan(
                 }
             }
             Step::Schedule { pod: i, requires } => {
+                if done[*i] {
+                    continue;
+                }
                 let pod = &pods[*i];
                 if let Some(unmet) = requires.iter().find(|r| !requirement_met(r, &outcomes)) {
                     outcomes[*i] = Some(waiting(unmet, &outcomes));
                     continue;
                 }
-                let outcome = s.schedule_one(pod);
-                for &v in &outcome.victims {
-                    match outcomes.get_mut(v).and_then(Option::as_mut) {
-                        Some(victim) => {
-                            victim.phase = PodPhase::Preempted;
-                            victim.node = None;
-                            victim.message = format!("Preempted by pod {}", pod.key());
+                let results = match gang::group_of(pod, &config.pod_groups) {
+                    Some(group) => {
+                        let attempt =
+                            gang_attempt(&group, &order[k..], requires, pods, existing, &outcomes);
+                        for &(m, _) in &attempt.queued {
+                            done[m] = true;
                         }
-                        None => preempted_existing.push(usize::MAX - v),
+                        gang::schedule(&mut s, attempt)
                     }
+                    None => {
+                        let mut outcome = s.schedule_one(pod);
+                        if gang::lacks_pod_group(pod, &config.pod_groups) {
+                            gang::without_pod_group(&s, &mut outcome);
+                        }
+                        if let Some(node) = outcome.node {
+                            s.bind(node, *i, pod);
+                        }
+                        vec![(*i, outcome)]
+                    }
+                };
+                for (m, outcome) in results {
+                    for &v in &outcome.victims {
+                        match outcomes.get_mut(v).and_then(Option::as_mut) {
+                            Some(victim) => {
+                                victim.phase = PodPhase::Preempted;
+                                victim.node = None;
+                                victim.message = format!("Preempted by pod {}", pods[m].key());
+                            }
+                            None => preempted_existing.push(usize::MAX - v),
+                        }
+                    }
+                    outcomes[m] = Some(outcome);
                 }
-                if let Some(node) = outcome.node {
-                    s.bind(node, *i, pod);
-                }
-                outcomes[*i] = Some(outcome);
             }
         }
     }
@@ -298,6 +327,7 @@ pub fn schedule_plan(
                     .into(),
                 diagnosis: None,
                 victims: Vec::new(),
+                gang: None,
             })
         })
         .collect();
@@ -305,6 +335,55 @@ pub fn schedule_plan(
         pods,
         preempted_existing,
         cluster: s.cluster,
+    }
+}
+
+/// The members of `group` the queue holds at a step: the pods of the group that arrive with
+/// it (the following steps with the same requirements), after those that were tried before
+/// and are pending (a new sibling moves them back to the active queue).
+fn gang_attempt<'p>(
+    group: &'p gang::PodGroup,
+    queue: &[Step],
+    requires: &[Requirement],
+    pods: &'p [Pod],
+    existing: &[Pod],
+    outcomes: &[Option<PodOutcome>],
+) -> gang::Attempt<'p> {
+    let key = Some(group.key());
+    let member = |p: &Pod| gang::key_of(p) == key;
+    // Members seen before, by phase: pending ones are retried, bound and gated ones exist.
+    let mut queued: Vec<(usize, &Pod)> = Vec::new();
+    let (mut bound, mut gated) = (0, 0);
+    for (i, o) in outcomes.iter().enumerate() {
+        match o.as_ref().map(|o| o.phase) {
+            Some(phase) if member(&pods[i]) => match phase {
+                PodPhase::Unschedulable => queued.push((i, &pods[i])),
+                PodPhase::Scheduled => bound += 1,
+                PodPhase::SchedulingGated => gated += 1,
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    queued.extend(
+        queue
+            .iter()
+            .map_while(|s| match s {
+                Step::Schedule { pod, requires: r } if r.as_slice() == requires => Some(*pod),
+                _ => None,
+            })
+            .filter(|&i| member(&pods[i]) && outcomes[i].is_none())
+            .map(|i| (i, &pods[i])),
+    );
+    bound += existing
+        .iter()
+        .filter(|p| member(p) && p.node_name.is_some())
+        .count();
+    gang::Attempt {
+        group,
+        siblings: queued.len() + bound + gated,
+        queued,
+        bound,
     }
 }
 
@@ -339,6 +418,7 @@ fn waiting(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> PodOutcome {
         ),
         diagnosis: None,
         victims: Vec::new(),
+        gang: None,
     }
 }
 
@@ -402,7 +482,7 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
+    pub(crate) fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
         let next = self.signatures.len() as u32;
         let labels_signature = *self
             .signatures
@@ -477,7 +557,7 @@ impl<'a> Scheduler<'a> {
     }
 
     /// A bound pod by id (workload pods count up from 0, existing pods down from `usize::MAX`).
-    fn bound_pod(&self, id: usize) -> &'a Pod {
+    pub(crate) fn bound_pod(&self, id: usize) -> &'a Pod {
         match self.pods.get(id) {
             Some(p) => p,
             None => &self.existing[usize::MAX - id],
@@ -570,6 +650,16 @@ impl<'a> Scheduler<'a> {
 
     /// One scheduling cycle (`schedulingCycle` + `SchedulePod`).
     fn schedule_one(&mut self, pod: &Pod) -> PodOutcome {
+        self.schedule_one_gang(pod, None)
+    }
+
+    /// A scheduling cycle of a gang member: the gang plugin's PreFilter verdict comes after
+    /// NodeAffinity's (user-enabled plugins run after the default ones).
+    pub(crate) fn schedule_one_gang(
+        &mut self,
+        pod: &Pod,
+        gang_reject: Option<&gang::PreFilterReject>,
+    ) -> PodOutcome {
         let gate = scheduling_gates::pre_enqueue(pod);
         if !gate.is_success() {
             return PodOutcome {
@@ -581,6 +671,7 @@ impl<'a> Scheduler<'a> {
                     ..Default::default()
                 }),
                 victims: Vec::new(),
+                gang: None,
             };
         }
         if self.cluster.is_empty() {
@@ -591,7 +682,11 @@ impl<'a> Scheduler<'a> {
         }
         let t = self.template_for(pod);
         let request = PodRequest::new(&self.cluster.table, pod);
-        if let Some(reject) = &self.templates[t].pre_filter_reject {
+        let reject = self.templates[t]
+            .pre_filter_reject
+            .clone()
+            .or_else(|| gang_reject.map(|g| g.status(&pod.name)));
+        if let Some(reject) = reject {
             let mut d = Diagnosis::uniform(self.cluster.len(), reject.clone());
             d.pre_filter_msg = Some(reject.message());
             return self.fail(pod, &request, d);
@@ -879,6 +974,7 @@ fn scheduled(node: usize) -> PodOutcome {
         message: String::new(),
         diagnosis: None,
         victims: Vec::new(),
+        gang: None,
     }
 }
 
@@ -889,5 +985,6 @@ fn unschedulable(message: String, diagnosis: Diagnosis) -> PodOutcome {
         message,
         diagnosis: Some(diagnosis),
         victims: Vec::new(),
+        gang: None,
     }
 }

@@ -5,6 +5,7 @@ pub mod cluster;
 pub mod cycle;
 pub mod diagnosis;
 pub mod framework;
+pub mod gang;
 pub mod plan;
 pub mod plugins;
 pub mod preemption;

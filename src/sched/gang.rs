@@ -1,0 +1,493 @@
+//! Gang scheduling: a PodGroup's pods are placed all together or not at all.
+//!
+//! Coscheduling is simulated as scheduler-plugins implements it
+//! (`pkg/coscheduling/coscheduling.go`, `pkg/coscheduling/core/core.go`):
+//! - PreFilter rejects a member while fewer than `minMember` pods of the group exist
+//!   (terminated pods excluded: kube-scheduler's pod informer skips Succeeded and Failed pods),
+//!   then checks `minResources` (plus `pods: minMember`) against the cluster's free resources,
+//!   not counting what the group's own pods hold (`CheckClusterResource`, "resource gap").
+//! - A member that passes the filters is assumed on its node and waits at Permit until
+//!   `assigned + 1 >= minMember` (assumed members count as assigned); then all are bound.
+//! - PostFilter of a member that fits nowhere rejects the waiting members ("optimistic
+//!   rejection in PostFilter") unless the quorum is reached or the gap is at most 10%.
+//! - Members still waiting when the queue runs dry time out after `scheduleTimeoutSeconds`:
+//!   the first is rejected by the timeout, its Unreserve rejects the others.
+//!
+//! Members of one gang that are queued together are scheduled back to back, as
+//! Coscheduling's QueueSort (priority, then PodGroup creation time) orders them. Volcano gangs
+//! get the same all-or-nothing placement on kube-scheduler's filters (Volcano's own
+//! predicates and messages are not simulated); the label-only coscheduling Determined uses has
+//! PreFilter and Permit but no PostFilter or `minResources`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::cycle::{PodOutcome, PodPhase, Scheduler};
+use super::framework::{Code, Status};
+use crate::model::Pod;
+use crate::model::pod::GangScheduler;
+use crate::model::resources::{self, ResourceList};
+
+pub const COSCHEDULING: &str = "Coscheduling";
+
+/// `PermitWaitingTimeSeconds` default of CoschedulingArgs (scheduler-plugins
+/// `apis/config/v1/defaults.go`), used when a PodGroup sets no `scheduleTimeoutSeconds`.
+pub const DEFAULT_PERMIT_WAITING_SECONDS: u32 = 60;
+
+/// `core.PodGroupNotFound`, the Permit status of a labelled pod without its PodGroup.
+pub const POD_GROUP_NOT_FOUND: &str = "PodGroup not found";
+/// The PreFilter reason of the label-only coscheduling (scheduler-plugins v0.18).
+pub const LESS_THAN_MIN_AVAILABLE: &str = "less than minAvailable";
+/// Coscheduling's PostFilter status for a pod whose PodGroup does not exist.
+pub const CAN_NOT_FIND_POD_GROUP: &str = "can not find pod group";
+pub const OPTIMISTIC_REJECTION: &str = "optimistic rejection in PostFilter";
+pub const REJECTION_IN_UNRESERVE: &str = "rejection in Unreserve";
+
+/// A PodGroup object (`scheduling.x-k8s.io/v1alpha1` or `scheduling.volcano.sh/v1beta1`), or
+/// the group the lightweight coscheduling labels describe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodGroup {
+    pub scheduler: GangScheduler,
+    pub namespace: String,
+    pub name: String,
+    pub min_member: u32,
+    /// Integer units as the scheduler counts them (milli-CPU, bytes, devices).
+    pub min_resources: Option<ResourceList>,
+    pub schedule_timeout_seconds: Option<u32>,
+}
+
+impl PodGroup {
+    pub fn key(&self) -> PodGroupKey {
+        (self.scheduler, self.namespace.clone(), self.name.clone())
+    }
+
+    fn full_name(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+pub type PodGroupKey = (GangScheduler, String, String);
+
+/// The PodGroups of a scenario, by scheduler, namespace and name.
+pub type PodGroups = BTreeMap<PodGroupKey, PodGroup>;
+
+/// The gang a pod belongs to, if it names one.
+pub fn key_of(pod: &Pod) -> Option<PodGroupKey> {
+    pod.pod_group
+        .as_ref()
+        .map(|g| (g.scheduler, pod.namespace.clone(), g.name.clone()))
+}
+
+/// The group a pod belongs to: its PodGroup object, or for the lightweight labels the group
+/// they describe. `None` for a Coscheduling or Volcano pod whose PodGroup does not exist.
+pub fn group_of(pod: &Pod, groups: &PodGroups) -> Option<PodGroup> {
+    let g = pod.pod_group.as_ref()?;
+    match g.scheduler {
+        GangScheduler::LightweightCoscheduling => Some(PodGroup {
+            scheduler: g.scheduler,
+            namespace: pod.namespace.clone(),
+            name: g.name.clone(),
+            min_member: g.min_available.unwrap_or(1),
+            min_resources: None,
+            schedule_timeout_seconds: None,
+        }),
+        _ => groups.get(&key_of(pod)?).cloned(),
+    }
+}
+
+/// A Coscheduling pod whose PodGroup does not exist: Permit rejects it.
+pub fn lacks_pod_group(pod: &Pod, groups: &PodGroups) -> bool {
+    pod.pod_group
+        .as_ref()
+        .is_some_and(|g| g.scheduler == GangScheduler::Coscheduling)
+        && group_of(pod, groups).is_none()
+}
+
+/// A Coscheduling pod without its PodGroup: Permit rejects it with `PodGroupNotFound` when it
+/// fits; when it does not, PostFilter adds "can not find pod group".
+pub(crate) fn without_pod_group(s: &Scheduler<'_>, outcome: &mut PodOutcome) {
+    match outcome.phase {
+        PodPhase::Scheduled => *outcome = rejected(POD_GROUP_NOT_FOUND.into()),
+        PodPhase::Unschedulable => append_post_filter(s, outcome, CAN_NOT_FIND_POD_GROUP),
+        _ => {}
+    }
+}
+
+/// What a gang member's report says about its gang.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GangNote {
+    /// `namespace/name` of the PodGroup.
+    pub pod_group: String,
+    pub scheduler: GangScheduler,
+    pub min_member: u32,
+    /// Pods of the group that existed at the attempt.
+    pub members: usize,
+    /// Members that could be placed (already bound, or passed every filter).
+    pub placed: usize,
+    /// Whether the gang reached its quorum and was bound.
+    pub bound: bool,
+}
+
+impl GangNote {
+    /// One line for tables: "gang ml/llm: 6 of minMember 8 could be placed (8 pods exist),
+    /// none bound".
+    pub fn summary(&self) -> String {
+        format!(
+            "gang {}: {} of minMember {} could be placed ({} pod(s) exist), {}",
+            self.pod_group,
+            self.placed,
+            self.min_member,
+            self.members,
+            if self.bound { "bound" } else { "none bound" }
+        )
+    }
+}
+
+/// The members of a gang as the queue holds them when it is attempted.
+pub(crate) struct Attempt<'p> {
+    pub group: &'p PodGroup,
+    /// Queued members (workload pod ids), in queue order.
+    pub queued: Vec<(usize, &'p Pod)>,
+    /// Pods of the group that exist and are not terminated (queued ones included).
+    pub siblings: usize,
+    /// Members already bound.
+    pub bound: usize,
+}
+
+/// Schedules the queued members of one gang; returns each member's outcome.
+pub(crate) fn schedule(s: &mut Scheduler<'_>, a: Attempt<'_>) -> Vec<(usize, PodOutcome)> {
+    let g = a.group;
+    let min = g.min_member as usize;
+    let pre_filter = pre_filter(s, &a);
+    let mut outcomes: Vec<(usize, PodOutcome)> = Vec::with_capacity(a.queued.len());
+    // Assumed members waiting at Permit: (index into `outcomes`, node).
+    let mut waiting: Vec<(usize, usize)> = Vec::new();
+    let mut assigned = a.bound;
+    let mut placed = a.bound;
+    for &(id, pod) in &a.queued {
+        let mut outcome = s.schedule_one_gang(pod, pre_filter.as_ref());
+        match (outcome.phase, outcome.node) {
+            (PodPhase::Scheduled, Some(node)) => {
+                s.bind(node, id, pod);
+                placed += 1;
+                // Permit: `assigned + 1 >= minMember` allows this member and every waiting one.
+                if assigned + 1 >= min {
+                    waiting.clear();
+                } else {
+                    waiting.push((outcomes.len(), node));
+                }
+                assigned += 1;
+            }
+            (PodPhase::Unschedulable, _) if g.scheduler == GangScheduler::Coscheduling => {
+                if let Some(reason) = post_filter(g, assigned, &pod.name) {
+                    for (i, node) in waiting.drain(..) {
+                        let (member, o) = &mut outcomes[i];
+                        s.unbind(node, *member);
+                        *o = rejected(OPTIMISTIC_REJECTION.into());
+                        assigned -= 1;
+                    }
+                    append_post_filter(s, &mut outcome, &reason);
+                }
+            }
+            _ => {}
+        }
+        outcomes.push((id, outcome));
+    }
+    // The queue ran dry with members still waiting: they time out together.
+    let timeout = g
+        .schedule_timeout_seconds
+        .unwrap_or(DEFAULT_PERMIT_WAITING_SECONDS);
+    for (n, &(i, node)) in waiting.iter().enumerate() {
+        let (member, o) = &mut outcomes[i];
+        s.unbind(node, *member);
+        *o = rejected(match g.scheduler {
+            GangScheduler::Volcano => format!(
+                "schedsim: Volcano's gang plugin binds none of PodGroup {}: {} of minMember {} pods could be placed",
+                g.full_name(),
+                placed,
+                g.min_member
+            ),
+            _ if n == 0 => {
+                format!("rejected due to timeout after waiting {timeout}s at plugin {COSCHEDULING}")
+            }
+            _ => REJECTION_IN_UNRESERVE.into(),
+        });
+    }
+    let note = GangNote {
+        pod_group: g.full_name(),
+        scheduler: g.scheduler,
+        min_member: g.min_member,
+        members: a.siblings,
+        placed,
+        bound: assigned >= min,
+    };
+    for (_, o) in &mut outcomes {
+        o.gang = Some(note.clone());
+    }
+    outcomes
+}
+
+/// Why the gang's PreFilter rejects its members.
+#[derive(Debug, Clone)]
+pub(crate) enum PreFilterReject {
+    /// Fewer pods of the group exist than `minMember`.
+    Siblings { current: usize, min_member: u32 },
+    /// The label-only coscheduling's version of the same.
+    LessThanMinAvailable,
+    /// `minResources` exceeds what the cluster has free.
+    ResourceGap(String),
+}
+
+impl PreFilterReject {
+    /// The status of one member (the sibling message names the pod).
+    pub(crate) fn status(&self, pod: &str) -> Status {
+        let uu = Code::UnschedulableAndUnresolvable;
+        match self {
+            PreFilterReject::Siblings {
+                current,
+                min_member,
+            } => Status::new(
+                uu,
+                COSCHEDULING,
+                format!(
+                    "pre-filter pod {pod} cannot find enough sibling pods, current pods number: {current}, minMember of group: {min_member}"
+                ),
+            ),
+            PreFilterReject::LessThanMinAvailable => {
+                Status::new(Code::Unschedulable, COSCHEDULING, LESS_THAN_MIN_AVAILABLE)
+            }
+            PreFilterReject::ResourceGap(gap) => {
+                Status::new(uu, COSCHEDULING, format!("resource gap: {gap}"))
+            }
+        }
+    }
+}
+
+/// Coscheduling's PreFilter for the gang: enough sibling pods, then `minResources`.
+fn pre_filter(s: &Scheduler<'_>, a: &Attempt<'_>) -> Option<PreFilterReject> {
+    let g = a.group;
+    let too_few = a.siblings < g.min_member as usize;
+    match g.scheduler {
+        GangScheduler::Volcano => None,
+        GangScheduler::LightweightCoscheduling => {
+            too_few.then_some(PreFilterReject::LessThanMinAvailable)
+        }
+        GangScheduler::Coscheduling if too_few => Some(PreFilterReject::Siblings {
+            current: a.siblings,
+            min_member: g.min_member,
+        }),
+        GangScheduler::Coscheduling => resource_gap(s, g).map(PreFilterReject::ResourceGap),
+    }
+}
+
+/// Coscheduling's PostFilter for a member that fits nowhere: the message it adds when it
+/// rejects the gang, or `None` when the quorum is reached or the gap is at most 10%.
+fn post_filter(g: &PodGroup, assigned: usize, pod: &str) -> Option<String> {
+    let min = g.min_member as usize;
+    if assigned >= min {
+        return None;
+    }
+    let not_assigned = (min - assigned) as f32 / g.min_member as f32;
+    if not_assigned <= 0.1 {
+        return None;
+    }
+    Some(format!(
+        "PodGroup {} gets rejected due to Pod {pod} is unschedulable even after PostFilter",
+        g.full_name()
+    ))
+}
+
+/// Adds a PostFilter reason after DefaultPreemption's (`RunPostFilterPlugins` joins the
+/// reasons of the plugins that returned Unschedulable with ", ").
+fn append_post_filter(s: &Scheduler<'_>, outcome: &mut PodOutcome, reason: &str) {
+    if let Some(d) = outcome.diagnosis.as_mut() {
+        d.post_filter_msg = Some(match d.post_filter_msg.take() {
+            Some(m) if !m.is_empty() => format!("{m}, {reason}"),
+            _ => reason.to_string(),
+        });
+        outcome.message = super::diagnosis::fit_error_message(s.cluster.len(), d);
+    }
+}
+
+/// A member rejected while it waited at Permit: its resources are released.
+fn rejected(message: String) -> PodOutcome {
+    PodOutcome {
+        phase: PodPhase::Unschedulable,
+        node: None,
+        message,
+        diagnosis: None,
+        victims: Vec::new(),
+        gang: None,
+    }
+}
+
+/// `CheckClusterResource`: what is left of `minResources` (plus `pods: minMember`) after
+/// subtracting every node's free resources, the group's own pods not counted as using any.
+/// `None` when the cluster has room. Printed as Go prints the `ResourceList` map (`%v`).
+fn resource_gap(s: &Scheduler<'_>, g: &PodGroup) -> Option<String> {
+    let min_resources = g.min_resources.as_ref()?;
+    let table = &s.cluster.table;
+    let mut gap: BTreeMap<String, GoQuantity> = min_resources
+        .iter()
+        .map(|(name, &v)| (name.clone(), GoQuantity::of_request(name, v)))
+        .collect();
+    gap.insert(
+        resources::PODS.into(),
+        GoQuantity::new(i64::from(g.min_member), 0, DECIMAL_SI),
+    );
+    for node in 0..s.cluster.len() {
+        let res = s.cluster.resources(node);
+        let mut own: Vec<i64> = vec![0; table.len()];
+        let mut own_pods = 0;
+        for b in &s.bound[node] {
+            if key_of(s.bound_pod(b.pod)).as_ref() == Some(&g.key()) {
+                own_pods += 1;
+                for (i, o) in own.iter_mut().enumerate() {
+                    *o += b.request.get(i);
+                }
+            }
+        }
+        let left = |name: &str| -> GoQuantity {
+            if name == resources::PODS {
+                let pods = s.bound[node].len() as i64 - own_pods;
+                return GoQuantity::new(res.allowed_pods - pods, 0, BINARY_SI);
+            }
+            let (alloc, used) = match table.index(name) {
+                Some(i) => (res.allocatable[i], res.requested[i] - own[i]),
+                None => (0, 0),
+            };
+            GoQuantity::of_node(name, alloc - used)
+        };
+        gap.retain(|name, q| {
+            q.sub(left(name));
+            q.value > 0
+        });
+        if gap.is_empty() {
+            return None;
+        }
+    }
+    let mut out = String::from("map[");
+    for (i, (name, q)) in gap.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let _ = write!(
+            out,
+            "{name}:{{{{{} {}}} {{<nil>}}  {}}}",
+            q.value, q.scale, q.format
+        );
+    }
+    out.push(']');
+    Some(out)
+}
+
+const DECIMAL_SI: &str = "DecimalSI";
+const BINARY_SI: &str = "BinarySI";
+
+/// apimachinery's `resource.Quantity` as an `int64Amount` (value × 10^scale) and format, for
+/// printing the resource gap exactly as the plugin's `%v` does.
+#[derive(Debug, Clone, Copy)]
+struct GoQuantity {
+    value: i64,
+    scale: i32,
+    format: &'static str,
+}
+
+impl GoQuantity {
+    fn new(value: i64, scale: i32, format: &'static str) -> Self {
+        GoQuantity {
+            value,
+            scale,
+            format,
+        }
+    }
+
+    /// A `minResources` entry as the API server stores it (canonical string, parsed back):
+    /// whole CPUs at scale 0, otherwise milli-CPUs at scale -3; byte quantities binary.
+    fn of_request(name: &str, v: i64) -> Self {
+        match name {
+            resources::CPU if v % 1000 == 0 => Self::new(v / 1000, 0, DECIMAL_SI),
+            resources::CPU => Self::new(v, -3, DECIMAL_SI),
+            _ if is_binary(name) => Self::new(v, 0, BINARY_SI),
+            _ => Self::new(v, 0, DECIMAL_SI),
+        }
+    }
+
+    /// A node's free amount as `util.ResourceList` builds it: `NewMilliQuantity` for CPU,
+    /// `NewQuantity` otherwise.
+    fn of_node(name: &str, v: i64) -> Self {
+        match name {
+            resources::CPU => Self::new(v, -3, DECIMAL_SI),
+            _ if is_binary(name) => Self::new(v, 0, BINARY_SI),
+            _ => Self::new(v, 0, DECIMAL_SI),
+        }
+    }
+
+    /// `Quantity.Sub` on int64 amounts (`int64Amount.Add` of the negation).
+    fn sub(&mut self, y: GoQuantity) {
+        if self.value == 0 {
+            self.format = y.format;
+        }
+        let b = -y.value;
+        if b == 0 {
+            return;
+        }
+        if self.value == 0 {
+            (self.value, self.scale) = (b, y.scale);
+        } else if self.scale == y.scale {
+            self.value += b;
+        } else if self.scale > y.scale {
+            self.value = self.value * 10i64.pow((self.scale - y.scale) as u32) + b;
+            self.scale = y.scale;
+        } else {
+            self.value += b * 10i64.pow((y.scale - self.scale) as u32);
+        }
+    }
+}
+
+/// Resources `util.ResourceList` builds with BinarySI.
+fn is_binary(name: &str) -> bool {
+    name == resources::MEMORY
+        || name == resources::EPHEMERAL_STORAGE
+        || name.starts_with("hugepages-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantity_subtraction_follows_int64_amount() {
+        // 16 CPUs minus 4000m: scales align to -3.
+        let mut q = GoQuantity::of_request("cpu", 16_000);
+        q.sub(GoQuantity::of_node("cpu", 4_000));
+        assert_eq!((q.value, q.scale), (12_000, -3));
+        // A zero amount takes the other's value, scale and format.
+        let mut z = GoQuantity::new(0, 0, DECIMAL_SI);
+        z.sub(GoQuantity::of_node("memory", 5));
+        assert_eq!((z.value, z.scale, z.format), (-5, 0, BINARY_SI));
+    }
+
+    #[test]
+    fn post_filter_spares_a_gang_within_ten_percent() {
+        let g = PodGroup {
+            scheduler: GangScheduler::Coscheduling,
+            namespace: "ml".into(),
+            name: "llm".into(),
+            min_member: 10,
+            min_resources: None,
+            schedule_timeout_seconds: None,
+        };
+        assert_eq!(post_filter(&g, 9, "p"), None);
+        assert_eq!(post_filter(&g, 10, "p"), None);
+        assert_eq!(
+            post_filter(&g, 8, "p").as_deref(),
+            Some(
+                "PodGroup ml/llm gets rejected due to Pod p is unschedulable even after PostFilter"
+            )
+        );
+    }
+}
