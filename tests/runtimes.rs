@@ -206,6 +206,7 @@ fn initializers_arrive_first_and_complete_before_the_trainer() {
                 format!("schedule {} ({} deps)", p.pods[*pod].name, requires.len())
             }
             Step::Complete { pods } => format!("complete {pods:?}"),
+            other => format!("{other:?}"),
         })
         .collect();
     assert_eq!(

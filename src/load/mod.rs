@@ -25,7 +25,7 @@ use crate::resolve::trainjob::{self, TrainJob};
 use crate::resolve::{self, InitializerLifecycle, Runtimes, determined};
 use crate::sched::SchedulerConfig;
 use crate::sched::gang::{PodGroup, PodGroups};
-use crate::sched::plan::{self, Step};
+use crate::sched::plan::{self, Event, PodSelector, Step};
 use scenario::{FileRef, PoolItem, ScenarioDoc};
 use validate::FieldError;
 use yaml::{Document, join_path};
@@ -307,19 +307,40 @@ impl Loader<'_> {
         let mut baseline = Workloads::default();
         let mut any_overrides = false;
         let mut pod_groups = PodGroups::new();
-        for (i, item) in sd.spec.workloads.iter().enumerate() {
-            let path = format!("spec.workloads[{i}]");
+        // Workload items, then the timeline's arrivals with their step.
+        let items: Vec<(String, &Value, Option<usize>)> = sd
+            .spec
+            .workloads
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (format!("spec.workloads[{i}]"), item, None))
+            .chain(sd.spec.timeline.iter().enumerate().flat_map(|(k, step)| {
+                step.arrive
+                    .iter()
+                    .flatten()
+                    .enumerate()
+                    .map(move |(i, item)| {
+                        (format!("spec.timeline[{k}].arrive[{i}]"), item, Some(k))
+                    })
+            }))
+            .collect();
+        let mut arrivals: Vec<Workloads> = vec![Workloads::default(); sd.spec.timeline.len()];
+        let mut baseline_arrivals = arrivals.clone();
+        for (path, item, at_step) in items {
+            let path = path.as_str();
+            let (steps, baseline_steps) = match at_step {
+                None => (&mut steps, &mut baseline.steps),
+                Some(k) => (&mut arrivals[k].steps, &mut baseline_arrivals[k].steps),
+            };
             if item.get("determined").is_some() {
-                match self.determined(file, doc, &path, item, &gates) {
+                match self.determined(file, doc, path, item, &gates) {
                     Ok((w, at)) => {
                         warnings.extend(
                             w.warnings
                                 .iter()
                                 .map(|m| format!("Determined trial ({}): {m}", at.describe())),
                         );
-                        baseline
-                            .steps
-                            .extend(plan::offset(w.steps.clone(), baseline.pods.len()));
+                        baseline_steps.extend(plan::offset(w.steps.clone(), baseline.pods.len()));
                         baseline.pods.extend(w.pods.clone());
                         steps.extend(plan::offset(w.steps, workloads.len()));
                         workloads.extend(w.pods.into_iter().map(|p| (p, at.clone())));
@@ -328,7 +349,7 @@ impl Loader<'_> {
                 }
                 continue;
             }
-            let origins = match self.resolve_item(file, doc, &path, item) {
+            let origins = match self.resolve_item(file, doc, path, item) {
                 Ok(o) => o,
                 Err(mut e) => {
                     errors.append(&mut e);
@@ -392,9 +413,7 @@ impl Loader<'_> {
                             pods: w.pods.clone(),
                             steps: w.steps.clone(),
                         });
-                        baseline
-                            .steps
-                            .extend(plan::offset(base.steps, baseline.pods.len()));
+                        baseline_steps.extend(plan::offset(base.steps, baseline.pods.len()));
                         baseline.pods.extend(base.pods);
                         steps.extend(plan::offset(w.steps, workloads.len()));
                         if let Some(r) = &w.resolved {
@@ -434,6 +453,43 @@ impl Loader<'_> {
                     at.describe(),
                     p.scheduler_name
                 ));
+            }
+        }
+        // The timeline: each step's events, its arrivals, then a checkpoint.
+        let mut node_names: Vec<String> = nodes.iter().map(|(n, _)| n.name.clone()).collect();
+        let pod_names: Vec<String> = workloads.iter().map(|(p, _)| p.key()).collect();
+        let workload_names: Vec<String> = workloads
+            .iter()
+            .filter_map(|(p, _)| p.workload.clone())
+            .collect();
+        for (k, step) in sd.spec.timeline.iter().enumerate() {
+            let path = format!("spec.timeline[{k}]");
+            let events = match self.timeline_events(
+                file,
+                doc,
+                &path,
+                step,
+                &mut node_names,
+                &pod_names,
+                &workload_names,
+            ) {
+                Ok(e) => e,
+                Err(mut e) => {
+                    errors.append(&mut e);
+                    continue;
+                }
+            };
+            let name = step.name.clone().unwrap_or_else(|| describe_step(k, step));
+            for (target, arrived) in [
+                (&mut steps, std::mem::take(&mut arrivals[k].steps)),
+                (
+                    &mut baseline.steps,
+                    std::mem::take(&mut baseline_arrivals[k].steps),
+                ),
+            ] {
+                target.extend(events.iter().cloned().map(Step::Event));
+                target.extend(arrived);
+                target.push(Step::Checkpoint { name: name.clone() });
             }
         }
         let mut pod_keys = HashMap::new();
@@ -532,6 +588,134 @@ impl Loader<'_> {
             resolved: Some(with.resolved),
             baseline,
         })
+    }
+
+    /// A timeline step's events, checked against the nodes and pods that exist: node names
+    /// (the step's new nodes are added to `node_names`), pod keys, workload names.
+    #[allow(clippy::too_many_arguments)]
+    fn timeline_events(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        path: &str,
+        step: &scenario::TimelineStep,
+        node_names: &mut Vec<String>,
+        pod_names: &[String],
+        workload_names: &[String],
+    ) -> Result<Vec<Event>, Errors> {
+        let at = |child: &str| doc.error(file, &join_path(path, child), "");
+        let with = |child: &str, message: String| {
+            let mut e = at(child);
+            e.message = message;
+            e
+        };
+        let actions = [
+            step.remove_scheduling_gates.is_some(),
+            step.cordon.is_some(),
+            step.uncordon.is_some(),
+            step.drain.is_some(),
+            step.fail_nodes.is_some(),
+            step.complete.is_some(),
+            step.add_nodes.is_some(),
+            step.arrive.is_some(),
+        ];
+        if actions.iter().filter(|a| **a).count() != 1 {
+            return Err(vec![with(
+                "",
+                "a timeline step needs exactly one of removeSchedulingGates, cordon, uncordon, drain, failNodes, complete, addNodes, arrive".into(),
+            )]);
+        }
+        let unknown = |field: &str, names: &[String], known: &[String], what: &str| {
+            names
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| !known.contains(n))
+                .map(|(i, n)| {
+                    with(
+                        &format!("{field}[{i}]"),
+                        format!("no {what} {n:?}{}", suggestion(n, known)),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let selector = |field: &str, pods: &[String], workloads: &[String]| {
+            if pods.is_empty() && workloads.is_empty() {
+                return Err(vec![with(field, "name the pods or workloads".into())]);
+            }
+            let mut errs = unknown(&format!("{field}.pods"), pods, pod_names, "workload pod");
+            errs.extend(unknown(
+                &format!("{field}.workloads"),
+                workloads,
+                workload_names,
+                "workload",
+            ));
+            if errs.is_empty() {
+                Ok(PodSelector {
+                    pods: pods.to_vec(),
+                    workloads: workloads.to_vec(),
+                })
+            } else {
+                Err(errs)
+            }
+        };
+        let mut errors = Vec::new();
+        let mut events = Vec::new();
+        if let Some(g) = &step.remove_scheduling_gates {
+            match selector("removeSchedulingGates", &g.pods, &g.workloads) {
+                Ok(pods) => events.push(Event::RemoveSchedulingGates {
+                    pods,
+                    gates: g.gates.clone(),
+                }),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        if let Some(c) = &step.complete {
+            match selector("complete", &c.pods, &c.workloads) {
+                Ok(pods) => events.push(Event::Complete(pods)),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        for (field, names, event) in [
+            (
+                "cordon",
+                &step.cordon,
+                Event::Cordon as fn(Vec<String>) -> Event,
+            ),
+            ("uncordon", &step.uncordon, Event::Uncordon),
+            ("drain", &step.drain, Event::Drain),
+            ("failNodes", &step.fail_nodes, Event::FailNodes),
+        ] {
+            if let Some(names) = names {
+                errors.extend(unknown(field, names, node_names, "node"));
+                events.push(event(names.clone()));
+            }
+        }
+        if let Some(items) = &step.add_nodes {
+            let mut added = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                match self.node_item(file, doc, &join_path(path, &format!("addNodes[{i}]")), item) {
+                    Ok(list) => {
+                        for (n, at) in list {
+                            if node_names.contains(&n.name) {
+                                errors.push(at.error(format!("duplicate node name {:?}", n.name)));
+                            }
+                            node_names.push(n.name.clone());
+                            added.push(n);
+                        }
+                    }
+                    Err(mut e) => errors.append(&mut e),
+                }
+            }
+            events.push(Event::AddNodes(added));
+        }
+        if let Some(names) = &step.fail_nodes {
+            node_names.retain(|n| !names.contains(n));
+        }
+        if errors.is_empty() {
+            Ok(events)
+        } else {
+            Err(errors)
+        }
     }
 
     /// A Determined trial's pods: the experiment's pod spec over the cluster's default pod spec.
@@ -844,11 +1028,57 @@ impl Origin {
     }
 }
 
+/// ` (did you mean "x"?)` for the closest known name, if any is close.
+fn suggestion(name: &str, known: &[String]) -> String {
+    known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| format!(" (did you mean {k:?}?)"))
+        .unwrap_or_default()
+}
+
 fn unsupported_hint(kind: &str) -> &'static str {
     match kind {
         "TrainingRuntime" | "ClusterTrainingRuntime" => " (runtimes belong in spec.runtimes)",
         _ => "",
     }
+}
+
+/// A timeline step's default name: its position and action.
+fn describe_step(k: usize, step: &scenario::TimelineStep) -> String {
+    let list = |v: &Option<Vec<String>>| v.as_ref().map(|v| v.join(", "));
+    let selector = |pods: &[String], workloads: &[String]| {
+        pods.iter()
+            .chain(workloads)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let action = if let Some(g) = &step.remove_scheduling_gates {
+        format!(
+            "remove scheduling gates of {}",
+            selector(&g.pods, &g.workloads)
+        )
+    } else if let Some(n) = list(&step.cordon) {
+        format!("cordon {n}")
+    } else if let Some(n) = list(&step.uncordon) {
+        format!("uncordon {n}")
+    } else if let Some(n) = list(&step.drain) {
+        format!("drain {n}")
+    } else if let Some(n) = list(&step.fail_nodes) {
+        format!("fail {n}")
+    } else if let Some(c) = &step.complete {
+        format!("complete {}", selector(&c.pods, &c.workloads))
+    } else if let Some(n) = &step.add_nodes {
+        format!("add {} node item(s)", n.len())
+    } else if let Some(a) = &step.arrive {
+        format!("{} workload item(s) arrive", a.len())
+    } else {
+        "nothing".into()
+    };
+    format!("step {}: {action}", k + 1)
 }
 
 /// A Determined trial's pods.

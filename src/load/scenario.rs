@@ -57,6 +57,62 @@ pub struct ScenarioSpec {
     pub clock: Option<String>,
     #[serde(default)]
     pub scheduler: SchedulerSpec,
+    /// Steps after the initial arrival; the report shows the state after each.
+    #[serde(default)]
+    pub timeline: Vec<TimelineStep>,
+}
+
+/// One timeline step: exactly one action, optionally named.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TimelineStep {
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What the gating controller does (Kueue admitting a workload, …).
+    #[serde(default)]
+    pub remove_scheduling_gates: Option<GateRemoval>,
+    #[serde(default)]
+    pub cordon: Option<Vec<String>>,
+    #[serde(default)]
+    pub uncordon: Option<Vec<String>>,
+    /// Cordon, then evict every pod on the nodes (workload pods are re-created and queued).
+    #[serde(default)]
+    pub drain: Option<Vec<String>>,
+    /// The nodes go away; their pods are evicted (workload pods are re-created and queued).
+    #[serde(default)]
+    pub fail_nodes: Option<Vec<String>>,
+    /// Pods run to completion and free their resources.
+    #[serde(default)]
+    pub complete: Option<PodSelectorSpec>,
+    /// Items as in `spec.nodes`.
+    #[serde(default)]
+    pub add_nodes: Option<Vec<Value>>,
+    /// Items as in `spec.workloads`.
+    #[serde(default)]
+    pub arrive: Option<Vec<Value>>,
+}
+
+/// Workload pods by `namespace/name`, or every pod of the named workloads (TrainJob names,
+/// Determined trial names).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PodSelectorSpec {
+    #[serde(default)]
+    pub pods: Vec<String>,
+    #[serde(default)]
+    pub workloads: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateRemoval {
+    #[serde(default)]
+    pub pods: Vec<String>,
+    #[serde(default)]
+    pub workloads: Vec<String>,
+    /// The gates to remove; all of them when left out.
+    #[serde(default)]
+    pub gates: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

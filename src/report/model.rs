@@ -11,6 +11,7 @@ use crate::model::resources::ResourceList;
 use crate::sched::diagnosis::Diagnosis;
 use crate::sched::framework::Code;
 use crate::sched::gang::GangNote;
+use crate::sched::simulation::Checkpoint;
 use crate::sched::{Outcome, PodPhase};
 
 #[derive(Debug, Clone, Serialize)]
@@ -32,6 +33,9 @@ pub struct ScenarioReport {
     /// Per TrainJob with overrides: placement with and without them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub override_effects: Vec<OverrideEffect>,
+    /// The state after the initial arrival and after each timeline step, with what changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<TimelineStep>,
     /// Gangs (PodGroups) and how far each got: all members bound, or none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub gangs: Vec<GangNote>,
@@ -123,6 +127,7 @@ impl ScenarioReport {
             warnings: scenario.warnings.clone(),
             stuck_workloads: stuck_workloads(workloads, &pods),
             gangs: gangs(&pods),
+            timeline: timeline(workloads, &outcome.timeline),
             pods,
             override_effects: Vec::new(),
             preempted_existing_pods: outcome
@@ -133,6 +138,72 @@ impl ScenarioReport {
             nodes,
         }
     }
+}
+
+/// One timeline step in the report.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineStep {
+    pub step: String,
+    /// Pods per status after the step.
+    pub pods: BTreeMap<String, usize>,
+    /// Pods whose status or node the step changed, in input order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<PodChange>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodChange {
+    /// `namespace/name`.
+    pub pod: String,
+    pub before: String,
+    pub after: String,
+    /// The pod's message after the step, when it is not running.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+fn timeline(workloads: &[Pod], checkpoints: &[Checkpoint]) -> Vec<TimelineStep> {
+    type State = Option<(PodPhase, Option<String>, String)>;
+    let state = |s: &State| match s {
+        None => "not created yet".to_string(),
+        Some((phase, Some(n), _)) => format!("{phase:?} on {n}"),
+        Some((phase, None, _)) => format!("{phase:?}"),
+    };
+    let placement = |s: &State| s.as_ref().map(|(phase, node, _)| (*phase, node.clone()));
+    let mut out = Vec::new();
+    let mut before: Option<&Checkpoint> = None;
+    for c in checkpoints {
+        let mut pods = BTreeMap::new();
+        for (phase, _, _) in c.pods.iter().flatten() {
+            *pods.entry(format!("{phase:?}")).or_default() += 1;
+        }
+        let changes = match before {
+            None => Vec::new(),
+            Some(b) => workloads
+                .iter()
+                .zip(b.pods.iter().zip(&c.pods))
+                .filter(|(_, (old, new))| placement(old) != placement(new))
+                .map(|(pod, (old, new))| PodChange {
+                    pod: pod.key(),
+                    before: state(old),
+                    after: state(new),
+                    message: match new {
+                        Some((phase, _, m)) if *phase != PodPhase::Scheduled => m.clone(),
+                        _ => String::new(),
+                    },
+                })
+                .collect(),
+        };
+        out.push(TimelineStep {
+            step: c.name.clone(),
+            pods,
+            changes,
+        });
+        before = Some(c);
+    }
+    out
 }
 
 /// Each gang once, in order of first appearance, as its last attempt left it.

@@ -59,6 +59,16 @@ struct StuckRow {
 }
 
 #[derive(Tabled)]
+struct TimelineRow {
+    #[tabled(rename = "Timeline step")]
+    step: String,
+    #[tabled(rename = "Pods after")]
+    pods: String,
+    #[tabled(rename = "Changes")]
+    changes: String,
+}
+
+#[derive(Tabled)]
 struct GangRow {
     #[tabled(rename = "Gang")]
     gang: String,
@@ -134,6 +144,33 @@ fn render_scenario(s: &ScenarioReport, out: &mut String) {
     }
     if !s.override_effects.is_empty() {
         let _ = writeln!(out, "{}", Table::new(effect_rows(s)).with(Style::rounded()));
+    }
+    if !s.timeline.is_empty() {
+        let rows = s.timeline.iter().map(|t| TimelineRow {
+            step: wrap(&t.step, 40),
+            pods: t
+                .pods
+                .iter()
+                .map(|(phase, n)| format!("{n} {phase}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            changes: if t.changes.is_empty() {
+                "-".into()
+            } else {
+                t.changes
+                    .iter()
+                    .map(|c| {
+                        let mut line = format!("{}: {} → {}", c.pod, c.before, c.after);
+                        if !c.message.is_empty() {
+                            line.push_str(&format!(" ({})", c.message));
+                        }
+                        wrap(&line, 110)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            },
+        });
+        let _ = writeln!(out, "{}", Table::new(rows).with(Style::rounded()));
     }
     if !s.gangs.is_empty() {
         let rows = s.gangs.iter().map(|g| GangRow {

@@ -21,7 +21,6 @@ use super::cluster::{Cluster, PodRequest};
 use super::diagnosis::{self, Diagnosis};
 use super::framework::{Code, MessageFormat, Status, names};
 use super::gang;
-use super::plan::{self, Requirement, Step};
 use super::plugins::{
     inter_pod_affinity, node_affinity, node_name, node_resources_balanced_allocation,
     node_resources_fit, node_unschedulable, pod_topology_spread, scheduling_gates,
@@ -30,7 +29,6 @@ use super::plugins::{
 use super::preemption;
 use crate::features::FeatureGates;
 use crate::model::{Node, Pod};
-use crate::resolve::build::DependsOnStatus;
 
 /// Default score weights (`pkg/scheduler/apis/config/v1/default_plugins.go`).
 const WEIGHT_TAINT_TOLERATION: i64 = 3;
@@ -90,10 +88,12 @@ pub struct Outcome {
     /// Indices of the existing pods that were preempted.
     pub preempted_existing: Vec<usize>,
     pub cluster: Cluster,
+    /// The state after each timeline step.
+    pub timeline: Vec<super::simulation::Checkpoint>,
 }
 
 /// Pod ids: workload pods are `0..pods.len()`, existing pods count down from `usize::MAX`.
-fn existing_pod_id(i: usize) -> usize {
+pub(crate) fn existing_pod_id(i: usize) -> usize {
     usize::MAX - i
 }
 
@@ -180,6 +180,8 @@ pub struct Scheduler<'a> {
     /// Compiled topology spread constraints, by pod spec (see [`SpreadSpec`]).
     spreads: Vec<Arc<SpreadSpec>>,
     spread_index: HashMap<String, usize>,
+    /// Scheduling gates removed by timeline steps, by pod id (`None`: all).
+    removed_gates: HashMap<usize, Option<Vec<String>>>,
 }
 
 /// A pod spec's PodTopologySpread constraints compiled against the nodes: the
@@ -222,203 +224,6 @@ impl BoundPodFilters {
             Some(s) => inter_pod_affinity::filter(s, &nodes[index]),
             None => Status::success(),
         }
-    }
-}
-
-/// Schedules `pods` in arrival order onto `nodes`, where `existing` pods are already bound.
-pub fn schedule(
-    nodes: Vec<Node>,
-    existing: &[Pod],
-    pods: &[Pod],
-    config: &SchedulerConfig,
-) -> Outcome {
-    schedule_plan(nodes, existing, pods, &plan::in_order(pods.len()), config)
-}
-
-/// Runs the `steps` of a scenario: pods arrive (if their `dependsOn` requirements hold) and are
-/// scheduled one at a time; completed pods free their resources.
-pub fn schedule_plan(
-    nodes: Vec<Node>,
-    existing: &[Pod],
-    pods: &[Pod],
-    steps: &[Step],
-    config: &SchedulerConfig,
-) -> Outcome {
-    let all: Vec<&Pod> = existing.iter().chain(pods).collect();
-    let mut s = Scheduler::new(Cluster::new(nodes, &all), config, pods, existing);
-    for (i, p) in existing.iter().enumerate() {
-        if let Some(node) = p.node_name.as_deref().and_then(|n| s.cluster.index_of(n)) {
-            s.bind(node, existing_pod_id(i), p);
-        }
-    }
-    let mut outcomes: Vec<Option<PodOutcome>> = vec![None; pods.len()];
-    let mut preempted_existing = Vec::new();
-    let order = plan::queue_order(steps, |i| pods[i].priority);
-    // Gang members scheduled with an earlier member of their gang.
-    let mut done = vec![false; pods.len()];
-    for (k, step) in order.iter().enumerate() {
-        match step {
-            Step::Complete { pods: finished } => {
-                for &i in finished {
-                    if let Some(o) = outcomes[i]
-                        .as_mut()
-                        .filter(|o| o.phase == PodPhase::Scheduled)
-                    {
-                        if let Some(node) = o.node {
-                            s.unbind(node, i);
-                        }
-                        o.phase = PodPhase::Succeeded;
-                    }
-                }
-            }
-            Step::Schedule { pod: i, requires } => {
-                if done[*i] {
-                    continue;
-                }
-                let pod = &pods[*i];
-                if let Some(unmet) = requires.iter().find(|r| !requirement_met(r, &outcomes)) {
-                    outcomes[*i] = Some(waiting(unmet, &outcomes));
-                    continue;
-                }
-                let results = match gang::group_of(pod, &config.pod_groups) {
-                    Some(group) => {
-                        let attempt =
-                            gang_attempt(&group, &order[k..], requires, pods, existing, &outcomes);
-                        for &(m, _) in &attempt.queued {
-                            done[m] = true;
-                        }
-                        gang::schedule(&mut s, attempt)
-                    }
-                    None => {
-                        let mut outcome = s.schedule_one(pod);
-                        if gang::lacks_pod_group(pod, &config.pod_groups) {
-                            gang::without_pod_group(&s, &mut outcome);
-                        }
-                        if let Some(node) = outcome.node {
-                            s.bind(node, *i, pod);
-                        }
-                        vec![(*i, outcome)]
-                    }
-                };
-                for (m, outcome) in results {
-                    for &v in &outcome.victims {
-                        match outcomes.get_mut(v).and_then(Option::as_mut) {
-                            Some(victim) => {
-                                victim.phase = PodPhase::Preempted;
-                                victim.node = None;
-                                victim.message = format!("Preempted by pod {}", pods[m].key());
-                            }
-                            None => preempted_existing.push(usize::MAX - v),
-                        }
-                    }
-                    outcomes[m] = Some(outcome);
-                }
-            }
-        }
-    }
-    preempted_existing.sort_unstable();
-    let pods = outcomes
-        .into_iter()
-        .map(|o| {
-            o.unwrap_or_else(|| PodOutcome {
-                phase: PodPhase::Waiting,
-                node: None,
-                message: "never created: no step of the scenario brings this pod to the scheduler"
-                    .into(),
-                diagnosis: None,
-                victims: Vec::new(),
-                gang: None,
-            })
-        })
-        .collect();
-    Outcome {
-        pods,
-        preempted_existing,
-        cluster: s.cluster,
-    }
-}
-
-/// The members of `group` the queue holds at a step: the pods of the group that arrive with
-/// it (the following steps with the same requirements), after those that were tried before
-/// and are pending (a new sibling moves them back to the active queue).
-fn gang_attempt<'p>(
-    group: &'p gang::PodGroup,
-    queue: &[Step],
-    requires: &[Requirement],
-    pods: &'p [Pod],
-    existing: &[Pod],
-    outcomes: &[Option<PodOutcome>],
-) -> gang::Attempt<'p> {
-    let key = Some(group.key());
-    let member = |p: &Pod| gang::key_of(p) == key;
-    // Members seen before, by phase: pending ones are retried, bound and gated ones exist.
-    let mut queued: Vec<(usize, &Pod)> = Vec::new();
-    let (mut bound, mut gated) = (0, 0);
-    for (i, o) in outcomes.iter().enumerate() {
-        match o.as_ref().map(|o| o.phase) {
-            Some(phase) if member(&pods[i]) => match phase {
-                PodPhase::Unschedulable => queued.push((i, &pods[i])),
-                PodPhase::Scheduled => bound += 1,
-                PodPhase::SchedulingGated => gated += 1,
-                _ => {}
-            },
-            _ => {}
-        }
-    }
-    queued.extend(
-        queue
-            .iter()
-            .map_while(|s| match s {
-                Step::Schedule { pod, requires: r } if r.as_slice() == requires => Some(*pod),
-                _ => None,
-            })
-            .filter(|&i| member(&pods[i]) && outcomes[i].is_none())
-            .map(|i| (i, &pods[i])),
-    );
-    bound += existing
-        .iter()
-        .filter(|p| member(p) && p.node_name.is_some())
-        .count();
-    gang::Attempt {
-        group,
-        siblings: queued.len() + bound + gated,
-        queued,
-        bound,
-    }
-}
-
-/// Every pod of the dependency is running or has run.
-fn requirement_met(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> bool {
-    outcomes[r.pods.clone()].iter().all(|o| {
-        o.as_ref()
-            .is_some_and(|o| matches!(o.phase, PodPhase::Scheduled | PodPhase::Succeeded))
-    })
-}
-
-/// A pod JobSet never creates because a dependency did not get there.
-fn waiting(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> PodOutcome {
-    let missing = outcomes[r.pods.clone()]
-        .iter()
-        .filter(|o| {
-            !o.as_ref()
-                .is_some_and(|o| matches!(o.phase, PodPhase::Scheduled | PodPhase::Succeeded))
-        })
-        .count();
-    let status = match r.status {
-        DependsOnStatus::Complete => "Complete",
-        DependsOnStatus::Ready => "Ready",
-    };
-    PodOutcome {
-        phase: PodPhase::Waiting,
-        node: None,
-        message: format!(
-            "not created: JobSet waits for replicated job {:?} to be {status} (dependsOn), and {missing} of its {} pod(s) never ran",
-            r.job,
-            r.pods.len()
-        ),
-        diagnosis: None,
-        victims: Vec::new(),
-        gang: None,
     }
 }
 
@@ -471,6 +276,7 @@ impl<'a> Scheduler<'a> {
             bound_with_pod_affinity: 0,
             spreads: Vec::new(),
             spread_index: HashMap::new(),
+            removed_gates: HashMap::new(),
             config,
             cluster,
             templates: Vec::new(),
@@ -648,19 +454,110 @@ impl<'a> Scheduler<'a> {
             })
     }
 
-    /// One scheduling cycle (`schedulingCycle` + `SchedulePod`).
-    fn schedule_one(&mut self, pod: &Pod) -> PodOutcome {
-        self.schedule_one_gang(pod, None)
+    /// One scheduling cycle (`schedulingCycle` + `SchedulePod`) of workload pod `id`.
+    pub(crate) fn schedule_one(&mut self, id: usize, pod: &Pod) -> PodOutcome {
+        self.schedule_one_gang(id, pod, None)
+    }
+
+    /// The gating controller removed some (`Some`) or all (`None`) of a pod's gates.
+    pub(crate) fn remove_gates(&mut self, id: usize, gates: Option<&[String]>) {
+        let entry = self.removed_gates.entry(id).or_insert(Some(Vec::new()));
+        match (entry.as_mut(), gates) {
+            (Some(removed), Some(gates)) => removed.extend(gates.iter().cloned()),
+            _ => *entry = None,
+        }
+    }
+
+    /// The pod's scheduling gates that are still in place.
+    fn gates_left<'p>(&self, id: usize, pod: &'p Pod) -> Vec<&'p String> {
+        match self.removed_gates.get(&id) {
+            None => pod.scheduling_gates.iter().collect(),
+            Some(None) => Vec::new(),
+            Some(Some(removed)) => pod
+                .scheduling_gates
+                .iter()
+                .filter(|g| !removed.contains(g))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn is_gated(&self, id: usize, pod: &Pod) -> bool {
+        !self.gates_left(id, pod).is_empty()
+    }
+
+    /// Ids of the pods bound to a node.
+    pub(crate) fn bound_ids(&self, node: usize) -> Vec<usize> {
+        self.bound[node].iter().map(|b| b.pod).collect()
+    }
+
+    /// Swaps in a new node list (cordon, failure, new nodes): every cache built on the nodes is
+    /// dropped, bound pods are bound again where their node still exists, in bind order and
+    /// with their start times. Returns each old node's new index, and the pods whose node is
+    /// gone, with their old node.
+    pub(crate) fn replace_nodes(
+        &mut self,
+        nodes: Vec<Node>,
+    ) -> (Vec<Option<usize>>, Vec<(usize, usize)>) {
+        let all: Vec<&Pod> = self.existing.iter().chain(self.pods).collect();
+        let old = std::mem::replace(&mut self.cluster, Cluster::new(nodes, &all));
+        let index: HashMap<&str, usize> = self
+            .cluster
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        let remap: Vec<Option<usize>> = old
+            .nodes
+            .iter()
+            .map(|n| index.get(n.name.as_str()).copied())
+            .collect();
+        drop(index);
+        let bound = std::mem::replace(&mut self.bound, vec![Vec::new(); self.cluster.len()]);
+        self.templates.clear();
+        self.template_index.clear();
+        self.spreads.clear();
+        self.spread_index.clear();
+        self.groups.clear();
+        self.bound_with_anti_affinity = 0;
+        self.bound_with_pod_affinity = 0;
+        let mut all_bound: Vec<(usize, Bound)> = bound
+            .into_iter()
+            .enumerate()
+            .flat_map(|(n, bs)| bs.into_iter().map(move |b| (n, b)))
+            .collect();
+        all_bound.sort_by_key(|(_, b)| b.started.1);
+        let mut evicted = Vec::new();
+        for (node, b) in all_bound {
+            match remap[node] {
+                Some(new) => {
+                    self.bind(new, b.pod, self.bound_pod(b.pod));
+                    if let Some(last) = self.bound[new].last_mut() {
+                        last.started = b.started;
+                    }
+                }
+                None => evicted.push((b.pod, node)),
+            }
+        }
+        (remap, evicted)
     }
 
     /// A scheduling cycle of a gang member: the gang plugin's PreFilter verdict comes after
     /// NodeAffinity's (user-enabled plugins run after the default ones).
     pub(crate) fn schedule_one_gang(
         &mut self,
+        id: usize,
         pod: &Pod,
         gang_reject: Option<&gang::PreFilterReject>,
     ) -> PodOutcome {
-        let gate = scheduling_gates::pre_enqueue(pod);
+        let gate = match self.removed_gates.get(&id) {
+            None => scheduling_gates::pre_enqueue(pod),
+            Some(_) => {
+                let mut left = pod.clone();
+                left.scheduling_gates = self.gates_left(id, pod).into_iter().cloned().collect();
+                scheduling_gates::pre_enqueue(&left)
+            }
+        };
         if !gate.is_success() {
             return PodOutcome {
                 phase: PodPhase::SchedulingGated,

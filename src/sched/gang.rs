@@ -168,7 +168,7 @@ pub(crate) fn schedule(s: &mut Scheduler<'_>, a: Attempt<'_>) -> Vec<(usize, Pod
     let mut assigned = a.bound;
     let mut placed = a.bound;
     for &(id, pod) in &a.queued {
-        let mut outcome = s.schedule_one_gang(pod, pre_filter.as_ref());
+        let mut outcome = s.schedule_one_gang(id, pod, pre_filter.as_ref());
         match (outcome.phase, outcome.node) {
             (PodPhase::Scheduled, Some(node)) => {
                 s.bind(node, id, pod);

@@ -9,7 +9,7 @@ pub mod gang;
 pub mod plan;
 pub mod plugins;
 pub mod preemption;
+pub mod simulation;
 
-pub use cycle::{
-    Outcome, PodOutcome, PodPhase, SchedulerConfig, feasible_nodes, schedule, schedule_plan,
-};
+pub use cycle::{Outcome, PodOutcome, PodPhase, SchedulerConfig, feasible_nodes};
+pub use simulation::{schedule, schedule_plan};

@@ -7,7 +7,7 @@ use std::ops::Range;
 use crate::resolve::build::DependsOnStatus;
 
 /// One event of a scenario, over workload pod indices.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     /// The pod is created and queued, if every requirement holds; otherwise it is never created.
     Schedule {
@@ -16,6 +16,49 @@ pub enum Step {
     },
     /// These pods finish: the bound ones free their node's resources.
     Complete { pods: Vec<usize> },
+    /// A change to the cluster or the pods after the initial arrival (a timeline step).
+    Event(Event),
+    /// The end of a timeline step: pending pods are tried again (the step's events moved them
+    /// back to the active queue), then the state is recorded for the report.
+    Checkpoint { name: String },
+}
+
+/// What happens in a timeline step, in the spirit of scheduler_perf's opcodes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The gating controller removes scheduling gates (`None`: all of them).
+    RemoveSchedulingGates {
+        pods: PodSelector,
+        gates: Option<Vec<String>>,
+    },
+    /// `kubectl cordon`: `spec.unschedulable = true`.
+    Cordon(Vec<String>),
+    Uncordon(Vec<String>),
+    /// `kubectl drain`: cordon, then evict every pod on the nodes; their controllers create
+    /// them again, so workload pods are queued anew.
+    Drain(Vec<String>),
+    /// The nodes disappear; their pods are evicted and queued anew.
+    FailNodes(Vec<String>),
+    /// The selected pods run to completion and free their resources.
+    Complete(PodSelector),
+    AddNodes(Vec<crate::model::Node>),
+}
+
+/// Workload pods named by `namespace/name`, or all pods of the named workloads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodSelector {
+    pub pods: Vec<String>,
+    pub workloads: Vec<String>,
+}
+
+impl PodSelector {
+    pub fn matches(&self, pod: &crate::model::Pod) -> bool {
+        self.pods.contains(&pod.key())
+            || pod
+                .workload
+                .as_ref()
+                .is_some_and(|w| self.workloads.contains(w))
+    }
 }
 
 /// A `dependsOn` entry: the pods of replicated job `job` must all be running (`Ready`) or have
@@ -55,6 +98,7 @@ pub fn offset(steps: Vec<Step>, offset: usize) -> Vec<Step> {
             Step::Complete { pods } => Step::Complete {
                 pods: pods.into_iter().map(|p| p + offset).collect(),
             },
+            other => other,
         })
         .collect()
 }
@@ -70,7 +114,7 @@ pub fn queue_order(steps: &[Step], priority: impl Fn(usize) -> i32) -> Vec<Step>
         // Stable: equal priorities keep arrival order.
         waiting.sort_by_key(|s| match s {
             Step::Schedule { pod, .. } => std::cmp::Reverse(priority(*pod)),
-            Step::Complete { .. } => std::cmp::Reverse(i32::MIN),
+            _ => std::cmp::Reverse(i32::MIN),
         });
         out.append(waiting);
     };
@@ -105,6 +149,7 @@ mod tests {
             .map(|s| match s {
                 Step::Schedule { pod, .. } => format!("s{pod}"),
                 Step::Complete { pods } => format!("c{pods:?}"),
+                other => format!("{other:?}"),
             })
             .collect();
         assert_eq!(order, ["s1", "s0", "s2", "c[0]", "s3", "s4"]);

@@ -1,0 +1,471 @@
+//! A scenario's run: pods reach the queue in [`plan`] order, are scheduled one cycle at a time
+//! (gang members together), and the timeline's events change the cluster in between. After
+//! each timeline step the pending pods are tried again — the step's events are what moves
+//! them back to the active queue in kube-scheduler — and the state is recorded.
+
+use super::cluster::Cluster;
+use super::cycle::{Outcome, PodOutcome, PodPhase, Scheduler, SchedulerConfig, existing_pod_id};
+use super::gang;
+use super::plan::{self, Event, PodSelector, Requirement, Step};
+use crate::model::{Node, Pod};
+use crate::resolve::build::DependsOnStatus;
+
+/// The name of the state before the first timeline step.
+pub const INITIAL_ARRIVAL: &str = "initial arrival";
+
+/// The state after one timeline step, for the report.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    pub name: String,
+    /// Per workload pod: phase, node name, message; `None` before the pod arrives.
+    pub pods: Vec<Option<(PodPhase, Option<String>, String)>>,
+}
+
+/// Schedules `pods` in arrival order onto `nodes`, where `existing` pods are already bound.
+pub fn schedule(
+    nodes: Vec<Node>,
+    existing: &[Pod],
+    pods: &[Pod],
+    config: &SchedulerConfig,
+) -> Outcome {
+    schedule_plan(nodes, existing, pods, &plan::in_order(pods.len()), config)
+}
+
+/// Runs the `steps` of a scenario: pods arrive (if their `dependsOn` requirements hold) and are
+/// scheduled one at a time; completed pods free their resources; timeline events happen.
+pub fn schedule_plan(
+    nodes: Vec<Node>,
+    existing: &[Pod],
+    pods: &[Pod],
+    steps: &[Step],
+    config: &SchedulerConfig,
+) -> Outcome {
+    let all: Vec<&Pod> = existing.iter().chain(pods).collect();
+    let mut run = Run {
+        s: Scheduler::new(Cluster::new(nodes, &all), config, pods, existing),
+        pods,
+        existing,
+        config,
+        outcomes: vec![None; pods.len()],
+        done: vec![false; pods.len()],
+        evicted_existing: Vec::new(),
+        timeline: Vec::new(),
+        requires: vec![&[]; pods.len()],
+        complete_due: vec![false; pods.len()],
+    };
+    for (i, p) in existing.iter().enumerate() {
+        if let Some(node) = p
+            .node_name
+            .as_deref()
+            .and_then(|n| run.s.cluster.index_of(n))
+        {
+            run.s.bind(node, existing_pod_id(i), p);
+        }
+    }
+    let order = plan::queue_order(steps, |i| pods[i].priority);
+    for step in &order {
+        if let Step::Schedule { pod, requires } = step {
+            run.requires[*pod] = requires;
+        }
+    }
+    for (k, step) in order.iter().enumerate() {
+        let timeline_starts = matches!(step, Step::Event(_) | Step::Checkpoint { .. });
+        if timeline_starts && run.timeline.is_empty() {
+            run.record(INITIAL_ARRIVAL);
+        }
+        match step {
+            Step::Complete { pods: finished } => run.complete(finished),
+            Step::Schedule { pod, requires } => run.arrive(*pod, requires, &order[k..]),
+            Step::Event(event) => run.event(event),
+            Step::Checkpoint { name } => run.checkpoint(name),
+        }
+    }
+    run.evicted_existing.sort_unstable();
+    let pods = run
+        .outcomes
+        .into_iter()
+        .map(|o| {
+            o.unwrap_or_else(|| PodOutcome {
+                phase: PodPhase::Waiting,
+                node: None,
+                message: "never created: no step of the scenario brings this pod to the scheduler"
+                    .into(),
+                diagnosis: None,
+                victims: Vec::new(),
+                gang: None,
+            })
+        })
+        .collect();
+    Outcome {
+        pods,
+        preempted_existing: run.evicted_existing,
+        cluster: run.s.cluster,
+        timeline: run.timeline,
+    }
+}
+
+/// The scheduler and what has happened to every pod so far.
+struct Run<'a> {
+    s: Scheduler<'a>,
+    pods: &'a [Pod],
+    existing: &'a [Pod],
+    config: &'a SchedulerConfig,
+    outcomes: Vec<Option<PodOutcome>>,
+    /// Gang members already scheduled with an earlier member of their gang.
+    done: Vec<bool>,
+    /// Existing pods preempted or evicted (indices into `existing`).
+    evicted_existing: Vec<usize>,
+    timeline: Vec<Checkpoint>,
+    /// Each pod's `dependsOn` requirements.
+    requires: Vec<&'a [Requirement]>,
+    /// Pods that finish once they ran (initializers that dependents need `Complete`).
+    complete_due: Vec<bool>,
+}
+
+impl Run<'_> {
+    /// A pod reaches the queue: it is scheduled (with the rest of its gang, if it has one)
+    /// unless a `dependsOn` requirement keeps JobSet from creating it.
+    fn arrive(&mut self, i: usize, requires: &[Requirement], queue: &[Step]) {
+        if self.done[i] {
+            return;
+        }
+        if let Some(unmet) = requires
+            .iter()
+            .find(|r| !requirement_met(r, &self.outcomes))
+        {
+            self.outcomes[i] = Some(waiting(unmet, &self.outcomes));
+            return;
+        }
+        self.attempt(i, queue, requires);
+    }
+
+    /// One scheduling attempt of pod `i`, or of its gang's members the queue holds.
+    fn attempt(&mut self, i: usize, queue: &[Step], requires: &[Requirement]) {
+        let pod = &self.pods[i];
+        let results = match gang::group_of(pod, &self.config.pod_groups) {
+            Some(group) => {
+                let attempt = gang_attempt(
+                    &group,
+                    queue,
+                    requires,
+                    self.pods,
+                    self.existing,
+                    &self.outcomes,
+                );
+                for &(m, _) in &attempt.queued {
+                    self.done[m] = true;
+                }
+                gang::schedule(&mut self.s, attempt)
+            }
+            None => {
+                let mut outcome = self.s.schedule_one(i, pod);
+                if gang::lacks_pod_group(pod, &self.config.pod_groups) {
+                    gang::without_pod_group(&self.s, &mut outcome);
+                }
+                if let Some(node) = outcome.node {
+                    self.s.bind(node, i, pod);
+                }
+                vec![(i, outcome)]
+            }
+        };
+        for (m, outcome) in results {
+            for &v in &outcome.victims {
+                match self.outcomes.get_mut(v).and_then(Option::as_mut) {
+                    Some(victim) => {
+                        victim.phase = PodPhase::Preempted;
+                        victim.node = None;
+                        victim.message = format!("Preempted by pod {}", self.pods[m].key());
+                    }
+                    None => self.evicted_existing.push(usize::MAX - v),
+                }
+            }
+            self.outcomes[m] = Some(outcome);
+        }
+    }
+
+    /// The pods finished: bound ones free their resources.
+    fn complete(&mut self, finished: &[usize]) {
+        for &i in finished {
+            self.complete_due[i] = true;
+            if let Some(o) = self.outcomes[i]
+                .as_mut()
+                .filter(|o| o.phase == PodPhase::Scheduled)
+            {
+                if let Some(node) = o.node {
+                    self.s.unbind(node, i);
+                }
+                o.phase = PodPhase::Succeeded;
+            }
+        }
+    }
+
+    fn selected(&self, selector: &PodSelector) -> Vec<usize> {
+        (0..self.pods.len())
+            .filter(|&i| selector.matches(&self.pods[i]))
+            .collect()
+    }
+
+    fn event(&mut self, event: &Event) {
+        match event {
+            Event::RemoveSchedulingGates { pods, gates } => {
+                for i in self.selected(pods) {
+                    self.s.remove_gates(i, gates.as_deref());
+                    // A gated pod goes back to the queue once no gate is left.
+                    if let Some(o) = self.outcomes[i]
+                        .as_mut()
+                        .filter(|o| o.phase == PodPhase::SchedulingGated)
+                        && !self.s.is_gated(i, &self.pods[i])
+                    {
+                        o.phase = PodPhase::Unschedulable;
+                        o.message = "scheduling gates removed: queued".into();
+                    }
+                }
+            }
+            Event::Complete(pods) => {
+                let finished = self.selected(pods);
+                self.complete(&finished);
+            }
+            Event::Cordon(names) => self.set_unschedulable(names, true),
+            Event::Uncordon(names) => self.set_unschedulable(names, false),
+            Event::Drain(names) => {
+                self.set_unschedulable(names, true);
+                for name in names {
+                    let Some(node) = self.s.cluster.index_of(name) else {
+                        continue;
+                    };
+                    for id in self.s.bound_ids(node) {
+                        self.s.unbind(node, id);
+                        self.evicted(id, &format!("evicted: node {name} was drained"));
+                    }
+                }
+            }
+            Event::FailNodes(names) => {
+                let nodes: Vec<Node> = self
+                    .s
+                    .cluster
+                    .nodes
+                    .iter()
+                    .filter(|n| !names.contains(&n.name))
+                    .cloned()
+                    .collect();
+                self.replace_nodes(nodes, "failed");
+            }
+            Event::AddNodes(added) => {
+                let mut nodes = self.s.cluster.nodes.clone();
+                nodes.extend(added.iter().cloned());
+                self.replace_nodes(nodes, "");
+            }
+        }
+    }
+
+    fn set_unschedulable(&mut self, names: &[String], unschedulable: bool) {
+        let mut nodes = self.s.cluster.nodes.clone();
+        for n in nodes.iter_mut().filter(|n| names.contains(&n.name)) {
+            n.unschedulable = unschedulable;
+        }
+        self.replace_nodes(nodes, "");
+    }
+
+    /// New node list: bound pods stay where their node still is; pods of vanished nodes are
+    /// evicted; pod outcomes point at the new node indices.
+    fn replace_nodes(&mut self, nodes: Vec<Node>, why: &str) {
+        let old: Vec<String> = self
+            .s
+            .cluster
+            .nodes
+            .iter()
+            .map(|n| n.name.clone())
+            .collect();
+        let (remap, evicted) = self.s.replace_nodes(nodes);
+        for o in self.outcomes.iter_mut().flatten() {
+            o.node = o.node.and_then(|n| remap[n]);
+        }
+        for (id, node) in evicted {
+            self.evicted(id, &format!("evicted: node {} {why}", old[node]));
+        }
+    }
+
+    /// A bound pod was evicted: its controller creates it again (a workload pod is queued
+    /// anew); an existing pod is reported as evicted.
+    fn evicted(&mut self, id: usize, message: &str) {
+        match self.outcomes.get_mut(id).and_then(Option::as_mut) {
+            Some(o) => {
+                o.phase = PodPhase::Unschedulable;
+                o.node = None;
+                o.message = format!("{message}; re-created and queued");
+                o.diagnosis = None;
+            }
+            None => self.evicted_existing.push(usize::MAX - id),
+        }
+    }
+
+    /// End of a timeline step: until nothing changes, pods that ran and are due to finish
+    /// finish, JobSet creates the pods whose `dependsOn` now holds, and pending pods are tried
+    /// again in queue order (priority, then arrival). Then the state is recorded.
+    fn checkpoint(&mut self, name: &str) {
+        // Each round binds, finishes or creates something, or ends the loop; the bound keeps a
+        // preemption ping-pong from running forever.
+        for _ in 0..=self.pods.len() {
+            let due: Vec<usize> = (0..self.pods.len())
+                .filter(|&i| self.complete_due[i] && self.phase(i) == Some(PodPhase::Scheduled))
+                .collect();
+            self.complete(&due);
+            let mut created = 0;
+            for i in 0..self.pods.len() {
+                let requires = self.requires[i];
+                if self.phase(i) == Some(PodPhase::Waiting)
+                    && requires.iter().all(|r| requirement_met(r, &self.outcomes))
+                    && let Some(o) = self.outcomes[i].as_mut()
+                {
+                    o.phase = PodPhase::Unschedulable;
+                    o.message = "created: its dependsOn requirements hold now".into();
+                    created += 1;
+                }
+            }
+            let before = self.bound_count();
+            self.retry_pending();
+            if due.is_empty() && created == 0 && self.bound_count() == before {
+                break;
+            }
+        }
+        self.record(name);
+    }
+
+    fn phase(&self, i: usize) -> Option<PodPhase> {
+        self.outcomes[i].as_ref().map(|o| o.phase)
+    }
+
+    fn bound_count(&self) -> usize {
+        (0..self.pods.len())
+            .filter(|&i| self.phase(i) == Some(PodPhase::Scheduled))
+            .count()
+    }
+
+    /// Tries every pending pod again, in queue order.
+    fn retry_pending(&mut self) {
+        let mut pending: Vec<usize> = (0..self.pods.len())
+            .filter(|&i| {
+                self.outcomes[i]
+                    .as_ref()
+                    .is_some_and(|o| o.phase == PodPhase::Unschedulable)
+            })
+            .collect();
+        pending.sort_by_key(|&i| (std::cmp::Reverse(self.pods[i].priority), i));
+        self.done.fill(false);
+        for i in pending {
+            // A gang attempt may have placed it already, or it may have been retried with it.
+            if !self.done[i]
+                && self.outcomes[i]
+                    .as_ref()
+                    .is_some_and(|o| o.phase == PodPhase::Unschedulable)
+            {
+                self.attempt(i, &[], &[]);
+            }
+        }
+        self.done.fill(false);
+    }
+
+    fn record(&mut self, name: &str) {
+        let names = &self.s.cluster.nodes;
+        self.timeline.push(Checkpoint {
+            name: name.to_string(),
+            pods: self
+                .outcomes
+                .iter()
+                .map(|o| {
+                    o.as_ref().map(|o| {
+                        (
+                            o.phase,
+                            o.node.map(|n| names[n].name.clone()),
+                            o.message.clone(),
+                        )
+                    })
+                })
+                .collect(),
+        });
+    }
+}
+
+/// The members of `group` the queue holds at a step: the pods of the group that arrive with
+/// it (the following steps with the same requirements), after those that were tried before
+/// and are pending (a new sibling moves them back to the active queue).
+fn gang_attempt<'p>(
+    group: &'p gang::PodGroup,
+    queue: &[Step],
+    requires: &[Requirement],
+    pods: &'p [Pod],
+    existing: &[Pod],
+    outcomes: &[Option<PodOutcome>],
+) -> gang::Attempt<'p> {
+    let key = Some(group.key());
+    let member = |p: &Pod| gang::key_of(p) == key;
+    // Members seen before, by phase: pending ones are retried, bound and gated ones exist.
+    let mut queued: Vec<(usize, &Pod)> = Vec::new();
+    let (mut bound, mut gated) = (0, 0);
+    for (i, o) in outcomes.iter().enumerate() {
+        match o.as_ref().map(|o| o.phase) {
+            Some(phase) if member(&pods[i]) => match phase {
+                PodPhase::Unschedulable => queued.push((i, &pods[i])),
+                PodPhase::Scheduled => bound += 1,
+                PodPhase::SchedulingGated => gated += 1,
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    queued.extend(
+        queue
+            .iter()
+            .map_while(|s| match s {
+                Step::Schedule { pod, requires: r } if r.as_slice() == requires => Some(*pod),
+                _ => None,
+            })
+            .filter(|&i| member(&pods[i]) && outcomes[i].is_none())
+            .map(|i| (i, &pods[i])),
+    );
+    bound += existing
+        .iter()
+        .filter(|p| member(p) && p.node_name.is_some())
+        .count();
+    gang::Attempt {
+        group,
+        siblings: queued.len() + bound + gated,
+        queued,
+        bound,
+    }
+}
+
+/// Every pod of the dependency is running or has run.
+fn requirement_met(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> bool {
+    outcomes[r.pods.clone()].iter().all(|o| {
+        o.as_ref()
+            .is_some_and(|o| matches!(o.phase, PodPhase::Scheduled | PodPhase::Succeeded))
+    })
+}
+
+/// A pod JobSet never creates because a dependency did not get there.
+fn waiting(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> PodOutcome {
+    let missing = outcomes[r.pods.clone()]
+        .iter()
+        .filter(|o| {
+            !o.as_ref()
+                .is_some_and(|o| matches!(o.phase, PodPhase::Scheduled | PodPhase::Succeeded))
+        })
+        .count();
+    let status = match r.status {
+        DependsOnStatus::Complete => "Complete",
+        DependsOnStatus::Ready => "Ready",
+    };
+    PodOutcome {
+        phase: PodPhase::Waiting,
+        node: None,
+        message: format!(
+            "not created: JobSet waits for replicated job {:?} to be {status} (dependsOn), and {missing} of its {} pod(s) never ran",
+            r.job,
+            r.pods.len()
+        ),
+        diagnosis: None,
+        victims: Vec::new(),
+        gang: None,
+    }
+}
