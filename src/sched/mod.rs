@@ -9,6 +9,7 @@ pub mod gang;
 pub mod plan;
 pub mod plugins;
 pub mod preemption;
+pub mod profile;
 pub mod simulation;
 
 pub use cycle::{Outcome, PodOutcome, PodPhase, SchedulerConfig, feasible_nodes};
