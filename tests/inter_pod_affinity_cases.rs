@@ -7,8 +7,10 @@ use schedsim::features::FeatureGates;
 use schedsim::load::objects::{node_from_k8s, pod_from_k8s};
 use schedsim::model::{Node, Pod};
 use schedsim::sched::framework::names;
+use std::collections::BTreeMap;
+
 use schedsim::sched::plugins::inter_pod_affinity::{
-    BoundGroup, NamespaceLabels, PodTerms, filter, pre_filter,
+    BoundGroup, NamespaceLabels, PodTerms, Topology, filter, pre_filter,
 };
 use serde_json::Value;
 
@@ -82,25 +84,33 @@ fn upstream_inter_pod_affinity_cases() {
             .collect();
         let terms: Vec<Option<PodTerms>> = existing.iter().map(PodTerms::compile).collect();
         // Every pod its own signature: no memo hits, the plain algorithm.
+        let on_node: Vec<BTreeMap<usize, i64>> = existing
+            .iter()
+            .map(|p| {
+                nodes
+                    .iter()
+                    .position(|n| Some(n.name.as_str()) == p.node_name.as_deref())
+                    .map(|i| BTreeMap::from([(i, 1)]))
+                    .unwrap_or_default()
+            })
+            .collect();
         let bound = existing
             .iter()
             .zip(&terms)
             .enumerate()
-            .filter_map(|(i, (p, t))| {
-                let n = nodes
-                    .iter()
-                    .find(|n| Some(n.name.as_str()) == p.node_name.as_deref())?;
-                Some(BoundGroup {
-                    pod: p,
-                    terms: t.as_ref(),
-                    labels_signature: i as u32,
-                    terms_signature: i as u32,
-                    nodes: vec![(n, 1)],
-                })
+            .filter(|(i, _)| !on_node[*i].is_empty())
+            .map(|(i, (p, t))| BoundGroup {
+                pod: p,
+                terms: t.as_ref(),
+                labels_signature: i as u32,
+                terms_signature: i as u32,
+                nodes: &on_node[i],
             });
         let incoming = pod(&case["pod"]);
-        let state = pre_filter(&incoming, bound, &namespaces());
-        let status = filter(&state, &target);
+        let mut topology = Topology::default();
+        let state = pre_filter(&incoming, bound, &namespaces(), &mut topology, &nodes);
+        // The target node is the first.
+        let status = filter(&state, 0);
         let expect = &case["expect"];
         let fits = expect["fits"].as_bool().unwrap_or(false);
         if status.is_success() != fits {

@@ -180,6 +180,8 @@ pub struct Scheduler<'a> {
     /// Compiled topology spread constraints, by pod spec (see [`SpreadSpec`]).
     spreads: Vec<Arc<SpreadSpec>>,
     spread_index: HashMap<String, usize>,
+    /// Node → topology domain per key, for InterPodAffinity.
+    topology: inter_pod_affinity::Topology,
     /// Scheduling gates removed by timeline steps, by pod id (`None`: all).
     removed_gates: HashMap<usize, Option<Vec<String>>>,
 }
@@ -201,19 +203,19 @@ struct BoundPodFilters {
 impl BoundPodFilters {
     /// Whether the node passes them. The hot path: it builds no [`Status`] when neither
     /// plugin has work (building one per candidate node cost ~10% of the plain benchmark).
-    fn pass(&self, index: usize, nodes: &[Node]) -> bool {
+    fn pass(&self, index: usize) -> bool {
         self.spread
             .as_ref()
             .is_none_or(|s| pod_topology_spread::filter(s, index).is_success())
             && self
                 .affinity
                 .as_ref()
-                .is_none_or(|s| inter_pod_affinity::filter(s, &nodes[index]).is_success())
+                .is_none_or(|s| inter_pod_affinity::filter(s, index).is_success())
     }
 
     /// Their Filter on one node, in upstream order (PodTopologySpread, then
     /// InterPodAffinity): the first failure, else success.
-    fn filter(&self, index: usize, nodes: &[Node]) -> Status {
+    fn filter(&self, index: usize) -> Status {
         if let Some(s) = &self.spread {
             let status = pod_topology_spread::filter(s, index);
             if !status.is_success() {
@@ -221,7 +223,7 @@ impl BoundPodFilters {
             }
         }
         match &self.affinity {
-            Some(s) => inter_pod_affinity::filter(s, &nodes[index]),
+            Some(s) => inter_pod_affinity::filter(s, index),
             None => Status::success(),
         }
     }
@@ -277,6 +279,7 @@ impl<'a> Scheduler<'a> {
             spreads: Vec::new(),
             spread_index: HashMap::new(),
             removed_gates: HashMap::new(),
+            topology: Default::default(),
             config,
             cluster,
             templates: Vec::new(),
@@ -381,11 +384,7 @@ impl<'a> Scheduler<'a> {
                     terms: g.terms.as_ref(),
                     labels_signature: labels,
                     terms_signature: terms,
-                    nodes: g
-                        .nodes
-                        .iter()
-                        .map(|(&n, &c)| (&self.cluster.nodes[n], c))
-                        .collect(),
+                    nodes: &g.nodes,
                 },
             )
     }
@@ -436,9 +435,24 @@ impl<'a> Scheduler<'a> {
                 .as_ref()
                 .filter(|sp| !sp.filter.is_empty())
                 .map(|sp| pod_topology_spread::pre_filter(&sp.filter, self.spread_groups())),
+            affinity: None,
+        };
+        let filters = BoundPodFilters {
             affinity: inter_pod_affinity::relevant(pod, self.bound_with_anti_affinity > 0).then(
-                || inter_pod_affinity::pre_filter(pod, self.bound_pods(), &self.config.namespaces),
+                || {
+                    let mut topo = std::mem::take(&mut self.topology);
+                    let state = inter_pod_affinity::pre_filter(
+                        pod,
+                        self.bound_pods(),
+                        &self.config.namespaces,
+                        &mut topo,
+                        &self.cluster.nodes,
+                    );
+                    self.topology = topo;
+                    state
+                },
             ),
+            ..filters
         };
         (spread, filters)
     }
@@ -519,6 +533,7 @@ impl<'a> Scheduler<'a> {
         self.spreads.clear();
         self.spread_index.clear();
         self.groups.clear();
+        self.topology = Default::default();
         self.bound_with_anti_affinity = 0;
         self.bound_with_pod_affinity = 0;
         let mut all_bound: Vec<(usize, Bound)> = bound
@@ -724,8 +739,7 @@ impl<'a> Scheduler<'a> {
                     NOT_FEASIBLE
                 };
             }
-            let feasible_here =
-                c.resources != NOT_FEASIBLE && bound_filters.pass(node, &cluster.nodes);
+            let feasible_here = c.resources != NOT_FEASIBLE && bound_filters.pass(node);
             if feasible_here {
                 feasible.push(Feasible {
                     node: c.node,
@@ -751,14 +765,25 @@ impl<'a> Scheduler<'a> {
         let mut pod_affinity: Vec<i64> = Vec::new();
         let active =
             !pref_affinity.is_empty() || !pref_anti.is_empty() || self.bound_with_pod_affinity > 0;
-        if active
-            && let Some(scores) =
-                inter_pod_affinity::pre_score(pod, self.bound_pods(), &self.config.namespaces)
-        {
+        let scores = active
+            .then(|| {
+                let mut topo = std::mem::take(&mut self.topology);
+                let scores = inter_pod_affinity::pre_score(
+                    pod,
+                    self.bound_pods(),
+                    &self.config.namespaces,
+                    &mut topo,
+                    &self.cluster.nodes,
+                );
+                self.topology = topo;
+                scores
+            })
+            .flatten();
+        if let Some(scores) = scores {
             pod_affinity = self
                 .feasible
                 .iter()
-                .map(|f| inter_pod_affinity::score(&scores, &self.cluster.nodes[f.node as usize]))
+                .map(|f| inter_pod_affinity::score(&scores, f.node as usize))
                 .collect();
             inter_pod_affinity::normalize(&mut pod_affinity);
         }
@@ -811,8 +836,8 @@ impl<'a> Scheduler<'a> {
             let node = c.node as usize;
             let lack = node_resources_fit::check(request, self.cluster.resources(node));
             // Past resources, the filters that count bound pods can fail.
-            if lack.is_empty() && !bound_filters.pass(node, &self.cluster.nodes) {
-                d.node_status[node] = d.intern(bound_filters.filter(node, &self.cluster.nodes));
+            if lack.is_empty() && !bound_filters.pass(node) {
+                d.node_status[node] = d.intern(bound_filters.filter(node));
                 continue;
             }
             let index = match seen.iter().find(|(l, _)| *l == lack) {

@@ -5,6 +5,7 @@
 //! `kubernetes/apimachinery:pkg/apis/meta/v1/helpers.go` (`LabelSelectorAsSelector`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use foldhash::fast::FixedState;
 use k8s_openapi::api::core::v1::{PodAffinityTerm, WeightedPodAffinityTerm};
@@ -166,45 +167,115 @@ pub fn relevant(pod: &Pod, any_existing_anti_affinity: bool) -> bool {
         || a.is_some_and(|a| a.pod_affinity.is_some() || a.pod_anti_affinity.is_some())
 }
 
-/// Per topology pair `(key, value)`: a count or a weight.
-///
-/// Fixed-seed foldhash: these maps are only looked up, never iterated into output, and SipHash
-/// dominated the anti-affinity profile.
-pub type Counts = HashMap<String, HashMap<String, i64, FixedState>, FixedState>;
+/// Node → topology domain per topology key, built on a key's first use: the plugin's counts
+/// are then arrays indexed by domain instead of maps keyed by label values (hashing and
+/// comparing label strings dominated the anti-affinity profile).
+#[derive(Debug, Default)]
+pub struct Topology {
+    keys: HashMap<String, usize, FixedState>,
+    /// Per key: each node's domain, or [`NO_DOMAIN`] when the node lacks the label.
+    domains: Vec<Arc<[u32]>>,
+    /// Per key: how many domains.
+    sizes: Vec<usize>,
+}
 
-/// Adds `n` at `(key, value)`, allocating only for a new pair.
-fn add_at(c: &mut Counts, key: &str, value: &str, n: i64) {
-    let values = match c.get_mut(key) {
-        Some(v) => v,
-        None => c.entry(key.to_string()).or_default(),
-    };
-    match values.get_mut(value) {
-        Some(x) => *x += n,
-        None => {
-            values.insert(value.to_string(), n);
+/// The domain of a node without the topology label.
+pub const NO_DOMAIN: u32 = u32::MAX;
+
+impl Topology {
+    /// The id of `key`, indexing its domains on first use.
+    pub fn key(&mut self, key: &str, nodes: &[Node]) -> usize {
+        if let Some(&k) = self.keys.get(key) {
+            return k;
         }
+        let mut values: HashMap<&str, u32, FixedState> = HashMap::default();
+        let domains: Arc<[u32]> = nodes
+            .iter()
+            .map(|n| match n.labels.get(key) {
+                Some(v) => {
+                    let next = values.len() as u32;
+                    *values.entry(v.as_str()).or_insert(next)
+                }
+                None => NO_DOMAIN,
+            })
+            .collect();
+        self.sizes.push(values.len());
+        self.domains.push(domains);
+        self.keys.insert(key.to_string(), self.domains.len() - 1);
+        self.domains.len() - 1
     }
 }
 
-/// The count at the node's value for `key`.
-fn count(c: &Counts, key: &str, node: &Node) -> i64 {
-    node.labels
-        .get(key)
-        .and_then(|v| c.get(key)?.get(v))
-        .copied()
-        .unwrap_or(0)
+/// Per topology pair (key, domain): a count or a weight.
+#[derive(Debug, Default, Clone)]
+pub struct Counts {
+    keys: Vec<KeyCounts>,
+}
+
+#[derive(Debug, Clone)]
+struct KeyCounts {
+    key: usize,
+    domains: Arc<[u32]>,
+    counts: Vec<i64>,
+}
+
+impl Counts {
+    /// Adds `n` at the domain of `node` for key `key` (an id of `topo`); false when the node
+    /// has no such label.
+    fn add(&mut self, topo: &Topology, key: usize, node: usize, n: i64) -> bool {
+        let d = topo.domains[key][node];
+        if d == NO_DOMAIN {
+            return false;
+        }
+        let slot = match self.keys.iter().position(|k| k.key == key) {
+            Some(i) => i,
+            None => {
+                self.keys.push(KeyCounts {
+                    key,
+                    domains: Arc::clone(&topo.domains[key]),
+                    counts: vec![0; topo.sizes[key]],
+                });
+                self.keys.len() - 1
+            }
+        };
+        self.keys[slot].counts[d as usize] += n;
+        true
+    }
+
+    /// The count at the node's domain for key `key`.
+    fn get(&self, key: usize, node: usize) -> i64 {
+        self.keys
+            .iter()
+            .find(|k| k.key == key)
+            .map_or(0, |k| k.at(node))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
+impl KeyCounts {
+    fn at(&self, node: usize) -> i64 {
+        match self.domains[node] {
+            NO_DOMAIN => 0,
+            d => self.counts[d as usize],
+        }
+    }
 }
 
 /// PreFilter's state: counts per (topology key, value) of the node each matching pod is on.
 #[derive(Debug, Default)]
 pub struct State {
     existing_anti_affinity: Counts,
-    /// The distinct topology keys of `existing_anti_affinity`.
-    existing_anti_keys: Vec<String>,
     affinity: Counts,
     anti_affinity: Counts,
     affinity_terms: Vec<Term>,
     anti_affinity_terms: Vec<Term>,
+    /// Topology key ids of the terms, and each node's domains for the affinity terms' keys.
+    affinity_keys: Vec<usize>,
+    affinity_domains: Vec<Arc<[u32]>>,
+    anti_affinity_keys: Vec<usize>,
     /// No existing pod matches all affinity terms, but the pod matches them itself.
     first_of_group: bool,
 }
@@ -247,7 +318,8 @@ pub struct BoundGroup<'p> {
     pub terms: Option<&'p PodTerms>,
     pub labels_signature: u32,
     pub terms_signature: u32,
-    pub nodes: Vec<(&'p Node, i64)>,
+    /// Node index → how many of the group's pods are there.
+    pub nodes: &'p BTreeMap<usize, i64>,
 }
 
 /// Memoised term matches, by signature.
@@ -260,30 +332,45 @@ impl Memo {
     }
 }
 
+/// Adds a group's pods on each node to the node's topology pair for `key`; true if any node
+/// had the key.
+fn bump(c: &mut Counts, topo: &Topology, key: usize, nodes: &BTreeMap<usize, i64>) -> bool {
+    let mut any = false;
+    for (&node, &n) in nodes {
+        any |= c.add(topo, key, node, n);
+    }
+    any
+}
+
 /// PreFilter: walks the bound pods once.
 pub fn pre_filter<'p>(
     pod: &Pod,
     bound: impl Iterator<Item = BoundGroup<'p>>,
     ns: &NamespaceLabels,
+    topo: &mut Topology,
+    nodes: &[Node],
 ) -> State {
     let (affinity_terms, anti_affinity_terms) = required_terms(pod);
+    let key_ids = |topo: &mut Topology, terms: &[Term]| -> Vec<usize> {
+        terms
+            .iter()
+            .map(|t| topo.key(&t.topology_key, nodes))
+            .collect()
+    };
+    let affinity_keys = key_ids(topo, &affinity_terms);
+    let anti_affinity_keys = key_ids(topo, &anti_affinity_terms);
     let mut s = State {
+        affinity_domains: affinity_keys
+            .iter()
+            .map(|&k| Arc::clone(&topo.domains[k]))
+            .collect(),
+        affinity_keys,
+        anti_affinity_keys,
         affinity_terms,
         anti_affinity_terms,
         ..Default::default()
     };
     let mut any_affinity_match = false;
-    // Adds a group's pods on each node to the node's topology pair; true if any had the key.
-    let bump = |c: &mut Counts, key: &str, nodes: &[(&Node, i64)]| -> bool {
-        let mut any = false;
-        for (node, n) in nodes {
-            if let Some(v) = node.labels.get(key) {
-                add_at(c, key, v, *n);
-                any = true;
-            }
-        }
-        any
-    };
     // Which of an existing pod's anti-affinity terms the incoming pod matches, and which of the
     // incoming pod's terms an existing pod matches, depend only on the signatures.
     let (mut existing_anti_memo, mut affinity_memo, mut anti_memo) =
@@ -303,7 +390,8 @@ pub fn pre_filter<'p>(
                 .zip(matched)
                 .filter(|(_, m)| **m)
             {
-                bump(&mut s.existing_anti_affinity, &t.topology_key, &b.nodes);
+                let key = topo.key(&t.topology_key, nodes);
+                bump(&mut s.existing_anti_affinity, topo, key, b.nodes);
             }
         }
         if !s.affinity_terms.is_empty() {
@@ -311,8 +399,8 @@ pub fn pre_filter<'p>(
                 vec![s.affinity_terms.iter().all(|t| t.matches(b.pod, ns))]
             })[0];
             if all {
-                for t in &s.affinity_terms {
-                    any_affinity_match |= bump(&mut s.affinity, &t.topology_key, &b.nodes);
+                for &key in &s.affinity_keys {
+                    any_affinity_match |= bump(&mut s.affinity, topo, key, b.nodes);
                 }
             }
         }
@@ -323,31 +411,25 @@ pub fn pre_filter<'p>(
                     .map(|t| t.matches(b.pod, ns))
                     .collect()
             });
-            for (t, _) in s
-                .anti_affinity_terms
+            for (&key, _) in s
+                .anti_affinity_keys
                 .iter()
                 .zip(matched)
                 .filter(|(_, m)| **m)
             {
-                bump(&mut s.anti_affinity, &t.topology_key, &b.nodes);
+                bump(&mut s.anti_affinity, topo, key, b.nodes);
             }
         }
     }
     s.first_of_group = !any_affinity_match && s.affinity_terms.iter().all(|t| t.matches(pod, ns));
-    let mut keys: Vec<String> = s.existing_anti_affinity.keys().cloned().collect();
-    keys.sort_unstable();
-    s.existing_anti_keys = keys;
     s
 }
 
 /// Filter, in upstream order: existing pods' anti-affinity, the pod's anti-affinity, the pod's
 /// affinity (with the first-pod rule).
-pub fn filter(s: &State, node: &Node) -> Status {
+pub fn filter(s: &State, node: usize) -> Status {
     // The topology keys existing pods' anti-affinity uses (a few), each looked up once.
-    let existing_anti = s
-        .existing_anti_keys
-        .iter()
-        .any(|k| count(&s.existing_anti_affinity, k, node) > 0);
+    let existing_anti = s.existing_anti_affinity.keys.iter().any(|k| k.at(node) > 0);
     if existing_anti {
         return Status::new(
             Code::Unschedulable,
@@ -355,9 +437,9 @@ pub fn filter(s: &State, node: &Node) -> Status {
             ERR_REASON_EXISTING_ANTI_AFFINITY,
         );
     }
-    if s.anti_affinity_terms
+    if s.anti_affinity_keys
         .iter()
-        .any(|t| count(&s.anti_affinity, &t.topology_key, node) > 0)
+        .any(|&k| s.anti_affinity.get(k, node) > 0)
     {
         return Status::new(
             Code::Unschedulable,
@@ -366,14 +448,8 @@ pub fn filter(s: &State, node: &Node) -> Status {
         );
     }
     if !s.affinity_terms.is_empty() {
-        let has_keys = s
-            .affinity_terms
-            .iter()
-            .all(|t| node.labels.contains_key(&t.topology_key));
-        let satisfied = has_keys
-            && s.affinity_terms
-                .iter()
-                .all(|t| count(&s.affinity, &t.topology_key, node) > 0);
+        let has_keys = s.affinity_domains.iter().all(|d| d[node] != NO_DOMAIN);
+        let satisfied = has_keys && s.affinity_keys.iter().all(|&k| s.affinity.get(k, node) > 0);
         if !(satisfied || has_keys && s.first_of_group) {
             return Status::new(
                 Code::UnschedulableAndUnresolvable,
@@ -394,14 +470,15 @@ pub fn pre_score<'p>(
     pod: &Pod,
     bound: impl Iterator<Item = BoundGroup<'p>>,
     ns: &NamespaceLabels,
+    topo: &mut Topology,
+    all_nodes: &[Node],
 ) -> Option<Counts> {
     let (affinity, anti) = preferred_terms(pod);
     let mut scores = Counts::default();
-    let mut add = |t: &Term, weight: i64, nodes: &[(&Node, i64)]| {
-        for (node, n) in nodes {
-            if let Some(v) = node.labels.get(&t.topology_key) {
-                add_at(&mut scores, &t.topology_key, v, weight * n);
-            }
+    let mut add = |t: &Term, weight: i64, nodes: &BTreeMap<usize, i64>| {
+        let key = topo.key(&t.topology_key, all_nodes);
+        for (&node, &n) in nodes {
+            scores.add(topo, key, node, weight * n);
         }
     };
     let (mut incoming_memo, mut existing_memo) = (Memo::default(), Memo::default());
@@ -426,7 +503,7 @@ pub fn pre_score<'p>(
                         } else {
                             -t.weight
                         },
-                        &b.nodes,
+                        b.nodes,
                     );
                 }
             }
@@ -444,7 +521,7 @@ pub fn pre_score<'p>(
                 all.iter().map(|(t, _)| t.matches(pod, ns)).collect()
             });
             for ((t, w), _) in all.iter().zip(matched).filter(|(_, m)| **m) {
-                add(t, *w, &b.nodes);
+                add(t, *w, b.nodes);
             }
         }
     }
@@ -452,8 +529,8 @@ pub fn pre_score<'p>(
 }
 
 /// Score: the sum of the topology pairs' weights that the node's labels hold.
-pub fn score(scores: &Counts, node: &Node) -> i64 {
-    scores.keys().map(|k| count(scores, k, node)).sum()
+pub fn score(scores: &Counts, node: usize) -> i64 {
+    scores.keys.iter().map(|k| k.at(node)).sum()
 }
 
 /// NormalizeScore: `100 × (s − min) / (max − min)` computed in floating point and truncated,
