@@ -96,7 +96,7 @@ fn every_fixture_loads() {
             n += 1;
         }
     }
-    assert_eq!(n, 10);
+    assert_eq!(n, 11);
 }
 
 #[test]
@@ -468,13 +468,31 @@ fn unknown_plugin_with_suggestion() {
     );
 }
 
+/// scheduler-plugins' own profile: Coscheduling replaces the queue sort and gangs are simulated.
+#[test]
+fn scheduler_plugins_coscheduling() {
+    let profiles = fixture("scheduler-plugins-coscheduling.yaml");
+    assert_eq!(profiles.len(), 1);
+    let p = &profiles[0];
+    assert!(p.coscheduling);
+    assert_eq!(p.permit_waiting_seconds, Some(10));
+    assert_eq!(p.weights, default_weights());
+    assert!(!Profile::default().coscheduling);
+    assert_eq!(
+        error(&cfg(
+            "profiles:\n- pluginConfig:\n  - name: Coscheduling\n    args: {permitWaitingTimeSeconds: -1}\n"
+        )),
+        r#"cfg.yaml:6:38: profiles[0].pluginConfig[0].args.permitWaitingTimeSeconds: Invalid value: -1: must be a non-negative number of seconds"#
+    );
+}
+
 #[test]
 fn out_of_tree_and_removed_plugins() {
     assert_eq!(
         error(&cfg(
-            "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: Coscheduling\n"
+            "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: CapacityScheduling\n"
         )),
-        r#"cfg.yaml:7:15: profiles[0].plugins.multiPoint.enabled[0].name: plugin "Coscheduling" is not an in-tree plugin; schedsim simulates in-tree plugins only"#
+        r#"cfg.yaml:7:15: profiles[0].plugins.multiPoint.enabled[0].name: plugin "CapacityScheduling" is not an in-tree plugin; schedsim simulates in-tree plugins only"#
     );
     assert_eq!(
         error(&cfg(

@@ -30,6 +30,10 @@ pub struct RunArgs {
     /// Message wording: `current` (Kubernetes ≥ 1.35) or `1.34`.
     #[arg(long, value_enum)]
     pub message_format: Option<MessageFormat>,
+    /// A KubeSchedulerConfiguration file whose profiles schedule every scenario, in place of
+    /// the scenarios' own (compare LeastAllocated with GPU bin-packing on the same workload).
+    #[arg(long, value_name = "FILE")]
+    pub scheduler_config: Option<PathBuf>,
 }
 
 /// The bundled scenarios: `./scenarios` when present, else the source tree's.
@@ -50,6 +54,7 @@ pub fn run(args: &RunArgs) -> i32 {
     };
     let options = LoadOptions {
         message_format: args.message_format,
+        scheduler_config: args.scheduler_config.clone(),
         ..Default::default()
     };
     let loaded = match super::load_scenarios(&paths, &options) {

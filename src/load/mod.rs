@@ -26,6 +26,7 @@ use crate::resolve::{self, InitializerLifecycle, Runtimes, determined};
 use crate::sched::SchedulerConfig;
 use crate::sched::gang::{PodGroup, PodGroups};
 use crate::sched::plan::{self, Event, PodSelector, Step};
+use crate::sched::profile::Profile;
 use scenario::{FileRef, PoolItem, ScenarioDoc};
 use validate::FieldError;
 use yaml::{Document, join_path};
@@ -150,6 +151,9 @@ pub fn load_files(files: &[PathBuf], overrides: &LoadOptions) -> Loaded {
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     pub message_format: Option<crate::sched::framework::MessageFormat>,
+    /// A `KubeSchedulerConfiguration` for every scenario, in place of their own
+    /// (`run --scheduler-config`).
+    pub scheduler_config: Option<PathBuf>,
     /// Record where every field of a resolved TrainJob came from (`resolve --explain`).
     pub provenance: bool,
 }
@@ -445,7 +449,10 @@ impl Loader<'_> {
             // Errors are those of the pods above.
             let _ = priority_classes.admit(p);
         }
-        for (p, at) in &workloads {
+        // With a KubeSchedulerConfiguration, a pod naming no profile stays pending and says so.
+        let configured =
+            sd.spec.scheduler.configuration.is_some() || self.options.scheduler_config.is_some();
+        for (p, at) in workloads.iter().filter(|_| !configured) {
             if p.scheduler_name != DEFAULT_SCHEDULER {
                 warnings.push(format!(
                     "pod {} ({}) asks for scheduler {:?}; schedsim simulates {DEFAULT_SCHEDULER:?} and schedules it with that profile",
@@ -507,6 +514,10 @@ impl Loader<'_> {
         if !errors.is_empty() {
             return Err(errors);
         }
+        let profiles = match self.profiles(file, doc, &sd.spec.scheduler) {
+            Ok(p) => p,
+            Err(e) => return Err(vec![e]),
+        };
         let message_format = self
             .options
             .message_format
@@ -527,7 +538,14 @@ impl Loader<'_> {
                 seed: sd.spec.scheduler.seed,
                 message_format,
                 feature_gates: gates,
-                added_affinity: sd.spec.scheduler.added_affinity,
+                serves_every_pod: profiles.is_none(),
+                profiles: profiles.unwrap_or_else(|| {
+                    vec![Profile {
+                        added_affinity: sd.spec.scheduler.added_affinity,
+                        coscheduling: true,
+                        ..Profile::default()
+                    }]
+                }),
                 namespaces,
                 pod_groups,
             },
@@ -859,6 +877,51 @@ impl Loader<'_> {
     }
 
     /// The documents an item stands for: those of a referenced file, or the item itself.
+    /// The profiles of the scenario's (or the command line's) KubeSchedulerConfiguration;
+    /// `None` without one.
+    fn profiles(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        spec: &scenario::SchedulerSpec,
+    ) -> Result<Option<Vec<Profile>>, InputError> {
+        let at = "spec.scheduler.configuration.file";
+        let (target, shown) = match (&self.options.scheduler_config, &spec.configuration) {
+            (Some(path), _) => (path.clone(), path.display().to_string()),
+            (None, Some(r)) => (
+                file.parent().unwrap_or(Path::new(".")).join(&r.file),
+                r.file.clone(),
+            ),
+            (None, None) => return Ok(None),
+        };
+        if spec.added_affinity.is_some() {
+            return Err(doc.error(
+                file,
+                "spec.scheduler.addedAffinity",
+                "with a KubeSchedulerConfiguration, set addedAffinity in its NodeAffinityArgs",
+            ));
+        }
+        let docs = self
+            .documents(&target)
+            .map_err(|e| doc.error(file, at, format!("cannot load {shown:?}: {e}")))?;
+        let mut configs = docs.iter().filter(|d| {
+            d.value.get("kind").and_then(Value::as_str) == Some(crate::sched::profile::KIND)
+        });
+        match (configs.next(), configs.next()) {
+            (Some(config), None) => crate::sched::profile::from_document(config, &target).map(Some),
+            (None, _) => Err(doc.error(
+                file,
+                at,
+                format!("{shown:?} holds no KubeSchedulerConfiguration"),
+            )),
+            (Some(_), Some(_)) => Err(doc.error(
+                file,
+                at,
+                format!("{shown:?} holds more than one KubeSchedulerConfiguration"),
+            )),
+        }
+    }
+
     fn resolve_item(
         &mut self,
         file: &Path,

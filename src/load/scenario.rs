@@ -126,9 +126,13 @@ pub struct SchedulerSpec {
     pub message_format: Option<MessageFormatSpec>,
     #[serde(default)]
     pub feature_gates: FeatureGates,
-    /// `NodeAffinityArgs.addedAffinity` of the scheduler profile.
+    /// `NodeAffinityArgs.addedAffinity` of the default profile (without `configuration`).
     #[serde(default)]
     pub added_affinity: Option<k8s_openapi::api::core::v1::NodeAffinity>,
+    /// A `KubeSchedulerConfiguration` file (`{file: PATH}`): its profiles replace the default
+    /// one, and each serves the pods that name its `schedulerName`.
+    #[serde(default)]
+    pub configuration: Option<FileRef>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

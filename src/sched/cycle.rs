@@ -11,13 +11,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::NodeAffinity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
-use super::cluster::{Cluster, PodRequest};
+use super::cluster::{Cluster, PodRequest, ResourceTable};
 use super::diagnosis::{self, Diagnosis};
 use super::framework::{Code, MessageFormat, Status, names};
 use super::gang;
@@ -27,16 +26,9 @@ use super::plugins::{
     taint_toleration,
 };
 use super::preemption;
+use super::profile::{self, Profile};
 use crate::features::FeatureGates;
 use crate::model::{Node, Pod};
-
-/// Default score weights (`pkg/scheduler/apis/config/v1/default_plugins.go`).
-const WEIGHT_TAINT_TOLERATION: i64 = 3;
-const WEIGHT_NODE_AFFINITY: i64 = 2;
-const WEIGHT_NODE_RESOURCES_FIT: i64 = 1;
-const WEIGHT_BALANCED_ALLOCATION: i64 = 1;
-const WEIGHT_INTER_POD_AFFINITY: i64 = 2;
-const WEIGHT_POD_TOPOLOGY_SPREAD: i64 = 2;
 
 /// How the simulated kube-scheduler is configured.
 #[derive(Debug, Clone, Default)]
@@ -45,8 +37,12 @@ pub struct SchedulerConfig {
     pub seed: u64,
     pub message_format: MessageFormat,
     pub feature_gates: FeatureGates,
-    /// `NodeAffinityArgs.addedAffinity`: affinity the scheduler enforces on every pod.
-    pub added_affinity: Option<NodeAffinity>,
+    /// The profiles of a `KubeSchedulerConfiguration`, each serving the pods that name its
+    /// `schedulerName`. Empty: upstream's default profile (see [`SchedulerConfig::profiles`]).
+    pub profiles: Vec<Profile>,
+    /// The first profile serves every pod, whatever `schedulerName` it names (a scenario
+    /// without a KubeSchedulerConfiguration).
+    pub serves_every_pod: bool,
     /// Namespace labels, for pod affinity terms' `namespaceSelector`.
     pub namespaces: inter_pod_affinity::NamespaceLabels,
     /// The PodGroups gang members name.
@@ -90,6 +86,69 @@ pub struct Outcome {
     pub cluster: Cluster,
     /// The state after each timeline step.
     pub timeline: Vec<super::simulation::Checkpoint>,
+}
+
+impl SchedulerConfig {
+    /// The profiles in effect: the configured ones, or upstream's default profile running the
+    /// gang plugin its pods name (the scenario then stands for a cluster whose scheduler has
+    /// it).
+    pub fn profiles(&self) -> Vec<Profile> {
+        if self.profiles.is_empty() {
+            vec![Profile {
+                coscheduling: true,
+                ..Profile::default()
+            }]
+        } else {
+            self.profiles.clone()
+        }
+    }
+
+    /// Whether the profile serving `pod` runs Coscheduling (gangs named by the
+    /// `scheduling.x-k8s.io/pod-group` label).
+    pub fn runs_coscheduling(&self, pod: &Pod) -> bool {
+        match self.profile_of(pod) {
+            Some(i) => self.profiles.get(i).is_none_or(|p| p.coscheduling),
+            None => false,
+        }
+    }
+
+    /// The index of the profile that schedules `pod`, if one does.
+    pub fn profile_of(&self, pod: &Pod) -> Option<usize> {
+        if self.profiles.is_empty() || self.serves_every_pod {
+            return Some(0);
+        }
+        self.profiles
+            .iter()
+            .position(|p| p.scheduler_name == pod.scheduler_name)
+    }
+}
+
+/// A profile with its resource scorers compiled against the scenario's resource table.
+struct CompiledProfile {
+    profile: Profile,
+    /// `None`: LeastAllocated over cpu and memory, the default (and fast) path.
+    fit: Option<node_resources_fit::FitScorer>,
+    /// `None`: BalancedAllocation over cpu and memory.
+    balanced: Option<node_resources_balanced_allocation::BalancedScorer>,
+}
+
+impl CompiledProfile {
+    fn compile(profiles: &[Profile], table: &ResourceTable) -> Vec<CompiledProfile> {
+        profiles
+            .iter()
+            .map(|p| CompiledProfile {
+                fit: (!node_resources_fit::is_default(&p.fit))
+                    .then(|| node_resources_fit::FitScorer::new(&p.fit, table)),
+                balanced: (p.balanced_resources != profile::default_resources()).then(|| {
+                    node_resources_balanced_allocation::BalancedScorer::new(
+                        &p.balanced_resources,
+                        table,
+                    )
+                }),
+                profile: p.clone(),
+            })
+            .collect()
+    }
 }
 
 /// Pod ids: workload pods are `0..pods.len()`, existing pods count down from `usize::MAX`.
@@ -184,6 +243,9 @@ pub struct Scheduler<'a> {
     topology: inter_pod_affinity::Topology,
     /// Scheduling gates removed by timeline steps, by pod id (`None`: all).
     removed_gates: HashMap<usize, Option<Vec<String>>>,
+    profiles: Vec<CompiledProfile>,
+    /// The profile scheduling the current pod.
+    current: usize,
 }
 
 /// A pod spec's PodTopologySpread constraints compiled against the nodes: the
@@ -280,6 +342,8 @@ impl<'a> Scheduler<'a> {
             spread_index: HashMap::new(),
             removed_gates: HashMap::new(),
             topology: Default::default(),
+            profiles: CompiledProfile::compile(&config.profiles(), &cluster.table),
+            current: 0,
             config,
             cluster,
             templates: Vec::new(),
@@ -430,31 +494,39 @@ impl<'a> Scheduler<'a> {
     /// also the pod's compiled spread constraints, for Score.
     fn pre_filter_bound(&mut self, pod: &Pod) -> (Option<Arc<SpreadSpec>>, BoundPodFilters) {
         let spread = self.spread_for(pod);
+        let on = self.profile().filters;
         let filters = BoundPodFilters {
             spread: spread
                 .as_ref()
-                .filter(|sp| !sp.filter.is_empty())
+                .filter(|sp| on.pod_topology_spread && !sp.filter.is_empty())
                 .map(|sp| pod_topology_spread::pre_filter(&sp.filter, self.spread_groups())),
-            affinity: None,
-        };
-        let filters = BoundPodFilters {
-            affinity: inter_pod_affinity::relevant(pod, self.bound_with_anti_affinity > 0).then(
-                || {
-                    let mut topo = std::mem::take(&mut self.topology);
-                    let state = inter_pod_affinity::pre_filter(
+            affinity: (on.inter_pod_affinity
+                && inter_pod_affinity::relevant(pod, self.bound_with_anti_affinity > 0))
+            .then(|| {
+                self.with_topology(|s, topo| {
+                    let nodes = &s.cluster.nodes;
+                    inter_pod_affinity::pre_filter(
                         pod,
-                        self.bound_pods(),
-                        &self.config.namespaces,
-                        &mut topo,
-                        &self.cluster.nodes,
-                    );
-                    self.topology = topo;
-                    state
-                },
-            ),
-            ..filters
+                        s.bound_pods(),
+                        &s.config.namespaces,
+                        topo,
+                        nodes,
+                    )
+                })
+            }),
         };
         (spread, filters)
+    }
+
+    /// Runs `f` with the topology index lent out, so it can grow while `f` reads the rest.
+    fn with_topology<T>(
+        &mut self,
+        f: impl FnOnce(&Self, &mut inter_pod_affinity::Topology) -> T,
+    ) -> T {
+        let mut topo = std::mem::take(&mut self.topology);
+        let out = f(self, &mut topo);
+        self.topology = topo;
+        out
     }
 
     /// The bound pods grouped by alikeness, as PodTopologySpread counts them.
@@ -534,6 +606,7 @@ impl<'a> Scheduler<'a> {
         self.spread_index.clear();
         self.groups.clear();
         self.topology = Default::default();
+        self.profiles = CompiledProfile::compile(&self.config.profiles(), &self.cluster.table);
         self.bound_with_anti_affinity = 0;
         self.bound_with_pod_affinity = 0;
         let mut all_bound: Vec<(usize, Bound)> = bound
@@ -565,7 +638,27 @@ impl<'a> Scheduler<'a> {
         pod: &Pod,
         gang_reject: Option<&gang::PreFilterReject>,
     ) -> PodOutcome {
+        let Some(profile) = self.config.profile_of(pod) else {
+            return PodOutcome {
+                phase: PodPhase::Unschedulable,
+                node: None,
+                message: format!(
+                    "schedsim: no scheduler profile is named {:?} (profiles: {}); kube-scheduler leaves the pod to that scheduler, so it stays Pending",
+                    pod.scheduler_name,
+                    self.profiles
+                        .iter()
+                        .map(|p| format!("{:?}", p.profile.scheduler_name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                diagnosis: None,
+                victims: Vec::new(),
+                gang: None,
+            };
+        };
+        self.current = profile;
         let gate = match self.removed_gates.get(&id) {
+            _ if !self.profile().scheduling_gates => Status::success(),
             None => scheduling_gates::pre_enqueue(pod),
             Some(_) => {
                 let mut left = pod.clone();
@@ -619,9 +712,16 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// The template (distinct scheduling-relevant spec and request) of a pod, built on first use.
+    /// The profile scheduling the current pod.
+    fn profile(&self) -> &Profile {
+        &self.profiles[self.current].profile
+    }
+
+    /// The template (distinct scheduling-relevant spec and request, per profile) of a pod,
+    /// built on first use.
     fn template_for(&mut self, pod: &Pod) -> usize {
         let key = serde_json::to_string(&(
+            self.current,
             &pod.node_name,
             &pod.node_selector,
             pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()),
@@ -641,7 +741,8 @@ impl<'a> Scheduler<'a> {
 
     fn build_template(&self, pod: &Pod) -> Template {
         let config = self.config;
-        let added = config.added_affinity.as_ref();
+        let profile = self.profile();
+        let added = profile.added_affinity.as_ref();
         let n = self.cluster.len();
         let mut template = Template {
             pre_filter_reject: None,
@@ -649,7 +750,11 @@ impl<'a> Scheduler<'a> {
             statuses: Vec::new(),
             candidates: Vec::new(),
         };
-        let narrowed = match node_affinity::pre_filter(pod, added) {
+        let pre_filter = match profile.filters.node_affinity {
+            true => node_affinity::pre_filter(pod, added),
+            false => node_affinity::PreFilter::Skip,
+        };
+        let narrowed = match pre_filter {
             node_affinity::PreFilter::Reject(status) => {
                 template.pre_filter_reject = Some(status);
                 return template;
@@ -693,17 +798,27 @@ impl<'a> Scheduler<'a> {
         template
     }
 
-    /// The filters that do not depend on what is bound, in upstream order; first failure wins.
+    /// The profile's filters that do not depend on what is bound, in upstream order; first
+    /// failure wins.
     fn static_filters(&self, pod: &Pod, node: &Node) -> Status {
-        let c = self.config;
-        let checks = [
-            node_unschedulable::filter(pod, node, &c.feature_gates),
-            node_name::filter(pod, node),
-            taint_toleration::filter(pod, node, &c.feature_gates, c.message_format),
-            node_affinity::filter(pod, node, c.added_affinity.as_ref()),
+        let (c, p) = (self.config, self.profile());
+        let on = &p.filters;
+        let checks: [(bool, &dyn Fn() -> Status); 4] = [
+            (on.node_unschedulable, &|| {
+                node_unschedulable::filter(pod, node, &c.feature_gates)
+            }),
+            (on.node_name, &|| node_name::filter(pod, node)),
+            (on.taint_toleration, &|| {
+                taint_toleration::filter(pod, node, &c.feature_gates, c.message_format)
+            }),
+            (on.node_affinity, &|| {
+                node_affinity::filter(pod, node, p.added_affinity.as_ref())
+            }),
         ];
         checks
             .into_iter()
+            .filter(|(enabled, _)| *enabled)
+            .map(|(_, check)| check())
             .find(|s| !s.is_success())
             .unwrap_or_else(Status::success)
     }
@@ -717,22 +832,42 @@ impl<'a> Scheduler<'a> {
             templates,
             cluster,
             feasible,
+            profiles,
+            current,
             ..
         } = self;
         feasible.clear();
-        let balanced = !node_resources_balanced_allocation::skips(request);
+        let compiled = &profiles[*current];
+        let (filter_fit, weights) = (
+            compiled.profile.filters.node_resources_fit,
+            compiled.profile.weights,
+        );
+        let balanced = weights.balanced_allocation != 0
+            && match &compiled.balanced {
+                Some(b) => !b.skips(request),
+                None => !node_resources_balanced_allocation::skips(request),
+            };
         for c in templates[t].candidates.iter_mut() {
             let node = c.node as usize;
             let version = cluster.version(node);
             if c.seen_version != version {
                 c.seen_version = version;
                 let res = cluster.resources(node);
-                c.resources = if node_resources_fit::fits(request, res) {
-                    let mut score = WEIGHT_NODE_RESOURCES_FIT
-                        * node_resources_fit::score_least_allocated(request, res);
+                c.resources = if !filter_fit || node_resources_fit::fits(request, res) {
+                    let mut score = 0;
+                    if weights.node_resources_fit != 0 {
+                        score += weights.node_resources_fit
+                            * match &compiled.fit {
+                                Some(f) => f.score(request, res),
+                                None => node_resources_fit::score_least_allocated(request, res),
+                            };
+                    }
                     if balanced {
-                        score += WEIGHT_BALANCED_ALLOCATION
-                            * node_resources_balanced_allocation::score(request, res);
+                        score += weights.balanced_allocation
+                            * match &compiled.balanced {
+                                Some(b) => b.score(request, res),
+                                None => node_resources_balanced_allocation::score(request, res),
+                            };
                     }
                     score
                 } else {
@@ -753,6 +888,13 @@ impl<'a> Scheduler<'a> {
 
     /// NormalizeScore, weights, and a seeded uniform pick among the top-scored nodes.
     fn select_host(&mut self, pod: &Pod, spread: Option<&pod_topology_spread::Spread>) -> usize {
+        let profile = &self.profiles[self.current].profile;
+        let w = profile.weights;
+        let (hard_weight, ignore_existing) = (
+            profile.hard_pod_affinity_weight,
+            profile.ignore_preferred_terms_of_existing_pods,
+        );
+        let spread = spread.filter(|_| w.pod_topology_spread != 0);
         let spread_scores: Vec<i64> = match spread.filter(|s| !s.is_empty()) {
             Some(s) => {
                 let nodes: Vec<usize> = self.feasible.iter().map(|f| f.node as usize).collect();
@@ -763,20 +905,16 @@ impl<'a> Scheduler<'a> {
         // InterPodAffinity's score, when the pod or a bound pod has pod (anti-)affinity terms.
         let (pref_affinity, pref_anti) = inter_pod_affinity::preferred_terms(pod);
         let mut pod_affinity: Vec<i64> = Vec::new();
-        let active =
-            !pref_affinity.is_empty() || !pref_anti.is_empty() || self.bound_with_pod_affinity > 0;
+        // `IgnorePreferredTermsOfExistingPods`: PreScore skips a pod without preferred terms.
+        let has_preferred = !pref_affinity.is_empty() || !pref_anti.is_empty();
+        let active = w.inter_pod_affinity != 0
+            && (has_preferred || !ignore_existing && self.bound_with_pod_affinity > 0);
         let scores = active
             .then(|| {
-                let mut topo = std::mem::take(&mut self.topology);
-                let scores = inter_pod_affinity::pre_score(
-                    pod,
-                    self.bound_pods(),
-                    &self.config.namespaces,
-                    &mut topo,
-                    &self.cluster.nodes,
-                );
-                self.topology = topo;
-                scores
+                self.with_topology(|s, topo| {
+                    let (ns, nodes) = (&s.config.namespaces, &s.cluster.nodes);
+                    inter_pod_affinity::pre_score(pod, s.bound_pods(), ns, topo, nodes, hard_weight)
+                })
             })
             .flatten();
         if let Some(scores) = scores {
@@ -796,10 +934,10 @@ impl<'a> Scheduler<'a> {
             let taint = normalize(f.taint, max_taint, true);
             let inter_pod = pod_affinity.get(i).copied().unwrap_or(0);
             let spread = spread_scores.get(i).copied().unwrap_or(0);
-            let total = WEIGHT_NODE_AFFINITY * affinity
-                + WEIGHT_TAINT_TOLERATION * taint
-                + WEIGHT_POD_TOPOLOGY_SPREAD * spread
-                + WEIGHT_INTER_POD_AFFINITY * inter_pod
+            let total = w.node_affinity * affinity
+                + w.taint_toleration * taint
+                + w.pod_topology_spread * spread
+                + w.inter_pod_affinity * inter_pod
                 + f.resources;
             if total > best {
                 best = total;
@@ -834,7 +972,10 @@ impl<'a> Scheduler<'a> {
         let mut seen: Vec<(node_resources_fit::Insufficient, u16)> = Vec::new();
         for c in &template.candidates {
             let node = c.node as usize;
-            let lack = node_resources_fit::check(request, self.cluster.resources(node));
+            let lack = match self.profile().filters.node_resources_fit {
+                true => node_resources_fit::check(request, self.cluster.resources(node)),
+                false => Default::default(),
+            };
             // Past resources, the filters that count bound pods can fail.
             if lack.is_empty() && !bound_filters.pass(node) {
                 d.node_status[node] = d.intern(bound_filters.filter(node));
@@ -855,6 +996,11 @@ impl<'a> Scheduler<'a> {
 
     /// PostFilter (DefaultPreemption), then the final message.
     fn fail(&mut self, pod: &Pod, request: &PodRequest, mut d: Diagnosis) -> PodOutcome {
+        if !self.profile().preemption {
+            // No PostFilter plugin: the FitError alone.
+            let message = diagnosis::fit_error_message(self.cluster.len(), &d);
+            return unschedulable(message, d);
+        }
         match preemption::post_filter(self, pod, request, &d) {
             preemption::Result::Preempt { node, victims } => {
                 for &(n, v) in &victims {

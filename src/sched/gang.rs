@@ -155,6 +155,9 @@ pub(crate) struct Attempt<'p> {
     pub siblings: usize,
     /// Members already bound.
     pub bound: usize,
+    /// How long members wait at Permit when the PodGroup sets no timeout
+    /// (`CoschedulingArgs.permitWaitingTimeSeconds`).
+    pub permit_waiting_seconds: u32,
 }
 
 /// Schedules the queued members of one gang; returns each member's outcome.
@@ -199,7 +202,7 @@ pub(crate) fn schedule(s: &mut Scheduler<'_>, a: Attempt<'_>) -> Vec<(usize, Pod
     // The queue ran dry with members still waiting: they time out together.
     let timeout = g
         .schedule_timeout_seconds
-        .unwrap_or(DEFAULT_PERMIT_WAITING_SECONDS);
+        .unwrap_or(a.permit_waiting_seconds);
     for (n, &(i, node)) in waiting.iter().enumerate() {
         let (member, o) = &mut outcomes[i];
         s.unbind(node, *member);

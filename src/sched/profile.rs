@@ -100,6 +100,12 @@ pub struct Profile {
     /// `PodTopologySpreadArgs`: `None` = `defaultingType: System` (the built-in default
     /// constraints); `Some(list)` = `defaultingType: List` with these constraints (may be empty).
     pub spread_default_constraints: Option<Vec<TopologySpreadConstraint>>,
+    /// scheduler-plugins' `Coscheduling` is enabled at Permit: pods labelled
+    /// `scheduling.x-k8s.io/pod-group` are gang-scheduled.
+    pub coscheduling: bool,
+    /// `CoschedulingArgs.permitWaitingTimeSeconds`: how long members wait at Permit when their
+    /// PodGroup sets no `scheduleTimeoutSeconds` (default 60).
+    pub permit_waiting_seconds: Option<u32>,
 }
 
 /// Filter plugins enabled at the Filter extension point.
@@ -214,6 +220,8 @@ impl Default for Profile {
             preemption: true,
             percentage_of_nodes_to_score: None,
             spread_default_constraints: None,
+            coscheduling: false,
+            permit_waiting_seconds: None,
         }
     }
 }
@@ -306,6 +314,8 @@ const PRE_BIND: u16 = ExtensionPoint::PreBind.bit();
 const BIND: u16 = ExtensionPoint::Bind.bit();
 const PRE_ENQUEUE: u16 = ExtensionPoint::PreEnqueue.bit();
 const QUEUE_SORT: u16 = ExtensionPoint::QueueSort.bit();
+const PERMIT: u16 = ExtensionPoint::Permit.bit();
+const POST_BIND: u16 = ExtensionPoint::PostBind.bit();
 
 /// How schedsim treats a plugin name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -346,7 +356,8 @@ impl KnownPlugin {
         self.points & point.bit() != 0
     }
 
-    /// Whether the current kube-scheduler registry has this plugin.
+    /// Whether the simulated scheduler's registry has this plugin: kube-scheduler's in-tree
+    /// registry, plus the scheduler-plugins plugins schedsim simulates (Coscheduling).
     pub fn is_in_tree(&self) -> bool {
         matches!(
             self.support,
@@ -466,7 +477,12 @@ pub const KNOWN_PLUGINS: &[KnownPlugin] = &[
         0,
     ),
     // kubernetes-sigs/scheduler-plugins and other out-of-tree plugins.
-    KnownPlugin::new("Coscheduling", Support::OutOfTree, 0),
+    // Built into scheduler-plugins' kube-scheduler; its gangs are simulated (`sched::gang`).
+    KnownPlugin::new(
+        "Coscheduling",
+        Support::Simulated,
+        QUEUE_SORT | PRE_FILTER | POST_FILTER | PERMIT | RESERVE | POST_BIND,
+    ),
     KnownPlugin::new("CapacityScheduling", Support::OutOfTree, 0),
     KnownPlugin::new("NodeResourceTopologyMatch", Support::OutOfTree, 0),
     KnownPlugin::new("NodeResourcesAllocatable", Support::OutOfTree, 0),
@@ -710,6 +726,24 @@ struct RawInterPodAffinityArgs {
     hard_pod_affinity_weight: Option<i32>,
     #[serde(default)]
     ignore_preferred_terms_of_existing_pods: bool,
+}
+
+/// scheduler-plugins' `CoschedulingArgs` (`apis/config/v1/types.go`); the kube-client fields
+/// are read and ignored.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawCoschedulingArgs {
+    api_version: Option<String>,
+    kind: Option<String>,
+    permit_waiting_time_seconds: Option<i64>,
+    pod_group_backoff_seconds: Option<i64>,
+    /// Removed in newer releases; older configs carry it.
+    #[serde(rename = "deniedPGExpirationTimeSeconds")]
+    denied_pg_expiration_time_seconds: Option<i64>,
+    #[allow(dead_code)]
+    kube_master: Option<String>,
+    #[allow(dead_code)]
+    kube_config_path: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -1175,6 +1209,7 @@ struct Args {
     hard_pod_affinity_weight: i64,
     ignore_preferred_terms_of_existing_pods: bool,
     spread_default_constraints: Option<Vec<TopologySpreadConstraint>>,
+    permit_waiting_seconds: Option<u32>,
 }
 
 fn resolve_profile(
@@ -1284,6 +1319,8 @@ fn resolve_profile(
         preemption: has(ExtensionPoint::PostFilter, names::DEFAULT_PREEMPTION),
         percentage_of_nodes_to_score: rp.percentage_of_nodes_to_score.or(global_percentage),
         spread_default_constraints: args.spread_default_constraints,
+        coscheduling: has(ExtensionPoint::Permit, "Coscheduling"),
+        permit_waiting_seconds: args.permit_waiting_seconds,
     };
     Ok((profile, merged.point(ExtensionPoint::QueueSort).clone()))
 }
@@ -1303,6 +1340,7 @@ fn plugin_args(
         hard_pod_affinity_weight: 1,
         ignore_preferred_terms_of_existing_pods: false,
         spread_default_constraints: None,
+        permit_waiting_seconds: None,
     };
     let mut seen: HashSet<&str> = HashSet::new();
     for (j, pc) in rp.plugin_config.iter().flatten().enumerate() {
@@ -1387,6 +1425,28 @@ fn plugin_args(
                 if let Some(shape) = &raw.shape {
                     validate_function_shape(doc, file, &format!("{a_path}.shape"), shape)?;
                 }
+            }
+            "Coscheduling" => {
+                let raw: RawCoschedulingArgs = doc.decode(file, &a_path, &value)?;
+                check_type_meta(doc, file, &a_path, &pc.name, &raw.api_version, &raw.kind)?;
+                // scheduler-plugins' `New`: a negative backoff is an error.
+                for (field, v) in [
+                    ("permitWaitingTimeSeconds", raw.permit_waiting_time_seconds),
+                    ("podGroupBackoffSeconds", raw.pod_group_backoff_seconds),
+                    (
+                        "deniedPGExpirationTimeSeconds",
+                        raw.denied_pg_expiration_time_seconds,
+                    ),
+                ] {
+                    if let Some(t) = v.filter(|t| *t < 0 || *t > i64::from(u32::MAX)) {
+                        return Err(doc.error(
+                            file,
+                            &format!("{a_path}.{field}"),
+                            invalid(t, "must be a non-negative number of seconds"),
+                        ));
+                    }
+                }
+                args.permit_waiting_seconds = raw.permit_waiting_time_seconds.map(|t| t as u32);
             }
             "DynamicResources" => {
                 let raw: RawDynamicResourcesArgs = doc.decode(file, &a_path, &value)?;
@@ -2066,8 +2126,9 @@ mod tests {
         assert_eq!(suggest("NodeResourceFit"), Some("NodeResourcesFit"));
         assert_eq!(suggest("TaintTolerations"), Some("TaintToleration"));
         assert_eq!(suggest("Zzz"), None);
-        // Out-of-tree names are never suggested.
-        assert_ne!(suggest("Coschedulin"), Some("Coscheduling"));
+        // Out-of-tree names are never suggested; simulated scheduler-plugins ones are.
+        assert_ne!(suggest("CapacitySchedulin"), Some("CapacityScheduling"));
+        assert_eq!(suggest("Coschedulin"), Some("Coscheduling"));
     }
 
     /// One specific extension point's set: (point, enabled, disabled).

@@ -7,6 +7,7 @@ use super::cluster::Cluster;
 use super::cycle::{Outcome, PodOutcome, PodPhase, Scheduler, SchedulerConfig, existing_pod_id};
 use super::gang;
 use super::plan::{self, Event, PodSelector, Requirement, Step};
+use crate::model::pod::GangScheduler;
 use crate::model::{Node, Pod};
 use crate::resolve::build::DependsOnStatus;
 
@@ -142,7 +143,12 @@ impl Run<'_> {
     /// One scheduling attempt of pod `i`, or of its gang's members the queue holds.
     fn attempt(&mut self, i: usize, queue: &[Step], requires: &[Requirement]) {
         let pod = &self.pods[i];
-        let results = match gang::group_of(pod, &self.config.pod_groups) {
+        // Coscheduling gangs need a profile that runs the plugin; without it the label is
+        // just a label.
+        let coscheduling = self.config.runs_coscheduling(pod);
+        let group = gang::group_of(pod, &self.config.pod_groups)
+            .filter(|g| g.scheduler != GangScheduler::Coscheduling || coscheduling);
+        let results = match group {
             Some(group) => {
                 let attempt = gang_attempt(
                     &group,
@@ -159,7 +165,7 @@ impl Run<'_> {
             }
             None => {
                 let mut outcome = self.s.schedule_one(i, pod);
-                if gang::lacks_pod_group(pod, &self.config.pod_groups) {
+                if coscheduling && gang::lacks_pod_group(pod, &self.config.pod_groups) {
                     gang::without_pod_group(&self.s, &mut outcome);
                 }
                 if let Some(node) = outcome.node {
@@ -432,6 +438,7 @@ fn gang_attempt<'p>(
         siblings: queued.len() + bound + gated,
         queued,
         bound,
+        permit_waiting_seconds: gang::DEFAULT_PERMIT_WAITING_SECONDS,
     }
 }
 

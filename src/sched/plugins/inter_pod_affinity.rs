@@ -465,13 +465,15 @@ pub fn filter(s: &State, node: usize) -> Status {
 /// nodes — plus the weight of each preferred affinity term of the incoming pod an existing pod
 /// matches, minus that of each preferred anti-affinity term; and symmetrically the existing
 /// pod's preferred terms (and its required affinity, with the hard weight 1) that the incoming
-/// pod matches. `None` when nothing contributes (PreScore's `Skip`).
+/// pod matches. `hard_weight` is `InterPodAffinityArgs.hardPodAffinityWeight`. `None` when
+/// nothing contributes (PreScore's `Skip`).
 pub fn pre_score<'p>(
     pod: &Pod,
     bound: impl Iterator<Item = BoundGroup<'p>>,
     ns: &NamespaceLabels,
     topo: &mut Topology,
     all_nodes: &[Node],
+    hard_weight: i64,
 ) -> Option<Counts> {
     let (affinity, anti) = preferred_terms(pod);
     let mut scores = Counts::default();
@@ -509,12 +511,18 @@ pub fn pre_score<'p>(
             }
         }
         if let Some(terms) = b.terms {
-            let positive = terms
+            // Existing pods' required affinity counts with `hardPodAffinityWeight`
+            // (`processExistingPod`; not at all when it is 0).
+            let hard = terms
+                .required_affinity
+                .iter()
+                .filter(|_| hard_weight > 0)
+                .map(|t| (t, hard_weight));
+            let all: Vec<(&Term, i64)> = terms
                 .preferred_affinity
                 .iter()
-                .chain(&terms.required_affinity);
-            let all: Vec<(&Term, i64)> = positive
                 .map(|t| (t, t.weight))
+                .chain(hard)
                 .chain(terms.preferred_anti_affinity.iter().map(|t| (t, -t.weight)))
                 .collect();
             let matched = existing_memo.get(b.terms_signature, || {
