@@ -214,6 +214,17 @@ struct AlikePods {
     nodes: BTreeMap<usize, i64>,
 }
 
+/// Bound pods taken off their node in a preemption what-if: the touched groups' per-node
+/// counts without them.
+#[derive(Debug, Default)]
+struct Removed(HashMap<(u32, u32), BTreeMap<usize, i64>>);
+
+impl Removed {
+    fn nodes<'a>(&'a self, key: &(u32, u32), g: &'a AlikePods) -> &'a BTreeMap<usize, i64> {
+        self.0.get(key).unwrap_or(&g.nodes)
+    }
+}
+
 /// The scheduler's state while it works through the queue.
 pub struct Scheduler<'a> {
     config: &'a SchedulerConfig,
@@ -438,19 +449,42 @@ impl<'a> Scheduler<'a> {
     }
 
     /// The bound pods, grouped by alikeness, with their nodes.
-    fn bound_pods(&self) -> impl Iterator<Item = inter_pod_affinity::BoundGroup<'_>> + '_ {
+    fn bound_pods<'s>(
+        &'s self,
+        removed: &'s Removed,
+    ) -> impl Iterator<Item = inter_pod_affinity::BoundGroup<'s>> + 's {
         self.groups
             .iter()
-            .filter(|(_, g)| !g.nodes.is_empty())
+            .map(|(key, g)| (key, g, removed.nodes(key, g)))
+            .filter(|(_, _, nodes)| !nodes.is_empty())
             .map(
-                move |(&(labels, terms), g)| inter_pod_affinity::BoundGroup {
+                move |(&(labels, terms), g, nodes)| inter_pod_affinity::BoundGroup {
                     pod: self.bound_pod(g.pod),
                     terms: g.terms.as_ref(),
                     labels_signature: labels,
                     terms_signature: terms,
-                    nodes: &g.nodes,
+                    nodes,
                 },
             )
+    }
+
+    /// The groups' counts with the pods `ids` taken off `node`: what PodTopologySpread and
+    /// InterPodAffinity see when preemption asks whether evicting them helps (`RemovePod`).
+    fn removed(&self, node: usize, ids: &[usize]) -> Removed {
+        let mut removed = Removed::default();
+        for b in self.bound[node].iter().filter(|b| ids.contains(&b.pod)) {
+            let nodes = removed
+                .0
+                .entry(b.group)
+                .or_insert_with(|| self.groups[&b.group].nodes.clone());
+            if let Some(n) = nodes.get_mut(&node) {
+                *n -= 1;
+                if *n == 0 {
+                    nodes.remove(&node);
+                }
+            }
+        }
+        removed
     }
 
     /// The pod's compiled topology spread constraints, if it has any.
@@ -493,13 +527,35 @@ impl<'a> Scheduler<'a> {
     /// PreFilter of PodTopologySpread and InterPodAffinity, the plugins that count bound pods;
     /// also the pod's compiled spread constraints, for Score.
     fn pre_filter_bound(&mut self, pod: &Pod) -> (Option<Arc<SpreadSpec>>, BoundPodFilters) {
+        self.pre_filter_bound_without(pod, &Removed::default())
+    }
+
+    /// PodTopologySpread's and InterPodAffinity's verdict on `node` for `pod` if the bound
+    /// pods `ids` were gone from it (preemption's what-if, `RemovePod` upstream).
+    pub(crate) fn bound_filters_without(
+        &mut self,
+        pod: &Pod,
+        node: usize,
+        ids: &[usize],
+    ) -> Status {
+        let removed = self.removed(node, ids);
+        let (_, filters) = self.pre_filter_bound_without(pod, &removed);
+        filters.filter(node)
+    }
+
+    /// [`Self::pre_filter_bound`] with some bound pods taken away (see [`Self::removed`]).
+    fn pre_filter_bound_without(
+        &mut self,
+        pod: &Pod,
+        removed: &Removed,
+    ) -> (Option<Arc<SpreadSpec>>, BoundPodFilters) {
         let spread = self.spread_for(pod);
         let on = self.profile().filters;
         let filters = BoundPodFilters {
             spread: spread
                 .as_ref()
                 .filter(|sp| on.pod_topology_spread && !sp.filter.is_empty())
-                .map(|sp| pod_topology_spread::pre_filter(&sp.filter, self.spread_groups())),
+                .map(|sp| pod_topology_spread::pre_filter(&sp.filter, self.spread_groups(removed))),
             affinity: (on.inter_pod_affinity
                 && inter_pod_affinity::relevant(pod, self.bound_with_anti_affinity > 0))
             .then(|| {
@@ -507,7 +563,7 @@ impl<'a> Scheduler<'a> {
                     let nodes = &s.cluster.nodes;
                     inter_pod_affinity::pre_filter(
                         pod,
-                        s.bound_pods(),
+                        s.bound_pods(removed),
                         &s.config.namespaces,
                         topo,
                         nodes,
@@ -530,13 +586,17 @@ impl<'a> Scheduler<'a> {
     }
 
     /// The bound pods grouped by alikeness, as PodTopologySpread counts them.
-    fn spread_groups(&self) -> impl Iterator<Item = pod_topology_spread::BoundGroup<'_>> + '_ {
+    fn spread_groups<'s>(
+        &'s self,
+        removed: &'s Removed,
+    ) -> impl Iterator<Item = pod_topology_spread::BoundGroup<'s>> + 's {
         self.groups
-            .values()
-            .filter(|g| !g.nodes.is_empty())
-            .map(|g| pod_topology_spread::BoundGroup {
+            .iter()
+            .map(|(key, g)| (g, removed.nodes(key, g)))
+            .filter(|(_, nodes)| !nodes.is_empty())
+            .map(|(g, nodes)| pod_topology_spread::BoundGroup {
                 pod: self.bound_pod(g.pod),
-                nodes: &g.nodes,
+                nodes,
             })
     }
 
@@ -898,7 +958,7 @@ impl<'a> Scheduler<'a> {
         let spread_scores: Vec<i64> = match spread.filter(|s| !s.is_empty()) {
             Some(s) => {
                 let nodes: Vec<usize> = self.feasible.iter().map(|f| f.node as usize).collect();
-                pod_topology_spread::score(s, &nodes, self.spread_groups())
+                pod_topology_spread::score(s, &nodes, self.spread_groups(&Removed::default()))
             }
             None => Vec::new(),
         };
@@ -913,7 +973,14 @@ impl<'a> Scheduler<'a> {
             .then(|| {
                 self.with_topology(|s, topo| {
                     let (ns, nodes) = (&s.config.namespaces, &s.cluster.nodes);
-                    inter_pod_affinity::pre_score(pod, s.bound_pods(), ns, topo, nodes, hard_weight)
+                    inter_pod_affinity::pre_score(
+                        pod,
+                        s.bound_pods(&Removed::default()),
+                        ns,
+                        topo,
+                        nodes,
+                        hard_weight,
+                    )
                 })
             })
             .flatten();

@@ -4,8 +4,7 @@
 //! (`SelectVictimsOnNode`, `PodEligibleToPreemptOthers`) and
 //! `pkg/scheduler/framework/preemption/preemption.go` (`Preempt`, `findCandidates`,
 //! `pickOneNodeForPreemption`). Simplification: PodDisruptionBudgets are not modelled, so the
-//! "fewest PDB violations" criterion never separates candidates; and only NodeResourcesFit is
-//! re-run without the victims (see `select_victims_on_node`).
+//! "fewest PDB violations" criterion never separates candidates.
 
 use super::cluster::PodRequest;
 use super::cycle::{Bound, Scheduler};
@@ -31,7 +30,7 @@ struct Candidate {
 }
 
 pub(crate) fn post_filter(
-    s: &Scheduler<'_>,
+    s: &mut Scheduler<'_>,
     pod: &Pod,
     request: &PodRequest,
     d: &Diagnosis,
@@ -57,7 +56,7 @@ pub(crate) fn post_filter(
         if !diagnosis::preemption_might_help(d.status_of(node)) {
             continue;
         }
-        match select_victims_on_node(s, node, pod, request, d.status_of(node)) {
+        match select_victims_on_node(s, node, pod, request) {
             NodeVerdict::Victims(victims) => candidates.push(Candidate { node, victims }),
             NodeVerdict::NoVictims => {
                 let i = *no_victims.get_or_insert_with(|| {
@@ -97,32 +96,34 @@ enum NodeVerdict {
     Victims(Vec<(usize, i32)>),
 }
 
-/// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then fits, add back
-/// ("reprieve") as many as possible, the most important first.
+/// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then passes the filters
+/// that look at bound pods (NodeResourcesFit, PodTopologySpread, InterPodAffinity; the others
+/// passed already, or the node would be unresolvable), add back ("reprieve") as many as
+/// possible, the most important first, each only if the pod still passes them all.
 fn select_victims_on_node(
-    s: &Scheduler<'_>,
+    s: &mut Scheduler<'_>,
     node: usize,
     pod: &Pod,
     request: &PodRequest,
-    failed: &Status,
 ) -> NodeVerdict {
-    let mut potential: Vec<_> = s.bound[node]
+    let mut potential: Vec<Bound> = s.bound[node]
         .iter()
         .filter(|b| b.priority < pod.priority)
+        .cloned()
         .collect();
     if potential.is_empty() {
         return NodeVerdict::NoVictims;
-    }
-    // Simplification: only resources are re-checked without the victims, so a node that failed
-    // PodTopologySpread or InterPodAffinity keeps that status (upstream re-runs every filter).
-    if failed.plugin == names::POD_TOPOLOGY_SPREAD || failed.plugin == names::INTER_POD_AFFINITY {
-        return NodeVerdict::StillFails(failed.clone());
     }
     let mut trial = s.cluster.clone_node(node);
     for b in &potential {
         trial.remove(&b.request);
     }
     let status = node_resources_fit::filter(request, trial.view(), &s.cluster.table);
+    if !status.is_success() {
+        return NodeVerdict::StillFails(status);
+    }
+    let all: Vec<usize> = potential.iter().map(|b| b.pod).collect();
+    let status = s.bound_filters_without(pod, node, &all);
     if !status.is_success() {
         return NodeVerdict::StillFails(status);
     }
@@ -134,10 +135,19 @@ fn select_victims_on_node(
             .cmp(&a.priority)
             .then_with(|| started(a).cmp(&started(b)))
     });
-    let mut victims = Vec::new();
-    for b in potential {
+    // Removed while trying: the victims so far and the pods not tried yet.
+    let mut victims: Vec<(usize, i32)> = Vec::new();
+    for (i, b) in potential.iter().enumerate() {
         trial.add(&b.request);
-        if !node_resources_fit::fits(request, trial.view()) {
+        let fits = node_resources_fit::fits(request, trial.view()) && {
+            let removed: Vec<usize> = victims
+                .iter()
+                .map(|(v, _)| *v)
+                .chain(potential[i + 1..].iter().map(|b| b.pod))
+                .collect();
+            s.bound_filters_without(pod, node, &removed).is_success()
+        };
+        if !fits {
             trial.remove(&b.request);
             victims.push((b.pod, b.priority));
         }

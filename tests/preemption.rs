@@ -1,0 +1,33 @@
+//! DefaultPreemption re-runs the filters that count bound pods without the victims.
+
+use std::path::PathBuf;
+
+use schedsim::load::{self, LoadOptions};
+use schedsim::sched::PodPhase;
+
+#[test]
+fn evicting_the_pods_behind_an_affinity_rule_helps() {
+    let loaded = load::load_files(
+        &[PathBuf::from("tests/data/preemption-affinity.yaml")],
+        &LoadOptions::default(),
+    );
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let r = schedsim::simulate(&loaded.scenarios[0]);
+    let pod = |name: &str| r.pods.iter().find(|p| p.name == name).unwrap();
+    assert_eq!(pod("exclusive").node.as_deref(), Some("gpu-0"));
+    assert_eq!(pod("exclusive").preempted, ["default/web-0"]);
+    // The existing pod's anti-affinity applies symmetrically; evicting it helps as well.
+    assert_eq!(pod("db").node.as_deref(), Some("gpu-1"));
+    assert_eq!(pod("db").preempted, ["default/loner"]);
+    assert_eq!(
+        r.preempted_existing_pods,
+        ["default/web-0", "default/loner"]
+    );
+    // Equal priorities are no victims: the anti-affinity failure stays.
+    let same = pod("same-priority");
+    assert_eq!(same.status, PodPhase::Unschedulable);
+    assert_eq!(
+        same.message,
+        "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    );
+}
