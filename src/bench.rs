@@ -202,6 +202,7 @@ pub struct BenchResult {
     pub name: String,
     pub nodes: usize,
     pub pods: usize,
+    /// Pods that were placed: running, or ran to completion.
     pub scheduled: usize,
     pub pending: usize,
     pub seconds: f64,
@@ -223,11 +224,15 @@ pub fn measure(
     let start = Instant::now();
     let outcome = crate::sched::schedule_plan(nodes, existing, pods, steps, config);
     let seconds = start.elapsed().as_secs_f64();
-    let scheduled = outcome
-        .pods
-        .iter()
-        .filter(|p| p.phase == PodPhase::Scheduled)
-        .count();
+    let count = |phases: &[PodPhase]| {
+        outcome
+            .pods
+            .iter()
+            .filter(|p| phases.contains(&p.phase))
+            .count()
+    };
+    // Succeeded pods (initializers) ran; they are neither pending nor still running.
+    let scheduled = count(&[PodPhase::Scheduled, PodPhase::Succeeded]);
     BenchResult {
         name: name.to_string(),
         nodes: n,
