@@ -267,7 +267,17 @@ fn score_follows_upstreams_formula() {
         json!({"whenUnsatisfiable": "ScheduleAnyway"}),
         json!({}),
     );
-    let spread = Spread::compile(&zone, "ScheduleAnyway", &nodes, &gates);
+    let compile = |pod: &Pod, nodes: &[Node]| {
+        Spread::compile(
+            pod,
+            &pod.topology_spread_constraints,
+            false,
+            "ScheduleAnyway",
+            nodes,
+            &gates,
+        )
+    };
+    let spread = compile(&zone, &nodes);
     assert_eq!(score(&spread, &feasible, groups()), [100, 100, 33, 33]);
     // Hostname: each node its own domain, weight ln(4+2): raw 2, 0, 4, 0 → 100·(4+0−s)/4.
     let host = incoming(
@@ -275,9 +285,78 @@ fn score_follows_upstreams_formula() {
         json!({"whenUnsatisfiable": "ScheduleAnyway", "topologyKey": "kubernetes.io/hostname"}),
         json!({}),
     );
-    let spread = Spread::compile(&host, "ScheduleAnyway", &nodes, &gates);
+    let spread = compile(&host, &nodes);
     assert_eq!(score(&spread, &feasible, groups()), [50, 100, 0, 100]);
     // A feasible node without the key is ignored (0) and left out of min and max.
-    let spread = Spread::compile(&zone, "ScheduleAnyway", &self::nodes(true, false), &gates);
+    let spread = compile(&zone, &self::nodes(true, false));
     assert_eq!(score(&spread, &feasible, groups()), [100, 0, 33, 33]);
+}
+
+/// A pod without constraints that a Service selects gets the system default constraints
+/// (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway) with the Service's selector; nodes
+/// without the zone label are not ignored then (`requireAllTopologies` is false).
+#[test]
+fn system_default_constraints_follow_the_services_selecting_the_pod() {
+    use schedsim::sched::plugins::pod_topology_spread::{
+        BoundGroup, ServiceSelector, Services, Spread, default_constraints, score,
+    };
+    let services = Services::new(&[ServiceSelector {
+        namespace: "default".into(),
+        selector: [("app".to_string(), "train".to_string())].into(),
+    }]);
+    let trainer = |name: &str| {
+        pod(
+            json!({"metadata": {"name": name, "namespace": "default", "labels": {"app": "train"}},
+                   "spec": {"containers": [{"name": "c", "image": "i"}]}}),
+        )
+    };
+    let incoming = trainer("p");
+    let constraints =
+        default_constraints(&incoming, None, &services).expect("a Service selects it");
+    let keys: Vec<(&str, i32, &str)> = constraints
+        .iter()
+        .map(|c| {
+            (
+                c.topology_key.as_str(),
+                c.max_skew,
+                c.when_unsatisfiable.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("kubernetes.io/hostname", 3, "ScheduleAnyway"),
+            ("topology.kubernetes.io/zone", 5, "ScheduleAnyway")
+        ]
+    );
+    // Not selected: other namespace, other labels.
+    let mut other = trainer("q");
+    other.namespace = "ml".into();
+    assert!(default_constraints(&other, None, &services).is_none());
+    assert!(default_constraints(&existing("e", "node-a", "default"), None, &services).is_none());
+    // An empty List means no defaults.
+    assert!(default_constraints(&incoming, Some(&[]), &services).is_none());
+
+    // Two trainers on node-a; no node has the zone key, and none is ignored for it.
+    let nodes = nodes(false, false);
+    let bound = trainer("t");
+    let on_a: std::collections::BTreeMap<usize, i64> = [(0, 2)].into();
+    let spread = Spread::compile(
+        &incoming,
+        &constraints,
+        true,
+        "ScheduleAnyway",
+        &nodes,
+        &FeatureGates::default(),
+    );
+    let groups = [BoundGroup {
+        pod: &bound,
+        nodes: &on_a,
+    }];
+    // ln(4+2)·2 + 2 ≈ 6 on node-a, 2 elsewhere: 100·(6+2−s)/6.
+    assert_eq!(
+        score(&spread, &[0, 1, 2, 3], groups.into_iter()),
+        [33, 100, 100, 100]
+    );
 }

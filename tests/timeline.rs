@@ -97,7 +97,8 @@ fn pending_gangs_and_dependents_are_retried_after_a_step() {
         [
             "ml/curated-dataset-initializer-0-0: Unschedulable → Succeeded on big-0",
             "ml/curated-node-0-0: Waiting → Scheduled on big-0",
-            "ml/curated-node-0-1: Waiting → Scheduled on big-0",
+            // JobSet's headless Service makes the system default spread apply to trainers.
+            "ml/curated-node-0-1: Waiting → Scheduled on gpu-0",
             "ml/pair-0: Unschedulable → Scheduled on big-0",
             "ml/pair-1: Unschedulable → Scheduled on gpu-0",
         ]

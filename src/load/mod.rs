@@ -26,7 +26,11 @@ use crate::resolve::{self, InitializerLifecycle, Runtimes, determined};
 use crate::sched::SchedulerConfig;
 use crate::sched::gang::{PodGroup, PodGroups};
 use crate::sched::plan::{self, Event, PodSelector, Step};
+use crate::sched::plugins::pod_topology_spread::ServiceSelector;
 use crate::sched::profile::Profile;
+
+/// The label JobSet's headless Service selects a TrainJob's pods by.
+const JOBSET_NAME_LABEL: &str = "jobset.sigs.k8s.io/jobset-name";
 use scenario::{FileRef, PoolItem, ScenarioDoc};
 use validate::FieldError;
 use yaml::{Document, join_path};
@@ -514,6 +518,14 @@ impl Loader<'_> {
         if !errors.is_empty() {
             return Err(errors);
         }
+        let services = train_jobs
+            .iter()
+            .filter(|j| j.headless_service)
+            .map(|j| ServiceSelector {
+                namespace: j.namespace.clone(),
+                selector: [(JOBSET_NAME_LABEL.to_string(), j.name.clone())].into(),
+            })
+            .collect();
         let profiles = match self.profiles(file, doc, &sd.spec.scheduler) {
             Ok(p) => p,
             Err(e) => return Err(vec![e]),
@@ -548,6 +560,7 @@ impl Loader<'_> {
                 }),
                 namespaces,
                 pod_groups,
+                services,
             },
             warnings,
         })

@@ -73,6 +73,9 @@ pub struct ResolvedTrainJob {
     pub has_overrides: bool,
     /// `(manager, time)` of `runtimePatches` / `templateOverrides` entries.
     pub stamps: Vec<(String, String)>,
+    /// JobSet's `network.enableDNSHostnames` (webhook default true): JobSet then creates a
+    /// headless Service selecting the pods by `jobset.sigs.k8s.io/jobset-name`.
+    pub headless_service: bool,
 }
 
 /// What to apply.
@@ -422,6 +425,9 @@ pub fn build(
         });
     }
     Ok(ResolvedTrainJob {
+        headless_service: runtime.spec.template.spec["network"]["enableDNSHostnames"]
+            .as_bool()
+            .unwrap_or(true),
         name: job.name().to_string(),
         namespace: job.namespace().to_string(),
         runtime: format!("{}/{}", runtime.kind.as_str(), runtime.name()),

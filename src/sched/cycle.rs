@@ -47,6 +47,9 @@ pub struct SchedulerConfig {
     pub namespaces: inter_pod_affinity::NamespaceLabels,
     /// The PodGroups gang members name.
     pub pod_groups: gang::PodGroups,
+    /// Services' selectors (JobSet's headless Service per TrainJob): PodTopologySpread's
+    /// default constraints select pods by them.
+    pub services: Vec<pod_topology_spread::ServiceSelector>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -257,6 +260,8 @@ pub struct Scheduler<'a> {
     profiles: Vec<CompiledProfile>,
     /// The profile scheduling the current pod.
     current: usize,
+    /// The Services whose selectors default PodTopologySpread constraints select pods by.
+    services: pod_topology_spread::Services,
 }
 
 /// A pod spec's PodTopologySpread constraints compiled against the nodes: the
@@ -355,6 +360,7 @@ impl<'a> Scheduler<'a> {
             topology: Default::default(),
             profiles: CompiledProfile::compile(&config.profiles(), &cluster.table),
             current: 0,
+            services: pod_topology_spread::Services::new(&config.services),
             config,
             cluster,
             templates: Vec::new(),
@@ -487,15 +493,27 @@ impl<'a> Scheduler<'a> {
         removed
     }
 
-    /// The pod's compiled topology spread constraints, if it has any.
+    /// The pod's compiled topology spread constraints — its own, or the profile's defaults
+    /// when a Service selects it — if it has any.
     fn spread_for(&mut self, pod: &Pod) -> Option<Arc<SpreadSpec>> {
-        if pod.topology_spread_constraints.is_empty() {
-            return None;
-        }
+        let profile = self.profile();
+        let defaults = match pod.topology_spread_constraints.is_empty() {
+            true => Some(pod_topology_spread::default_constraints(
+                pod,
+                profile.spread_default_constraints.as_deref(),
+                &self.services,
+            )?),
+            false => None,
+        };
+        let system_defaults = defaults.is_some() && profile.spread_default_constraints.is_none();
+        let constraints = defaults
+            .as_deref()
+            .unwrap_or(&pod.topology_spread_constraints);
         let key = serde_json::to_string(&(
+            self.current,
             &pod.namespace,
             &pod.labels,
-            &pod.topology_spread_constraints,
+            constraints,
             &pod.node_selector,
             pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()),
             &pod.tolerations,
@@ -505,19 +523,19 @@ impl<'a> Scheduler<'a> {
             return Some(Arc::clone(&self.spreads[i]));
         }
         let (nodes, gates) = (&self.cluster.nodes, &self.config.feature_gates);
+        let compile = |action| {
+            Arc::new(pod_topology_spread::Spread::compile(
+                pod,
+                constraints,
+                system_defaults,
+                action,
+                nodes,
+                gates,
+            ))
+        };
         let spec = Arc::new(SpreadSpec {
-            filter: Arc::new(pod_topology_spread::Spread::compile(
-                pod,
-                "DoNotSchedule",
-                nodes,
-                gates,
-            )),
-            score: Arc::new(pod_topology_spread::Spread::compile(
-                pod,
-                "ScheduleAnyway",
-                nodes,
-                gates,
-            )),
+            filter: compile("DoNotSchedule"),
+            score: compile("ScheduleAnyway"),
         });
         self.spreads.push(Arc::clone(&spec));
         self.spread_index.insert(key, self.spreads.len() - 1);

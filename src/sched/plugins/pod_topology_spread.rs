@@ -6,10 +6,12 @@
 //! spec, so they are compiled once per distinct spec ([`Spread::compile`]); each cycle only
 //! adds the matching bound pods into per-domain counts.
 //!
-//! The system default constraints (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway) select
-//! pods through the Services, ReplicaSets and StatefulSets that select the incoming pod
-//! (`helper.DefaultSelector`); scenarios hold none, so the selector is empty and upstream
-//! builds no default constraint — pods without constraints are not spread.
+//! A pod without constraints gets the profile's default constraints (`buildDefaultConstraints`):
+//! the system defaults (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway) or the profile's
+//! `List`, selecting pods through the Services that select the incoming pod
+//! (`helper.DefaultSelector`). In a scenario those are the headless Services JobSet creates for
+//! TrainJobs (`jobset.sigs.k8s.io/jobset-name`), so a TrainJob's pods are spread by default;
+//! other pods (no Service, ReplicaSet or StatefulSet selects them) are not.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -65,6 +67,9 @@ pub struct Spread {
     constraints: Vec<Constraint>,
     /// Per node: it carries every constraint's topology key (`nodeLabelsMatchSpreadConstraints`).
     has_all_keys: Vec<bool>,
+    /// Score ignores nodes without every key — except for the system default constraints
+    /// (`requireAllTopologies` in `scoring.go`).
+    require_all_topologies: bool,
     /// The incoming pod matches each constraint's selector (`selfMatchNum`).
     self_match: Vec<bool>,
 }
@@ -79,9 +84,18 @@ impl Spread {
     /// `filterTopologySpreadConstraints` for `action`, then each node's domain and whether it
     /// is counted. `matchLabelKeys` add the pod's own values to the selector; `minDomains`
     /// defaults to 1, `nodeAffinityPolicy` to Honor, `nodeTaintsPolicy` to Ignore.
-    pub fn compile(pod: &Pod, action: &str, nodes: &[Node], gates: &FeatureGates) -> Spread {
-        let chosen: Vec<&TopologySpreadConstraint> = pod
-            .topology_spread_constraints
+    ///
+    /// `constraints` are the pod's own or, when it has none, the profile's defaults
+    /// ([`default_constraints`]); `system_defaults` says they are the system defaults.
+    pub fn compile(
+        pod: &Pod,
+        constraints: &[TopologySpreadConstraint],
+        system_defaults: bool,
+        action: &str,
+        nodes: &[Node],
+        gates: &FeatureGates,
+    ) -> Spread {
+        let chosen: Vec<&TopologySpreadConstraint> = constraints
             .iter()
             .filter(|c| c.when_unsatisfiable == action)
             .collect();
@@ -150,6 +164,7 @@ impl Spread {
         Spread {
             constraints,
             has_all_keys,
+            require_all_topologies: !system_defaults,
             self_match,
         }
     }
@@ -157,6 +172,109 @@ impl Spread {
     pub fn is_empty(&self) -> bool {
         self.constraints.is_empty()
     }
+}
+
+/// `v1.DefaultPodTopologySpread`-era system defaults (`podtopologyspread/plugin.go`,
+/// `systemDefaultConstraints`).
+fn system_default_constraints() -> Vec<TopologySpreadConstraint> {
+    [(HOSTNAME, 3), ("topology.kubernetes.io/zone", 5)]
+        .into_iter()
+        .map(|(key, skew)| TopologySpreadConstraint {
+            topology_key: key.into(),
+            max_skew: skew,
+            when_unsatisfiable: "ScheduleAnyway".into(),
+            ..Default::default()
+        })
+        .collect()
+}
+
+/// A Service's label selector, in its namespace (what `helper.DefaultSelector` merges).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceSelector {
+    pub namespace: String,
+    pub selector: BTreeMap<String, String>,
+}
+
+/// Services by (namespace, one of their selector's pairs), so finding the Services that select
+/// a pod costs a lookup per pod label, not a scan of every Service.
+#[derive(Debug, Default)]
+pub struct Services {
+    services: Vec<ServiceSelector>,
+    by_pair: HashMap<(String, String, String), Vec<usize>>,
+}
+
+impl Services {
+    pub fn new(services: &[ServiceSelector]) -> Self {
+        let mut by_pair: HashMap<(String, String, String), Vec<usize>> = HashMap::new();
+        for (i, s) in services.iter().enumerate() {
+            // A Service with an empty selector selects no pod (`GetPodServices`).
+            if let Some((k, v)) = s.selector.iter().next() {
+                by_pair
+                    .entry((s.namespace.clone(), k.clone(), v.clone()))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        Services {
+            services: services.to_vec(),
+            by_pair,
+        }
+    }
+
+    /// `helper.DefaultSelector` over Services: the merged selectors of those selecting `pod`.
+    fn selector_for(&self, pod: &Pod) -> BTreeMap<String, String> {
+        let mut selector = BTreeMap::new();
+        if self.services.is_empty() {
+            return selector;
+        }
+        let mut matched: Vec<usize> = pod
+            .labels
+            .iter()
+            .filter_map(|(k, v)| {
+                self.by_pair
+                    .get(&(pod.namespace.clone(), k.clone(), v.clone()))
+            })
+            .flatten()
+            .copied()
+            .filter(|&i| {
+                self.services[i]
+                    .selector
+                    .iter()
+                    .all(|(k, v)| pod.labels.get(k) == Some(v))
+            })
+            .collect();
+        matched.sort_unstable();
+        matched.dedup();
+        for i in matched {
+            selector.extend(self.services[i].selector.clone());
+        }
+        selector
+    }
+}
+
+/// `buildDefaultConstraints`: for a pod without constraints, the profile's default constraints
+/// (`list`; `None` = the system defaults) with the merged selector of the Services selecting
+/// it. `None` when no Service selects the pod (the empty selector builds no constraint).
+pub fn default_constraints(
+    pod: &Pod,
+    list: Option<&[TopologySpreadConstraint]>,
+    services: &Services,
+) -> Option<Vec<TopologySpreadConstraint>> {
+    let selector = services.selector_for(pod);
+    if selector.is_empty() {
+        return None;
+    }
+    let mut constraints = list.map_or_else(system_default_constraints, <[_]>::to_vec);
+    if constraints.is_empty() {
+        return None;
+    }
+    for c in &mut constraints {
+        c.label_selector = Some(LabelSelector {
+            match_labels: Some(selector.clone()),
+            ..Default::default()
+        });
+    }
+    Some(constraints)
 }
 
 /// The constraint's selector with `matchLabelKeys` merged in as `key In (pod's value)`.
@@ -263,7 +381,7 @@ pub fn score<'p>(
     feasible: &[usize],
     bound: impl Iterator<Item = BoundGroup<'p>>,
 ) -> Vec<i64> {
-    let ignored = |node: usize| !spread.has_all_keys[node];
+    let ignored = |node: usize| spread.require_all_topologies && !spread.has_all_keys[node];
     let live = feasible.iter().filter(|&&n| !ignored(n)).count();
     // Per constraint: the domains feasible nodes carry, and the normalizing weight.
     let mut counts: Vec<Vec<Option<i64>>> = Vec::with_capacity(spread.constraints.len());
