@@ -12,6 +12,7 @@ pub mod model;
 pub mod report;
 pub mod resolve;
 pub mod sched;
+pub mod sweep;
 
 /// Schedules one loaded scenario and builds its report (the `run` pipeline for one scenario).
 /// When TrainJobs carry overrides, the scenario is scheduled a second time without them, and

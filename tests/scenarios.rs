@@ -1,9 +1,11 @@
 //! Snapshot tests of every bundled scenario: each pod's placement and message, and the table a
 //! person reads. A change in scheduling behaviour shows up as a snapshot diff.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
+use std::path::PathBuf;
+
+use common::cli::ok_with_threads;
 use schedsim::load::{self, LoadOptions};
 use schedsim::report::{RunReport, table};
 
@@ -58,20 +60,17 @@ fn output_is_identical_at_any_thread_count() {
     let run = |threads: &str| {
         let out =
             std::env::temp_dir().join(format!("schedsim-threads-{threads}-{}", std::process::id()));
-        let o = Command::new(env!("CARGO_BIN_EXE_schedsim"))
-            .args(["run", "scenarios", "--format", "json", "--out"])
-            .arg(&out)
-            .env("RAYON_NUM_THREADS", threads)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        o.stdout
+        ok_with_threads(
+            &[
+                "run",
+                "scenarios",
+                "--format",
+                "json",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            threads,
+        )
     };
     let one = run("1");
     assert!(!one.is_empty());

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod migrate;
 pub mod resolve;
 pub mod run;
+pub mod sweep;
 
 use clap::{Parser, Subcommand};
 
@@ -29,6 +30,50 @@ pub enum Command {
     Resolve(resolve::ResolveArgs),
     /// Rewrite `podTemplateOverrides` (Trainer v2.1) as an equivalent `runtimePatches` entry.
     Migrate(migrate::MigrateArgs),
+    /// Run every variant of the scenarios × seeds (shuffles, node failures, pool jitter) in
+    /// parallel and aggregate: placement probability, pending pods, GPU allocation and
+    /// fragmentation, pending reasons.
+    Sweep(sweep::SweepArgs),
+    /// Combine the JSON outputs of `sweep --shard I/N` runs into the sweep's aggregates.
+    Merge(sweep::MergeArgs),
+}
+
+/// Where a command's reports go and what it prints.
+#[derive(Debug, clap::Args)]
+pub struct OutputArgs {
+    /// Output format on stdout (default: table on a terminal, json otherwise).
+    #[arg(long, value_enum)]
+    pub format: Option<run::Format>,
+    /// Folder for report files (created if missing).
+    #[arg(long, default_value = "reports")]
+    pub out: std::path::PathBuf,
+}
+
+impl OutputArgs {
+    /// Writes `<stem>.json` and `<stem>.txt` atomically into the folder and prints one of
+    /// them; the exit code is `BAD_INPUT` when a file could not be written.
+    pub fn emit(&self, stem: &str, json: &str, table: &str) -> i32 {
+        use std::io::{IsTerminal, Write};
+        let mut code = crate::error::exit_code::SUCCESS;
+        for (ext, contents) in [("json", json), ("txt", table)] {
+            let path = self.out.join(format!("{stem}.{ext}"));
+            if let Err(e) = crate::report::write_atomic(&path, contents.as_bytes()) {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                code = crate::error::exit_code::BAD_INPUT;
+            }
+        }
+        let format = self.format.unwrap_or(if std::io::stdout().is_terminal() {
+            run::Format::Table
+        } else {
+            run::Format::Json
+        });
+        let text = match format {
+            run::Format::Table => table,
+            run::Format::Json => json,
+        };
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        code
+    }
 }
 
 /// Loads the scenarios under `paths`, printing every load error; `Err(exit code)` when the
@@ -55,5 +100,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Bench(args) => bench::run(&args),
         Command::Resolve(args) => resolve::run(&args),
         Command::Migrate(args) => migrate::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
+        Command::Merge(args) => sweep::merge(&args),
     }
 }

@@ -1,6 +1,5 @@
 //! `schedsim run [PATH…]`: load, schedule every scenario (in parallel), report.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -21,12 +20,8 @@ pub enum Format {
 pub struct RunArgs {
     /// Scenario files or folders (default: the bundled scenarios/).
     pub paths: Vec<PathBuf>,
-    /// Output format on stdout (default: table on a terminal, json otherwise).
-    #[arg(long, value_enum)]
-    pub format: Option<Format>,
-    /// Folder for report files (created if missing).
-    #[arg(long, default_value = "reports")]
-    pub out: PathBuf,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
     /// Message wording: `current` (Kubernetes ≥ 1.35) or `1.34`.
     #[arg(long, value_enum)]
     pub message_format: Option<MessageFormat>,
@@ -66,26 +61,10 @@ pub fn run(args: &RunArgs) -> i32 {
     };
     let json = report::to_json(&report);
     let table = report::table::render(&report);
-    let mut code = if loaded.errors.is_empty() {
-        exit_code::SUCCESS
+    let written = args.output.emit("run", &json, &table);
+    if loaded.errors.is_empty() {
+        written
     } else {
         exit_code::BAD_INPUT
-    };
-    for (name, contents) in [("run.json", &json), ("run.txt", &table)] {
-        if let Err(e) = report::write_atomic(&args.out.join(name), contents.as_bytes()) {
-            eprintln!("error: cannot write {}: {e}", args.out.join(name).display());
-            code = exit_code::BAD_INPUT;
-        }
     }
-    let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
-        Format::Table
-    } else {
-        Format::Json
-    });
-    let text = match format {
-        Format::Table => table,
-        Format::Json => json,
-    };
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    code
 }

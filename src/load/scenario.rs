@@ -60,6 +60,59 @@ pub struct ScenarioSpec {
     /// Steps after the initial arrival; the report shows the state after each.
     #[serde(default)]
     pub timeline: Vec<TimelineStep>,
+    /// `ignore`: TrainJobs run with their runtime alone, their overrides left out (a sweep's
+    /// "no overrides" variant). Default `apply`.
+    #[serde(default)]
+    pub overrides: OverridesMode,
+    /// Named alternatives `schedsim sweep` runs every combination of (`run` ignores them).
+    #[serde(default)]
+    pub variants: Vec<VariantDimension>,
+    /// What `schedsim sweep` varies from run to run.
+    #[serde(default)]
+    pub sweep: SweepSpec,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OverridesMode {
+    #[default]
+    Apply,
+    Ignore,
+}
+
+/// One dimension of the variant matrix: a name and its options.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantDimension {
+    pub dimension: String,
+    pub options: Vec<VariantOption>,
+}
+
+/// One option: a JSON merge patch (RFC 7386) applied to `spec` (empty: the scenario as is).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantOption {
+    pub name: String,
+    #[serde(default)]
+    pub patch: Option<Value>,
+}
+
+/// Seeded perturbations of each sweep run.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SweepSpec {
+    /// Runs per variant (default 1; `--seeds` overrides).
+    #[serde(default)]
+    pub seeds: Option<u32>,
+    /// Shuffle the arrival order of the workload items (a TrainJob's pods stay together).
+    #[serde(default)]
+    pub shuffle_arrivals: bool,
+    /// Each node is down for the run with this probability.
+    #[serde(default)]
+    pub node_failure_probability: Option<f64>,
+    /// Each pool's node count varies uniformly by up to this fraction (0.1 = ±10%).
+    #[serde(default)]
+    pub pool_jitter: Option<f64>,
 }
 
 /// One timeline step: exactly one action, optionally named.

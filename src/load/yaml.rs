@@ -68,6 +68,85 @@ impl Document {
     }
 }
 
+impl Document {
+    /// This document with the JSON merge patch (RFC 7386) at field `patch_path` applied to the
+    /// top-level field `key`. Positions follow the values: a replaced value's positions are
+    /// those of the patch, so errors in patched parts point into the patch.
+    pub fn merge_patched(&self, key: &str, patch_path: &str) -> Document {
+        let patch = patch_path
+            .split('.')
+            .try_fold(&self.value, |v, part| field_or_index(v, part))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let mut out = self.clone();
+        let target = match &mut out.value {
+            Value::Object(m) => m.entry(key.to_string()).or_insert(Value::Null),
+            other => other,
+        };
+        merge_patch(target, &patch, key, patch_path, &mut out.positions);
+        out
+    }
+}
+
+/// `a` or `a[3]`: an object field, then list indices.
+fn field_or_index<'v>(v: &'v Value, part: &str) -> Option<&'v Value> {
+    let (name, rest) = part.split_once('[').unwrap_or((part, ""));
+    let mut v = if name.is_empty() { v } else { v.get(name)? };
+    for index in rest.split('[') {
+        if let Some(i) = index.strip_suffix(']') {
+            v = v.get(i.parse::<usize>().ok()?)?;
+        }
+    }
+    Some(v)
+}
+
+/// RFC 7386 on `target` (at `at`), moving the positions of replaced values from `from`.
+fn merge_patch(
+    target: &mut Value,
+    patch: &Value,
+    at: &str,
+    from: &str,
+    positions: &mut HashMap<String, Position>,
+) {
+    let Value::Object(fields) = patch else {
+        *target = patch.clone();
+        let under = |p: &str, root: &str| {
+            p == root || p.starts_with(&format!("{root}.")) || p.starts_with(&format!("{root}["))
+        };
+        positions.retain(|p, _| !under(p, at));
+        let moved: Vec<(String, Position)> = positions
+            .iter()
+            .filter(|(p, _)| under(p, from))
+            .map(|(p, pos)| (format!("{at}{}", &p[from.len()..]), *pos))
+            .collect();
+        positions.extend(moved);
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    if let Some(pos) = positions.get(from).copied() {
+        positions.entry(at.to_string()).or_insert(pos);
+    }
+    let Value::Object(t) = target else {
+        unreachable!("made an object above")
+    };
+    for (k, v) in fields {
+        let (child_at, child_from) = (format!("{at}.{k}"), format!("{from}.{k}"));
+        if v.is_null() {
+            t.remove(k);
+            positions.retain(|p, _| {
+                !(p == &child_at
+                    || p.starts_with(&format!("{child_at}."))
+                    || p.starts_with(&format!("{child_at}[")))
+            });
+        } else {
+            let slot = t.entry(k.clone()).or_insert(Value::Null);
+            merge_patch(slot, v, &child_at, &child_from, positions);
+        }
+    }
+}
+
 /// For serde's "unknown field `x`, expected one of `a`, `b`" (or variant) messages, the
 /// closest expected name.
 fn did_you_mean(message: &str) -> Option<String> {

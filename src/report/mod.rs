@@ -2,6 +2,7 @@
 //! Renderers write to `impl Write`; [`write_atomic`] puts files in place only when complete.
 
 pub mod model;
+pub mod sweep;
 pub mod table;
 pub mod yaml;
 

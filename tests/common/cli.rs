@@ -11,9 +11,24 @@ pub fn schedsim(args: &[&str]) -> Output {
         .expect("run schedsim")
 }
 
+/// Runs schedsim with `RAYON_NUM_THREADS` set, asserts exit code 0, returns stdout.
+pub fn ok_with_threads(args: &[&str], threads: &str) -> Vec<u8> {
+    let o = Command::new(env!("CARGO_BIN_EXE_schedsim"))
+        .args(args)
+        .env("RAYON_NUM_THREADS", threads)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run schedsim");
+    succeeded(args, o)
+}
+
 /// Runs schedsim, asserts exit code 0, returns stdout.
 pub fn ok(args: &[&str]) -> String {
-    let o = schedsim(args);
+    String::from_utf8(succeeded(args, schedsim(args))).expect("UTF-8 output")
+}
+
+/// Stdout of a run that must have exited 0.
+fn succeeded(args: &[&str], o: Output) -> Vec<u8> {
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -21,7 +36,7 @@ pub fn ok(args: &[&str]) -> String {
         args.join(" "),
         String::from_utf8_lossy(&o.stderr)
     );
-    String::from_utf8(o.stdout).expect("UTF-8 output")
+    o.stdout
 }
 
 /// A fresh, empty folder private to this process and thread.
