@@ -240,7 +240,7 @@ fn schedule_anyway_never_filters_but_scores_toward_the_emptier_zone() {
 /// Score's raw `count·ln(domains+2) + maxSkew−1`, rounded, then reversed against the max.
 #[test]
 fn score_follows_upstreams_formula() {
-    use schedsim::sched::plugins::pod_topology_spread::{BoundGroup, Spread, score};
+    use schedsim::sched::plugins::pod_topology_spread::{BoundGroup, Spread, Tally, score};
     use std::collections::BTreeMap;
     let nodes = nodes(false, false);
     let e = on(&[("a1", "node-a"), ("x1", "node-x"), ("x2", "node-x")]);
@@ -278,7 +278,10 @@ fn score_follows_upstreams_formula() {
         )
     };
     let spread = compile(&zone, &nodes);
-    assert_eq!(score(&spread, &feasible, groups()), [100, 100, 33, 33]);
+    assert_eq!(
+        score(&spread, &feasible, &Tally::of(&spread, 4, groups())),
+        [100, 100, 33, 33]
+    );
     // Hostname: each node its own domain, weight ln(4+2): raw 2, 0, 4, 0 → 100·(4+0−s)/4.
     let host = incoming(
         foo(),
@@ -286,10 +289,16 @@ fn score_follows_upstreams_formula() {
         json!({}),
     );
     let spread = compile(&host, &nodes);
-    assert_eq!(score(&spread, &feasible, groups()), [50, 100, 0, 100]);
+    assert_eq!(
+        score(&spread, &feasible, &Tally::of(&spread, 4, groups())),
+        [50, 100, 0, 100]
+    );
     // A feasible node without the key is ignored (0) and left out of min and max.
     let spread = compile(&zone, &self::nodes(true, false));
-    assert_eq!(score(&spread, &feasible, groups()), [100, 0, 33, 33]);
+    assert_eq!(
+        score(&spread, &feasible, &Tally::of(&spread, 4, groups())),
+        [100, 0, 33, 33]
+    );
 }
 
 /// A pod without constraints that a Service selects gets the system default constraints
@@ -298,7 +307,7 @@ fn score_follows_upstreams_formula() {
 #[test]
 fn system_default_constraints_follow_the_services_selecting_the_pod() {
     use schedsim::sched::plugins::pod_topology_spread::{
-        BoundGroup, ServiceSelector, Services, Spread, default_constraints, score,
+        BoundGroup, ServiceSelector, Services, Spread, Tally, default_constraints, score,
     };
     let services = Services::new(&[ServiceSelector {
         namespace: "default".into(),
@@ -356,7 +365,11 @@ fn system_default_constraints_follow_the_services_selecting_the_pod() {
     }];
     // ln(4+2)·2 + 2 ≈ 6 on node-a, 2 elsewhere: 100·(6+2−s)/6.
     assert_eq!(
-        score(&spread, &[0, 1, 2, 3], groups.into_iter()),
+        score(
+            &spread,
+            &[0, 1, 2, 3],
+            &Tally::of(&spread, 4, groups.into_iter())
+        ),
         [33, 100, 100, 100]
     );
 }

@@ -229,3 +229,28 @@ fn perturbations_keep_their_promises() {
     };
     assert!(perturb(s, &all_down, &mut rng).nodes.is_empty());
 }
+
+/// The documented Indexed Job runs real `sweep --shard` and `merge` command lines.
+#[test]
+fn the_indexed_job_example_is_a_valid_job_pair() {
+    let text = std::fs::read_to_string("docs/sweep-indexed-job.yaml").unwrap();
+    let jobs: Vec<k8s_openapi::api::batch::v1::Job> = serde_saphyr::from_multiple(&text).unwrap();
+    assert_eq!(jobs.len(), 2);
+    let spec = jobs[0].spec.as_ref().unwrap();
+    assert_eq!(spec.completion_mode.as_deref(), Some("Indexed"));
+    assert_eq!(spec.completions, spec.parallelism);
+    let args = |j: &k8s_openapi::api::batch::v1::Job| {
+        let c = &j
+            .spec
+            .as_ref()
+            .unwrap()
+            .template
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers[0];
+        c.args.as_ref().unwrap().join(" ")
+    };
+    assert!(args(&jobs[0]).contains("--shard \"${JOB_COMPLETION_INDEX}/${SHARDS}\""));
+    assert!(args(&jobs[1]).starts_with("schedsim merge "));
+}

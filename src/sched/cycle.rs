@@ -253,6 +253,8 @@ pub struct Scheduler<'a> {
     /// Compiled topology spread constraints, by pod spec (see [`SpreadSpec`]).
     spreads: Vec<Arc<SpreadSpec>>,
     spread_index: HashMap<String, usize>,
+    /// Per spread: the bound pods its filter and score constraints select (kept per bind).
+    tallies: Vec<(pod_topology_spread::Tally, pod_topology_spread::Tally)>,
     /// Node → topology domain per key, for InterPodAffinity.
     topology: inter_pod_affinity::Topology,
     /// Scheduling gates removed by timeline steps, by pod id (`None`: all).
@@ -268,6 +270,8 @@ pub struct Scheduler<'a> {
 /// `DoNotSchedule` ones for Filter, the `ScheduleAnyway` ones for Score.
 #[derive(Debug)]
 struct SpreadSpec {
+    /// Its index in `Scheduler::spreads` (and `tallies`).
+    index: usize,
     filter: Arc<pod_topology_spread::Spread>,
     score: Arc<pod_topology_spread::Spread>,
 }
@@ -355,6 +359,7 @@ impl<'a> Scheduler<'a> {
             groups: BTreeMap::new(),
             bound_with_pod_affinity: 0,
             spreads: Vec::new(),
+            tallies: Vec::new(),
             spread_index: HashMap::new(),
             removed_gates: HashMap::new(),
             topology: Default::default(),
@@ -402,6 +407,7 @@ impl<'a> Scheduler<'a> {
         self.cluster.account(node, &request, 1);
         self.binds += 1;
         self.count_affinity(pod, 1);
+        self.count_spread(pod, node, 1);
         self.bound[node].push(Bound {
             pod: pod_id,
             priority: pod.priority,
@@ -425,10 +431,19 @@ impl<'a> Scheduler<'a> {
                 }
             }
             self.count_affinity(self.bound_pod(pod_id), -1);
+            self.count_spread(self.bound_pod(pod_id), node, -1);
         }
     }
 
     /// Keeps the counts that tell whether InterPodAffinity has work to do.
+    /// Keeps every spread's tallies of the pods it selects.
+    fn count_spread(&mut self, pod: &Pod, node: usize, sign: i64) {
+        for (spec, (filter, score)) in self.spreads.iter().zip(self.tallies.iter_mut()) {
+            filter.add(&spec.filter, pod, node, sign);
+            score.add(&spec.score, pod, node, sign);
+        }
+    }
+
     fn count_affinity(&mut self, pod: &Pod, sign: isize) {
         let a = pod.affinity.as_ref();
         let anti = a
@@ -509,10 +524,11 @@ impl<'a> Scheduler<'a> {
         let constraints = defaults
             .as_deref()
             .unwrap_or(&pod.topology_spread_constraints);
+        // The labels matter only through the selectors and the pod's own match.
         let key = serde_json::to_string(&(
             self.current,
             &pod.namespace,
-            &pod.labels,
+            pod_topology_spread::label_dependence(pod, constraints),
             constraints,
             &pod.node_selector,
             pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()),
@@ -534,11 +550,19 @@ impl<'a> Scheduler<'a> {
             ))
         };
         let spec = Arc::new(SpreadSpec {
+            index: self.spreads.len(),
             filter: compile("DoNotSchedule"),
             score: compile("ScheduleAnyway"),
         });
+        // From now on each bind updates its tallies; start them from what is bound.
+        let none = Removed::default();
+        let n = self.cluster.len();
+        self.tallies.push((
+            pod_topology_spread::Tally::of(&spec.filter, n, self.spread_groups(&none)),
+            pod_topology_spread::Tally::of(&spec.score, n, self.spread_groups(&none)),
+        ));
         self.spreads.push(Arc::clone(&spec));
-        self.spread_index.insert(key, self.spreads.len() - 1);
+        self.spread_index.insert(key, spec.index);
         Some(spec)
     }
 
@@ -573,7 +597,18 @@ impl<'a> Scheduler<'a> {
             spread: spread
                 .as_ref()
                 .filter(|sp| on.pod_topology_spread && !sp.filter.is_empty())
-                .map(|sp| pod_topology_spread::pre_filter(&sp.filter, self.spread_groups(removed))),
+                .map(|sp| {
+                    let tally = match removed.0.is_empty() {
+                        true => None,
+                        false => Some(pod_topology_spread::Tally::of(
+                            &sp.filter,
+                            self.cluster.len(),
+                            self.spread_groups(removed),
+                        )),
+                    };
+                    let tally = tally.as_ref().unwrap_or(&self.tallies[sp.index].0);
+                    pod_topology_spread::pre_filter(&sp.filter, tally)
+                }),
             affinity: (on.inter_pod_affinity
                 && inter_pod_affinity::relevant(pod, self.bound_with_anti_affinity > 0))
             .then(|| {
@@ -682,6 +717,7 @@ impl<'a> Scheduler<'a> {
         self.template_index.clear();
         self.spreads.clear();
         self.spread_index.clear();
+        self.tallies.clear();
         self.groups.clear();
         self.topology = Default::default();
         self.profiles = CompiledProfile::compile(&self.config.profiles(), &self.cluster.table);
@@ -783,10 +819,7 @@ impl<'a> Scheduler<'a> {
             }
             // "When only one node after predicate, just use it."
             1 => scheduled(self.feasible[0].node as usize),
-            _ => {
-                let spread_score = spread.as_ref().map(|sp| sp.score.as_ref());
-                scheduled(self.select_host(pod, spread_score))
-            }
+            _ => scheduled(self.select_host(pod, spread.as_deref())),
         }
     }
 
@@ -965,7 +998,7 @@ impl<'a> Scheduler<'a> {
     }
 
     /// NormalizeScore, weights, and a seeded uniform pick among the top-scored nodes.
-    fn select_host(&mut self, pod: &Pod, spread: Option<&pod_topology_spread::Spread>) -> usize {
+    fn select_host(&mut self, pod: &Pod, spread: Option<&SpreadSpec>) -> usize {
         let profile = &self.profiles[self.current].profile;
         let w = profile.weights;
         let (hard_weight, ignore_existing) = (
@@ -973,10 +1006,10 @@ impl<'a> Scheduler<'a> {
             profile.ignore_preferred_terms_of_existing_pods,
         );
         let spread = spread.filter(|_| w.pod_topology_spread != 0);
-        let spread_scores: Vec<i64> = match spread.filter(|s| !s.is_empty()) {
+        let spread_scores: Vec<i64> = match spread.filter(|s| !s.score.is_empty()) {
             Some(s) => {
                 let nodes: Vec<usize> = self.feasible.iter().map(|f| f.node as usize).collect();
-                pod_topology_spread::score(s, &nodes, self.spread_groups(&Removed::default()))
+                pod_topology_spread::score(&s.score, &nodes, &self.tallies[s.index].1)
             }
             None => Vec::new(),
         };

@@ -277,6 +277,24 @@ pub fn default_constraints(
     Some(constraints)
 }
 
+/// What a compiled [`Spread`] takes from the pod's labels: each constraint's selector with
+/// `matchLabelKeys` merged in, and whether the pod matches it. Pods alike in this (and in the
+/// rest of their spec) share one compiled spread, whatever their other labels.
+pub fn label_dependence(
+    pod: &Pod,
+    constraints: &[TopologySpreadConstraint],
+) -> (Vec<Option<LabelSelector>>, Vec<bool>) {
+    let selectors: Vec<Option<LabelSelector>> = constraints
+        .iter()
+        .map(|c| selector_with_label_keys(pod, c))
+        .collect();
+    let matches = selectors
+        .iter()
+        .map(|s| s.as_ref().is_some_and(|s| selector_matches(s, &pod.labels)))
+        .collect();
+    (selectors, matches)
+}
+
 /// The constraint's selector with `matchLabelKeys` merged in as `key In (pod's value)`.
 fn selector_with_label_keys(pod: &Pod, c: &TopologySpreadConstraint) -> Option<LabelSelector> {
     let mut selector = c.label_selector.clone()?;
@@ -291,6 +309,71 @@ fn selector_with_label_keys(pod: &Pod, c: &TopologySpreadConstraint) -> Option<L
     Some(selector)
 }
 
+/// The bound pods a spread's constraints select, counted per constraint: per domain on
+/// counted nodes (PreFilter's `TpValueToMatchNum`, Score's non-hostname counts) and, for
+/// hostname constraints, per node. Kept up to date at every bind, so a cycle reads counts
+/// instead of walking every bound pod.
+#[derive(Debug, Clone)]
+pub struct Tally {
+    domain: Vec<Vec<i64>>,
+    node: Vec<Vec<i64>>,
+}
+
+impl Tally {
+    pub fn new(spread: &Spread, nodes: usize) -> Tally {
+        Tally {
+            domain: spread
+                .constraints
+                .iter()
+                .map(|c| vec![0; c.domains])
+                .collect(),
+            node: spread
+                .constraints
+                .iter()
+                .map(|c| {
+                    if c.hostname {
+                        vec![0; nodes]
+                    } else {
+                        Vec::new()
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// Counts `n` pods like `pod` bound on `node` (negative: unbound).
+    pub fn add(&mut self, spread: &Spread, pod: &Pod, node: usize, n: i64) {
+        for (i, c) in spread.constraints.iter().enumerate() {
+            if !c.selects(pod) {
+                continue;
+            }
+            if let (Some(d), true) = (c.domain_of_node[node], c.counted[node]) {
+                self.domain[i][d as usize] += n;
+            }
+            if c.hostname {
+                self.node[i][node] += n;
+            }
+        }
+    }
+
+    /// A tally of the bound pods, grouped.
+    pub fn of<'p>(
+        spread: &Spread,
+        nodes: usize,
+        bound: impl Iterator<Item = BoundGroup<'p>>,
+    ) -> Tally {
+        let mut t = Tally::new(spread, nodes);
+        for g in bound {
+            if spread.constraints.iter().any(|c| c.selects(g.pod)) {
+                for (&node, &n) in g.nodes {
+                    t.add(spread, g.pod, node, n);
+                }
+            }
+        }
+        t
+    }
+}
+
 /// PreFilter's state: per constraint, the matching pods per domain and the global minimum.
 #[derive(Debug)]
 pub struct FilterState {
@@ -302,27 +385,8 @@ pub struct FilterState {
 /// PreFilter (`calPreFilterState`): counts matching pods on counted nodes per domain; a
 /// domain exists when a counted node carries it, even with no pods. Fewer domains than
 /// `minDomains` make the global minimum 0.
-pub fn pre_filter<'p>(
-    spread: &Arc<Spread>,
-    bound: impl Iterator<Item = BoundGroup<'p>>,
-) -> FilterState {
-    let mut counts: Vec<Vec<i64>> = spread
-        .constraints
-        .iter()
-        .map(|c| vec![0; c.domains])
-        .collect();
-    for g in bound {
-        for (c, counts) in spread.constraints.iter().zip(counts.iter_mut()) {
-            if !c.selects(g.pod) {
-                continue;
-            }
-            for (&node, &n) in g.nodes {
-                if let (Some(d), true) = (c.domain_of_node[node], c.counted[node]) {
-                    counts[d as usize] += n;
-                }
-            }
-        }
-    }
+pub fn pre_filter(spread: &Arc<Spread>, tally: &Tally) -> FilterState {
+    let counts = tally.domain.clone();
     let min_match = spread
         .constraints
         .iter()
@@ -376,51 +440,29 @@ pub fn filter(s: &FilterState, node: usize) -> Status {
 /// scored only if a feasible node carries it; its count is the matching pods on counted nodes
 /// in it. Hostname counts are the node's own matching pods. A node's raw score is
 /// `Σ count·ln(domains+2) + (maxSkew−1)`, rounded; then `100·(max+min−s)/max`.
-pub fn score<'p>(
-    spread: &Spread,
-    feasible: &[usize],
-    bound: impl Iterator<Item = BoundGroup<'p>>,
-) -> Vec<i64> {
+pub fn score(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
     let ignored = |node: usize| spread.require_all_topologies && !spread.has_all_keys[node];
     let live = feasible.iter().filter(|&&n| !ignored(n)).count();
-    // Per constraint: the domains feasible nodes carry, and the normalizing weight.
-    let mut counts: Vec<Vec<Option<i64>>> = Vec::with_capacity(spread.constraints.len());
+    // Per constraint: the domains feasible nodes carry (scored), and the normalizing weight.
+    let mut scored: Vec<Vec<bool>> = Vec::with_capacity(spread.constraints.len());
     let mut weights: Vec<f64> = Vec::with_capacity(spread.constraints.len());
     for c in &spread.constraints {
-        let mut domain_counts = vec![None; c.domains];
+        let mut domains = vec![false; c.domains];
         let mut size = 0;
         if !c.hostname {
             for &n in feasible.iter().filter(|&&n| !ignored(n)) {
                 if let Some(d) = c.domain_of_node[n]
-                    && domain_counts[d as usize].is_none()
+                    && !domains[d as usize]
                 {
-                    domain_counts[d as usize] = Some(0);
+                    domains[d as usize] = true;
                     size += 1;
                 }
             }
         } else {
             size = live;
         }
-        counts.push(domain_counts);
+        scored.push(domains);
         weights.push(((size + 2) as f64).ln());
-    }
-    // Hostname constraints count a node's own pods, with no inclusion policy.
-    let mut on_node: Vec<HashMap<usize, i64>> = vec![HashMap::new(); spread.constraints.len()];
-    for g in bound {
-        for (i, c) in spread.constraints.iter().enumerate() {
-            if !c.selects(g.pod) {
-                continue;
-            }
-            for (&node, &n) in g.nodes {
-                if c.hostname {
-                    *on_node[i].entry(node).or_default() += n;
-                } else if let (Some(d), true) = (c.domain_of_node[node], c.counted[node])
-                    && let Some(count) = counts[i][d as usize].as_mut()
-                {
-                    *count += n;
-                }
-            }
-        }
     }
     let raw: Vec<Option<i64>> = feasible
         .iter()
@@ -433,10 +475,13 @@ pub fn score<'p>(
                 let Some(d) = c.domain_of_node[node] else {
                     continue;
                 };
+                // Hostname constraints count a node's own pods, with no inclusion policy.
                 let count = if c.hostname {
-                    on_node[i].get(&node).copied().unwrap_or(0)
+                    tally.node[i][node]
+                } else if scored[i][d as usize] {
+                    tally.domain[i][d as usize]
                 } else {
-                    counts[i][d as usize].unwrap_or(0)
+                    0
                 };
                 score += count as f64 * weights[i] + (c.max_skew - 1) as f64;
             }
