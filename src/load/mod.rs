@@ -777,6 +777,7 @@ impl Loader<'_> {
                 namespaces,
                 pod_groups,
                 services,
+                drop_node_verdicts: false,
             },
             warnings,
         })

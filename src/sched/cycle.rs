@@ -50,6 +50,10 @@ pub struct SchedulerConfig {
     /// Services' selectors (JobSet's headless Service per TrainJob): PodTopologySpread's
     /// default constraints select pods by them.
     pub services: Vec<pod_topology_spread::ServiceSelector>,
+    /// Drop each pending pod's per-node verdicts once its message is written (sweeps and
+    /// benchmarks read only messages and reasons; a verdict costs 2 bytes per node per pending
+    /// pod, 100 KB each on a 50,000-node cluster).
+    pub drop_node_verdicts: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -1112,12 +1116,21 @@ impl<'a> Scheduler<'a> {
         d
     }
 
+    /// A pending pod's outcome; its per-node verdicts are dropped when the run does not need
+    /// them (the statuses stay, for the reasons).
+    fn pending(&self, message: String, mut d: Diagnosis) -> PodOutcome {
+        if self.config.drop_node_verdicts {
+            d.node_status = Vec::new();
+        }
+        unschedulable(message, d)
+    }
+
     /// PostFilter (DefaultPreemption), then the final message.
     fn fail(&mut self, pod: &Pod, request: &PodRequest, mut d: Diagnosis) -> PodOutcome {
         if !self.profile().preemption {
             // No PostFilter plugin: the FitError alone.
             let message = diagnosis::fit_error_message(self.cluster.len(), &d);
-            return unschedulable(message, d);
+            return self.pending(message, d);
         }
         match preemption::post_filter(self, pod, request, &d) {
             preemption::Result::Preempt { node, victims } => {
@@ -1131,7 +1144,7 @@ impl<'a> Scheduler<'a> {
             preemption::Result::Message(msg) => {
                 d.post_filter_msg = Some(msg);
                 let message = diagnosis::fit_error_message(self.cluster.len(), &d);
-                unschedulable(message, d)
+                self.pending(message, d)
             }
         }
     }

@@ -107,10 +107,10 @@ pub fn lacks_pod_group(pod: &Pod, groups: &PodGroups) -> bool {
 
 /// A Coscheduling pod without its PodGroup: Permit rejects it with `PodGroupNotFound` when it
 /// fits; when it does not, PostFilter adds "can not find pod group".
-pub(crate) fn without_pod_group(s: &Scheduler<'_>, outcome: &mut PodOutcome) {
+pub(crate) fn without_pod_group(outcome: &mut PodOutcome) {
     match outcome.phase {
         PodPhase::Scheduled => *outcome = rejected(POD_GROUP_NOT_FOUND.into()),
-        PodPhase::Unschedulable => append_post_filter(s, outcome, CAN_NOT_FIND_POD_GROUP),
+        PodPhase::Unschedulable => append_post_filter(outcome, CAN_NOT_FIND_POD_GROUP),
         _ => {}
     }
 }
@@ -192,7 +192,7 @@ pub(crate) fn schedule(s: &mut Scheduler<'_>, a: Attempt<'_>) -> Vec<(usize, Pod
                         *o = rejected(OPTIMISTIC_REJECTION.into());
                         assigned -= 1;
                     }
-                    append_post_filter(s, &mut outcome, &reason);
+                    append_post_filter(&mut outcome, &reason);
                 }
             }
             _ => {}
@@ -305,13 +305,20 @@ fn post_filter(g: &PodGroup, assigned: usize, pod: &str) -> Option<String> {
 
 /// Adds a PostFilter reason after DefaultPreemption's (`RunPostFilterPlugins` joins the
 /// reasons of the plugins that returned Unschedulable with ", ").
-fn append_post_filter(s: &Scheduler<'_>, outcome: &mut PodOutcome, reason: &str) {
+/// The message is extended in place, as `FitError.Error()` ends with the PostFilter message.
+fn append_post_filter(outcome: &mut PodOutcome, reason: &str) {
     if let Some(d) = outcome.diagnosis.as_mut() {
-        d.post_filter_msg = Some(match d.post_filter_msg.take() {
-            Some(m) if !m.is_empty() => format!("{m}, {reason}"),
-            _ => reason.to_string(),
-        });
-        outcome.message = super::diagnosis::fit_error_message(s.cluster.len(), d);
+        let joined = match d.post_filter_msg.take() {
+            Some(m) if !m.is_empty() => {
+                outcome.message.push_str(&format!(", {reason}"));
+                format!("{m}, {reason}")
+            }
+            _ => {
+                outcome.message.push_str(&format!(" {reason}"));
+                reason.to_string()
+            }
+        };
+        d.post_filter_msg = Some(joined);
     }
 }
 

@@ -166,7 +166,7 @@ impl Run<'_> {
             None => {
                 let mut outcome = self.s.schedule_one(i, pod);
                 if coscheduling && gang::lacks_pod_group(pod, &self.config.pod_groups) {
-                    gang::without_pod_group(&self.s, &mut outcome);
+                    gang::without_pod_group(&mut outcome);
                 }
                 if let Some(node) = outcome.node {
                     self.s.bind(node, i, pod);

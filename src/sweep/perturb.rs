@@ -25,6 +25,8 @@ pub struct World {
 pub fn perturb(s: &Scenario, p: &Perturbations, rng: &mut ChaCha8Rng) -> World {
     let mut config = s.config.clone();
     config.seed = rng.next_u64();
+    // A sweep keeps reasons, not every pending pod's verdict per node.
+    config.drop_node_verdicts = true;
     let mut nodes = s.nodes.clone();
     if p.pool_jitter > 0.0 {
         nodes = jitter_pools(nodes, p.pool_jitter, rng);
