@@ -4,6 +4,7 @@
 //! turns workloads into pods, [`sched`] simulates kube-scheduler, [`report`] renders outcomes.
 
 pub mod bench;
+pub mod check;
 pub mod cli;
 pub mod error;
 pub mod features;

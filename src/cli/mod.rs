@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand.
 
 pub mod bench;
+pub mod check;
 pub mod migrate;
 pub mod resolve;
 pub mod run;
@@ -36,6 +37,9 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     /// Combine the JSON outputs of `sweep --shard I/N` runs into the sweep's aggregates.
     Merge(sweep::MergeArgs),
+    /// Run the scenarios and enforce their `spec.expect` (exit 1 when one is unmet); writes
+    /// JUnit XML, a Markdown summary and a CSV of placements.
+    Check(check::CheckArgs),
 }
 
 /// Where a command's reports go and what it prints.
@@ -102,5 +106,6 @@ pub fn main(cli: Cli) -> i32 {
         Command::Migrate(args) => migrate::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Merge(args) => sweep::merge(&args),
+        Command::Check(args) => check::run(&args),
     }
 }

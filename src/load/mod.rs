@@ -59,6 +59,8 @@ pub struct Scenario {
     pub config: SchedulerConfig,
     /// Things the user should know that are not errors (a node without allocatable, …).
     pub warnings: Vec<String>,
+    /// `spec.expect`, checked by `schedsim check`.
+    pub expectations: Vec<crate::check::Expectation>,
 }
 
 /// Workload pods and the steps that bring them to the scheduler.
@@ -707,6 +709,25 @@ impl Loader<'_> {
                 target.push(Step::Checkpoint { name: name.clone() });
             }
         }
+        let mut expectations = Vec::new();
+        for (i, item) in sd.spec.expect.iter().enumerate() {
+            let path = format!("spec.expect[{i}]");
+            let at = match doc.position(&path) {
+                Some(p) => format!("{}:{}", file.display(), p.line),
+                None => file.display().to_string(),
+            };
+            let checked = doc
+                .decode::<crate::check::ExpectSpec>(file, &path, item)
+                .and_then(|spec| {
+                    crate::check::Expectation::new(path.clone(), at, spec).map_err(
+                        |(field, message)| doc.error(file, &join_path(&path, &field), message),
+                    )
+                });
+            match checked {
+                Ok(e) => expectations.push(e),
+                Err(e) => errors.push(e),
+            }
+        }
         let mut pod_keys = HashMap::new();
         for (p, at) in existing.iter().chain(&workloads) {
             if pod_keys.insert(p.key(), ()).is_some() {
@@ -780,6 +801,7 @@ impl Loader<'_> {
                 drop_node_verdicts: false,
             },
             warnings,
+            expectations,
         })
     }
 

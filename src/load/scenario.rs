@@ -70,6 +70,9 @@ pub struct ScenarioSpec {
     /// What `schedsim sweep` varies from run to run.
     #[serde(default)]
     pub sweep: SweepSpec,
+    /// Outcomes `schedsim check` enforces (see `check::ExpectSpec`).
+    #[serde(default)]
+    pub expect: Vec<Value>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

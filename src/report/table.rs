@@ -12,7 +12,7 @@ use crate::sched::PodPhase;
 
 /// Resources that count whole GPUs, by preference: a node advertising several (the Alibaba
 /// trace nodes carry `nvidia.com/gpu` and `alibabacloud.com/gpu-count`) counts the first.
-const GPU_RESOURCES: &[&str] = &[
+pub const GPU_RESOURCES: &[&str] = &[
     "nvidia.com/gpu",
     "amd.com/gpu",
     "alibabacloud.com/gpu-count",

@@ -56,7 +56,7 @@ pub struct SchedulerConfig {
     pub drop_node_verdicts: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum PodPhase {
     Scheduled,
     Unschedulable,

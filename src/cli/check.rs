@@ -1,0 +1,91 @@
+//! `schedsim check [PATH…]`: run the scenarios and enforce their `spec.expect`. Exit 0 when
+//! every expectation is met, 1 when one is not (each failure says expected and actual), 2 on
+//! bad input. Writes `check.junit.xml`, `check.md` and `placements.csv` into `--out`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use rayon::prelude::*;
+
+use super::run::default_scenarios;
+use crate::error::exit_code;
+use crate::load::LoadOptions;
+use crate::report::{self, ScenarioReport, ci};
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Scenario files or folders (default: the bundled scenarios/).
+    pub paths: Vec<PathBuf>,
+    /// Folder for report files (created if missing).
+    #[arg(long, default_value = "reports")]
+    pub out: PathBuf,
+    /// A KubeSchedulerConfiguration for every scenario, in place of their own.
+    #[arg(long, value_name = "FILE")]
+    pub scheduler_config: Option<PathBuf>,
+}
+
+pub fn run(args: &CheckArgs) -> i32 {
+    let paths = if args.paths.is_empty() {
+        vec![default_scenarios()]
+    } else {
+        args.paths.clone()
+    };
+    let options = LoadOptions {
+        scheduler_config: args.scheduler_config.clone(),
+        ..Default::default()
+    };
+    let loaded = match super::load_scenarios(&paths, &options) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let reports: Vec<ScenarioReport> = loaded.scenarios.par_iter().map(crate::simulate).collect();
+    let checked: Vec<(&ScenarioReport, Vec<crate::check::Verdict>)> = loaded
+        .scenarios
+        .iter()
+        .zip(&reports)
+        .map(|(s, r)| (r, crate::check::check(s, r)))
+        .collect();
+    let (mut total, mut failed) = (0, 0);
+    for (r, verdicts) in &checked {
+        if verdicts.is_empty() {
+            continue;
+        }
+        let unmet = verdicts.iter().filter(|v| !v.met()).count();
+        total += verdicts.len();
+        failed += unmet;
+        println!(
+            "{} {} ({}): {} expectation(s), {} unmet",
+            if unmet == 0 { "ok  " } else { "FAIL" },
+            r.name,
+            r.file,
+            verdicts.len(),
+            unmet
+        );
+        for v in verdicts.iter().filter(|v| !v.met()) {
+            println!("  ✗ {} ({}, {})", v.title, v.at, v.path);
+            for f in &v.failures {
+                println!("      {f}");
+            }
+        }
+    }
+    println!("{} of {total} expectation(s) met", total - failed);
+    let mut code = exit_code::SUCCESS;
+    let all: Vec<&ScenarioReport> = reports.iter().collect();
+    for (name, contents) in [
+        ("check.junit.xml", ci::junit(&checked)),
+        ("check.md", ci::markdown(&checked)),
+        ("placements.csv", ci::placements_csv(&all)),
+    ] {
+        if let Err(e) = report::write_atomic(&args.out.join(name), contents.as_bytes()) {
+            eprintln!("error: cannot write {}: {e}", args.out.join(name).display());
+            code = exit_code::BAD_INPUT;
+        }
+    }
+    if !loaded.errors.is_empty() || code != exit_code::SUCCESS {
+        exit_code::BAD_INPUT
+    } else if failed > 0 {
+        exit_code::EXPECTATIONS_NOT_MET
+    } else {
+        exit_code::SUCCESS
+    }
+}
