@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "PascalCase", deny_unknown_fields)]
 pub struct FeatureGates {
     /// `TaintTolerationComparisonOperators` (alpha, off by default): tolerations with `Gt`/`Lt`.

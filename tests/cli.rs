@@ -2,7 +2,7 @@
 //! field paths, and that good scenarios still run next to bad ones.
 
 mod common;
-use common::cli::tempdir;
+use common::cli::{ok, tempdir};
 
 use std::path::Path;
 use std::process::Output;
@@ -275,5 +275,15 @@ fn topology_spread_constraints_the_api_server_rejects_are_errors() {
         "spec.workloads[0].spec.topologySpreadConstraints[3].nodeTaintsPolicy: Unsupported value: \"Always\": supported values: \"Honor\", \"Ignore\"",
     ] {
         assert!(err.contains(expected), "missing {expected:?} in\n{err}");
+    }
+}
+
+#[test]
+fn completions_cover_every_subcommand() {
+    for shell in ["bash", "zsh", "fish"] {
+        let script = ok(&["completions", shell]);
+        for sub in ["run", "sweep", "merge", "check", "resolve", "schema"] {
+            assert!(script.contains(sub), "{shell} completion lacks {sub}");
+        }
     }
 }

@@ -13,7 +13,7 @@ use crate::report::ScenarioReport;
 use crate::sched::PodPhase;
 
 /// One entry of `spec.expect`, as written.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ExpectSpec {
     /// Shown in reports (default: the expectation's field path).
@@ -53,7 +53,7 @@ pub struct ExpectSpec {
     pub fully_placed: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MessageMatch {
     #[serde(default)]

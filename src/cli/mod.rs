@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod completions;
 pub mod migrate;
 pub mod resolve;
 pub mod run;
@@ -40,6 +41,10 @@ pub enum Command {
     /// Run the scenarios and enforce their `spec.expect` (exit 1 when one is unmet); writes
     /// JUnit XML, a Markdown summary and a CSV of placements.
     Check(check::CheckArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the JSON Schema of the Scenario format (editors validate and complete with it).
+    Schema,
 }
 
 /// Where a command's reports go and what it prints.
@@ -107,5 +112,10 @@ pub fn main(cli: Cli) -> i32 {
         Command::Sweep(args) => sweep::run(&args),
         Command::Merge(args) => sweep::merge(&args),
         Command::Check(args) => check::run(&args),
+        Command::Completions(args) => completions::run(&args),
+        Command::Schema => {
+            print!("{}", crate::load::scenario::schema_json());
+            crate::error::exit_code::SUCCESS
+        }
     }
 }

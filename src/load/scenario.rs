@@ -9,7 +9,7 @@ use crate::sched::framework::MessageFormat;
 pub const API_VERSION: &str = "schedsim.io/v1alpha1";
 pub const KIND: &str = "Scenario";
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScenarioDoc {
     pub api_version: String,
@@ -18,7 +18,7 @@ pub struct ScenarioDoc {
     pub spec: ScenarioSpec,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScenarioMeta {
     pub name: String,
@@ -28,7 +28,7 @@ pub struct ScenarioMeta {
 
 /// Items are inline Kubernetes objects, `{file: PATH}`, or (nodes only) `{pool: …}`; they are
 /// kept as values here and interpreted with their field paths by the loader.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScenarioSpec {
     #[serde(default)]
@@ -72,10 +72,11 @@ pub struct ScenarioSpec {
     pub sweep: SweepSpec,
     /// Outcomes `schedsim check` enforces (see `check::ExpectSpec`).
     #[serde(default)]
+    #[schemars(with = "Vec<crate::check::ExpectSpec>")]
     pub expect: Vec<Value>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum OverridesMode {
     #[default]
@@ -84,7 +85,7 @@ pub enum OverridesMode {
 }
 
 /// One dimension of the variant matrix: a name and its options.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VariantDimension {
     pub dimension: String,
@@ -92,7 +93,7 @@ pub struct VariantDimension {
 }
 
 /// One option: a JSON merge patch (RFC 7386) applied to `spec` (empty: the scenario as is).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VariantOption {
     pub name: String,
@@ -101,7 +102,7 @@ pub struct VariantOption {
 }
 
 /// Seeded perturbations of each sweep run.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SweepSpec {
     /// Runs per variant (default 1; `--seeds` overrides).
@@ -119,7 +120,7 @@ pub struct SweepSpec {
 }
 
 /// One timeline step: exactly one action, optionally named.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TimelineStep {
     #[serde(default)]
@@ -150,7 +151,7 @@ pub struct TimelineStep {
 
 /// Workload pods by `namespace/name`, or every pod of the named workloads (TrainJob names,
 /// Determined trial names).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PodSelectorSpec {
     #[serde(default)]
@@ -159,7 +160,7 @@ pub struct PodSelectorSpec {
     pub workloads: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GateRemoval {
     #[serde(default)]
@@ -171,7 +172,7 @@ pub struct GateRemoval {
     pub gates: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SchedulerSpec {
     /// Seeds the tie-break among equally scored nodes.
@@ -191,7 +192,7 @@ pub struct SchedulerSpec {
     pub configuration: Option<FileRef>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
 pub enum MessageFormatSpec {
     #[serde(rename = "current")]
     Current,
@@ -209,20 +210,20 @@ impl From<MessageFormatSpec> for MessageFormat {
 }
 
 /// `{file: PATH}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileRef {
     pub file: String,
 }
 
 /// `{pool: {count, namePrefix, template}}`: `count` copies of a Node template.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PoolItem {
     pub pool: PoolSpec,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PoolSpec {
     pub count: u32,
@@ -233,13 +234,13 @@ pub struct PoolSpec {
 
 /// `{determined: {...}}`: a Determined trial, from an experiment config and the cluster's Helm
 /// values (neither is a Kubernetes object).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeterminedItem {
     pub determined: DeterminedSpec,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DeterminedSpec {
     /// Names the trial's pods (`<name>-<index>`) and groups them in reports.
@@ -253,4 +254,13 @@ pub struct DeterminedSpec {
     /// `strategicMerge` (current releases) or `replace` (older releases).
     #[serde(default)]
     pub pod_spec_merge: Option<String>,
+}
+
+/// The JSON Schema of the Scenario document (`schedsim schema`; committed as
+/// `schema/scenario.schema.json` so editors can validate and complete scenario files).
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(ScenarioDoc);
+    let mut text = serde_json::to_string_pretty(&schema).expect("schema serializes");
+    text.push('\n');
+    text
 }

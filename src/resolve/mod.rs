@@ -51,7 +51,7 @@ impl Runtimes {
 }
 
 /// What happens to initializer pods once they have run (a scenario option).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum InitializerLifecycle {
     /// They complete and free their resources before the pods that depend on them arrive.

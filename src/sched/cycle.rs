@@ -56,7 +56,9 @@ pub struct SchedulerConfig {
     pub drop_node_verdicts: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub enum PodPhase {
     Scheduled,
     Unschedulable,
