@@ -29,6 +29,10 @@ pub struct RunArgs {
     /// the scenarios' own (compare LeastAllocated with GPU bin-packing on the same workload).
     #[arg(long, value_name = "FILE")]
     pub scheduler_config: Option<PathBuf>,
+    /// Also draw charts (SVG and PNG) into `<out>/<scenario>/` and an `index.html` with the
+    /// tables and charts.
+    #[arg(long)]
+    pub charts: bool,
 }
 
 /// The bundled scenarios: `./scenarios` when present, else the source tree's.
@@ -61,7 +65,14 @@ pub fn run(args: &RunArgs) -> i32 {
     };
     let json = report::to_json(&report);
     let table = report::table::render(&report);
-    let written = args.output.emit("run", &json, &table);
+    let mut written = args.output.emit("run", &json, &table);
+    if args.charts {
+        let scenarios: Vec<_> = loaded.scenarios.iter().zip(&report.scenarios).collect();
+        if let Err(e) = report::chart::write_all(&scenarios, &table, &args.output.out) {
+            eprintln!("error: cannot write charts: {e}");
+            written = exit_code::BAD_INPUT;
+        }
+    }
     if loaded.errors.is_empty() {
         written
     } else {

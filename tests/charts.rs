@@ -1,0 +1,50 @@
+//! `run --charts`: the SVG structure of each chart (its texts and how many cells it draws),
+//! the PNGs, and a self-contained index.html.
+
+mod common;
+
+use common::cli::{ok, tempdir};
+
+/// The texts of an SVG, in document order.
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = t.split_once('>')?.1;
+            Some(body.split("</text>").next()?.trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn charts_have_their_labels_cells_and_pngs() {
+    let out = tempdir("charts");
+    ok(&[
+        "run",
+        "scenarios/gangs.yaml",
+        "--charts",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let dir = out.join("gangs");
+    let svg = |name: &str| std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap();
+    let map = svg("placement-map");
+    insta::assert_yaml_snapshot!("placement-map-texts", texts(&map));
+    // 4 nodes x 8 GPUs, one rect per cell, plus the legend's 5 swatches and the background.
+    assert_eq!(map.matches("<rect").count(), 32 + 5 + 1);
+    insta::assert_yaml_snapshot!("gpu-allocation-texts", texts(&svg("gpu-allocation")));
+    insta::assert_yaml_snapshot!("pending-reasons-texts", texts(&svg("pending-reasons")));
+    for name in ["placement-map", "gpu-allocation", "pending-reasons"] {
+        let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}.png");
+    }
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert_eq!(index.matches("<svg").count(), 3);
+    assert!(index.contains("<pre>Scenario gangs"));
+    // Self-contained: no stylesheet, script or image is fetched.
+    for external in ["<link", "<script", "src=\"http", "href=\"http"] {
+        assert!(!index.contains(external), "{external}");
+    }
+}
