@@ -254,3 +254,41 @@ fn the_indexed_job_example_is_a_valid_job_pair() {
     assert!(args(&jobs[0]).contains("--shard \"${JOB_COMPLETION_INDEX}/${SHARDS}\""));
     assert!(args(&jobs[1]).starts_with("schedsim merge "));
 }
+
+#[test]
+fn sweep_charts_draw_one_line_per_variant() {
+    let out = tempdir("sweep-charts");
+    sweep(
+        &[
+            "sweep",
+            SCENARIO,
+            "--seeds",
+            "2",
+            "--set",
+            "profile=default",
+            "--charts",
+            "--format",
+            "json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "2",
+    );
+    let dir = out.join("capacity-sweep-sweep");
+    for name in ["pending-pods-cdf", "gpu-allocation-cdf"] {
+        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap();
+        // Six variants: six lines (2 px; the mesh and axes are 1 px) and six legend entries.
+        let lines = svg
+            .split("<polyline")
+            .filter(|p| {
+                p.split('>')
+                    .next()
+                    .is_some_and(|a| a.contains("stroke-width=\"2\""))
+            })
+            .count();
+        assert_eq!(lines, 6, "{name}");
+        assert!(svg.contains("inventory=6xH100,overrides=none,profile=default"));
+        let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
+        assert_eq!(&png[..4], b"\x89PNG");
+    }
+}

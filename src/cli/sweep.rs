@@ -47,6 +47,10 @@ pub struct SweepArgs {
     pub scheduler_config: Option<PathBuf>,
     #[command(flatten)]
     pub output: super::OutputArgs,
+    /// Also draw per-scenario distributions (CDFs of pending pods and GPU allocation, one line
+    /// per variant) into `<out>/<scenario>-sweep/`.
+    #[arg(long)]
+    pub charts: bool,
 }
 
 #[derive(Debug, Args)]
@@ -143,6 +147,12 @@ pub fn run(args: &SweepArgs) -> i32 {
             eprintln!("error: cannot write {}: {e}", path.display());
             code = exit_code::BAD_INPUT;
         }
+    }
+    if args.charts
+        && let Err(e) = report::chart::write_sweep_charts(&report, &args.output.out)
+    {
+        eprintln!("error: cannot write charts: {e}");
+        code = exit_code::BAD_INPUT;
     }
     write_report(&report, &args.output).max(code)
 }

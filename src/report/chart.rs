@@ -625,3 +625,122 @@ fn escape(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
+
+/// A sweep's distributions: per scenario, the CDF of pending pods and of GPU allocation over
+/// the runs, one line per variant; SVG and PNG into `<out>/<scenario>-sweep/`.
+pub fn write_sweep_charts(report: &crate::sweep::SweepReport, out: &Path) -> Result<(), String> {
+    register_font();
+    for s in &report.scenarios {
+        let dir = out.join(format!("{}-sweep", folder(&s.name)));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let lines =
+            |pick: &dyn Fn(&crate::sweep::Aggregate) -> &crate::sweep::aggregate::Histogram,
+             scale: f64| {
+                s.variants
+                    .iter()
+                    .map(|v| {
+                        let h = pick(&v.aggregate);
+                        let n: u64 = h.values().sum();
+                        let mut seen = 0;
+                        let points: Vec<(f64, f64)> = h
+                            .iter()
+                            .map(|(x, c)| {
+                                seen += c;
+                                (*x as f64 / scale, seen as f64 / n.max(1) as f64)
+                            })
+                            .collect();
+                        (v.name.clone(), points)
+                    })
+                    .collect::<Vec<_>>()
+            };
+        for (name, caption, axis, data) in [
+            (
+                "pending-pods-cdf",
+                "Pending pods per run (cumulative share of runs)",
+                "pending pods",
+                lines(&|a| &a.pending_pods, 1.0),
+            ),
+            (
+                "gpu-allocation-cdf",
+                "GPU allocation per run (cumulative share of runs)",
+                "GPUs allocated (%)",
+                lines(&|a| &a.gpu_allocation_permille, 10.0),
+            ),
+        ] {
+            let size = (1100, 520 + 20 * data.len() as u32);
+            let mut svg = String::new();
+            {
+                let area = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+                draw_cdf(&area, caption, axis, &data)?;
+                area.present().map_err(|e| e.to_string())?;
+            }
+            super::write_atomic(&dir.join(format!("{name}.svg")), svg.as_bytes())
+                .map_err(|e| e.to_string())?;
+            let tmp = dir.join(format!(".{name}.tmp.png"));
+            {
+                let area = BitMapBackend::new(&tmp, size).into_drawing_area();
+                draw_cdf(&area, caption, axis, &data)?;
+                area.present().map_err(|e| e.to_string())?;
+            }
+            std::fs::rename(&tmp, dir.join(format!("{name}.png"))).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Step lines of cumulative shares, one per variant.
+fn draw_cdf<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    caption: &str,
+    axis: &str,
+    lines: &[(String, Vec<(f64, f64)>)],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    area.fill(&WHITE).map_err(|e| e.to_string())?;
+    let max_x = lines
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|(x, _)| *x))
+        .fold(1.0f64, f64::max);
+    let (chart_area, legend_area) = area.split_vertically(420);
+    let mut chart = ChartBuilder::on(&chart_area)
+        .caption(caption, (FONT, 20))
+        .margin(14)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..max_x * 1.05, 0f64..1.05)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc(axis)
+        .y_desc("share of runs")
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (i, (_, points)) in lines.iter().enumerate() {
+        // A step function: each value's share holds until the next value.
+        let mut steps: Vec<(f64, f64)> = vec![(0.0, 0.0)];
+        for &(x, y) in points {
+            let last = steps.last().map_or(0.0, |p| p.1);
+            steps.push((x, last));
+            steps.push((x, y));
+        }
+        steps.push((max_x * 1.05, steps.last().map_or(0.0, |p| p.1)));
+        chart
+            .draw_series(LineSeries::new(steps, colour(i).stroke_width(2)))
+            .map_err(|e| e.to_string())?;
+    }
+    let text = (FONT, 13).into_font().color(&BLACK);
+    for (i, (name, _)) in lines.iter().enumerate() {
+        let y = 10 + 20 * i as i32;
+        legend_area
+            .draw(&Rectangle::new([(80, y), (100, y + 4)], colour(i).filled()))
+            .map_err(|e| e.to_string())?;
+        legend_area
+            .draw_text(name, &text, (108, y - 5))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
