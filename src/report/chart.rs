@@ -82,6 +82,12 @@ enum Chart {
         bars: Vec<(String, Vec<i64>)>,
         series: Vec<(&'static str, RGBColor)>,
     },
+    /// Step lines of cumulative shares of runs, one per sweep variant.
+    Cdf {
+        caption: &'static str,
+        axis: &'static str,
+        lines: Vec<(String, Vec<(f64, f64)>)>,
+    },
 }
 
 /// The placement map: per pool, its nodes (for big clusters, the pool as one row), each a row
@@ -122,6 +128,7 @@ impl Chart {
                     (110 + 20 * legend_rows + 16 * rows + 30 * p.pools.len()).min(4000) as u32,
                 )
             }
+            Chart::Cdf { lines, .. } => (1100, 470 + 20 * lines.len() as u32),
             Chart::Bars { bars, series, .. } => {
                 let legend = if series.len() > 1 {
                     24 * series.len() as u32 + 30
@@ -146,6 +153,11 @@ impl Chart {
                 series,
             } => draw_bars(area, caption, axis, bars, series),
             Chart::Placement(p) => draw_placement(area, p),
+            Chart::Cdf {
+                caption,
+                axis,
+                lines,
+            } => draw_cdf(area, caption, axis, lines),
         }
     }
 }
@@ -321,6 +333,31 @@ where
         y += 10;
     }
     Ok(())
+}
+
+/// Writes `<path>.svg` and `<path>.png` (atomically: the PNG through a temporary file and a
+/// rename); returns the SVG text.
+fn write_chart(path: &Path, chart: &Chart) -> Result<String, String> {
+    let size = chart.size();
+    let mut svg = String::new();
+    {
+        let area = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        chart.draw(&area)?;
+        area.present().map_err(|e| e.to_string())?;
+    }
+    super::write_atomic(&path.with_extension("svg"), svg.as_bytes()).map_err(|e| e.to_string())?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp.png"));
+    {
+        let area = BitMapBackend::new(&tmp, size).into_drawing_area();
+        chart.draw(&area)?;
+        area.present().map_err(|e| e.to_string())?;
+    }
+    std::fs::rename(&tmp, path.with_extension("png")).map_err(|e| e.to_string())?;
+    Ok(svg)
 }
 
 /// The map's cells: each node's GPUs, allocated ones coloured by the workload (TrainJob,
@@ -505,24 +542,7 @@ pub fn write_charts(
     }
     let mut svgs = Vec::new();
     for (name, chart) in charts {
-        let size = chart.size();
-        let mut svg = String::new();
-        {
-            let area = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-            chart.draw(&area)?;
-            area.present().map_err(|e| e.to_string())?;
-        }
-        super::write_atomic(&dir.join(format!("{name}.svg")), svg.as_bytes())
-            .map_err(|e| e.to_string())?;
-        let png = dir.join(format!("{name}.png"));
-        let tmp = dir.join(format!(".{name}.tmp.png"));
-        {
-            let area = BitMapBackend::new(&tmp, size).into_drawing_area();
-            chart.draw(&area)?;
-            area.present().map_err(|e| e.to_string())?;
-        }
-        std::fs::rename(&tmp, &png).map_err(|e| e.to_string())?;
-        svgs.push((name.to_string(), svg));
+        svgs.push((name.to_string(), write_chart(&dir.join(name), &chart)?));
     }
     Ok(svgs)
 }
@@ -653,7 +673,7 @@ pub fn write_sweep_charts(report: &crate::sweep::SweepReport, out: &Path) -> Res
                     })
                     .collect::<Vec<_>>()
             };
-        for (name, caption, axis, data) in [
+        for (name, caption, axis, lines) in [
             (
                 "pending-pods-cdf",
                 "Pending pods per run (cumulative share of runs)",
@@ -667,22 +687,12 @@ pub fn write_sweep_charts(report: &crate::sweep::SweepReport, out: &Path) -> Res
                 lines(&|a| &a.gpu_allocation_permille, 10.0),
             ),
         ] {
-            let size = (1100, 520 + 20 * data.len() as u32);
-            let mut svg = String::new();
-            {
-                let area = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-                draw_cdf(&area, caption, axis, &data)?;
-                area.present().map_err(|e| e.to_string())?;
-            }
-            super::write_atomic(&dir.join(format!("{name}.svg")), svg.as_bytes())
-                .map_err(|e| e.to_string())?;
-            let tmp = dir.join(format!(".{name}.tmp.png"));
-            {
-                let area = BitMapBackend::new(&tmp, size).into_drawing_area();
-                draw_cdf(&area, caption, axis, &data)?;
-                area.present().map_err(|e| e.to_string())?;
-            }
-            std::fs::rename(&tmp, dir.join(format!("{name}.png"))).map_err(|e| e.to_string())?;
+            let chart = Chart::Cdf {
+                caption,
+                axis,
+                lines,
+            };
+            write_chart(&dir.join(name), &chart)?;
         }
     }
     Ok(())
@@ -698,7 +708,6 @@ fn draw_cdf<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    area.fill(&WHITE).map_err(|e| e.to_string())?;
     let max_x = lines
         .iter()
         .flat_map(|(_, p)| p.iter().map(|(x, _)| *x))
