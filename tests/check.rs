@@ -80,3 +80,68 @@ fn a_bad_expectation_is_an_input_error() {
         assert!(stderr.contains(&line), "missing {line:?} in:\n{stderr}");
     }
 }
+
+#[test]
+fn bless_rewrites_expectations_and_keeps_the_rest_of_the_file() {
+    let dir = tempdir("check-bless");
+    // A copy of a multi-document scenario, with fixtures reachable at the same relative path.
+    std::fs::create_dir_all(dir.join("scenarios")).unwrap();
+    std::os::unix::fs::symlink(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
+        dir.join("fixtures"),
+    )
+    .unwrap();
+    let file = dir.join("scenarios/scheduler-profiles.yaml");
+    let original = std::fs::read_to_string("scenarios/scheduler-profiles.yaml").unwrap();
+    std::fs::write(&file, &original).unwrap();
+    let failing = dir.join("scenarios/check-fails.yaml");
+    std::fs::copy("tests/data/check-fails.yaml", &failing).unwrap();
+    let out = dir.join("reports");
+    let scenarios = dir.join("scenarios");
+    let run = |extra: &[&str]| {
+        let mut argv = vec![
+            "check",
+            scenarios.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        argv.extend(extra);
+        schedsim(&argv)
+    };
+    assert_eq!(run(&[]).status.code(), Some(1));
+    assert_eq!(run(&["--bless"]).status.code(), Some(0));
+    let after = run(&[]);
+    assert_eq!(
+        after.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&after.stdout)
+    );
+    // Everything outside the expect blocks is unchanged: the header comment, the other
+    // documents, the nodes and workloads.
+    let blessed = std::fs::read_to_string(&file).unwrap();
+    let strip = |text: &str| -> Vec<String> {
+        let mut keep = Vec::new();
+        let mut skipping = false;
+        for l in text.lines() {
+            if l.trim_start().starts_with("expect:") {
+                skipping = true;
+                continue;
+            }
+            if skipping && (l.starts_with("    ") || l.trim_start().starts_with('-')) {
+                continue;
+            }
+            skipping = false;
+            keep.push(l.to_string());
+        }
+        keep
+    };
+    assert_eq!(strip(&blessed), strip(&original));
+    assert!(blessed.contains("- {pod: \"ml/finetune-trainer-0\", status: Unschedulable, message: {contains: \"0/4 nodes are available: 4 Insufficient nvidia.com/gpu."));
+    let fails = std::fs::read_to_string(&failing).unwrap();
+    assert!(fails.starts_with("# Expectations that do not hold"));
+    assert!(
+        fails.contains("- {pod: \"default/a\", status: Scheduled, pool: \"gpu\"}"),
+        "{fails}"
+    );
+}

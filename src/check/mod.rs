@@ -3,6 +3,8 @@
 //! labels, message substring or regex), and per scenario (pending pods at most N, GPU
 //! allocation at least X%, workloads fully placed).
 
+pub mod bless;
+
 use std::collections::BTreeMap;
 
 use regex::Regex;

@@ -22,6 +22,10 @@ pub struct CheckArgs {
     /// A KubeSchedulerConfiguration for every scenario, in place of their own.
     #[arg(long, value_name = "FILE")]
     pub scheduler_config: Option<PathBuf>,
+    /// Rewrite every scenario's `spec.expect` from its actual outcome (each pod's status and
+    /// pool, node or message; the pending count), keeping the rest of each file as it is.
+    #[arg(long)]
+    pub bless: bool,
 }
 
 pub fn run(args: &CheckArgs) -> i32 {
@@ -39,6 +43,9 @@ pub fn run(args: &CheckArgs) -> i32 {
         Err(code) => return code,
     };
     let reports: Vec<ScenarioReport> = loaded.scenarios.par_iter().map(crate::simulate).collect();
+    if args.bless {
+        return bless(&loaded, &reports);
+    }
     let checked: Vec<(&ScenarioReport, Vec<crate::check::Verdict>)> = loaded
         .scenarios
         .iter()
@@ -88,4 +95,38 @@ pub fn run(args: &CheckArgs) -> i32 {
     } else {
         exit_code::SUCCESS
     }
+}
+
+/// Rewrites the expectations of every scenario file from its outcomes; refuses when a scenario
+/// did not load (its file's documents would not line up with the outcomes).
+fn bless(loaded: &crate::load::Loaded, reports: &[ScenarioReport]) -> i32 {
+    if !loaded.errors.is_empty() {
+        eprintln!("error: not blessing: fix the errors above first");
+        return exit_code::BAD_INPUT;
+    }
+    let mut files: Vec<(
+        &std::path::Path,
+        Vec<(&crate::load::Scenario, &ScenarioReport)>,
+    )> = Vec::new();
+    for (s, r) in loaded.scenarios.iter().zip(reports) {
+        match files.iter_mut().find(|(f, _)| *f == s.file.as_path()) {
+            Some((_, list)) => list.push((s, r)),
+            None => files.push((s.file.as_path(), vec![(s, r)])),
+        }
+    }
+    let mut code = exit_code::SUCCESS;
+    for (file, outcomes) in files {
+        match crate::check::bless::bless_file(file, &outcomes) {
+            Ok(()) => println!(
+                "blessed {} ({} scenario(s))",
+                file.display(),
+                outcomes.len()
+            ),
+            Err(e) => {
+                eprintln!("error: {e}");
+                code = exit_code::BAD_INPUT;
+            }
+        }
+    }
+    code
 }
