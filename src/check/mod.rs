@@ -53,6 +53,13 @@ pub struct ExpectSpec {
     /// Scenario-wide: these workloads (`namespace/name` or `name`) have every pod placed.
     #[serde(default)]
     pub fully_placed: Option<Vec<String>>,
+    /// Sweeps only: the variants it applies to — `dimension=option` pairs, comma-separated,
+    /// all of which the variant must have (default: every variant). `check` skips these.
+    #[serde(default)]
+    pub variant: Option<String>,
+    /// Sweeps only: the share of a variant's runs in which it must hold (default 1).
+    #[serde(default)]
+    pub share: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -111,6 +118,14 @@ impl Expectation {
         if !pod_checks && !scenario_checks {
             return Err((String::new(), "the expectation checks nothing".into()));
         }
+        if let Some(share) = spec.share
+            && !(0.0..=1.0).contains(&share)
+        {
+            return Err((
+                "share".into(),
+                format!("{share} is not a share from 0 to 1"),
+            ));
+        }
         let regex = match spec.message.as_ref() {
             Some(MessageMatch {
                 contains: None,
@@ -152,11 +167,13 @@ impl Verdict {
     }
 }
 
-/// Checks every expectation of a scenario against its report.
+/// Checks every expectation of a scenario against its report (those restricted to sweep
+/// variants are for `sweep`).
 pub fn check(scenario: &Scenario, report: &ScenarioReport) -> Vec<Verdict> {
     scenario
         .expectations
         .iter()
+        .filter(|e| e.spec.variant.is_none())
         .map(|e| Verdict {
             title: e.title(),
             path: e.path.clone(),
@@ -164,6 +181,32 @@ pub fn check(scenario: &Scenario, report: &ScenarioReport) -> Vec<Verdict> {
             failures: failures(e, scenario, report),
         })
         .collect()
+}
+
+/// Whether each expectation holds in one run (for sweeps).
+pub fn holds(scenario: &Scenario, report: &ScenarioReport) -> Vec<bool> {
+    scenario
+        .expectations
+        .iter()
+        .map(|e| failures(e, scenario, report).is_empty())
+        .collect()
+}
+
+impl Expectation {
+    /// Whether it applies to a sweep variant with these (dimension, option) pairs.
+    pub fn applies_to(&self, options: &[(String, String)]) -> bool {
+        let Some(v) = self.spec.variant.as_deref() else {
+            return true;
+        };
+        // A scenario without variants has the one variant `base`.
+        if options.is_empty() {
+            return v.trim() == "base";
+        }
+        v.split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .all(|pair| options.iter().any(|(d, o)| format!("{d}={o}") == pair))
+    }
 }
 
 fn placed(status: PodPhase) -> bool {

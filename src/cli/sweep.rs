@@ -154,7 +154,21 @@ pub fn run(args: &SweepArgs) -> i32 {
         eprintln!("error: cannot write charts: {e}");
         code = exit_code::BAD_INPUT;
     }
-    write_report(&report, &args.output).max(code)
+    let written = write_report(&report, &args.output).max(code);
+    let unmet = report.unmet();
+    for (scenario, variant, e) in &unmet {
+        eprintln!(
+            "unmet: {scenario} [{variant}]: {} held in {} runs, needs {:.0}%",
+            e.title,
+            e.met_runs,
+            100.0 * e.required_share
+        );
+    }
+    if written == exit_code::SUCCESS && !unmet.is_empty() {
+        exit_code::EXPECTATIONS_NOT_MET
+    } else {
+        written
+    }
 }
 
 pub fn merge(args: &MergeArgs) -> i32 {
@@ -172,7 +186,14 @@ pub fn merge(args: &MergeArgs) -> i32 {
         }
     }
     match sweep::merge(reports) {
-        Ok(merged) => write_report(&merged, &args.output),
+        Ok(merged) => {
+            let written = write_report(&merged, &args.output);
+            if written == exit_code::SUCCESS && !merged.unmet().is_empty() {
+                exit_code::EXPECTATIONS_NOT_MET
+            } else {
+                written
+            }
+        }
         Err(e) => {
             eprintln!("error: {e}");
             exit_code::BAD_INPUT

@@ -28,6 +28,18 @@ struct VariantRow {
 }
 
 #[derive(Tabled)]
+struct ExpectRow {
+    #[tabled(rename = "")]
+    met: &'static str,
+    #[tabled(rename = "Expectation")]
+    expectation: String,
+    #[tabled(rename = "Variant")]
+    variant: String,
+    #[tabled(rename = "Held in")]
+    held: String,
+}
+
+#[derive(Tabled)]
 struct JobRow {
     #[tabled(rename = "Workload")]
     job: String,
@@ -114,6 +126,26 @@ fn render_scenario(s: &ScenarioSweep, out: &mut String) {
                 })
         })
         .collect();
+    let expectations: Vec<ExpectRow> = s
+        .variants
+        .iter()
+        .flat_map(|v| {
+            v.expectations.iter().map(|e| ExpectRow {
+                met: if e.met { "ok" } else { "FAIL" },
+                expectation: e.title.clone(),
+                variant: v.name.clone(),
+                held: format!(
+                    "{}/{} runs (needs {})",
+                    e.met_runs,
+                    v.aggregate.runs,
+                    percent(e.required_share)
+                ),
+            })
+        })
+        .collect();
+    if !expectations.is_empty() {
+        let _ = writeln!(out, "{}", Table::new(expectations).with(Style::rounded()));
+    }
     if !jobs.is_empty() {
         let mut jobs = jobs;
         jobs.sort_by(|a, b| a.job.cmp(&b.job));

@@ -27,6 +27,9 @@ pub struct RunStats {
     pub jobs: Vec<String>,
     /// Per pending pod, the reasons that kept it pending.
     pub pending_reasons: BTreeMap<String, u64>,
+    /// Per expectation (`spec.expect[i]`): whether it held in this run.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub expectations: BTreeMap<String, bool>,
 }
 
 /// The runs of one variant, folded.
@@ -45,6 +48,9 @@ pub struct Aggregate {
     pub jobs_seen: BTreeMap<String, u64>,
     /// Reason → pending pods with it, summed over runs.
     pub pending_reasons: BTreeMap<String, u64>,
+    /// Expectation (`spec.expect[i]`) → runs in which it held.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub expectations_met: BTreeMap<String, u64>,
 }
 
 impl Aggregate {
@@ -67,6 +73,9 @@ impl Aggregate {
         for (reason, n) in &r.pending_reasons {
             *self.pending_reasons.entry(reason.clone()).or_default() += n;
         }
+        for (e, held) in &r.expectations {
+            *self.expectations_met.entry(e.clone()).or_default() += u64::from(*held);
+        }
     }
 
     pub fn merge(&mut self, other: &Aggregate) {
@@ -86,6 +95,7 @@ impl Aggregate {
             (&mut self.jobs_placed, &other.jobs_placed),
             (&mut self.jobs_seen, &other.jobs_seen),
             (&mut self.pending_reasons, &other.pending_reasons),
+            (&mut self.expectations_met, &other.expectations_met),
         ] {
             add_into(mine, theirs);
         }
@@ -186,6 +196,7 @@ mod tests {
             jobs: vec!["ml/a".into(), "ml/b".into()],
             jobs_placed: jobs_placed.iter().map(|s| s.to_string()).collect(),
             pending_reasons: [("Insufficient nvidia.com/gpu".to_string(), pending)].into(),
+            expectations: [("spec.expect[0]".to_string(), pending == 0)].into(),
         }
     }
 

@@ -75,6 +75,9 @@ pub struct VariantSweep {
     pub aggregate: Aggregate,
     /// Derived from `aggregate` (recomputed after a merge).
     pub summary: Summary,
+    /// `spec.expect` entries that apply to this variant, judged over its runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expectations: Vec<ExpectationResult>,
 }
 
 /// One run's row (`--runs`, JSON lines).
@@ -196,11 +199,26 @@ pub fn run(
                         .enumerate()
                         .map(|(v, variant)| {
                             let aggregate = aggregates[slot[i] + v].clone();
+                            let mut expectations: Vec<ExpectationResult> = variant
+                                .scenario
+                                .expectations
+                                .iter()
+                                .filter(|e| e.applies_to(&variant.options))
+                                .map(|e| ExpectationResult {
+                                    path: e.path.clone(),
+                                    title: e.title(),
+                                    required_share: e.spec.share.unwrap_or(1.0),
+                                    met_runs: 0,
+                                    met: false,
+                                })
+                                .collect();
+                            judge(&mut expectations, &aggregate);
                             VariantSweep {
                                 name: variant.name.clone(),
                                 options: variant.options.iter().cloned().collect(),
                                 summary: aggregate.summary(),
                                 aggregate,
+                                expectations,
                             }
                         })
                         .collect(),
@@ -259,7 +277,63 @@ fn run_one(sc: &SweepScenario, job: &Job, master: u64, p: &Perturbations) -> Run
         &world.steps,
         &world.config,
     );
-    stats(&scenario.workloads, &outcome)
+    let mut stats = stats(&scenario.workloads, &outcome);
+    let options = &sc.variants[job.variant].options;
+    if scenario.expectations.iter().any(|e| e.applies_to(options)) {
+        let report = crate::report::ScenarioReport::new(scenario, &scenario.workloads, &outcome);
+        for (e, held) in scenario
+            .expectations
+            .iter()
+            .zip(crate::check::holds(scenario, &report))
+        {
+            if e.applies_to(options) {
+                stats.expectations.insert(e.path.clone(), held);
+            }
+        }
+    }
+    stats
+}
+
+/// A variant's expectation: how often it held against how often it must.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpectationResult {
+    pub path: String,
+    pub title: String,
+    /// The share of runs it must hold in.
+    pub required_share: f64,
+    /// Derived from the aggregate: runs it held in, and whether that is enough.
+    pub met_runs: u64,
+    pub met: bool,
+}
+
+/// The expectations of a variant, judged on its aggregate.
+fn judge(expectations: &mut [ExpectationResult], aggregate: &Aggregate) {
+    for e in expectations {
+        e.met_runs = aggregate
+            .expectations_met
+            .get(&e.path)
+            .copied()
+            .unwrap_or(0);
+        e.met = e.met_runs as f64 >= e.required_share * aggregate.runs as f64 - 1e-9;
+    }
+}
+
+impl SweepReport {
+    /// Expectations that did not hold in enough runs, as (scenario, variant, expectation).
+    pub fn unmet(&self) -> Vec<(&str, &str, &ExpectationResult)> {
+        self.scenarios
+            .iter()
+            .flat_map(|s| {
+                s.variants.iter().flat_map(move |v| {
+                    v.expectations
+                        .iter()
+                        .filter(|e| !e.met)
+                        .map(move |e| (s.name.as_str(), v.name.as_str(), e))
+                })
+            })
+            .collect()
+    }
 }
 
 /// Resources that count whole GPUs, by preference (as the tables count them).
@@ -329,6 +403,7 @@ pub fn stats(pods: &[crate::model::Pod], outcome: &Outcome) -> RunStats {
             .collect(),
         jobs: jobs.into_keys().collect(),
         pending_reasons: reasons,
+        expectations: BTreeMap::new(),
     }
 }
 
@@ -404,6 +479,7 @@ pub fn merge(reports: Vec<SweepReport>) -> Result<SweepReport, String> {
     for s in &mut merged.scenarios {
         for v in &mut s.variants {
             v.summary = v.aggregate.summary();
+            judge(&mut v.expectations, &v.aggregate);
         }
     }
     Ok(merged)
