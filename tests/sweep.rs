@@ -303,6 +303,9 @@ fn sweep_charts_draw_one_line_per_variant() {
         let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
         assert_eq!(&png[..4], b"\x89PNG");
     }
+    let page = std::fs::read_to_string(out.join("sweep.html")).unwrap();
+    assert_eq!(page.matches("<svg").count(), 2);
+    assert!(page.contains("<pre>Sweep capacity-sweep"));
 }
 
 #[test]

@@ -149,7 +149,11 @@ pub fn run(args: &SweepArgs) -> i32 {
         }
     }
     if args.charts
-        && let Err(e) = report::chart::write_sweep_charts(&report, &args.output.out)
+        && let Err(e) = report::chart::write_sweep_charts(
+            &report,
+            &report::sweep::render(&report),
+            &args.output.out,
+        )
     {
         eprintln!("error: cannot write charts: {e}");
         code = exit_code::BAD_INPUT;

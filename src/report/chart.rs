@@ -606,9 +606,7 @@ pub fn write_all(
     tables: &str,
     out: &Path,
 ) -> Result<(), String> {
-    let mut html = String::from(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>schedsim report</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1200px}pre{font-size:12px;overflow-x:auto;background:#f6f8fa;padding:1em}svg{max-width:100%;height:auto;border:1px solid #ddd;margin:.5em 0}</style></head><body>\n<h1>schedsim report</h1>\n",
-    );
+    let mut html = page_head("schedsim report");
     for (scenario, report) in scenarios {
         let dir = out.join(folder(&report.name));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -633,11 +631,23 @@ pub fn write_all(
             html.push('\n');
         }
     }
-    html.push_str(&format!(
+    html.push_str(&page_tail(tables));
+    super::write_atomic(&out.join("index.html"), html.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// The start of a self-contained report page.
+fn page_head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1200px}}pre{{font-size:12px;overflow-x:auto;background:#f6f8fa;padding:1em}}svg{{max-width:100%;height:auto;border:1px solid #ddd;margin:.5em 0}}</style></head><body>\n<h1>{title}</h1>\n"
+    )
+}
+
+/// The tables and the end of a report page.
+fn page_tail(tables: &str) -> String {
+    format!(
         "<h2>Tables</h2>\n<pre>{}</pre>\n</body></html>\n",
         escape(tables)
-    ));
-    super::write_atomic(&out.join("index.html"), html.as_bytes()).map_err(|e| e.to_string())
+    )
 }
 
 fn escape(s: &str) -> String {
@@ -648,8 +658,13 @@ fn escape(s: &str) -> String {
 
 /// A sweep's distributions: per scenario, the CDF of pending pods and of GPU allocation over
 /// the runs, one line per variant; SVG and PNG into `<out>/<scenario>-sweep/`.
-pub fn write_sweep_charts(report: &crate::sweep::SweepReport, out: &Path) -> Result<(), String> {
+pub fn write_sweep_charts(
+    report: &crate::sweep::SweepReport,
+    tables: &str,
+    out: &Path,
+) -> Result<(), String> {
     register_font();
+    let mut html = page_head("schedsim sweep");
     for s in &report.scenarios {
         let dir = out.join(format!("{}-sweep", folder(&s.name)));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -692,9 +707,15 @@ pub fn write_sweep_charts(report: &crate::sweep::SweepReport, out: &Path) -> Res
                 axis,
                 lines,
             };
-            write_chart(&dir.join(name), &chart)?;
+            if name == "pending-pods-cdf" {
+                html.push_str(&format!("<h2>{}</h2>\n", escape(&s.name)));
+            }
+            html.push_str(&write_chart(&dir.join(name), &chart)?);
+            html.push('\n');
         }
     }
+    html.push_str(&page_tail(tables));
+    super::write_atomic(&out.join("sweep.html"), html.as_bytes()).map_err(|e| e.to_string())?;
     Ok(())
 }
 
