@@ -368,15 +368,9 @@ fn failures(e: &Expectation, scenario: &Scenario, report: &ScenarioReport) -> Ve
 /// Allocated over allocatable GPUs, in percent (0 without GPUs).
 pub fn gpu_allocation_percent(report: &ScenarioReport) -> f64 {
     let (mut used, mut total) = (0i64, 0i64);
-    for n in &report.nodes {
-        if let Some(t) = crate::report::table::GPU_RESOURCES.iter().find_map(|r| {
-            n.allocatable
-                .get(*r)
-                .map(|t| (*t, n.allocated.get(*r).copied().unwrap_or(0)))
-        }) {
-            total += t.0;
-            used += t.1;
-        }
+    for (_, t, u) in report.nodes.iter().filter_map(|n| n.gpus()) {
+        total += t;
+        used += u;
     }
     if total == 0 {
         0.0

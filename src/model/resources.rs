@@ -11,6 +11,14 @@ pub const MEMORY: &str = "memory";
 pub const EPHEMERAL_STORAGE: &str = "ephemeral-storage";
 pub const PODS: &str = "pods";
 
+/// Resources that count whole GPUs, by preference: a node advertising several (the Alibaba
+/// trace nodes carry `nvidia.com/gpu` and `alibabacloud.com/gpu-count`) counts the first.
+pub const GPU_RESOURCES: &[&str] = &[
+    "nvidia.com/gpu",
+    "amd.com/gpu",
+    "alibabacloud.com/gpu-count",
+];
+
 /// Default requests the scorers assume for a container that sets none
 /// (`pkg/scheduler/util/pod_resources.go`: `DefaultMilliCPURequest`, `DefaultMemoryRequest`).
 pub const DEFAULT_MILLI_CPU_REQUEST: i64 = 100;

@@ -11,8 +11,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
-use super::model::{NodeReport, ScenarioReport};
-use super::table::GPU_RESOURCES;
+use super::model::ScenarioReport;
+use crate::model::resources::GPU_RESOURCES;
 use crate::sched::PodPhase;
 
 const FONT: &str = "sans-serif";
@@ -26,15 +26,6 @@ fn register_font() {
         let font: &'static [u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
         let _ = plotters::style::register_font(FONT, FontStyle::Normal, font);
     });
-}
-
-/// A node's GPUs: (resource, allocatable, allocated).
-fn gpus(n: &NodeReport) -> Option<(&'static str, i64, i64)> {
-    GPU_RESOURCES.iter().find_map(|r| {
-        n.allocatable
-            .get(*r)
-            .map(|t| (*r, *t, n.allocated.get(*r).copied().unwrap_or(0)))
-    })
 }
 
 /// The largest GPU request of a pending pod (0 without one): free GPUs on a node with fewer
@@ -53,7 +44,7 @@ fn largest_pending_gpu_request(s: &ScenarioReport, requests: &[i64]) -> i64 {
 fn pool_gpus(s: &ScenarioReport, largest: i64) -> Vec<(String, [i64; 3])> {
     let mut pools: BTreeMap<String, [i64; 3]> = BTreeMap::new();
     for n in &s.nodes {
-        let Some((_, total, used)) = gpus(n) else {
+        let Some((_, total, used)) = n.gpus() else {
             continue;
         };
         let label = match &n.gpu_product {
@@ -387,7 +378,7 @@ fn placement(s: &ScenarioReport, gpu_requests: &[i64], largest: i64) -> Placemen
     let mut pools: Vec<(String, Vec<Row>)> = Vec::new();
     let mut gpu_nodes = 0;
     for n in &s.nodes {
-        let Some((_, total, used)) = gpus(n) else {
+        let Some((_, total, used)) = n.gpus() else {
             continue;
         };
         gpu_nodes += 1;

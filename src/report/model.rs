@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::load::Scenario;
 use crate::model::Pod;
-use crate::model::resources::ResourceList;
+use crate::model::resources::{GPU_RESOURCES, ResourceList};
 use crate::sched::diagnosis::Diagnosis;
 use crate::sched::framework::Code;
 use crate::sched::gang::GangNote;
@@ -86,6 +86,17 @@ pub struct NodeReport {
     pub gpu_product: Option<String>,
     pub allocatable: ResourceList,
     pub allocated: ResourceList,
+}
+
+impl NodeReport {
+    /// The node's GPUs: (resource, allocatable, allocated), by [`GPU_RESOURCES`] preference.
+    pub fn gpus(&self) -> Option<(&'static str, i64, i64)> {
+        GPU_RESOURCES.iter().find_map(|r| {
+            self.allocatable
+                .get(*r)
+                .map(|t| (*r, *t, self.allocated.get(*r).copied().unwrap_or(0)))
+        })
+    }
 }
 
 impl ScenarioReport {

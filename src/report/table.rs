@@ -10,24 +10,9 @@ use tabled::{Table, Tabled};
 use super::model::{NodeReport, PodReport, RunReport, ScenarioReport};
 use crate::sched::PodPhase;
 
-/// Resources that count whole GPUs, by preference: a node advertising several (the Alibaba
-/// trace nodes carry `nvidia.com/gpu` and `alibabacloud.com/gpu-count`) counts the first.
-pub const GPU_RESOURCES: &[&str] = &[
-    "nvidia.com/gpu",
-    "amd.com/gpu",
-    "alibabacloud.com/gpu-count",
-];
-
 /// The node's GPUs as (used, total).
 fn node_gpus(n: &NodeReport) -> (i64, i64) {
-    GPU_RESOURCES
-        .iter()
-        .find_map(|r| {
-            n.allocatable
-                .get(*r)
-                .map(|total| (n.allocated.get(*r).copied().unwrap_or(0), *total))
-        })
-        .unwrap_or((0, 0))
+    n.gpus().map_or((0, 0), |(_, total, used)| (used, total))
 }
 
 fn is_mig_resource(name: &str) -> bool {

@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::load::SweepScenario;
+use crate::model::resources::GPU_RESOURCES;
 use crate::sched::{Outcome, PodPhase};
 pub use aggregate::{Aggregate, RunStats, Summary};
 
@@ -335,13 +336,6 @@ impl SweepReport {
             .collect()
     }
 }
-
-/// Resources that count whole GPUs, by preference (as the tables count them).
-const GPU_RESOURCES: &[&str] = &[
-    "nvidia.com/gpu",
-    "amd.com/gpu",
-    "alibabacloud.com/gpu-count",
-];
 
 /// What a run contributes to its variant's aggregate.
 pub fn stats(pods: &[crate::model::Pod], outcome: &Outcome) -> RunStats {
