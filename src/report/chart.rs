@@ -552,19 +552,7 @@ fn pending_reasons(s: &ScenarioReport) -> Vec<(String, usize)> {
             .flat_map(|v| v.reasons.iter().cloned())
             .collect();
         if reasons.is_empty() {
-            reasons.push(match p.status {
-                PodPhase::SchedulingGated => "SchedulingGated".into(),
-                PodPhase::Waiting => "not created (dependsOn)".into(),
-                PodPhase::Preempted => "preempted".into(),
-                _ => p
-                    .message
-                    .split(". ")
-                    .next()
-                    .unwrap_or("")
-                    .chars()
-                    .take(70)
-                    .collect(),
-            });
+            reasons.push(super::model::pending_reason(p.status, &p.message));
         }
         reasons.sort();
         reasons.dedup();

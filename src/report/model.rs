@@ -88,6 +88,27 @@ pub struct NodeReport {
     pub allocated: ResourceList,
 }
 
+/// A short reason for a pending pod whose nodes gave none (gated, never created, preempted,
+/// rejected before or after the filters): its status, or its message's first sentence after
+/// "nodes are available: ".
+pub fn pending_reason(phase: PodPhase, message: &str) -> String {
+    match phase {
+        PodPhase::SchedulingGated => "SchedulingGated".into(),
+        PodPhase::Waiting => "not created (dependsOn)".into(),
+        PodPhase::Preempted => "preempted".into(),
+        _ => {
+            let rest = message
+                .split_once("nodes are available: ")
+                .map_or(message, |(_, r)| r);
+            let end = rest
+                .find(". ")
+                .or_else(|| rest.find("; "))
+                .unwrap_or(rest.len());
+            rest[..end].trim_end_matches('.').to_string()
+        }
+    }
+}
+
 impl NodeReport {
     /// The node's GPUs: (resource, allocatable, allocated), by [`GPU_RESOURCES`] preference.
     pub fn gpus(&self) -> Option<(&'static str, i64, i64)> {

@@ -412,29 +412,11 @@ fn pending_reasons(o: &crate::sched::PodOutcome) -> Vec<String> {
         _ => Vec::new(),
     };
     if out.is_empty() {
-        out.push(match o.phase {
-            PodPhase::SchedulingGated => "SchedulingGated".to_string(),
-            PodPhase::Waiting => "not created (dependsOn)".to_string(),
-            PodPhase::Preempted => "preempted".to_string(),
-            _ => first_sentence(&o.message),
-        });
+        out.push(crate::report::model::pending_reason(o.phase, &o.message));
     }
     out.sort();
     out.dedup();
     out
-}
-
-/// "0/4 nodes are available: pre-filter pod … ." → the part after the colon, up to the first
-/// period; other messages up to their first "; ".
-fn first_sentence(message: &str) -> String {
-    let rest = message
-        .split_once("nodes are available: ")
-        .map_or(message, |(_, r)| r);
-    let end = rest
-        .find(". ")
-        .or_else(|| rest.find("; "))
-        .unwrap_or(rest.len());
-    rest[..end].trim_end_matches('.').to_string()
 }
 
 /// Adds shard reports into one: the aggregates sum; the summaries are derived again.
