@@ -5,6 +5,10 @@ pub mod objects;
 pub mod pod_group;
 pub mod priority;
 pub mod scenario;
+mod timeline;
+mod variants;
+
+pub use variants::{Selection, SweepScenario, Variant, load_sweeps};
 pub mod validate;
 pub mod yaml;
 
@@ -25,7 +29,7 @@ use crate::resolve::trainjob::{self, TrainJob};
 use crate::resolve::{self, InitializerLifecycle, Runtimes, determined};
 use crate::sched::SchedulerConfig;
 use crate::sched::gang::{PodGroup, PodGroups};
-use crate::sched::plan::{self, Event, PodSelector, Step};
+use crate::sched::plan::{self, Step};
 use crate::sched::plugins::pod_topology_spread::ServiceSelector;
 use crate::sched::profile::Profile;
 
@@ -153,200 +157,6 @@ pub fn load_files(files: &[PathBuf], overrides: &LoadOptions) -> Loaded {
         }
     }
     out
-}
-
-/// A scenario of a sweep: every variant of its matrix, loaded.
-#[derive(Debug)]
-pub struct SweepScenario {
-    pub name: String,
-    pub file: PathBuf,
-    pub sweep: scenario::SweepSpec,
-    pub variants: Vec<Variant>,
-}
-
-/// One combination of the variant matrix (one option per dimension).
-#[derive(Debug)]
-pub struct Variant {
-    /// `inventory=h100,overrides=none`, or `base` without variants.
-    pub name: String,
-    /// (dimension, option), in dimension order.
-    pub options: Vec<(String, String)>,
-    pub scenario: Scenario,
-}
-
-/// `--set DIMENSION=OPTION[,OPTION…]`: the options of a dimension a sweep keeps.
-pub type Selection = Vec<(String, Vec<String>)>;
-
-/// Loads every Scenario document of the files with each combination of its variants (the
-/// matrix, restricted by `select`). A bad scenario or variant is reported in the errors and
-/// the others still load.
-pub fn load_sweeps(
-    files: &[PathBuf],
-    options: &LoadOptions,
-    select: &Selection,
-) -> (Vec<SweepScenario>, Vec<InputError>) {
-    let mut loader = Loader {
-        cache: HashMap::new(),
-        options,
-    };
-    let (mut out, mut errors) = (Vec::new(), Vec::new());
-    let mut dimensions_seen: Vec<String> = Vec::new();
-    for file in files {
-        let docs = match loader.documents(file) {
-            Ok(d) => d,
-            Err(e) => {
-                errors.push(e);
-                continue;
-            }
-        };
-        for doc in docs
-            .iter()
-            .filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND))
-        {
-            let sd: ScenarioDoc = match doc.decode(file, "", &doc.value) {
-                Ok(sd) => sd,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
-                }
-            };
-            dimensions_seen.extend(sd.spec.variants.iter().map(|d| d.dimension.clone()));
-            let combos = match matrix(file, doc, &sd.spec.variants, select) {
-                Ok(c) => c,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
-                }
-            };
-            let mut variants = Vec::new();
-            for combo in combos {
-                let mut patched: Document = (**doc).clone();
-                for &(d, o) in &combo {
-                    if sd.spec.variants[d].options[o].patch.is_some() {
-                        patched = patched.merge_patched(
-                            "spec",
-                            &format!("spec.variants[{d}].options[{o}].patch"),
-                        );
-                    }
-                }
-                match loader.scenario(file, &Rc::new(patched)) {
-                    Ok(scenario) => {
-                        let options: Vec<(String, String)> = combo
-                            .iter()
-                            .map(|&(d, o)| {
-                                let dim = &sd.spec.variants[d];
-                                (dim.dimension.clone(), dim.options[o].name.clone())
-                            })
-                            .collect();
-                        let name = match options.is_empty() {
-                            true => "base".to_string(),
-                            false => options
-                                .iter()
-                                .map(|(d, o)| format!("{d}={o}"))
-                                .collect::<Vec<_>>()
-                                .join(","),
-                        };
-                        variants.push(Variant {
-                            name,
-                            options,
-                            scenario,
-                        });
-                    }
-                    Err(mut e) => errors.append(&mut e),
-                }
-            }
-            if !variants.is_empty() {
-                out.push(SweepScenario {
-                    name: sd.metadata.name.clone(),
-                    file: file.clone(),
-                    sweep: sd.spec.sweep.clone(),
-                    variants,
-                });
-            }
-        }
-    }
-    for (dimension, _) in select {
-        if !dimensions_seen.contains(dimension) {
-            errors.push(InputError::new(
-                Path::new("--set"),
-                format!(
-                    "no scenario has a variant dimension {dimension:?}{}",
-                    suggestion(dimension, &dimensions_seen)
-                ),
-            ));
-        }
-    }
-    (out, errors)
-}
-
-/// The combinations of one option per dimension, first dimension slowest, as
-/// (dimension index, option index) lists; `select` keeps only the named options.
-fn matrix(
-    file: &Path,
-    doc: &Document,
-    dimensions: &[scenario::VariantDimension],
-    select: &Selection,
-) -> Result<Vec<Vec<(usize, usize)>>, InputError> {
-    let mut combos: Vec<Vec<(usize, usize)>> = vec![Vec::new()];
-    let mut names: Vec<&str> = Vec::new();
-    for (d, dim) in dimensions.iter().enumerate() {
-        let at = format!("spec.variants[{d}]");
-        if names.contains(&dim.dimension.as_str()) {
-            return Err(doc.error(
-                file,
-                &format!("{at}.dimension"),
-                format!("duplicate dimension {:?}", dim.dimension),
-            ));
-        }
-        names.push(&dim.dimension);
-        if dim.options.is_empty() {
-            return Err(doc.error(file, &format!("{at}.options"), "a dimension needs options"));
-        }
-        let option_names: Vec<String> = dim.options.iter().map(|o| o.name.clone()).collect();
-        for (o, name) in option_names.iter().enumerate() {
-            if option_names[..o].contains(name) {
-                return Err(doc.error(
-                    file,
-                    &format!("{at}.options[{o}].name"),
-                    format!("duplicate option {name:?}"),
-                ));
-            }
-        }
-        let kept: Vec<usize> = match select.iter().find(|(name, _)| *name == dim.dimension) {
-            None => (0..dim.options.len()).collect(),
-            Some((_, wanted)) => {
-                let mut kept = Vec::new();
-                for w in wanted {
-                    match option_names.iter().position(|n| n == w) {
-                        Some(o) => kept.push(o),
-                        None => {
-                            return Err(InputError::new(
-                                Path::new("--set"),
-                                format!(
-                                    "dimension {:?} of {} has no option {w:?}{}",
-                                    dim.dimension,
-                                    file.display(),
-                                    suggestion(w, &option_names)
-                                ),
-                            ));
-                        }
-                    }
-                }
-                kept
-            }
-        };
-        combos = combos
-            .into_iter()
-            .flat_map(|c| {
-                kept.iter().map(move |&o| {
-                    let mut c = c.clone();
-                    c.push((d, o));
-                    c
-                })
-            })
-            .collect();
-    }
-    Ok(combos)
 }
 
 /// Command-line settings that override a scenario's.
@@ -696,7 +506,10 @@ impl Loader<'_> {
                     continue;
                 }
             };
-            let name = step.name.clone().unwrap_or_else(|| describe_step(k, step));
+            let name = step
+                .name
+                .clone()
+                .unwrap_or_else(|| timeline::describe_step(k, step));
             for (target, arrived) in [
                 (&mut steps, std::mem::take(&mut arrivals[k].steps)),
                 (
@@ -858,134 +671,6 @@ impl Loader<'_> {
             resolved: Some(with.resolved),
             baseline,
         })
-    }
-
-    /// A timeline step's events, checked against the nodes and pods that exist: node names
-    /// (the step's new nodes are added to `node_names`), pod keys, workload names.
-    #[allow(clippy::too_many_arguments)]
-    fn timeline_events(
-        &mut self,
-        file: &Path,
-        doc: &Rc<Document>,
-        path: &str,
-        step: &scenario::TimelineStep,
-        node_names: &mut Vec<String>,
-        pod_names: &[String],
-        workload_names: &[String],
-    ) -> Result<Vec<Event>, Errors> {
-        let at = |child: &str| doc.error(file, &join_path(path, child), "");
-        let with = |child: &str, message: String| {
-            let mut e = at(child);
-            e.message = message;
-            e
-        };
-        let actions = [
-            step.remove_scheduling_gates.is_some(),
-            step.cordon.is_some(),
-            step.uncordon.is_some(),
-            step.drain.is_some(),
-            step.fail_nodes.is_some(),
-            step.complete.is_some(),
-            step.add_nodes.is_some(),
-            step.arrive.is_some(),
-        ];
-        if actions.iter().filter(|a| **a).count() != 1 {
-            return Err(vec![with(
-                "",
-                "a timeline step needs exactly one of removeSchedulingGates, cordon, uncordon, drain, failNodes, complete, addNodes, arrive".into(),
-            )]);
-        }
-        let unknown = |field: &str, names: &[String], known: &[String], what: &str| {
-            names
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| !known.contains(n))
-                .map(|(i, n)| {
-                    with(
-                        &format!("{field}[{i}]"),
-                        format!("no {what} {n:?}{}", suggestion(n, known)),
-                    )
-                })
-                .collect::<Vec<_>>()
-        };
-        let selector = |field: &str, pods: &[String], workloads: &[String]| {
-            if pods.is_empty() && workloads.is_empty() {
-                return Err(vec![with(field, "name the pods or workloads".into())]);
-            }
-            let mut errs = unknown(&format!("{field}.pods"), pods, pod_names, "workload pod");
-            errs.extend(unknown(
-                &format!("{field}.workloads"),
-                workloads,
-                workload_names,
-                "workload",
-            ));
-            if errs.is_empty() {
-                Ok(PodSelector {
-                    pods: pods.to_vec(),
-                    workloads: workloads.to_vec(),
-                })
-            } else {
-                Err(errs)
-            }
-        };
-        let mut errors = Vec::new();
-        let mut events = Vec::new();
-        if let Some(g) = &step.remove_scheduling_gates {
-            match selector("removeSchedulingGates", &g.pods, &g.workloads) {
-                Ok(pods) => events.push(Event::RemoveSchedulingGates {
-                    pods,
-                    gates: g.gates.clone(),
-                }),
-                Err(mut e) => errors.append(&mut e),
-            }
-        }
-        if let Some(c) = &step.complete {
-            match selector("complete", &c.pods, &c.workloads) {
-                Ok(pods) => events.push(Event::Complete(pods)),
-                Err(mut e) => errors.append(&mut e),
-            }
-        }
-        for (field, names, event) in [
-            (
-                "cordon",
-                &step.cordon,
-                Event::Cordon as fn(Vec<String>) -> Event,
-            ),
-            ("uncordon", &step.uncordon, Event::Uncordon),
-            ("drain", &step.drain, Event::Drain),
-            ("failNodes", &step.fail_nodes, Event::FailNodes),
-        ] {
-            if let Some(names) = names {
-                errors.extend(unknown(field, names, node_names, "node"));
-                events.push(event(names.clone()));
-            }
-        }
-        if let Some(items) = &step.add_nodes {
-            let mut added = Vec::new();
-            for (i, item) in items.iter().enumerate() {
-                match self.node_item(file, doc, &join_path(path, &format!("addNodes[{i}]")), item) {
-                    Ok(list) => {
-                        for (n, at) in list {
-                            if node_names.contains(&n.name) {
-                                errors.push(at.error(format!("duplicate node name {:?}", n.name)));
-                            }
-                            node_names.push(n.name.clone());
-                            added.push(n);
-                        }
-                    }
-                    Err(mut e) => errors.append(&mut e),
-                }
-            }
-            events.push(Event::AddNodes(added));
-        }
-        if let Some(names) = &step.fail_nodes {
-            node_names.retain(|n| !names.contains(n));
-        }
-        if errors.is_empty() {
-            Ok(events)
-        } else {
-            Err(errors)
-        }
     }
 
     /// A Determined trial's pods: the experiment's pod spec over the cluster's default pod spec.
@@ -1368,41 +1053,6 @@ fn ranges(starts: &[usize], end: usize) -> Vec<std::ops::Range<usize>> {
         .zip(starts.iter().skip(1).chain([&end]))
         .map(|(&a, &b)| a..b)
         .collect()
-}
-
-/// A timeline step's default name: its position and action.
-fn describe_step(k: usize, step: &scenario::TimelineStep) -> String {
-    let list = |v: &Option<Vec<String>>| v.as_ref().map(|v| v.join(", "));
-    let selector = |pods: &[String], workloads: &[String]| {
-        pods.iter()
-            .chain(workloads)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let action = if let Some(g) = &step.remove_scheduling_gates {
-        format!(
-            "remove scheduling gates of {}",
-            selector(&g.pods, &g.workloads)
-        )
-    } else if let Some(n) = list(&step.cordon) {
-        format!("cordon {n}")
-    } else if let Some(n) = list(&step.uncordon) {
-        format!("uncordon {n}")
-    } else if let Some(n) = list(&step.drain) {
-        format!("drain {n}")
-    } else if let Some(n) = list(&step.fail_nodes) {
-        format!("fail {n}")
-    } else if let Some(c) = &step.complete {
-        format!("complete {}", selector(&c.pods, &c.workloads))
-    } else if let Some(n) = &step.add_nodes {
-        format!("add {} node item(s)", n.len())
-    } else if let Some(a) = &step.arrive {
-        format!("{} workload item(s) arrive", a.len())
-    } else {
-        "nothing".into()
-    };
-    format!("step {}: {action}", k + 1)
 }
 
 /// A Determined trial's pods.

@@ -1,0 +1,207 @@
+//! Sweep loading: every combination of a scenario's `spec.variants` (one option per dimension,
+//! each a JSON merge patch on `spec`), loaded as scenarios of their own.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use super::scenario::{self, ScenarioDoc};
+use super::yaml::Document;
+use super::{LoadOptions, Loader, Scenario, suggestion};
+use crate::error::InputError;
+
+/// A scenario of a sweep: every variant of its matrix, loaded.
+#[derive(Debug)]
+pub struct SweepScenario {
+    pub name: String,
+    pub file: PathBuf,
+    pub sweep: scenario::SweepSpec,
+    pub variants: Vec<Variant>,
+}
+
+/// One combination of the variant matrix (one option per dimension).
+#[derive(Debug)]
+pub struct Variant {
+    /// `inventory=h100,overrides=none`, or `base` without variants.
+    pub name: String,
+    /// (dimension, option), in dimension order.
+    pub options: Vec<(String, String)>,
+    pub scenario: Scenario,
+}
+
+/// `--set DIMENSION=OPTION[,OPTION…]`: the options of a dimension a sweep keeps.
+pub type Selection = Vec<(String, Vec<String>)>;
+
+/// Loads every Scenario document of the files with each combination of its variants (the
+/// matrix, restricted by `select`). A bad scenario or variant is reported in the errors and
+/// the others still load.
+pub fn load_sweeps(
+    files: &[PathBuf],
+    options: &LoadOptions,
+    select: &Selection,
+) -> (Vec<SweepScenario>, Vec<InputError>) {
+    let mut loader = Loader {
+        cache: HashMap::new(),
+        options,
+    };
+    let (mut out, mut errors) = (Vec::new(), Vec::new());
+    let mut dimensions_seen: Vec<String> = Vec::new();
+    for file in files {
+        let docs = match loader.documents(file) {
+            Ok(d) => d,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        for doc in docs
+            .iter()
+            .filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND))
+        {
+            let sd: ScenarioDoc = match doc.decode(file, "", &doc.value) {
+                Ok(sd) => sd,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            dimensions_seen.extend(sd.spec.variants.iter().map(|d| d.dimension.clone()));
+            let combos = match matrix(file, doc, &sd.spec.variants, select) {
+                Ok(c) => c,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            let mut variants = Vec::new();
+            for combo in combos {
+                let mut patched: Document = (**doc).clone();
+                for &(d, o) in &combo {
+                    if sd.spec.variants[d].options[o].patch.is_some() {
+                        patched = patched.merge_patched(
+                            "spec",
+                            &format!("spec.variants[{d}].options[{o}].patch"),
+                        );
+                    }
+                }
+                match loader.scenario(file, &Rc::new(patched)) {
+                    Ok(scenario) => {
+                        let options: Vec<(String, String)> = combo
+                            .iter()
+                            .map(|&(d, o)| {
+                                let dim = &sd.spec.variants[d];
+                                (dim.dimension.clone(), dim.options[o].name.clone())
+                            })
+                            .collect();
+                        let name = match options.is_empty() {
+                            true => "base".to_string(),
+                            false => options
+                                .iter()
+                                .map(|(d, o)| format!("{d}={o}"))
+                                .collect::<Vec<_>>()
+                                .join(","),
+                        };
+                        variants.push(Variant {
+                            name,
+                            options,
+                            scenario,
+                        });
+                    }
+                    Err(mut e) => errors.append(&mut e),
+                }
+            }
+            if !variants.is_empty() {
+                out.push(SweepScenario {
+                    name: sd.metadata.name.clone(),
+                    file: file.clone(),
+                    sweep: sd.spec.sweep.clone(),
+                    variants,
+                });
+            }
+        }
+    }
+    for (dimension, _) in select {
+        if !dimensions_seen.contains(dimension) {
+            errors.push(InputError::new(
+                Path::new("--set"),
+                format!(
+                    "no scenario has a variant dimension {dimension:?}{}",
+                    suggestion(dimension, &dimensions_seen)
+                ),
+            ));
+        }
+    }
+    (out, errors)
+}
+
+/// The combinations of one option per dimension, first dimension slowest, as
+/// (dimension index, option index) lists; `select` keeps only the named options.
+fn matrix(
+    file: &Path,
+    doc: &Document,
+    dimensions: &[scenario::VariantDimension],
+    select: &Selection,
+) -> Result<Vec<Vec<(usize, usize)>>, InputError> {
+    let mut combos: Vec<Vec<(usize, usize)>> = vec![Vec::new()];
+    let mut names: Vec<&str> = Vec::new();
+    for (d, dim) in dimensions.iter().enumerate() {
+        let at = format!("spec.variants[{d}]");
+        if names.contains(&dim.dimension.as_str()) {
+            return Err(doc.error(
+                file,
+                &format!("{at}.dimension"),
+                format!("duplicate dimension {:?}", dim.dimension),
+            ));
+        }
+        names.push(&dim.dimension);
+        if dim.options.is_empty() {
+            return Err(doc.error(file, &format!("{at}.options"), "a dimension needs options"));
+        }
+        let option_names: Vec<String> = dim.options.iter().map(|o| o.name.clone()).collect();
+        for (o, name) in option_names.iter().enumerate() {
+            if option_names[..o].contains(name) {
+                return Err(doc.error(
+                    file,
+                    &format!("{at}.options[{o}].name"),
+                    format!("duplicate option {name:?}"),
+                ));
+            }
+        }
+        let kept: Vec<usize> = match select.iter().find(|(name, _)| *name == dim.dimension) {
+            None => (0..dim.options.len()).collect(),
+            Some((_, wanted)) => {
+                let mut kept = Vec::new();
+                for w in wanted {
+                    match option_names.iter().position(|n| n == w) {
+                        Some(o) => kept.push(o),
+                        None => {
+                            return Err(InputError::new(
+                                Path::new("--set"),
+                                format!(
+                                    "dimension {:?} of {} has no option {w:?}{}",
+                                    dim.dimension,
+                                    file.display(),
+                                    suggestion(w, &option_names)
+                                ),
+                            ));
+                        }
+                    }
+                }
+                kept
+            }
+        };
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                kept.iter().map(move |&o| {
+                    let mut c = c.clone();
+                    c.push((d, o));
+                    c
+                })
+            })
+            .collect();
+    }
+    Ok(combos)
+}
