@@ -57,13 +57,7 @@ fn cfg(rest: &str) -> String {
 }
 
 fn rs(specs: &[(&str, i64)]) -> Vec<ResourceSpec> {
-    specs
-        .iter()
-        .map(|(n, w)| ResourceSpec {
-            name: n.to_string(),
-            weight: *w,
-        })
-        .collect()
+    ResourceSpec::list(specs)
 }
 
 fn default_weights() -> Weights {

@@ -165,16 +165,20 @@ pub struct ResourceSpec {
 
 /// `defaultResourceSpec` (`pkg/scheduler/apis/config/v1/defaults.go`): cpu 1, memory 1.
 pub fn default_resources() -> Vec<ResourceSpec> {
-    vec![
-        ResourceSpec {
-            name: "cpu".into(),
-            weight: 1,
-        },
-        ResourceSpec {
-            name: "memory".into(),
-            weight: 1,
-        },
-    ]
+    ResourceSpec::list(&[("cpu", 1), ("memory", 1)])
+}
+
+impl ResourceSpec {
+    /// Specs from (name, weight) pairs.
+    pub fn list(specs: &[(&str, i64)]) -> Vec<ResourceSpec> {
+        specs
+            .iter()
+            .map(|(name, weight)| ResourceSpec {
+                name: name.to_string(),
+                weight: *weight,
+            })
+            .collect()
+    }
 }
 
 impl Default for FitArgs {

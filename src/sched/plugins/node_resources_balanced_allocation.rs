@@ -110,13 +110,7 @@ mod tests {
         pod: &[(&str, i64)],
         nodes: &[(Entries, Entries)],
     ) -> Vec<i64> {
-        let specs: Vec<ResourceSpec> = resources
-            .iter()
-            .map(|(n, w)| ResourceSpec {
-                name: n.to_string(),
-                weight: *w,
-            })
-            .collect();
+        let specs = ResourceSpec::list(resources);
         let lists: Vec<ResourceList> = nodes
             .iter()
             .map(|(a, _)| list(a))

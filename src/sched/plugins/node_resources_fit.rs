@@ -440,13 +440,7 @@ mod scoring_tests {
     }
 
     fn rs(specs: &[(&str, i64)]) -> Vec<ResourceSpec> {
-        specs
-            .iter()
-            .map(|(n, w)| ResourceSpec {
-                name: n.to_string(),
-                weight: *w,
-            })
-            .collect()
+        ResourceSpec::list(specs)
     }
 
     /// Scores of the pod on each node under `args`.
