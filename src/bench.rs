@@ -288,9 +288,7 @@ pub fn shipped_runtimes() -> Result<crate::resolve::Runtimes, String> {
         .collect();
     files.sort();
     for file in files {
-        let text =
-            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        for doc in crate::load::yaml::parse_documents(&text, &file).map_err(|e| e.to_string())? {
+        for doc in crate::load::yaml::read_documents(&file).map_err(|e| e.to_string())? {
             if doc.value.get("kind").and_then(serde_json::Value::as_str)
                 == Some("ClusterTrainingRuntime")
             {

@@ -102,7 +102,7 @@ struct NodeAffinityArgs {
 
 /// Every document of the case file: (plugin, raw value).
 fn documents() -> Vec<(String, Value)> {
-    let docs = parse_documents(CASES, Path::new(CASES_PATH))
+    let docs = parse_documents(CASES.to_string(), Path::new(CASES_PATH))
         .unwrap_or_else(|e| panic!("{CASES_PATH} does not parse: {e:?}"));
     docs.into_iter()
         .map(|d| {

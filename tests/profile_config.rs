@@ -20,7 +20,7 @@ const FIXTURES: &str = "fixtures/scheduler-config";
 
 fn load_file(path: &Path) -> Result<Vec<Profile>, InputError> {
     let text = std::fs::read_to_string(path).unwrap();
-    let docs = parse_documents(&text, path)?;
+    let docs = parse_documents(text, path)?;
     assert_eq!(docs.len(), 1, "{}", path.display());
     from_document(&docs[0], path)
 }
@@ -32,7 +32,7 @@ fn fixture(name: &str) -> Vec<Profile> {
 
 fn load(text: &str) -> Result<Vec<Profile>, InputError> {
     let file = Path::new("cfg.yaml");
-    let docs = parse_documents(text, file)?;
+    let docs = parse_documents(text.to_string(), file)?;
     from_document(&docs[0], file)
 }
 

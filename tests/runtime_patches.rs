@@ -784,7 +784,7 @@ fn override_scenarios() -> Vec<PathBuf> {
 /// The TrainJob objects written inline in the scenarios' `spec.workloads`.
 fn inline_train_jobs(file: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(file).unwrap();
-    load::yaml::parse_documents(&text, file)
+    load::yaml::parse_documents(text, file)
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
         .into_iter()
         .filter(|d| d.value["kind"] == "Scenario")
@@ -935,7 +935,7 @@ fn cli_migrate_output_loads_and_runs() {
     std::fs::create_dir_all(&scenario_dir).unwrap();
     let mut refs = BTreeSet::new();
     for doc in load::yaml::parse_documents(
-        &std::fs::read_to_string(root.join(SCENARIO)).unwrap(),
+        std::fs::read_to_string(root.join(SCENARIO)).unwrap(),
         Path::new(SCENARIO),
     )
     .unwrap()

@@ -30,7 +30,7 @@ pub fn run(args: &MigrateArgs) -> i32 {
             return exit_code::BAD_INPUT;
         }
     };
-    let docs = match yaml::parse_documents(&text, &args.file) {
+    let docs = match yaml::parse_documents(text.clone(), &args.file) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("error: {e}");

@@ -188,14 +188,8 @@ impl Loader<'_> {
         if let Some(d) = self.cache.get(file) {
             return Ok(d.clone());
         }
-        let text =
-            std::fs::read_to_string(file).map_err(|e| InputError::new(file, io_message(&e)))?;
-        let docs: Rc<Vec<Rc<Document>>> = Rc::new(
-            yaml::parse_documents(&text, file)?
-                .into_iter()
-                .map(Rc::new)
-                .collect(),
-        );
+        let docs: Rc<Vec<Rc<Document>>> =
+            Rc::new(yaml::read_documents(file)?.into_iter().map(Rc::new).collect());
         self.cache.insert(file.to_path_buf(), docs.clone());
         Ok(docs)
     }
@@ -1149,11 +1143,4 @@ fn pool_nodes(
             (n, origin.clone())
         })
         .collect())
-}
-
-fn io_message(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".into(),
-        _ => e.to_string(),
-    }
 }

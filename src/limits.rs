@@ -1,0 +1,93 @@
+//! The product's own limits on input size, in one place.
+//!
+//! They keep hostile or absurd input (a YAML alias bomb, a pool of a billion nodes) from
+//! exhausting memory, and are sized well above real clusters: Kubernetes' own scalability
+//! envelope is 5,000 nodes and 150,000 pods per cluster, and the largest managed clusters run
+//! 65,000 nodes. Each limit can be raised with the environment variable its error names.
+
+use std::fmt::Display;
+
+/// One limit: its default and the environment variable that raises it.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit {
+    /// What is counted, as the error message says it ("bytes in one input file").
+    pub what: &'static str,
+    pub env: &'static str,
+    pub default: u64,
+}
+
+/// Bytes of one input file (YAML or JSON).
+pub const FILE_BYTES: Limit = Limit {
+    what: "bytes in one input file",
+    env: "SCHEDSIM_MAX_FILE_BYTES",
+    default: 16 << 30,
+};
+
+/// Documents in one multi-document YAML file (or values in one JSON stream).
+pub const DOCUMENTS: Limit = Limit {
+    what: "documents in one file",
+    env: "SCHEDSIM_MAX_DOCUMENTS",
+    default: 10_000_000,
+};
+
+/// Values copied by YAML aliases (`*name`, `<<: *name`) in one file: the defence against
+/// "billion laughs" alias bombs, high enough for a template reused by a million pods.
+pub const ALIAS_EXPANSION: Limit = Limit {
+    what: "values copied by YAML aliases in one file",
+    env: "SCHEDSIM_MAX_ALIAS_EXPANSION",
+    default: 50_000_000,
+};
+
+/// Nodes in one scenario (inventories and generated pools together).
+pub const NODES: Limit = Limit {
+    what: "nodes in one scenario",
+    env: "SCHEDSIM_MAX_NODES",
+    default: 1_000_000,
+};
+
+/// Pods in one scenario (existing pods and workload pods together).
+pub const PODS: Limit = Limit {
+    what: "pods in one scenario",
+    env: "SCHEDSIM_MAX_PODS",
+    default: 10_000_000,
+};
+
+/// Every limit, for the README and `--help` texts.
+pub const ALL: [Limit; 5] = [FILE_BYTES, DOCUMENTS, ALIAS_EXPANSION, NODES, PODS];
+
+impl Limit {
+    /// The limit in force: the environment variable when it holds a number, else the default.
+    pub fn value(&self) -> u64 {
+        std::env::var(self.env)
+            .ok()
+            .and_then(|v| v.trim().replace('_', "").parse().ok())
+            .unwrap_or(self.default)
+    }
+
+    /// Whether `count` is over the limit.
+    pub fn exceeded_by(&self, count: u64) -> bool {
+        count > self.value()
+    }
+
+    /// The message for an input that went over the limit with `actual`.
+    pub fn message(&self, actual: impl Display) -> String {
+        format!(
+            "{actual} exceeds schedsim's limit of {} {} (raise it with the environment variable {}=N)",
+            self.value(),
+            self.what,
+            self.env
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_limit_and_how_to_raise_it() {
+        let m = DOCUMENTS.message("document 10000001");
+        assert!(m.contains("limit of 10000000 documents in one file"), "{m}");
+        assert!(m.contains("SCHEDSIM_MAX_DOCUMENTS=N"), "{m}");
+    }
+}
