@@ -35,7 +35,7 @@ pub const DOCUMENTS: Limit = Limit {
 pub const ALIAS_EXPANSION: Limit = Limit {
     what: "values copied by YAML aliases in one file",
     env: "SCHEDSIM_MAX_ALIAS_EXPANSION",
-    default: 50_000_000,
+    default: 10_000_000,
 };
 
 /// Nodes in one scenario (inventories and generated pools together).

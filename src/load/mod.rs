@@ -81,29 +81,53 @@ pub struct Loaded {
     pub errors: Vec<InputError>,
 }
 
-/// Scenario files found under `paths` (folders are searched recursively for `*.yaml`/`*.yml`
-/// files whose documents include a Scenario), in sorted order.
+/// Scenario files found under `paths`, in sorted order. Folders are searched recursively
+/// for `*.yaml`, `*.yml` and `*.json` files that hold a Scenario document, in any valid YAML
+/// or JSON spelling; symlinked folders are followed once (a loop is not followed again).
+/// Finding no Scenario at all is an error naming the paths.
 pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
     let mut files = BTreeSet::new();
+    let mut visited = std::collections::HashSet::new();
     for p in paths {
         if p.is_dir() {
-            collect_yaml(p, &mut files).map_err(|e| InputError::new(p, e.to_string()))?;
+            collect_scenarios(p, &mut files, &mut visited)
+                .map_err(|e| InputError::new(p, yaml::io_message(&e)))?;
         } else if p.exists() {
             files.insert(p.clone());
         } else {
             return Err(InputError::new(p, "no such file or directory"));
         }
     }
+    if files.is_empty() {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(InputError::new(
+            Path::new(&names.join(", ")),
+            format!(
+                "no Scenario document (apiVersion: {}, kind: Scenario) in any .yaml, .yml or .json file here",
+                scenario::API_VERSION
+            ),
+        ));
+    }
     Ok(files.into_iter().collect())
 }
 
-fn collect_yaml(dir: &Path, out: &mut BTreeSet<PathBuf>) -> std::io::Result<()> {
+fn collect_scenarios(
+    dir: &Path,
+    out: &mut BTreeSet<PathBuf>,
+    visited: &mut std::collections::HashSet<PathBuf>,
+) -> std::io::Result<()> {
+    if !visited.insert(std::fs::canonicalize(dir)?) {
+        return Ok(());
+    }
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
-            collect_yaml(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
-            && declares_scenario(&std::fs::read_to_string(&path)?)
+            collect_scenarios(&path, out, visited)?;
+        } else if path.is_file()
+            && path
+                .extension()
+                .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+            && declares_scenario(&path)
         {
             out.insert(path);
         }
@@ -111,13 +135,18 @@ fn collect_yaml(dir: &Path, out: &mut BTreeSet<PathBuf>) -> std::io::Result<()> 
     Ok(())
 }
 
-/// Whether a YAML text has a top-level `kind: Scenario` line (other files in a folder, such
-/// as node inventories, are not scenarios).
-fn declares_scenario(text: &str) -> bool {
-    text.lines().any(|l| {
-        l.strip_prefix("kind:")
-            .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == scenario::KIND)
-    })
+/// Whether a file holds a Scenario document (other files in a folder, such as node
+/// inventories, are not scenarios). Files that never mention the kind are not parsed; a file
+/// that mentions it but does not parse counts, so that loading it reports its error.
+fn declares_scenario(path: &Path) -> bool {
+    let kind = scenario::KIND.as_bytes();
+    let mentions =
+        std::fs::read(path).is_ok_and(|bytes| bytes.windows(kind.len()).any(|w| w == kind));
+    mentions
+        && yaml::read_documents(path).map_or(true, |docs| {
+            docs.iter()
+                .any(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND))
+        })
 }
 
 /// Loads every Scenario document of the given files. A bad scenario is reported in `errors`
@@ -188,8 +217,12 @@ impl Loader<'_> {
         if let Some(d) = self.cache.get(file) {
             return Ok(d.clone());
         }
-        let docs: Rc<Vec<Rc<Document>>> =
-            Rc::new(yaml::read_documents(file)?.into_iter().map(Rc::new).collect());
+        let docs: Rc<Vec<Rc<Document>>> = Rc::new(
+            yaml::read_documents(file)?
+                .into_iter()
+                .map(Rc::new)
+                .collect(),
+        );
         self.cache.insert(file.to_path_buf(), docs.clone());
         Ok(docs)
     }
@@ -217,6 +250,13 @@ impl Loader<'_> {
             match self.node_item(file, doc, &path, item) {
                 Ok(mut n) => nodes.append(&mut n),
                 Err(mut e) => errors.append(&mut e),
+            }
+            if crate::limits::NODES.exceeded_by(nodes.len() as u64) {
+                return Err(vec![doc.error(
+                    file,
+                    &path,
+                    crate::limits::NODES.message(format!("{} nodes", nodes.len())),
+                )]);
             }
         }
         let mut seen = HashMap::new();
@@ -340,6 +380,14 @@ impl Loader<'_> {
         let (mut unit_starts, mut baseline_unit_starts) = (Vec::new(), Vec::new());
         for (path, item, at_step) in items {
             let path = path.as_str();
+            let pods = existing.len() + workloads.len();
+            if crate::limits::PODS.exceeded_by(pods as u64) {
+                return Err(vec![doc.error(
+                    file,
+                    path,
+                    crate::limits::PODS.message(format!("{pods} pods before this item")),
+                )]);
+            }
             if at_step.is_none() {
                 unit_starts.push(steps.len());
                 baseline_unit_starts.push(baseline.steps.len());
@@ -1127,6 +1175,13 @@ fn pool_nodes(
         path: template_path.clone(),
     };
     let base = origin.check(|errs| objects::node_from_k8s(&template, &template_path, errs))?;
+    if crate::limits::NODES.exceeded_by(u64::from(p.pool.count)) {
+        return Err(vec![doc.error(
+            file,
+            &join_path(path, "pool.count"),
+            crate::limits::NODES.message(format!("a pool of {} nodes", p.pool.count)),
+        )]);
+    }
     let width = (p.pool.count.max(1) - 1).to_string().len();
     let pool_name = p
         .pool

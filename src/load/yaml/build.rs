@@ -288,25 +288,26 @@ impl Builder {
                     return Ok(());
                 }
                 let ctx = self.next_ctx(at)?;
-                self.stack.push(if matches!(event, Event::SequenceStart(..)) {
-                    Frame::Seq {
-                        items: Vec::new(),
-                        positions: Vec::new(),
-                        ctx,
-                        anchor,
-                        at,
-                    }
-                } else {
-                    Frame::Map {
-                        map: Map::new(),
-                        positions: Vec::new(),
-                        ctx,
-                        anchor,
-                        at,
-                        key: None,
-                        merges: Vec::new(),
-                    }
-                });
+                self.stack
+                    .push(if matches!(event, Event::SequenceStart(..)) {
+                        Frame::Seq {
+                            items: Vec::new(),
+                            positions: Vec::new(),
+                            ctx,
+                            anchor,
+                            at,
+                        }
+                    } else {
+                        Frame::Map {
+                            map: Map::new(),
+                            positions: Vec::new(),
+                            ctx,
+                            anchor,
+                            at,
+                            key: None,
+                            merges: Vec::new(),
+                        }
+                    });
             }
             Event::SequenceEnd => {
                 let Some(Frame::Seq {
@@ -342,13 +343,7 @@ impl Builder {
                     unreachable!("the parser balances mappings")
                 };
                 for (merged, merged_positions, merge_at) in merges {
-                    merge_into(
-                        &mut map,
-                        &mut positions,
-                        merged,
-                        merged_positions,
-                        merge_at,
-                    )?;
+                    merge_into(&mut map, &mut positions, merged, merged_positions, merge_at)?;
                 }
                 let value = Value::Object(map);
                 let positions = self.positions.then_some(PosNode {
@@ -453,7 +448,9 @@ impl Builder {
                     if map.contains_key(&name) {
                         return Err(error(
                             at,
-                            format!("duplicate key {name:?}: a key may appear only once in a mapping"),
+                            format!(
+                                "duplicate key {name:?}: a key may appear only once in a mapping"
+                            ),
                         ));
                     }
                     let child = ctx.child(&name);

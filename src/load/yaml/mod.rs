@@ -250,7 +250,10 @@ pub fn read_documents(file: &Path) -> Result<Vec<Document>, InputError> {
         } else {
             "not a regular file (a FIFO, socket or device)"
         };
-        return Err(InputError::new(file, format!("cannot read it: it is {what}")));
+        return Err(InputError::new(
+            file,
+            format!("cannot read it: it is {what}"),
+        ));
     }
     if limits::FILE_BYTES.exceeded_by(meta.len()) {
         return Err(InputError::new(
