@@ -228,7 +228,12 @@ impl Loader<'_> {
     }
 
     fn scenario(&mut self, file: &Path, doc: &Rc<Document>) -> Result<Scenario, Errors> {
-        let sd: ScenarioDoc = doc.decode(file, "", &doc.value).map_err(|e| vec![e])?;
+        let sd: ScenarioDoc = doc
+            .decode(file, "", &scenario_outline(&doc.value))
+            .map_err(|e| vec![e])?;
+        let list = |key: &str| -> &[Value] {
+            doc.value["spec"][key].as_array().map_or(&[], Vec::as_slice)
+        };
         if sd.api_version != scenario::API_VERSION {
             return Err(vec![doc.error(
                 file,
@@ -245,7 +250,7 @@ impl Loader<'_> {
         let mut warnings = Vec::new();
 
         let mut nodes = Vec::new();
-        for (i, item) in sd.spec.nodes.iter().enumerate() {
+        for (i, item) in list("nodes").iter().enumerate() {
             let path = format!("spec.nodes[{i}]");
             match self.node_item(file, doc, &path, item) {
                 Ok(mut n) => nodes.append(&mut n),
@@ -278,7 +283,7 @@ impl Loader<'_> {
         }
 
         let mut namespaces = crate::sched::plugins::inter_pod_affinity::NamespaceLabels::new();
-        for (i, item) in sd.spec.namespaces.iter().enumerate() {
+        for (i, item) in list("namespaces").iter().enumerate() {
             let path = format!("spec.namespaces[{i}]");
             let convert = |k: &k8s::Namespace, _: &str, _: &mut Vec<FieldError>| k.clone();
             match self.typed_items(file, doc, &path, item, "Namespace", convert) {
@@ -294,7 +299,7 @@ impl Loader<'_> {
             }
         }
         let mut priority_classes = priority::PriorityClasses::default();
-        for (i, item) in sd.spec.priority_classes.iter().enumerate() {
+        for (i, item) in list("priorityClasses").iter().enumerate() {
             let path = format!("spec.priorityClasses[{i}]");
             let convert = |k: &PriorityClass, _: &str, _: &mut Vec<FieldError>| k.clone();
             match self.typed_items(file, doc, &path, item, "PriorityClass", convert) {
@@ -310,7 +315,7 @@ impl Loader<'_> {
         }
 
         let mut existing = Vec::new();
-        for (i, item) in sd.spec.existing_pods.iter().enumerate() {
+        for (i, item) in list("existingPods").iter().enumerate() {
             match self.pod_items(file, doc, &format!("spec.existingPods[{i}]"), item, &gates) {
                 Ok(mut p) => existing.append(&mut p),
                 Err(mut e) => errors.append(&mut e),
@@ -335,7 +340,7 @@ impl Loader<'_> {
             .clone()
             .unwrap_or_else(|| crate::resolve::build::DEFAULT_CLOCK.to_string());
         let mut runtimes = Runtimes::default();
-        for (i, item) in sd.spec.runtimes.iter().enumerate() {
+        for (i, item) in list("runtimes").iter().enumerate() {
             match self.runtime_items(file, doc, &format!("spec.runtimes[{i}]"), item) {
                 Ok(list) => {
                     for (r, at) in list {
@@ -358,9 +363,7 @@ impl Loader<'_> {
         let mut any_overrides = false;
         let mut pod_groups = PodGroups::new();
         // Workload items, then the timeline's arrivals with their step.
-        let items: Vec<(String, &Value, Option<usize>)> = sd
-            .spec
-            .workloads
+        let items: Vec<(String, &Value, Option<usize>)> = list("workloads")
             .iter()
             .enumerate()
             .map(|(i, item)| (format!("spec.workloads[{i}]"), item, None))
@@ -1113,6 +1116,43 @@ struct LoadedWorkload {
     resolved: Option<ResolvedTrainJob>,
     /// Without overrides, when the TrainJob has some.
     baseline: Option<Workloads>,
+}
+
+/// The lists of objects a Scenario holds inline; [`scenario_outline`] empties them.
+const OBJECT_LISTS: [&str; 6] = [
+    "nodes",
+    "existingPods",
+    "priorityClasses",
+    "namespaces",
+    "runtimes",
+    "workloads",
+];
+
+/// A Scenario document with its inline object lists turned into lists of nulls of the same
+/// length: decoding the format checks their shape, not their contents (which can be tens of
+/// megabytes of Nodes and Pods, read one by one later, by reference).
+fn scenario_outline(value: &Value) -> Value {
+    let outline_list = |key: &str, v: &Value| match v {
+        Value::Array(items) if OBJECT_LISTS.contains(&key) => {
+            Value::Array(vec![Value::Null; items.len()])
+        }
+        other => other.clone(),
+    };
+    let Value::Object(fields) = value else {
+        return value.clone();
+    };
+    let fields = fields.iter().map(|(k, v)| {
+        let v = match (k.as_str(), v) {
+            ("spec", Value::Object(spec)) => Value::Object(
+                spec.iter()
+                    .map(|(k, v)| (k.clone(), outline_list(k, v)))
+                    .collect(),
+            ),
+            _ => v.clone(),
+        };
+        (k.clone(), v)
+    });
+    Value::Object(fields.collect())
 }
 
 /// Expands `List`/`NodeList`/`PodList` documents into their items.
