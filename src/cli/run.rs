@@ -73,9 +73,11 @@ pub fn run(args: &RunArgs) -> i32 {
             written = exit_code::BAD_INPUT;
         }
     }
-    if loaded.errors.is_empty() {
+    let code = if loaded.errors.is_empty() {
         written
     } else {
         exit_code::BAD_INPUT
-    }
+    };
+    super::release_at_exit((loaded, report));
+    code
 }

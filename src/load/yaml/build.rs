@@ -533,23 +533,68 @@ fn size(v: &Value) -> u64 {
     }
 }
 
-/// Drops what [`Ctx`] skips from a value decoded another way (a JSON document).
-pub fn prune(v: &mut Value, ctx: Ctx) {
-    match v {
-        Value::Object(m) => {
-            m.retain(|k, _| ctx.child(k) != Ctx::Skip);
-            for (k, child) in m.iter_mut() {
-                let c = ctx.child(k);
-                if c != Ctx::Other {
-                    prune(child, c);
+/// A JSON value decoded with what [`Ctx`] skips stepped over, never built: serde_json's
+/// own parser, with the YAML path's skipping.
+pub struct Filtered(pub Ctx);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Filtered {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        if self.0 == Ctx::Other {
+            return serde::Deserialize::deserialize(d);
+        }
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Filtered {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Filtered(self.0.element()))? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            match self.0.child(&key) {
+                Ctx::Skip => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                ctx => {
+                    let value = map.next_value_seed(Filtered(ctx))?;
+                    out.insert(key, value);
                 }
             }
         }
-        Value::Array(items) if ctx == Ctx::Items => {
-            for item in items {
-                prune(item, Ctx::ObjectRoot);
-            }
-        }
-        _ => {}
+        Ok(Value::Object(out))
     }
 }

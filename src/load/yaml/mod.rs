@@ -332,9 +332,16 @@ pub fn parse_documents(text: String, file: &Path) -> Result<Vec<Document>, Input
 /// Every value of a JSON text (one, or a stream), with the fields the simulation never reads
 /// dropped as the YAML path drops them.
 fn json_documents(text: &str) -> Result<Vec<(usize, Value)>, build::BuildError> {
+    /// A document decoded with the object-root skipping of [`build::Filtered`].
+    struct Root(Value);
+    impl<'de> serde::Deserialize<'de> for Root {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            serde::de::DeserializeSeed::deserialize(build::Filtered(Ctx::ObjectRoot), d).map(Root)
+        }
+    }
     let mut out = Vec::new();
     for (index, value) in serde_json::Deserializer::from_str(text)
-        .into_iter::<Value>()
+        .into_iter::<Root>()
         .enumerate()
     {
         if limits::DOCUMENTS.exceeded_by(index as u64 + 1) {
@@ -343,14 +350,13 @@ fn json_documents(text: &str) -> Result<Vec<(usize, Value)>, build::BuildError> 
                 message: limits::DOCUMENTS.message(format!("document {}", index + 1)),
             });
         }
-        let mut value = value.map_err(|e| build::BuildError {
+        let Root(value) = value.map_err(|e| build::BuildError {
             position: Some(Position {
                 line: e.line() as u32,
                 column: e.column() as u32,
             }),
             message: json_message(&e),
         })?;
-        build::prune(&mut value, Ctx::ObjectRoot);
         out.push((index, value));
     }
     Ok(out)
