@@ -99,10 +99,42 @@ impl Document {
             let message = e.into_inner().to_string();
             let message = match did_you_mean(&message) {
                 Some(hint) => format!("{message} (did you mean `{hint}`?)"),
-                None => message,
+                None => self.unquoted_hint(&full, &message).unwrap_or(message),
             };
             self.error(file, &full, message)
         })
+    }
+
+    /// For a string field given an unquoted YAML number or boolean (`version: 1.10`,
+    /// `enabled: yes`): the message in the user's terms, quoting what they wrote.
+    fn unquoted_hint(&self, path: &str, message: &str) -> Option<String> {
+        let rest = message.strip_prefix("invalid type: ")?;
+        let (found, expected) = rest.split_once(", expected ")?;
+        if expected != "a string" {
+            return None;
+        }
+        let kind = if found.starts_with("boolean") {
+            "a boolean"
+        } else if found.starts_with("integer") || found.starts_with("floating point") {
+            "a number"
+        } else {
+            return None;
+        };
+        let at = self.position(path)?;
+        let line = self
+            .source
+            .text
+            .lines()
+            .nth(at.line.checked_sub(1)? as usize)?;
+        let written: String = line
+            .chars()
+            .skip(at.column.saturating_sub(1) as usize)
+            .take_while(|c| !matches!(c, ',' | '}' | ']' | '#'))
+            .collect();
+        let written = excerpt(written.trim(), 40);
+        Some(format!(
+            "expected a string, found {kind}: YAML reads an unquoted {written} as {kind}; quote it (\"{written}\")"
+        ))
     }
 
     /// This document with the JSON merge patch (RFC 7386) at field `patch_path` applied to the
@@ -121,6 +153,15 @@ impl Document {
         };
         merge_patch(target, &patch, key, patch_path, &mut out.redirects);
         out
+    }
+}
+
+/// At most `max` characters of `s`, with `…` when cut.
+fn excerpt(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max).collect::<String>())
     }
 }
 
@@ -426,5 +467,45 @@ mod tests {
         )
         .unwrap();
         assert_eq!(docs.len(), 1);
+    }
+
+    #[test]
+    fn unquoted_numbers_and_booleans_in_string_fields_are_explained() {
+        let text = "labels: {rack: 08, gpu: yes, zone: us-1}\n";
+        let docs = parse_documents(text.into(), Path::new("f.yaml")).unwrap();
+        let d = &docs[0];
+        let labels = &d.value["labels"];
+        let err = d
+            .decode::<std::collections::BTreeMap<String, String>>(
+                Path::new("f.yaml"),
+                "labels",
+                labels,
+            )
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "f.yaml:1:16: labels.rack: expected a string, found a number: YAML reads an unquoted 08 as a number; quote it (\"08\")"
+        );
+    }
+
+    #[test]
+    fn json_texts_and_yaml_flow_style_both_load() {
+        let json = "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"a\", \"managedFields\": [{}]}}\n{\"kind\": \"Pod\"}";
+        let docs = parse_documents(json.into(), Path::new("f.json")).unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].value["metadata"], serde_json::json!({"name": "a"}));
+        let flow = "{kind: Pod, metadata: {name: a}}\n";
+        let docs = parse_documents(flow.into(), Path::new("f.yaml")).unwrap();
+        assert_eq!(docs[0].value["kind"], "Pod");
+        assert!(parse_documents(flow.into(), Path::new("f.json")).is_err());
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors_with_a_position() {
+        let err = parse_documents("a: 1\nb: 2\na: 3\n".into(), Path::new("f.yaml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "f.yaml:3:1: duplicate key \"a\": a key may appear only once in a mapping"
+        );
     }
 }
