@@ -13,6 +13,7 @@
 
 mod build;
 mod scalar;
+mod skim;
 
 use std::cell::OnceCell;
 use std::fmt;
@@ -348,7 +349,11 @@ pub fn parse_documents(text: String, file: &Path) -> Result<Vec<Document>, Input
             },
         }
     } else {
-        build::build(&text, false)
+        // The skimmed text builds the same values faster; an error is reported (and its
+        // position found) in the text as written.
+        skim::skim(&text)
+            .and_then(|skimmed| build::build(&skimmed, false).ok())
+            .map_or_else(|| build::build(&text, false), Ok)
             .map_err(|e| at(e.position, e.message))?
             .into_iter()
             .map(|d| (d.index, d.value))
