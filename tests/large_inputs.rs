@@ -397,3 +397,36 @@ fn no_scenario_under_the_paths_is_an_input_error() {
     let o = schedsim(&["run", dir.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_terminal_gets_a_summary_and_the_file_every_row() {
+    let dir = tempdir("summary");
+    let mut pods = String::new();
+    for i in 0..30 {
+        let _ = write!(
+            pods,
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: team-{i:02}}}\nspec: {{containers: [{{name: c, image: i}}]}}\n"
+        );
+    }
+    write(&dir, "pods.yaml", &pods);
+    let file = write(
+        &dir,
+        "s.yaml",
+        &format!(
+            "{SCENARIO_HEAD}  nodes: [{{pool: {{count: 1, namePrefix: n-, template: {{status: {{allocatable: {{pods: '100'}}}}}}}}}}]\n  workloads: [{{file: pods.yaml}}]\n"
+        ),
+    );
+    let s = load_one(&file);
+    let report = schedsim::report::RunReport::new(vec![schedsim::simulate(&s)]);
+    let full = schedsim::report::table::render(&report);
+    let summary = schedsim::report::table::render_summary(&report, "reports/run.txt");
+    assert!(full.contains("team-29") && !full.contains("more pod groups"));
+    assert!(
+        summary.contains("team-19") && !summary.contains("team-20"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("… 10 more pod groups (of 30): the full table is in reports/run.txt"),
+        "{summary}"
+    );
+}

@@ -33,9 +33,7 @@ fn every_bundled_scenario_loads_and_matches_its_snapshot() {
             "{}: no Scenario documents",
             file.display()
         );
-        let report = RunReport {
-            scenarios: loaded.scenarios.iter().map(schedsim::simulate).collect(),
-        };
+        let report = RunReport::new(loaded.scenarios.iter().map(schedsim::simulate).collect());
         let pods: Vec<_> = report
             .scenarios
             .iter()
@@ -80,35 +78,61 @@ fn output_is_identical_at_any_thread_count() {
     );
 }
 
-/// The JSON carries every node's verdict for a pending pod, grouped by identical status.
-/// The JSON report of one bundled scenario.
-fn report_json(file: &str) -> serde_json::Value {
-    let loaded = load::load_files(&[PathBuf::from(file)], &LoadOptions::default());
+/// The JSON report of one bundled scenario, with or without node lists.
+fn report_json_with(file: &str, node_lists: bool) -> serde_json::Value {
+    let options = LoadOptions {
+        node_lists,
+        ..Default::default()
+    };
+    let loaded = load::load_files(&[PathBuf::from(file)], &options);
     serde_json::to_value(schedsim::simulate(&loaded.scenarios[0])).unwrap()
 }
 
+/// The JSON report of one bundled scenario.
+fn report_json(file: &str) -> serde_json::Value {
+    report_json_with(file, false)
+}
+
+/// A pending pod's verdicts count every node once, and the counts are the message's.
 #[test]
 fn json_explains_each_node() {
-    let json = report_json("scenarios/gpu-taints.yaml");
+    let json = report_json("scenarios/pending-messages.yaml");
     let pending = &json["pods"][0];
     assert_eq!(pending["status"], "Unschedulable");
     let verdicts = pending["verdicts"].as_array().unwrap();
-    let nodes: usize = verdicts
-        .iter()
-        .map(|v| v["nodes"].as_array().unwrap().len())
-        .sum();
+    let counted: u64 = verdicts.iter().map(|v| v["count"].as_u64().unwrap()).sum();
     assert_eq!(
-        nodes,
+        counted as usize,
         json["nodes"].as_array().unwrap().len(),
         "every node has exactly one verdict"
     );
+    let message = pending["message"].as_str().unwrap();
+    for v in verdicts {
+        assert!(v.get("nodes").is_none(), "node lists only on request");
+        for reason in v["reasons"].as_array().unwrap() {
+            let said = format!("{} {}", v["count"], reason.as_str().unwrap());
+            assert!(message.contains(&said), "{said:?} in {message:?}");
+        }
+    }
     let taint = verdicts
         .iter()
         .find(|v| v["plugin"] == "TaintToleration")
         .expect("a taint verdict");
     assert_eq!(taint["code"], "UnschedulableAndUnresolvable");
     assert_eq!(taint["reasons"][0], "node(s) had untolerated taint(s)");
-    assert_eq!(json["nodes"][0]["allocatable"]["nvidia.com/gpu"], 8);
+
+    let listed = report_json_with("scenarios/pending-messages.yaml", true);
+    for v in listed["pods"][0]["verdicts"].as_array().unwrap() {
+        assert_eq!(
+            v["nodes"].as_array().unwrap().len() as u64,
+            v["count"].as_u64().unwrap(),
+            "{v}"
+        );
+    }
+    assert_eq!(
+        listed["pods"][0]["verdicts"][0]["nodes"][0],
+        "gke-ml-prod-l4-pool-7f3a9c21-2xq8"
+    );
 }
 
 #[test]

@@ -62,6 +62,18 @@ impl OutputArgs {
     /// Writes `<stem>.json` and `<stem>.txt` atomically into the folder and prints one of
     /// them; the exit code is `BAD_INPUT` when a file could not be written.
     pub fn emit(&self, stem: &str, json: &str, table: &str) -> i32 {
+        self.emit_with_summary(stem, json, table, None)
+    }
+
+    /// As [`emit`](Self::emit); a terminal gets `summary` instead of the full table when
+    /// one is given (the full table is in `<stem>.txt`).
+    pub fn emit_with_summary(
+        &self,
+        stem: &str,
+        json: &str,
+        table: &str,
+        summary: Option<&str>,
+    ) -> i32 {
         use std::io::{IsTerminal, Write};
         let mut code = crate::error::exit_code::SUCCESS;
         for (ext, contents) in [("json", json), ("txt", table)] {
@@ -71,14 +83,16 @@ impl OutputArgs {
                 code = crate::error::exit_code::BAD_INPUT;
             }
         }
-        let format = self.format.unwrap_or(if std::io::stdout().is_terminal() {
+        let terminal = std::io::stdout().is_terminal();
+        let format = self.format.unwrap_or(if terminal {
             run::Format::Table
         } else {
             run::Format::Json
         });
-        let text = match format {
-            run::Format::Table => table,
-            run::Format::Json => json,
+        let text = match (format, summary) {
+            (run::Format::Table, Some(summary)) if terminal => summary,
+            (run::Format::Table, _) => table,
+            (run::Format::Json, _) => json,
         };
         let _ = std::io::stdout().lock().write_all(text.as_bytes());
         code

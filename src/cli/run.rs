@@ -29,6 +29,15 @@ pub struct RunArgs {
     /// the scenarios' own (compare LeastAllocated with GPU bin-packing on the same workload).
     #[arg(long, value_name = "FILE")]
     pub scheduler_config: Option<PathBuf>,
+    /// On a terminal, print every row of every table (by default a table stops after 20 rows
+    /// and names the file with the rest, `<out>/run.txt`).
+    #[arg(long)]
+    pub full_table: bool,
+    /// List, for each pending pod, the nodes behind each verdict in the JSON report (by
+    /// default each verdict gives only its node count, which keeps reports of cluster-sized
+    /// runs small).
+    #[arg(long)]
+    pub node_lists: bool,
     /// Also draw charts (SVG and PNG) into `<out>/<scenario>/` and an `index.html` with the
     /// tables and charts.
     #[arg(long)]
@@ -54,18 +63,22 @@ pub fn run(args: &RunArgs) -> i32 {
     let options = LoadOptions {
         message_format: args.message_format,
         scheduler_config: args.scheduler_config.clone(),
+        node_lists: args.node_lists,
         ..Default::default()
     };
     let loaded = match super::load_scenarios(&paths, &options) {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let report = RunReport {
-        scenarios: loaded.scenarios.par_iter().map(crate::simulate).collect(),
-    };
+    let report = RunReport::new(loaded.scenarios.par_iter().map(crate::simulate).collect());
     let json = report::to_json(&report);
     let table = report::table::render(&report);
-    let mut written = args.output.emit("run", &json, &table);
+    let full = args.output.out.join("run.txt");
+    let summary = (!args.full_table)
+        .then(|| report::table::render_summary(&report, &full.display().to_string()));
+    let mut written = args
+        .output
+        .emit_with_summary("run", &json, &table, summary.as_deref());
     if args.charts {
         let scenarios: Vec<_> = loaded.scenarios.iter().zip(&report.scenarios).collect();
         if let Err(e) = report::chart::write_all(&scenarios, &table, &args.output.out) {

@@ -197,6 +197,9 @@ pub struct LoadOptions {
     pub scheduler_config: Option<PathBuf>,
     /// Record where every field of a resolved TrainJob came from (`resolve --explain`).
     pub provenance: bool,
+    /// Keep which nodes gave each pending pod's verdicts, for the report (`run --node-lists`);
+    /// otherwise only how many.
+    pub node_lists: bool,
 }
 
 struct Loader<'o> {
@@ -656,7 +659,7 @@ impl Loader<'_> {
                 namespaces,
                 pod_groups,
                 services,
-                drop_node_verdicts: false,
+                drop_node_verdicts: !self.options.node_lists,
             },
             warnings,
             expectations,

@@ -14,9 +14,24 @@ use crate::sched::gang::GangNote;
 use crate::sched::simulation::Checkpoint;
 use crate::sched::{Outcome, PodPhase};
 
+/// The version of the run report's JSON format: 2 since pending pods' verdicts give node
+/// counts (`count`) and list the nodes only with `run --node-lists`; 1 listed them always.
+pub const SCHEMA_VERSION: u32 = 2;
+
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RunReport {
+    pub schema_version: u32,
     pub scenarios: Vec<ScenarioReport>,
+}
+
+impl RunReport {
+    pub fn new(scenarios: Vec<ScenarioReport>) -> Self {
+        RunReport {
+            schema_version: SCHEMA_VERSION,
+            scenarios,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -68,13 +83,15 @@ pub struct PodReport {
     pub gang: Option<GangNote>,
 }
 
-/// One plugin verdict shared by a set of nodes.
+/// One plugin verdict shared by a set of nodes: how many, and which with `run --node-lists`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Verdict {
     pub plugin: String,
     pub code: Code,
     pub reasons: Vec<String>,
-    pub nodes: Vec<String>,
+    pub count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -323,18 +340,24 @@ fn victim_key(scenario: &Scenario, id: usize) -> String {
 
 /// The diagnosis as verdicts: one per distinct status, with the nodes that got it.
 fn verdicts(d: &Diagnosis, node_name: &dyn Fn(usize) -> String) -> Vec<Verdict> {
-    let mut nodes: Vec<Vec<String>> = vec![Vec::new(); d.statuses.len()];
-    for (node, &s) in d.node_status.iter().enumerate() {
-        nodes[s as usize].push(node_name(node));
+    let mut nodes: Option<Vec<Vec<String>>> =
+        (!d.node_status.is_empty()).then(|| vec![Vec::new(); d.statuses.len()]);
+    if let Some(lists) = &mut nodes {
+        for (node, &s) in d.node_status.iter().enumerate() {
+            lists[s as usize].push(node_name(node));
+        }
     }
+    let mut nodes = nodes.map(Vec::into_iter);
     d.statuses
         .iter()
-        .zip(nodes)
-        .filter(|(_, nodes)| !nodes.is_empty())
-        .map(|(s, nodes)| Verdict {
+        .zip(d.status_counts())
+        .map(|(s, count)| (s, count, nodes.as_mut().and_then(Iterator::next)))
+        .filter(|(_, count, _)| *count > 0)
+        .map(|(s, count, nodes)| Verdict {
             plugin: s.plugin.to_string(),
             code: s.code,
             reasons: s.reasons.iter().map(|r| r.to_string()).collect(),
+            count,
             nodes,
         })
         .collect()

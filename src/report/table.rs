@@ -97,15 +97,48 @@ struct PoolRow {
     pods: i64,
 }
 
+/// Every table of every scenario (what `run.txt` holds).
 pub fn render(report: &RunReport) -> String {
     let mut out = String::new();
     for s in &report.scenarios {
-        render_scenario(s, &mut out);
+        render_scenario(s, None, &mut out);
     }
     out
 }
 
-fn render_scenario(s: &ScenarioReport, out: &mut String) {
+/// Rows of one table a terminal gets before the rest is left to the file.
+pub const TERMINAL_ROWS: usize = 20;
+
+/// The tables for a terminal: a scenario's pod groups and pending messages stop after
+/// [`TERMINAL_ROWS`] rows each, with a line saying how many more `full` holds. A 10,000-pod
+/// run is a file to open, not a screen to scroll.
+pub fn render_summary(report: &RunReport, full: &str) -> String {
+    let mut out = String::new();
+    for s in &report.scenarios {
+        render_scenario(s, Some((TERMINAL_ROWS, full)), &mut out);
+    }
+    out
+}
+
+/// A table of at most `limit.0` rows, then a line naming how many more are in `limit.1`.
+fn table_of<R: Tabled>(rows: Vec<R>, limit: Option<(usize, &str)>, what: &str) -> String {
+    let total = rows.len();
+    let shown: Vec<R> = match limit {
+        Some((max, _)) => rows.into_iter().take(max).collect(),
+        None => rows,
+    };
+    let mut text = Table::new(shown).with(Style::rounded()).to_string();
+    if let Some((max, full)) = limit.filter(|(max, _)| total > *max) {
+        let _ = write!(
+            text,
+            "\n… {} more {what} (of {total}): the full table is in {full}",
+            total - max
+        );
+    }
+    text
+}
+
+fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut String) {
     let _ = writeln!(out, "Scenario {} ({})", s.name, s.file);
     let _ = writeln!(
         out,
@@ -125,7 +158,7 @@ fn render_scenario(s: &ScenarioReport, out: &mut String) {
         );
     }
     if !s.pods.is_empty() {
-        let _ = writeln!(out, "{}", Table::new(pod_groups(s)).with(Style::rounded()));
+        let _ = writeln!(out, "{}", table_of(pod_groups(s), limit, "pod groups"));
     }
     if !s.override_effects.is_empty() {
         let _ = writeln!(out, "{}", Table::new(effect_rows(s)).with(Style::rounded()));
@@ -190,7 +223,7 @@ fn render_scenario(s: &ScenarioReport, out: &mut String) {
     }
     let reasons = pending_reasons(s);
     if !reasons.is_empty() {
-        let _ = writeln!(out, "{}", Table::new(reasons).with(Style::rounded()));
+        let _ = writeln!(out, "{}", table_of(reasons, limit, "pending messages"));
     }
     if !s.nodes.is_empty() {
         let _ = writeln!(

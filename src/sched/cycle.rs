@@ -50,9 +50,10 @@ pub struct SchedulerConfig {
     /// Services' selectors (JobSet's headless Service per TrainJob): PodTopologySpread's
     /// default constraints select pods by them.
     pub services: Vec<pod_topology_spread::ServiceSelector>,
-    /// Drop each pending pod's per-node verdicts once its message is written (sweeps and
-    /// benchmarks read only messages and reasons; a verdict costs 2 bytes per node per pending
-    /// pod, 100 KB each on a 50,000-node cluster).
+    /// Keep only the count of nodes per verdict of each pending pod once its message is
+    /// written, not which nodes (reports list them only with `run --node-lists`; sweeps and
+    /// benchmarks never do): a per-node verdict costs 2 bytes per node per pending pod, 100 KB
+    /// each on a 50,000-node cluster).
     pub drop_node_verdicts: bool,
 }
 
@@ -1122,7 +1123,7 @@ impl<'a> Scheduler<'a> {
     /// them (the statuses stay, for the reasons).
     fn pending(&self, message: String, mut d: Diagnosis) -> PodOutcome {
         if self.config.drop_node_verdicts {
-            d.node_status = Vec::new();
+            d.drop_node_status();
         }
         unschedulable(message, d)
     }

@@ -19,8 +19,11 @@ pub const NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER: &str =
 pub struct Diagnosis {
     /// Distinct statuses, indexed by `node_status`.
     pub statuses: Vec<Status>,
-    /// Per node, in node order: index into `statuses`.
+    /// Per node, in node order: index into `statuses`. Empty when the run keeps only
+    /// counts ([`SchedulerConfig::drop_node_verdicts`](super::SchedulerConfig)).
     pub node_status: Vec<u16>,
+    /// Per status, how many nodes have it; filled when `node_status` is dropped.
+    pub counts: Vec<usize>,
     pub pre_filter_msg: Option<String>,
     pub post_filter_msg: Option<String>,
 }
@@ -46,6 +49,24 @@ impl Diagnosis {
         }
     }
 
+    /// How many nodes have each status.
+    pub fn status_counts(&self) -> Vec<usize> {
+        if self.node_status.is_empty() {
+            return self.counts.clone();
+        }
+        let mut counts = vec![0usize; self.statuses.len()];
+        for &s in &self.node_status {
+            counts[s as usize] += 1;
+        }
+        counts
+    }
+
+    /// Keeps the count per status and drops the per-node vector (2 bytes per node).
+    pub fn drop_node_status(&mut self) {
+        self.counts = self.status_counts();
+        self.node_status = Vec::new();
+    }
+
     pub fn status_of(&self, node: usize) -> &Status {
         &self.statuses[self.node_status[node] as usize]
     }
@@ -58,10 +79,7 @@ pub fn fit_error_message(num_all_nodes: usize, d: &Diagnosis) -> String {
     if let Some(pre) = &d.pre_filter_msg {
         msg.push_str(&format!(" {pre}."));
     } else {
-        let mut per_status = vec![0usize; d.statuses.len()];
-        for &s in &d.node_status {
-            per_status[s as usize] += 1;
-        }
+        let per_status = d.status_counts();
         let mut histogram: BTreeMap<&str, usize> = BTreeMap::new();
         for (status, count) in d.statuses.iter().zip(per_status) {
             for r in &status.reasons {
