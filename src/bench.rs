@@ -209,6 +209,43 @@ pub struct BenchResult {
     pub pods_per_second: f64,
     /// Peak resident memory of the process so far (VmHWM), in MiB.
     pub peak_rss_mib: Option<f64>,
+    /// On scenario files: the whole run as `schedsim run` does it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub whole_run: Option<WholeRun>,
+}
+
+/// The phases a user waits for: reading the files, then scheduling and writing the report.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WholeRun {
+    /// Reading, parsing and resolving every scenario file given (shared by their scenarios).
+    pub load_seconds: f64,
+    /// `run`'s work for this scenario: scheduling (twice when TrainJobs carry overrides, for
+    /// the override effect), the report model, its JSON and its tables.
+    pub schedule_and_report_seconds: f64,
+    pub seconds: f64,
+    pub pods_per_second: f64,
+    pub report_json_bytes: usize,
+}
+
+/// Times `run`'s work on one loaded scenario, after `load_seconds` of loading.
+pub fn whole_run(scenario: &crate::load::Scenario, load_seconds: f64) -> WholeRun {
+    let start = Instant::now();
+    let report = crate::report::RunReport::new(vec![crate::simulate(scenario)]);
+    let json = crate::report::to_json(&report);
+    let table = crate::report::table::render(&report);
+    let run = start.elapsed().as_secs_f64();
+    let seconds = load_seconds + run;
+    let pods = scenario.workloads.len();
+    std::hint::black_box(&table);
+    crate::cli::release_at_exit(report);
+    WholeRun {
+        load_seconds,
+        schedule_and_report_seconds: run,
+        seconds,
+        pods_per_second: pods as f64 / seconds.max(1e-9),
+        report_json_bytes: json.len(),
+    }
 }
 
 /// Schedules `pods` on `nodes` once, by `steps`, and measures it.
@@ -247,6 +284,7 @@ pub fn measure(
         seconds,
         pods_per_second: pods.len() as f64 / seconds.max(1e-9),
         peak_rss_mib: peak_rss_mib(),
+        whole_run: None,
     }
 }
 

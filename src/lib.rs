@@ -8,6 +8,7 @@ pub mod check;
 pub mod cli;
 pub mod error;
 pub mod features;
+pub mod generate;
 pub mod limits;
 pub mod load;
 pub mod model;

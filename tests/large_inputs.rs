@@ -430,3 +430,107 @@ fn a_terminal_gets_a_summary_and_the_file_every_row() {
         "{summary}"
     );
 }
+
+/// Where each pod of a scenario report went.
+fn placements(s: &schedsim::report::ScenarioReport) -> Vec<(String, Option<String>)> {
+    s.pods
+        .iter()
+        .map(|p| (p.name.clone(), p.node.clone()))
+        .collect()
+}
+
+#[test]
+fn generated_files_all_describe_the_bench_cluster() {
+    let dir = tempdir("generate");
+    let o = schedsim(&[
+        "generate",
+        "--nodes",
+        "60",
+        "--pods",
+        "150",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let files = scenario_files(std::slice::from_ref(&dir)).unwrap();
+    assert_eq!(files.len(), 5, "{files:?}");
+    let mut reports = Vec::new();
+    for f in &files {
+        let s = load_one(f);
+        assert_eq!(
+            (s.nodes.len(), s.workloads.len()),
+            (60, 150),
+            "{}",
+            f.display()
+        );
+        reports.push(schedsim::simulate(&s));
+    }
+    let one_file = placements(
+        &reports[files
+            .iter()
+            .position(|f| f.ends_with("scenario.yaml"))
+            .unwrap()],
+    );
+    for (f, r) in files.iter().zip(&reports) {
+        assert_eq!(
+            placements(r),
+            one_file,
+            "{} places as the one-file scenario",
+            f.display()
+        );
+    }
+    // The same cluster scheduled in memory, as `schedsim bench` does.
+    let cluster = schedsim::generate::Cluster::new(60, 150, 20, 1);
+    let config = schedsim::sched::SchedulerConfig {
+        seed: 1,
+        ..Default::default()
+    };
+    let steps = schedsim::sched::plan::in_order(cluster.pods.len());
+    let outcome =
+        schedsim::sched::schedule_plan(cluster.nodes.clone(), &[], &cluster.pods, &steps, &config);
+    let in_memory: Vec<(String, Option<String>)> = cluster
+        .pods
+        .iter()
+        .zip(&outcome.pods)
+        .map(|(p, o)| {
+            (
+                p.name.clone(),
+                o.node.map(|n| outcome.cluster.nodes[n].name.clone()),
+            )
+        })
+        .collect();
+    assert_eq!(one_file, in_memory);
+    let dump = std::fs::read_to_string(dir.join("nodes.yaml")).unwrap();
+    assert!(dump.contains("managedFields:") && dump.contains("images:"));
+    assert!(
+        dump.lines().count() / 60 > 180,
+        "kubectl's ~210 lines per node"
+    );
+    let anchors = std::fs::read_to_string(dir.join("pods-anchors.yaml")).unwrap();
+    assert!(anchors.contains("<<: *meta_") && anchors.contains("spec: *spec_"));
+    let documents = std::fs::read_to_string(dir.join("pods-documents.yaml")).unwrap();
+    assert_eq!(documents.matches("---\n").count(), 150);
+    // Same seed, same bytes.
+    let again = tempdir("generate-again");
+    schedsim(&[
+        "generate",
+        "--nodes",
+        "60",
+        "--pods",
+        "150",
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    for f in ["scenario.yaml", "nodes.json", "pods-anchors.yaml"] {
+        assert_eq!(
+            std::fs::read(dir.join(f)).unwrap(),
+            std::fs::read(again.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}

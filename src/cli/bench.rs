@@ -61,23 +61,29 @@ pub fn run(args: &BenchArgs) -> i32 {
         let steps = crate::sched::plan::in_order(pods.len());
         results.push(bench::measure(&name, nodes, &[], &pods, &steps, &config));
     } else {
+        let start = std::time::Instant::now();
         let loaded = match super::load_scenarios(&args.paths, &LoadOptions::default()) {
             Ok(l) => l,
             Err(code) => return code,
         };
+        let load_seconds = start.elapsed().as_secs_f64();
         if !loaded.errors.is_empty() {
             code = exit_code::BAD_INPUT;
         }
         for s in &loaded.scenarios {
-            results.push(bench::measure(
+            let mut result = bench::measure(
                 &s.name,
                 s.nodes.clone(),
                 &s.existing_pods,
                 &s.workloads,
                 &s.steps,
                 &s.config,
-            ));
+            );
+            result.whole_run = Some(bench::whole_run(s, load_seconds));
+            result.peak_rss_mib = bench::peak_rss_mib();
+            results.push(result);
         }
+        super::release_at_exit(loaded);
     }
     if args.json {
         println!(
@@ -98,6 +104,16 @@ pub fn run(args: &BenchArgs) -> i32 {
                 r.peak_rss_mib
                     .map_or("n/a".to_string(), |m| format!("{m:.0} MiB"))
             );
+            if let Some(w) = &r.whole_run {
+                println!(
+                    "  whole run: load {:.3} s (all files) + schedule and report {:.3} s = {:.3} s = {:.0} pods/s, run.json {:.1} MB",
+                    w.load_seconds,
+                    w.schedule_and_report_seconds,
+                    w.seconds,
+                    w.pods_per_second,
+                    w.report_json_bytes as f64 / 1e6
+                );
+            }
         }
     }
     code

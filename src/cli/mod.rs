@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod completions;
+pub mod generate;
 pub mod migrate;
 pub mod resolve;
 pub mod run;
@@ -41,6 +42,10 @@ pub enum Command {
     /// Run the scenarios and enforce their `spec.expect` (exit 1 when one is unmet); writes
     /// JUnit XML, a Markdown summary and a CSV of placements.
     Check(check::CheckArgs),
+    /// Write the benchmark cluster as input files: one Scenario file, `kubectl get nodes -o
+    /// yaml|json` dumps, pod files (List, one document per pod, YAML anchors), and scenarios
+    /// that load them.
+    Generate(generate::GenerateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
     /// Print the JSON Schema of the Scenario format (editors validate and complete with it).
@@ -134,6 +139,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Merge(args) => sweep::merge(&args),
         Command::Check(args) => check::run(&args),
         Command::Completions(args) => completions::run(&args),
+        Command::Generate(args) => generate::run(&args),
         Command::Schema => {
             print!("{}", crate::load::scenario::schema_json());
             crate::error::exit_code::SUCCESS

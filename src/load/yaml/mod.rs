@@ -157,6 +157,12 @@ impl Document {
     }
 }
 
+/// Whether YAML reads `s`, written plain, back as the same string (not a number, boolean or
+/// null), so a writer may leave it unquoted.
+pub fn reads_as_string(s: &str) -> bool {
+    matches!(scalar::resolve_plain(s), Ok(Value::String(t)) if t == s)
+}
+
 /// At most `max` characters of `s`, with `…` when cut.
 fn excerpt(s: &str, max: usize) -> String {
     if s.chars().count() <= max {

@@ -1,0 +1,406 @@
+//! Cluster-sized input files, as users have them: the synthetic cluster of `schedsim bench`
+//! written out as one Scenario file, as `kubectl get nodes -o yaml|json` dumps with
+//! everything kubectl prints, and as pod files (a List, one document per pod, or templates
+//! reused through YAML anchors). Every whole-process figure in the README is measured on
+//! these files, so anyone can reproduce it with one command.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::model::resources::{self, ResourceList};
+use crate::model::{Node, Pod};
+
+/// A resource list as Kubernetes writes quantities (`95690m`, bytes, counts).
+fn quantities(list: &ResourceList) -> Value {
+    let mut out = Map::new();
+    for (name, v) in list {
+        let q = if name == resources::CPU {
+            if v % 1000 == 0 {
+                (v / 1000).to_string()
+            } else {
+                format!("{v}m")
+            }
+        } else if name == resources::MEMORY && v % (1 << 30) == 0 {
+            format!("{}Gi", v >> 30)
+        } else {
+            v.to_string()
+        };
+        out.insert(name.clone(), Value::String(q));
+    }
+    Value::Object(out)
+}
+
+/// A node in the short form people write by hand.
+pub fn node_object(n: &Node) -> Value {
+    let mut v = json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": n.name, "labels": n.labels},
+        "status": {"allocatable": quantities(&n.allocatable)},
+    });
+    if !n.taints.is_empty() {
+        v["spec"] = json!({"taints": n.taints});
+    }
+    v
+}
+
+/// A node as `kubectl get node -o yaml` prints it: uid, annotations, Node Feature Discovery
+/// and GPU Feature Discovery labels, managedFields, addresses, capacity, conditions, images
+/// and nodeInfo — about 210 lines of YAML, most of which the simulation never reads.
+pub fn kubectl_node(n: &Node, i: usize) -> Value {
+    let mut labels = n.labels.clone();
+    let gpu = n.allocatable.get("nvidia.com/gpu").copied().unwrap_or(0);
+    for (k, v) in [
+        ("beta.kubernetes.io/arch", "amd64"),
+        ("beta.kubernetes.io/os", "linux"),
+        ("kubernetes.io/arch", "amd64"),
+        ("kubernetes.io/os", "linux"),
+        ("topology.kubernetes.io/region", "us-east-1"),
+        ("feature.node.kubernetes.io/cpu-cpuid.AVX512F", "true"),
+        (
+            "feature.node.kubernetes.io/cpu-hardware_multithreading",
+            "true",
+        ),
+        ("feature.node.kubernetes.io/kernel-version.major", "6"),
+        ("feature.node.kubernetes.io/system-os_release.ID", "amzn"),
+        (
+            "feature.node.kubernetes.io/storage-nonrotationaldisk",
+            "true",
+        ),
+    ] {
+        labels.insert(k.into(), v.into());
+    }
+    if gpu > 0 {
+        for (k, v) in [
+            ("feature.node.kubernetes.io/pci-10de.present", "true"),
+            ("nvidia.com/cuda.driver.major", "550"),
+            ("nvidia.com/cuda.driver.minor", "90"),
+            ("nvidia.com/cuda.runtime.major", "12"),
+            ("nvidia.com/gfd.timestamp", "1732406400"),
+            ("nvidia.com/gpu.compute.major", "8"),
+            ("nvidia.com/gpu.deploy.device-plugin", "true"),
+            ("nvidia.com/gpu.present", "true"),
+            ("nvidia.com/mig.capable", "false"),
+        ] {
+            labels.insert(k.into(), v.into());
+        }
+    }
+    let mut capacity = n.allocatable.clone();
+    if let Some(cpu) = capacity.get_mut(resources::CPU) {
+        *cpu = (*cpu + 999) / 1000 * 1000;
+    }
+    let managed = |manager: &str, fields: Value| {
+        json!({"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": fields,
+               "manager": manager, "operation": "Update", "time": "2026-11-01T08:00:00Z"})
+    };
+    let label_fields: Map<String, Value> = n
+        .labels
+        .keys()
+        .map(|k| (format!("f:{k}"), json!({})))
+        .collect();
+    let images: Vec<Value> = (0..20)
+        .map(|j| {
+            json!({"names": [format!("registry.example.com/ml/image-{j}@sha256:{:064x}", i * 31 + j),
+                             format!("registry.example.com/ml/image-{j}:v1.{j}")],
+                   "sizeBytes": 100_000_000 + j * 7_340_033})
+        })
+        .collect();
+    let condition = |kind: &str, status: &str, reason: &str, message: &str| {
+        json!({"lastHeartbeatTime": "2026-11-24T08:00:00Z", "lastTransitionTime": "2026-11-01T08:00:00Z",
+               "message": message, "reason": reason, "status": status, "type": kind})
+    };
+    let mut spec = json!({
+        "podCIDR": format!("10.{}.{}.0/24", i / 256 % 256, i % 256),
+        "podCIDRs": [format!("10.{}.{}.0/24", i / 256 % 256, i % 256)],
+        "providerID": format!("aws:///us-east-1a/i-{:017x}", i * 7919),
+    });
+    if !n.taints.is_empty() {
+        spec["taints"] = json!(n.taints);
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "annotations": {
+                "alpha.kubernetes.io/provided-node-ip": format!("10.0.{}.{}", i / 256 % 256, i % 256),
+                "csi.volume.kubernetes.io/nodeid": format!("{{\"ebs.csi.aws.com\":\"i-{:017x}\"}}", i * 7919),
+                "nfd.node.kubernetes.io/feature-labels": "cpu-cpuid.AVX512F,cpu-hardware_multithreading,kernel-version.major",
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true"
+            },
+            "creationTimestamp": "2026-11-01T08:00:00Z",
+            "labels": labels,
+            "managedFields": [
+                managed("kubelet", json!({"f:metadata": {"f:annotations": {".": {}, "f:node.alpha.kubernetes.io/ttl": {}, "f:volumes.kubernetes.io/controller-managed-attach-detach": {}}, "f:labels": Value::Object(label_fields.clone())}, "f:spec": {"f:providerID": {}}})),
+                managed("kube-controller-manager", json!({"f:spec": {"f:podCIDR": {}, "f:podCIDRs": {".": {}, "v:\"10.0.0.0/24\"": {}}, "f:taints": {}}})),
+                managed("nfd-master", json!({"f:metadata": {"f:annotations": {"f:nfd.node.kubernetes.io/feature-labels": {}}, "f:labels": Value::Object(label_fields)}})),
+                managed("kubelet-status", json!({"f:status": {"f:allocatable": {"f:cpu": {}, "f:memory": {}, "f:pods": {}}, "f:capacity": {"f:cpu": {}, "f:memory": {}}, "f:conditions": {"k:{\"type\":\"Ready\"}": {"f:lastHeartbeatTime": {}, "f:status": {}}}, "f:images": {}, "f:nodeInfo": {"f:bootID": {}}}})),
+            ],
+            "name": n.name,
+            "resourceVersion": (4_000_000 + i).to_string(),
+            "uid": format!("{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}", i * 2_654_435_761 % (1 << 32), i % 65536, i % 4096, (i * 7) % 4096, i * 104_729),
+        },
+        "spec": spec,
+        "status": {
+            "addresses": [
+                {"address": format!("10.0.{}.{}", i / 256 % 256, i % 256), "type": "InternalIP"},
+                {"address": format!("ip-10-0-{}-{}.ec2.internal", i / 256 % 256, i % 256), "type": "InternalDNS"},
+                {"address": format!("ip-10-0-{}-{}.ec2.internal", i / 256 % 256, i % 256), "type": "Hostname"}
+            ],
+            "allocatable": quantities(&n.allocatable),
+            "capacity": quantities(&capacity),
+            "conditions": [
+                condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+                condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+            ],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "images": images,
+            "nodeInfo": {
+                "architecture": "amd64", "bootID": format!("{:032x}", i * 6151), "containerRuntimeVersion": "containerd://1.7.22",
+                "kernelVersion": "6.1.112-124.190.amzn2023.x86_64", "kubeProxyVersion": "", "kubeletVersion": "v1.34.2",
+                "machineID": format!("{:032x}", i * 3079), "operatingSystem": "linux", "osImage": "Amazon Linux 2023.6.20241111",
+                "systemUUID": format!("ec2{:029x}", i * 12289)
+            }
+        }
+    })
+}
+
+/// A pod as written for `kubectl apply`: one container with the template's requests (GPUs as
+/// limits, their request defaulting to the limit), selector, tolerations and affinity.
+pub fn pod_object(p: &Pod) -> Value {
+    let mut requests = p.requests.clone();
+    let gpus = requests.remove("nvidia.com/gpu");
+    let mut resources = json!({"requests": quantities(&requests)});
+    if let Some(g) = gpus {
+        resources["limits"] = json!({"nvidia.com/gpu": g.to_string()});
+    }
+    let mut spec = json!({"containers": [{"name": "main", "image": "registry.example.com/ml/train:2.5", "resources": resources}]});
+    if !p.node_selector.is_empty() {
+        spec["nodeSelector"] = json!(p.node_selector);
+    }
+    if !p.tolerations.is_empty() {
+        spec["tolerations"] = json!(p.tolerations);
+    }
+    if let Some(a) = &p.affinity {
+        spec["affinity"] = json!(a);
+    }
+    let mut metadata = json!({"name": p.name, "namespace": p.namespace});
+    if !p.labels.is_empty() {
+        metadata["labels"] = json!(p.labels);
+    }
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec})
+}
+
+/// Block YAML as kubectl prints it: two-space indentation, list items at their key's column.
+pub fn write_yaml(v: &Value, indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                let key = scalar_text(k);
+                match v {
+                    Value::Object(c) if !c.is_empty() => {
+                        let _ = writeln!(out, "{pad}{key}:");
+                        write_yaml(v, indent + 2, out);
+                    }
+                    Value::Array(a) if !a.is_empty() => {
+                        let _ = writeln!(out, "{pad}{key}:");
+                        write_yaml(v, indent, out);
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{pad}{key}: {}", leaf(v));
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                match item {
+                    Value::Object(m) if !m.is_empty() => {
+                        let mut inner = String::new();
+                        write_yaml(item, indent + 2, &mut inner);
+                        let _ = write!(out, "{pad}- {}", &inner[indent + 2..]);
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{pad}- {}", leaf(item));
+                    }
+                }
+            }
+        }
+        other => {
+            let _ = writeln!(out, "{pad}{}", leaf(other));
+        }
+    }
+}
+
+fn leaf(v: &Value) -> String {
+    match v {
+        Value::String(s) => scalar_text(s),
+        Value::Object(_) => "{}".into(),
+        Value::Array(_) => "[]".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A string plain when YAML reads it back as the same string, else JSON-quoted (which YAML
+/// reads as a double-quoted scalar).
+fn scalar_text(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_' | ':'))
+        && !s.starts_with(['-', '.', '/', ':'])
+        && !s.ends_with(':')
+        && crate::load::yaml::reads_as_string(s);
+    if plain {
+        s.to_string()
+    } else {
+        serde_json::to_string(s).expect("strings serialize")
+    }
+}
+
+/// The bench cluster's nodes and pods.
+pub struct Cluster {
+    pub nodes: Vec<Node>,
+    pub pods: Vec<Pod>,
+}
+
+impl Cluster {
+    pub fn new(nodes: usize, pods: usize, templates: usize, seed: u64) -> Self {
+        Cluster {
+            nodes: crate::bench::nodes(nodes),
+            pods: crate::bench::pods(pods, templates.max(1), seed),
+        }
+    }
+
+    /// One Scenario document with every node and pod inline.
+    pub fn scenario_yaml(&self, name: &str) -> String {
+        let mut out = format!(
+            "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata:\n  name: {name}\nspec:\n  scheduler:\n    seed: 1\n  nodes:\n"
+        );
+        let nodes = Value::Array(self.nodes.iter().map(node_object).collect());
+        write_yaml(&nodes, 2, &mut out);
+        out.push_str("  workloads:\n");
+        let pods = Value::Array(self.pods.iter().map(pod_object).collect());
+        write_yaml(&pods, 2, &mut out);
+        out
+    }
+
+    /// `kubectl get nodes -o yaml` (or `-o json`, indented by four as kubectl does).
+    pub fn kubectl_nodes(&self, json: bool) -> String {
+        let list = json!({
+            "apiVersion": "v1",
+            "items": self.nodes.iter().enumerate().map(|(i, n)| kubectl_node(n, i)).collect::<Vec<_>>(),
+            "kind": "List",
+            "metadata": {"resourceVersion": ""},
+        });
+        if json {
+            let mut buf = Vec::new();
+            let mut ser = serde_json::Serializer::with_formatter(
+                &mut buf,
+                serde_json::ser::PrettyFormatter::with_indent(b"    "),
+            );
+            serde::Serialize::serialize(&list, &mut ser).expect("serializes");
+            buf.push(b'\n');
+            String::from_utf8(buf).expect("JSON is UTF-8")
+        } else {
+            let mut out = String::new();
+            write_yaml(&list, 0, &mut out);
+            out
+        }
+    }
+
+    /// The pods as a `kind: List`.
+    pub fn pods_list(&self) -> String {
+        let list = json!({"apiVersion": "v1", "items": self.pods.iter().map(pod_object).collect::<Vec<_>>(), "kind": "List", "metadata": {"resourceVersion": ""}});
+        let mut out = String::new();
+        write_yaml(&list, 0, &mut out);
+        out
+    }
+
+    /// One `---` document per pod.
+    pub fn pods_documents(&self) -> String {
+        let mut out = String::new();
+        for p in &self.pods {
+            out.push_str("---\n");
+            write_yaml(&pod_object(p), 0, &mut out);
+        }
+        out
+    }
+
+    /// A `kind: List` whose pods reuse their template's spec through anchors and aliases, and
+    /// their metadata through merge keys, as people shorten hand-written files.
+    pub fn pods_with_anchors(&self) -> String {
+        let mut out = String::from("apiVersion: v1\nkind: List\nitems:\n");
+        let mut anchored: Vec<String> = Vec::new();
+        for p in &self.pods {
+            let template = p.name.rsplit_once('-').map_or(p.name.as_str(), |(t, _)| t);
+            let anchor = template.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+            let _ = writeln!(out, "- apiVersion: v1\n  kind: Pod");
+            if anchored.contains(&anchor) {
+                let _ = writeln!(
+                    out,
+                    "  metadata:\n    <<: *meta_{anchor}\n    name: {}\n  spec: *spec_{anchor}",
+                    p.name
+                );
+            } else {
+                let object = pod_object(p);
+                let _ = writeln!(
+                    out,
+                    "  metadata: &meta_{anchor}\n    name: {}\n    namespace: {}",
+                    p.name, p.namespace
+                );
+                let mut spec = String::new();
+                write_yaml(&object["spec"], 4, &mut spec);
+                let _ = write!(out, "  spec: &spec_{anchor}\n{spec}");
+                anchored.push(anchor);
+            }
+        }
+        out
+    }
+}
+
+/// Writes every benchmark input for the cluster into `dir`: the one-file scenario, the
+/// kubectl dumps (YAML and JSON), the three pod files, and scenarios that load the dumps.
+pub fn write_all(cluster: &Cluster, dir: &Path) -> std::io::Result<Vec<(String, usize)>> {
+    std::fs::create_dir_all(dir)?;
+    let name = format!("synthetic-{}x{}", cluster.nodes.len(), cluster.pods.len());
+    let kubectl = |nodes: &str, pods: &str, suffix: &str| {
+        format!(
+            "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata:\n  name: {name}-kubectl{suffix}\nspec:\n  scheduler:\n    seed: 1\n  nodes:\n  - file: {nodes}\n  workloads:\n  - file: {pods}\n"
+        )
+    };
+    let files: Vec<(&str, String)> = vec![
+        ("scenario.yaml", cluster.scenario_yaml(&name)),
+        ("nodes.yaml", cluster.kubectl_nodes(false)),
+        ("nodes.json", cluster.kubectl_nodes(true)),
+        ("pods.yaml", cluster.pods_list()),
+        ("pods-documents.yaml", cluster.pods_documents()),
+        ("pods-anchors.yaml", cluster.pods_with_anchors()),
+        (
+            "kubectl-scenario.yaml",
+            kubectl("nodes.yaml", "pods.yaml", ""),
+        ),
+        (
+            "kubectl-json-scenario.yaml",
+            kubectl("nodes.json", "pods.yaml", "-json"),
+        ),
+        (
+            "documents-scenario.yaml",
+            kubectl("nodes.yaml", "pods-documents.yaml", "-documents"),
+        ),
+        (
+            "anchors-scenario.yaml",
+            kubectl("nodes.yaml", "pods-anchors.yaml", "-anchors"),
+        ),
+    ];
+    let mut written = Vec::new();
+    for (file, text) in files {
+        crate::report::write_atomic(&dir.join(file), text.as_bytes())?;
+        written.push((file.to_string(), text.len()));
+    }
+    Ok(written)
+}
