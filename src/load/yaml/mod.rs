@@ -94,6 +94,10 @@ impl Document {
         path: &str,
         value: &Value,
     ) -> Result<T, InputError> {
+        // The fast decoder first; only a failure is decoded again to learn its field path.
+        if let Ok(t) = T::deserialize(value) {
+            return Ok(t);
+        }
         serde_path_to_error::deserialize(value).map_err(|e| {
             let inner = e.path().to_string();
             let full = join_path(path, if inner == "." { "" } else { &inner });
