@@ -373,32 +373,37 @@ pub fn write_all(cluster: &Cluster, dir: &Path) -> std::io::Result<Vec<(String, 
             "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata:\n  name: {name}-kubectl{suffix}\nspec:\n  scheduler:\n    seed: 1\n  nodes:\n  - file: {nodes}\n  workloads:\n  - file: {pods}\n"
         )
     };
-    let files: Vec<(&str, String)> = vec![
-        ("scenario.yaml", cluster.scenario_yaml(&name)),
-        ("nodes.yaml", cluster.kubectl_nodes(false)),
-        ("nodes.json", cluster.kubectl_nodes(true)),
-        ("pods.yaml", cluster.pods_list()),
-        ("pods-documents.yaml", cluster.pods_documents()),
-        ("pods-anchors.yaml", cluster.pods_with_anchors()),
+    // One file at a time: at 50,000 nodes the dumps are most of a gigabyte each.
+    let files: Vec<(&str, Box<dyn Fn() -> String + '_>)> = vec![
+        ("scenario.yaml", Box::new(|| cluster.scenario_yaml(&name))),
+        ("nodes.yaml", Box::new(|| cluster.kubectl_nodes(false))),
+        ("nodes.json", Box::new(|| cluster.kubectl_nodes(true))),
+        ("pods.yaml", Box::new(|| cluster.pods_list())),
+        ("pods-documents.yaml", Box::new(|| cluster.pods_documents())),
+        (
+            "pods-anchors.yaml",
+            Box::new(|| cluster.pods_with_anchors()),
+        ),
         (
             "kubectl-scenario.yaml",
-            kubectl("nodes.yaml", "pods.yaml", ""),
+            Box::new(|| kubectl("nodes.yaml", "pods.yaml", "")),
         ),
         (
             "kubectl-json-scenario.yaml",
-            kubectl("nodes.json", "pods.yaml", "-json"),
+            Box::new(|| kubectl("nodes.json", "pods.yaml", "-json")),
         ),
         (
             "documents-scenario.yaml",
-            kubectl("nodes.yaml", "pods-documents.yaml", "-documents"),
+            Box::new(|| kubectl("nodes.yaml", "pods-documents.yaml", "-documents")),
         ),
         (
             "anchors-scenario.yaml",
-            kubectl("nodes.yaml", "pods-anchors.yaml", "-anchors"),
+            Box::new(|| kubectl("nodes.yaml", "pods-anchors.yaml", "-anchors")),
         ),
     ];
     let mut written = Vec::new();
     for (file, text) in files {
+        let text = text();
         crate::report::write_atomic(&dir.join(file), text.as_bytes())?;
         written.push((file.to_string(), text.len()));
     }
