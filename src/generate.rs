@@ -363,6 +363,9 @@ impl Cluster {
     }
 }
 
+/// Builds one file's text when its turn comes.
+type FileText<'a> = Box<dyn Fn() -> String + 'a>;
+
 /// Writes every benchmark input for the cluster into `dir`: the one-file scenario, the
 /// kubectl dumps (YAML and JSON), the three pod files, and scenarios that load the dumps.
 pub fn write_all(cluster: &Cluster, dir: &Path) -> std::io::Result<Vec<(String, usize)>> {
@@ -374,7 +377,7 @@ pub fn write_all(cluster: &Cluster, dir: &Path) -> std::io::Result<Vec<(String, 
         )
     };
     // One file at a time: at 50,000 nodes the dumps are most of a gigabyte each.
-    let files: Vec<(&str, Box<dyn Fn() -> String + '_>)> = vec![
+    let files: Vec<(&str, FileText)> = vec![
         ("scenario.yaml", Box::new(|| cluster.scenario_yaml(&name))),
         ("nodes.yaml", Box::new(|| cluster.kubectl_nodes(false))),
         ("nodes.json", Box::new(|| cluster.kubectl_nodes(true))),

@@ -79,9 +79,6 @@ pub struct Workloads {
 pub struct Loaded {
     pub scenarios: Vec<Scenario>,
     pub errors: Vec<InputError>,
-    /// The parsed files, kept until the run is over: freeing them is deferred with the rest
-    /// of the run's data (see `cli::release_at_exit`).
-    pub documents: Vec<Rc<Vec<Rc<Document>>>>,
 }
 
 /// Scenario files found under `paths`, in sorted order. Folders are searched recursively
@@ -188,7 +185,6 @@ pub fn load_files(files: &[PathBuf], overrides: &LoadOptions) -> Loaded {
             }
         }
     }
-    out.documents = loader.cache.into_values().collect();
     out
 }
 
