@@ -88,7 +88,8 @@ pub struct BuildError {
 }
 
 enum Key {
-    Named(String, Ctx),
+    /// A key, its value's context and where the key is.
+    Named(String, Ctx, Position),
     /// `<<`: the value's mappings fill in keys this mapping does not set.
     Merge,
     /// A key whose value is stepped over.
@@ -104,7 +105,10 @@ enum Frame {
         at: Position,
     },
     Map {
-        map: Map<String, Value>,
+        /// The entries in order; made a map, of exactly their number, at the end.
+        entries: Vec<(String, Value)>,
+        /// Where each entry's key is, to point at a duplicate.
+        key_at: Vec<Position>,
         positions: Vec<(String, PosNode)>,
         ctx: Ctx,
         anchor: usize,
@@ -299,7 +303,8 @@ impl Builder {
                         }
                     } else {
                         Frame::Map {
-                            map: Map::new(),
+                            entries: Vec::new(),
+                            key_at: Vec::new(),
                             positions: Vec::new(),
                             ctx,
                             anchor,
@@ -311,7 +316,7 @@ impl Builder {
             }
             Event::SequenceEnd => {
                 let Some(Frame::Seq {
-                    items,
+                    mut items,
                     positions,
                     anchor,
                     at,
@@ -320,6 +325,7 @@ impl Builder {
                 else {
                     unreachable!("the parser balances sequences")
                 };
+                items.shrink_to_fit();
                 let value = Value::Array(items);
                 let positions = self.positions.then_some(PosNode {
                     at,
@@ -332,7 +338,8 @@ impl Builder {
             }
             Event::MappingEnd => {
                 let Some(Frame::Map {
-                    mut map,
+                    entries,
+                    key_at,
                     mut positions,
                     anchor,
                     at,
@@ -342,6 +349,19 @@ impl Builder {
                 else {
                     unreachable!("the parser balances mappings")
                 };
+                let count = entries.len();
+                let mut map: Map<String, Value> = Map::with_capacity(count);
+                for ((name, value), key_at) in entries.into_iter().zip(key_at) {
+                    if map.contains_key(&name) {
+                        return Err(error(
+                            key_at,
+                            format!(
+                                "duplicate key {name:?}: a key may appear only once in a mapping"
+                            ),
+                        ));
+                    }
+                    map.insert(name, value);
+                }
                 for (merged, merged_positions, merge_at) in merges {
                     merge_into(&mut map, &mut positions, merged, merged_positions, merge_at)?;
                 }
@@ -390,7 +410,7 @@ impl Builder {
             None => Ctx::ObjectRoot,
             Some(Frame::Seq { ctx, .. }) => ctx.element(),
             Some(Frame::Map {
-                key: Some(Key::Named(_, ctx)),
+                key: Some(Key::Named(_, ctx, _)),
                 ..
             }) => *ctx,
             Some(Frame::Map {
@@ -430,7 +450,8 @@ impl Builder {
                 p.extend(positions);
             }
             Some(Frame::Map {
-                map,
+                entries,
+                key_at,
                 positions: p,
                 ctx,
                 key,
@@ -445,26 +466,19 @@ impl Builder {
                             "a mapping key must be a string, number or boolean (JSON has no other keys)",
                         ));
                     };
-                    if map.contains_key(&name) {
-                        return Err(error(
-                            at,
-                            format!(
-                                "duplicate key {name:?}: a key may appear only once in a mapping"
-                            ),
-                        ));
-                    }
                     let child = ctx.child(&name);
                     *key = Some(if child == Ctx::Skip {
                         Key::Skip
                     } else {
-                        Key::Named(name, child)
+                        Key::Named(name, child, at)
                     });
                 }
-                Some(Key::Named(name, _)) => {
+                Some(Key::Named(name, _, name_at)) => {
                     if let Some(pos) = positions {
                         p.push((name.clone(), pos));
                     }
-                    map.insert(name, value);
+                    entries.push((name, value));
+                    key_at.push(name_at);
                 }
                 Some(Key::Merge) => merges.push((value, positions, at)),
                 Some(Key::Skip) => {}

@@ -15,9 +15,10 @@ mod build;
 mod scalar;
 mod skim;
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use serde::de::DeserializeOwned;
@@ -38,15 +39,38 @@ pub struct Document {
     redirects: Vec<(String, String)>,
 }
 
-/// A file's text, kept to find positions when an error needs one.
+/// Where a document's text is, to find positions when an error needs one.
 struct Source {
-    text: String,
+    text: Text,
     positions: OnceCell<Vec<(usize, PosNode)>>,
+}
+
+/// A text given in memory is kept; a file is read again, which keeps a gigabyte-sized dump
+/// out of memory while it is simulated.
+enum Text {
+    Kept(String),
+    File { path: PathBuf, bytes: u64 },
+}
+
+impl Source {
+    /// The text, unless the file changed size since it was loaded.
+    fn text(&self) -> Option<Cow<'_, str>> {
+        match &self.text {
+            Text::Kept(t) => Some(Cow::Borrowed(t)),
+            Text::File { path, bytes } => std::fs::read_to_string(path)
+                .ok()
+                .filter(|t| t.len() as u64 == *bytes)
+                .map(Cow::Owned),
+        }
+    }
 }
 
 impl fmt::Debug for Source {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "Source({} bytes)", self.text.len())
+        match &self.text {
+            Text::Kept(t) => write!(f, "Source({} bytes)", t.len()),
+            Text::File { path, .. } => write!(f, "Source({})", path.display()),
+        }
     }
 }
 
@@ -55,7 +79,9 @@ impl Document {
     pub fn position(&self, path: &str) -> Option<Position> {
         let path = self.redirected(path);
         let docs = self.source.positions.get_or_init(|| {
-            build::build(&self.source.text, true)
+            self.source
+                .text()
+                .and_then(|text| build::build(&text, true).ok())
                 .map(|docs| {
                     docs.into_iter()
                         .filter_map(|d| Some((d.index, d.positions?)))
@@ -126,11 +152,8 @@ impl Document {
             return None;
         };
         let at = self.position(path)?;
-        let line = self
-            .source
-            .text
-            .lines()
-            .nth(at.line.checked_sub(1)? as usize)?;
+        let text = self.source.text()?;
+        let line = text.lines().nth(at.line.checked_sub(1)? as usize)?;
         let written: String = line
             .chars()
             .skip(at.column.saturating_sub(1) as usize)
@@ -323,7 +346,16 @@ pub fn read_documents(file: &Path) -> Result<Vec<Document>, InputError> {
             ),
         )
     })?;
-    parse_documents(text, file)
+    let values = parse_values(&text, file)?;
+    let source = Source {
+        text: Text::File {
+            path: file.to_path_buf(),
+            bytes: text.len() as u64,
+        },
+        positions: OnceCell::new(),
+    };
+    drop(text);
+    Ok(documents(values, source))
 }
 
 /// An I/O error in the user's terms.
@@ -337,6 +369,31 @@ pub fn io_message(e: &std::io::Error) -> String {
 
 /// Parses every document of a YAML or JSON text; empty documents are skipped.
 pub fn parse_documents(text: String, file: &Path) -> Result<Vec<Document>, InputError> {
+    let values = parse_values(&text, file)?;
+    let source = Source {
+        text: Text::Kept(text),
+        positions: OnceCell::new(),
+    };
+    Ok(documents(values, source))
+}
+
+/// The non-empty documents of a text, each with its index among all its documents.
+fn documents(values: Vec<(usize, Value)>, source: Source) -> Vec<Document> {
+    let source = Rc::new(source);
+    values
+        .into_iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(index, value)| Document {
+            value,
+            source: source.clone(),
+            index,
+            redirects: Vec::new(),
+        })
+        .collect()
+}
+
+/// The value of every document of a YAML or JSON text.
+fn parse_values(text: &str, file: &Path) -> Result<Vec<(usize, Value)>, InputError> {
     if limits::FILE_BYTES.exceeded_by(text.len() as u64) {
         return Err(InputError::new(
             file,
@@ -347,11 +404,11 @@ pub fn parse_documents(text: String, file: &Path) -> Result<Vec<Document>, Input
     let looks_like_json = text
         .trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n'])
         .starts_with(['{', '[']);
-    let values: Vec<(usize, Value)> = if looks_like_json {
-        match json_documents(&text) {
+    Ok(if looks_like_json {
+        match json_documents(text) {
             Ok(v) => v,
             // `{a: 1}` is YAML's flow style, not JSON: read it as YAML unless the file says JSON.
-            Err(json_error) => match build::build(&text, false) {
+            Err(json_error) => match build::build(text, false) {
                 Ok(docs) if file.extension().is_none_or(|e| e != "json") => {
                     docs.into_iter().map(|d| (d.index, d.value)).collect()
                 }
@@ -361,28 +418,14 @@ pub fn parse_documents(text: String, file: &Path) -> Result<Vec<Document>, Input
     } else {
         // The skimmed text builds the same values faster; an error is reported (and its
         // position found) in the text as written.
-        skim::skim(&text)
+        skim::skim(text)
             .and_then(|skimmed| build::build(&skimmed, false).ok())
-            .map_or_else(|| build::build(&text, false), Ok)
+            .map_or_else(|| build::build(text, false), Ok)
             .map_err(|e| at(e.position, e.message))?
             .into_iter()
             .map(|d| (d.index, d.value))
             .collect()
-    };
-    let source = Rc::new(Source {
-        text,
-        positions: OnceCell::new(),
-    });
-    Ok(values
-        .into_iter()
-        .filter(|(_, v)| !v.is_null())
-        .map(|(index, value)| Document {
-            value,
-            source: source.clone(),
-            index,
-            redirects: Vec::new(),
-        })
-        .collect())
+    })
 }
 
 /// Every value of a JSON text (one, or a stream), with the fields the simulation never reads
