@@ -188,6 +188,13 @@ pub fn load_files(files: &[PathBuf], overrides: &LoadOptions) -> Loaded {
     out
 }
 
+/// A pod of the runtime-only baseline: the workload pod it equals (no overrides changed it),
+/// or its own.
+enum BasePod {
+    Workload(usize),
+    Own(Box<Pod>),
+}
+
 /// Command-line settings that override a scenario's.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
@@ -362,7 +369,11 @@ impl Loader<'_> {
         let mut workloads: Vec<(Pod, Origin)> = Vec::new();
         let mut steps = Vec::new();
         let mut train_jobs = Vec::new();
+        // The runtime-only baseline: steps as they come, pods as references to the workload
+        // pods they equal, materialised only if some TrainJob has overrides (copying 200,000
+        // plain pods to throw them away cost a third of the load).
         let mut baseline = Workloads::default();
+        let mut baseline_pods: Vec<BasePod> = Vec::new();
         let mut any_overrides = false;
         let mut pod_groups = PodGroups::new();
         // Workload items, then the timeline's arrivals with their step.
@@ -410,8 +421,11 @@ impl Loader<'_> {
                                 .iter()
                                 .map(|m| format!("Determined trial ({}): {m}", at.describe())),
                         );
-                        baseline_steps.extend(plan::offset(w.steps.clone(), baseline.pods.len()));
-                        baseline.pods.extend(w.pods.clone());
+                        baseline_steps.extend(plan::offset(w.steps.clone(), baseline_pods.len()));
+                        baseline_pods.extend(
+                            (workloads.len()..workloads.len() + w.pods.len())
+                                .map(BasePod::Workload),
+                        );
                         steps.extend(plan::offset(w.steps, workloads.len()));
                         workloads.extend(w.pods.into_iter().map(|p| (p, at.clone())));
                     }
@@ -479,12 +493,22 @@ impl Loader<'_> {
                             }
                         }
                         any_overrides |= w.baseline.is_some();
-                        let base = w.baseline.unwrap_or_else(|| Workloads {
-                            pods: w.pods.clone(),
-                            steps: w.steps.clone(),
-                        });
-                        baseline_steps.extend(plan::offset(base.steps, baseline.pods.len()));
-                        baseline.pods.extend(base.pods);
+                        let offset = baseline_pods.len();
+                        match w.baseline {
+                            Some(base) => {
+                                baseline_steps.extend(plan::offset(base.steps, offset));
+                                baseline_pods.extend(
+                                    base.pods.into_iter().map(|p| BasePod::Own(Box::new(p))),
+                                );
+                            }
+                            None => {
+                                baseline_steps.extend(plan::offset(w.steps.clone(), offset));
+                                baseline_pods.extend(
+                                    (workloads.len()..workloads.len() + w.pods.len())
+                                        .map(BasePod::Workload),
+                                );
+                            }
+                        }
                         steps.extend(plan::offset(w.steps, workloads.len()));
                         if let Some(r) = &w.resolved {
                             warnings.extend(r.warnings.iter().map(|m| {
@@ -502,6 +526,15 @@ impl Loader<'_> {
                     Err(mut e) => errors.append(&mut e),
                 }
             }
+        }
+        if any_overrides {
+            baseline.pods = baseline_pods
+                .into_iter()
+                .map(|b| match b {
+                    BasePod::Workload(i) => workloads[i].0.clone(),
+                    BasePod::Own(p) => *p,
+                })
+                .collect();
         }
         for (p, at) in existing.iter_mut().chain(workloads.iter_mut()) {
             if let Err(m) = priority_classes.admit(p) {
@@ -531,10 +564,14 @@ impl Loader<'_> {
         let units = ranges(&unit_starts, steps.len());
         let baseline_units = ranges(&baseline_unit_starts, baseline.steps.len());
         // The timeline: each step's events, its arrivals, then a checkpoint.
-        let mut node_names: Vec<String> = nodes.iter().map(|(n, _)| n.name.clone()).collect();
-        let pod_names: Vec<String> = workloads.iter().map(|(p, _)| p.key()).collect();
-        let workload_names: Vec<String> = workloads
-            .iter()
+        let timed = !sd.spec.timeline.is_empty();
+        let mut node_names: Vec<String> = (nodes.iter().filter(|_| timed))
+            .map(|(n, _)| n.name.clone())
+            .collect();
+        let pod_names: Vec<String> = (workloads.iter().filter(|_| timed))
+            .map(|(p, _)| p.key())
+            .collect();
+        let workload_names: Vec<String> = (workloads.iter().filter(|_| timed))
             .filter_map(|(p, _)| p.workload.clone())
             .collect();
         for (k, step) in sd.spec.timeline.iter().enumerate() {
