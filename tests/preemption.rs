@@ -31,3 +31,23 @@ fn evicting_the_pods_behind_an_affinity_rule_helps() {
         "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
     );
 }
+
+/// The pod's own anti-affinity is checked before existing pods' (current upstream order), so
+/// four mutually exclusive pods on three nodes say "didn't match pod anti-affinity rules".
+#[test]
+fn own_anti_affinity_is_checked_before_existing_pods() {
+    let loaded = load::load_files(
+        &[PathBuf::from("tests/data/mutual-anti-affinity.yaml")],
+        &LoadOptions::default(),
+    );
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let r = schedsim::simulate(&loaded.scenarios[0]);
+    let placed = r.pods.iter().filter(|p| p.node.is_some()).count();
+    assert_eq!(placed, 3);
+    let last = r.pods.iter().find(|p| p.name == "worker-3").unwrap();
+    assert_eq!(last.status, PodPhase::Unschedulable);
+    assert_eq!(
+        last.message,
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    );
+}

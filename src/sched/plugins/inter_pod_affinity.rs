@@ -425,17 +425,21 @@ pub fn pre_filter<'p>(
     s
 }
 
-/// Filter, in upstream order: existing pods' anti-affinity, the pod's anti-affinity, the pod's
-/// affinity (with the first-pod rule).
+/// Filter, in the order of current upstream's `Filter` (`filtering.go`, v1.36): the pod's
+/// required affinity (with the first-pod rule; UnschedulableAndUnresolvable), then the pod's own
+/// anti-affinity, then existing pods' anti-affinity (both Unschedulable). Releases before
+/// v1.20 checked existing pods' anti-affinity first; the first failing check names the reason.
 pub fn filter(s: &State, node: usize) -> Status {
-    // The topology keys existing pods' anti-affinity uses (a few), each looked up once.
-    let existing_anti = s.existing_anti_affinity.keys.iter().any(|k| k.at(node) > 0);
-    if existing_anti {
-        return Status::new(
-            Code::Unschedulable,
-            names::INTER_POD_AFFINITY,
-            ERR_REASON_EXISTING_ANTI_AFFINITY,
-        );
+    if !s.affinity_terms.is_empty() {
+        let has_keys = s.affinity_domains.iter().all(|d| d[node] != NO_DOMAIN);
+        let satisfied = has_keys && s.affinity_keys.iter().all(|&k| s.affinity.get(k, node) > 0);
+        if !(satisfied || has_keys && s.first_of_group) {
+            return Status::new(
+                Code::UnschedulableAndUnresolvable,
+                names::INTER_POD_AFFINITY,
+                ERR_REASON_AFFINITY,
+            );
+        }
     }
     if s.anti_affinity_keys
         .iter()
@@ -447,16 +451,13 @@ pub fn filter(s: &State, node: usize) -> Status {
             ERR_REASON_ANTI_AFFINITY,
         );
     }
-    if !s.affinity_terms.is_empty() {
-        let has_keys = s.affinity_domains.iter().all(|d| d[node] != NO_DOMAIN);
-        let satisfied = has_keys && s.affinity_keys.iter().all(|&k| s.affinity.get(k, node) > 0);
-        if !(satisfied || has_keys && s.first_of_group) {
-            return Status::new(
-                Code::UnschedulableAndUnresolvable,
-                names::INTER_POD_AFFINITY,
-                ERR_REASON_AFFINITY,
-            );
-        }
+    // The topology keys existing pods' anti-affinity uses (a few), each looked up once.
+    if s.existing_anti_affinity.keys.iter().any(|k| k.at(node) > 0) {
+        return Status::new(
+            Code::Unschedulable,
+            names::INTER_POD_AFFINITY,
+            ERR_REASON_EXISTING_ANTI_AFFINITY,
+        );
     }
     Status::success()
 }
