@@ -29,7 +29,7 @@ impl InputError {
             file: file.to_path_buf(),
             position: None,
             field: None,
-            message: message.into(),
+            message: terminal_safe(&shorten_quoted(&message.into(), QUOTE_CHARS)).into_owned(),
         }
     }
 
@@ -66,4 +66,89 @@ pub mod exit_code {
     pub const SUCCESS: i32 = 0;
     pub const EXPECTATIONS_NOT_MET: i32 = 1;
     pub const BAD_INPUT: i32 = 2;
+}
+
+/// `text` with control characters other than newline and tab written as escapes (`\u{1b}`):
+/// names and values from input files reach the terminal in tables and messages, and an escape
+/// sequence in a scenario name must not drive the user's terminal.
+pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// The most characters of one quoted value an error message shows.
+pub const QUOTE_CHARS: usize = 80;
+
+/// `message` with every double-quoted value longer than `max` characters cut to `max` and `…`:
+/// a message quotes what the user wrote, but never a whole file (`file: /etc/passwd` read as a
+/// pod is quoted by serde in full) or a value of megabytes.
+pub fn shorten_quoted(message: &str, max: usize) -> String {
+    let mut out = String::with_capacity(message.len().min(4 * max + 256));
+    let mut rest = message;
+    while let Some(open) = rest.find('"') {
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        // The closing quote: the first one not escaped by a backslash.
+        let mut escaped = false;
+        let close = rest.char_indices().find_map(|(i, c)| {
+            let end = c == '"' && !escaped;
+            escaped = c == '\\' && !escaped;
+            end.then_some(i)
+        });
+        let Some(close) = close else {
+            // An unpaired quote: the rest is one value.
+            out.push_str(&cut(rest, max));
+            return out;
+        };
+        out.push_str(&cut(&rest[..close], max));
+        out.push('"');
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_quoted_values_are_cut() {
+        let long = "x".repeat(500);
+        let m = shorten_quoted(
+            &format!("invalid type: string \"{long}\", expected Pod"),
+            10,
+        );
+        assert_eq!(m, "invalid type: string \"xxxxxxxxxx…\", expected Pod");
+        let escaped = shorten_quoted(r#"Invalid value: "a\"b": bad"#, 10);
+        assert_eq!(escaped, r#"Invalid value: "a\"b": bad"#);
+        assert_eq!(shorten_quoted("no quotes", 3), "no quotes");
+        assert_eq!(shorten_quoted("unpaired \"abcdefgh", 3), "unpaired \"abc…");
+        assert_eq!(shorten_quoted("é \"ééééé\"", 2), "é \"éé…\"");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_for_the_terminal() {
+        assert_eq!(terminal_safe("a\u{1b}[2Jb\u{7}"), "a\\u{1b}[2Jb\\u{7}");
+        assert_eq!(terminal_safe("row\n\tcell"), "row\n\tcell");
+    }
 }

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod error;
 pub mod features;
 pub mod generate;
+pub mod interrupt;
 pub mod limits;
 pub mod load;
 pub mod model;

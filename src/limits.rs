@@ -38,6 +38,14 @@ pub const ALIAS_EXPANSION: Limit = Limit {
     default: 10_000_000,
 };
 
+/// Levels of nesting of YAML collections (Kubernetes objects need about 20). JSON files have
+/// the fixed limit of 128 of the JSON reader (`serde_json`), whatever this says.
+pub const NESTING: Limit = Limit {
+    what: "levels of nesting",
+    env: "SCHEDSIM_MAX_NESTING",
+    default: 128,
+};
+
 /// Nodes in one scenario (inventories and generated pools together).
 pub const NODES: Limit = Limit {
     what: "nodes in one scenario",
@@ -53,7 +61,7 @@ pub const PODS: Limit = Limit {
 };
 
 /// Every limit, for the README and `--help` texts.
-pub const ALL: [Limit; 5] = [FILE_BYTES, DOCUMENTS, ALIAS_EXPANSION, NODES, PODS];
+pub const ALL: [Limit; 6] = [FILE_BYTES, DOCUMENTS, ALIAS_EXPANSION, NESTING, NODES, PODS];
 
 impl Limit {
     /// The limit in force: the environment variable when it holds a number, else the default.

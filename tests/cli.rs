@@ -50,7 +50,7 @@ fn pods_the_api_server_rejects_are_errors_with_field_paths() {
     let err = run_bad("invalid-pod.yaml");
     for expected in [
         "invalid-pod.yaml:14:32: spec.workloads[0].spec.tolerations[0].operator: Invalid value: \"b\": value must be empty when `operator` is 'Exists'",
-        "spec.workloads[0].spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: \"lots\": for 'Gt', 'Lt' operators, the value must be an integer",
+        "spec.workloads[0].spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be specified single value when `operator` is 'Lt' or 'Gt'",
         "invalid-pod.yaml:24:31: spec.workloads[0].spec.containers[0].resources.requests.cpu: \"2 cores\": quantities must match the regular expression",
     ] {
         assert!(err.contains(expected), "missing {expected:?} in\n{err}");

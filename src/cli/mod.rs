@@ -20,6 +20,11 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Let scenarios read files anywhere: by default a `file:` reference must stay inside the
+    /// scenario's folder tree or the working directory (symlinks resolved), since scenario
+    /// files may come from pull requests.
+    #[arg(long, global = true)]
+    pub allow_any_path: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -79,7 +84,10 @@ impl OutputArgs {
         table: &str,
         summary: Option<&str>,
     ) -> i32 {
+        use crate::error::terminal_safe;
         use std::io::{IsTerminal, Write};
+        let (table, summary) = (terminal_safe(table), summary.map(terminal_safe));
+        let (table, summary) = (table.as_ref(), summary.as_deref());
         let mut code = crate::error::exit_code::SUCCESS;
         for (ext, contents) in [("json", json), ("txt", table)] {
             let path = self.out.join(format!("{stem}.{ext}"));
@@ -130,6 +138,7 @@ pub fn release_at_exit<T>(value: T) {
 
 /// Runs the parsed command; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
+    crate::load::paths::set_allow_any_path(cli.allow_any_path);
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Bench(args) => bench::run(&args),

@@ -2,6 +2,7 @@
 //! objects. Every error names its file, line, column and field path.
 
 pub mod objects;
+pub mod paths;
 pub mod pod_group;
 pub mod priority;
 pub mod scenario;
@@ -544,6 +545,11 @@ impl Loader<'_> {
                 ));
             }
         }
+        for (p, at) in existing.iter().chain(&workloads) {
+            for w in crate::sched::plugins::node_affinity::unparsable_term_warnings(p) {
+                warnings.push(format!("pod {} ({}): {w}", p.key(), at.describe()));
+            }
+        }
         for p in &mut baseline.pods {
             // Errors are those of the pods above.
             let _ = priority_classes.admit(p);
@@ -923,6 +929,10 @@ impl Loader<'_> {
                 "with a KubeSchedulerConfiguration, set addedAffinity in its NodeAffinityArgs",
             ));
         }
+        if self.options.scheduler_config.is_none() {
+            paths::check_reference(file, &target)
+                .map_err(|e| doc.error(file, at, format!("cannot load {shown:?}: {e}")))?;
+        }
         let docs = self
             .documents(&target)
             .map_err(|e| doc.error(file, at, format!("cannot load {shown:?}: {e}")))?;
@@ -954,13 +964,17 @@ impl Loader<'_> {
         if item.get("file").is_some() {
             let r: FileRef = doc.decode(file, path, item).map_err(|e| vec![e])?;
             let target = file.parent().unwrap_or(Path::new(".")).join(&r.file);
-            let docs = self.documents(&target).map_err(|e| {
+            let refused = |why: String| {
                 vec![doc.error(
                     file,
                     &join_path(path, "file"),
-                    format!("cannot load {:?}: {e}", r.file),
+                    format!("cannot load {:?}: {why}", r.file),
                 )]
-            })?;
+            };
+            paths::check_reference(file, &target).map_err(refused)?;
+            let docs = self
+                .documents(&target)
+                .map_err(|e| refused(e.to_string()))?;
             let mut out = Vec::new();
             for d in docs.iter() {
                 out.extend(expand_lists(Origin {

@@ -348,9 +348,10 @@ fn validate_selector_term(
     }
 }
 
-/// `ValidateNodeSelectorRequirement`. The integer check for `Gt`/`Lt` is the one the label
-/// selector applies (`apimachinery/pkg/labels/selector.go`); a pod carrying such a term could
-/// never match, so it is rejected at load with the selector's message.
+/// `ValidateNodeSelectorRequirement` (`pkg/apis/core/validation/validation.go`): `Gt`/`Lt` need
+/// exactly one value, and nothing more — a bound that is not an integer is accepted by the API
+/// server and only fails when the scheduler parses the term (see
+/// `node_affinity::unparsable_term_warnings`), so it is a warning, not an error.
 fn validate_requirement(r: &NodeSelectorRequirement, path: &str, errs: &mut Vec<FieldError>) {
     let values = r.values.as_deref().unwrap_or(&[]);
     match r.operator.as_str() {
@@ -377,13 +378,6 @@ fn validate_requirement(r: &NodeSelectorRequirement, path: &str, errs: &mut Vec<
                     errs,
                     format!("{path}.values"),
                     "must be specified single value when `operator` is 'Lt' or 'Gt'",
-                );
-            } else if values[0].parse::<i64>().is_err() {
-                invalid(
-                    errs,
-                    format!("{path}.values[0]"),
-                    &values[0],
-                    "for 'Gt', 'Lt' operators, the value must be an integer",
                 );
             }
         }

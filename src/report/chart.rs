@@ -337,17 +337,21 @@ fn write_chart(path: &Path, chart: &Chart) -> Result<String, String> {
         area.present().map_err(|e| e.to_string())?;
     }
     super::write_atomic(&path.with_extension("svg"), svg.as_bytes()).map_err(|e| e.to_string())?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp.png"));
-    {
-        let area = BitMapBackend::new(&tmp, size).into_drawing_area();
-        chart.draw(&area)?;
-        area.present().map_err(|e| e.to_string())?;
+    let png = path.with_extension("png");
+    // The backend picks the image format from the extension.
+    let tmp = crate::interrupt::TempFile::beside_keeping_extension(&png);
+    let drawn = (|| {
+        {
+            let area = BitMapBackend::new(tmp.path(), size).into_drawing_area();
+            chart.draw(&area)?;
+            area.present().map_err(|e| e.to_string())?;
+        }
+        std::fs::rename(tmp.path(), &png).map_err(|e| e.to_string())
+    })();
+    if drawn.is_err() {
+        let _ = std::fs::remove_file(tmp.path());
     }
-    std::fs::rename(&tmp, path.with_extension("png")).map_err(|e| e.to_string())?;
+    drawn?;
     Ok(svg)
 }
 

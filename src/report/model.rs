@@ -113,6 +113,7 @@ pub fn pending_reason(phase: PodPhase, message: &str) -> String {
         PodPhase::SchedulingGated => "SchedulingGated".into(),
         PodPhase::Waiting => "not created (dependsOn)".into(),
         PodPhase::Preempted => "preempted".into(),
+        PodPhase::SchedulerError => "SchedulerError".into(),
         _ => {
             let rest = message
                 .split_once("nodes are available: ")

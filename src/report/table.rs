@@ -244,6 +244,7 @@ fn phase_counts(s: &ScenarioReport) -> String {
         (PodPhase::SchedulingGated, "scheduling-gated"),
         (PodPhase::Waiting, "not created (dependsOn)"),
         (PodPhase::Preempted, "preempted"),
+        (PodPhase::SchedulerError, "scheduler error"),
     ];
     let parts: Vec<String> = phases
         .iter()

@@ -71,6 +71,17 @@ pub enum PodPhase {
     Succeeded,
     /// Never created: JobSet waits for a `dependsOn` dependency that did not run.
     Waiting,
+    /// The scheduling cycle failed with an error, not a fit failure (condition reason
+    /// `SchedulerError`, `schedule_one.go` `handleSchedulingFailure`): no PostFilter runs, and
+    /// the pod is retried like an unschedulable one.
+    SchedulerError,
+}
+
+impl PodPhase {
+    /// Pending in the scheduling queue: retried when the cluster changes.
+    pub fn is_retried(self) -> bool {
+        matches!(self, PodPhase::Unschedulable | PodPhase::SchedulerError)
+    }
 }
 
 /// What happened to one pod.
@@ -826,7 +837,18 @@ impl<'a> Scheduler<'a> {
             }
             // "When only one node after predicate, just use it."
             1 => scheduled(self.feasible[0].node as usize),
-            _ => scheduled(self.select_host(pod, spread.as_deref())),
+            _ => match node_affinity::pre_score_error(pod) {
+                Some(e) if self.profile().weights.node_affinity != 0 => PodOutcome {
+                    phase: PodPhase::SchedulerError,
+                    node: None,
+                    // `frameworkImpl.RunPreScorePlugins`'s wrapping of a plugin's error.
+                    message: format!("running PreScore plugin {:?}: {e}", names::NODE_AFFINITY),
+                    diagnosis: None,
+                    victims: Vec::new(),
+                    gang: None,
+                },
+                _ => scheduled(self.select_host(pod, spread.as_deref())),
+            },
         }
     }
 

@@ -353,7 +353,7 @@ impl Run<'_> {
             .filter(|&i| {
                 self.outcomes[i]
                     .as_ref()
-                    .is_some_and(|o| o.phase == PodPhase::Unschedulable)
+                    .is_some_and(|o| o.phase.is_retried())
             })
             .collect();
         pending.sort_by_key(|&i| (std::cmp::Reverse(self.pods[i].priority), i));
@@ -363,7 +363,7 @@ impl Run<'_> {
             if !self.done[i]
                 && self.outcomes[i]
                     .as_ref()
-                    .is_some_and(|o| o.phase == PodPhase::Unschedulable)
+                    .is_some_and(|o| o.phase.is_retried())
             {
                 self.attempt(i, &[], &[]);
             }
@@ -411,7 +411,7 @@ fn gang_attempt<'p>(
     for (i, o) in outcomes.iter().enumerate() {
         match o.as_ref().map(|o| o.phase) {
             Some(phase) if member(&pods[i]) => match phase {
-                PodPhase::Unschedulable => queued.push((i, &pods[i])),
+                PodPhase::Unschedulable | PodPhase::SchedulerError => queued.push((i, &pods[i])),
                 PodPhase::Scheduled => bound += 1,
                 PodPhase::SchedulingGated => gated += 1,
                 _ => {}

@@ -156,6 +156,9 @@ fn error(at: Position, message: impl Into<String>) -> BuildError {
 pub fn build(text: &str, positions: bool) -> Result<Vec<BuiltDoc>, BuildError> {
     let mut options = Options::default();
     options.set_emit_comments(false);
+    let nesting = usize::try_from(limits::NESTING.value()).unwrap_or(usize::MAX);
+    options.block_nesting_limit = nesting;
+    options.flow_nesting_limit = nesting;
     let mut b = Builder {
         positions,
         stack: Vec::new(),
@@ -175,12 +178,21 @@ pub fn build(text: &str, positions: bool) -> Result<Vec<BuiltDoc>, BuildError> {
 
 fn scan_error(e: ScanError) -> BuildError {
     let m = e.marker();
+    let message = match e.info() {
+        m if m == "recursion limit exceeded" => {
+            limits::NESTING.message("a collection nested this deep")
+        }
+        m if m.contains("\\u{0}") => {
+            "a NUL byte: YAML allows no control characters in a file (write \"\\0\" inside double quotes)".into()
+        }
+        m => m,
+    };
     BuildError {
         position: Some(Position {
             line: m.line() as u32,
             column: m.col() as u32 + 1,
         }),
-        message: e.info(),
+        message,
     }
 }
 

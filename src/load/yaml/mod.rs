@@ -469,7 +469,7 @@ fn json_message(e: &serde_json::Error) -> String {
         None => m,
     };
     if m == "recursion limit exceeded" {
-        "JSON nested more than 128 levels deep (serde_json's fixed limit)".into()
+        "a JSON value nested more than 128 levels deep, the fixed limit of schedsim's JSON reader (YAML files may nest up to SCHEDSIM_MAX_NESTING levels)".into()
     } else {
         format!("invalid JSON: {m}")
     }

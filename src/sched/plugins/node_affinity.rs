@@ -119,6 +119,107 @@ fn required_terms(pod: &Pod) -> Option<&[NodeSelectorTerm]> {
         .map(|r| r.node_selector_terms.as_slice())
 }
 
+/// The one check of `labels.NewRequirement` (`apimachinery/pkg/labels/selector.go`) that the API
+/// server does not make: a `Gt`/`Lt` bound must parse as an int64 (`strconv.ParseInt`).
+/// `ValidateNodeSelectorRequirement` only asks for exactly one value, so such a pod exists; the
+/// scheduler then cannot parse the term. `path` is the requirement's field path as the
+/// component-helpers parser builds it. Returns its field errors.
+fn bound_errors(r: &NodeSelectorRequirement, path: &str) -> Vec<String> {
+    if !matches!(r.operator.as_str(), "Gt" | "Lt") {
+        return Vec::new();
+    }
+    (r.values.iter().flatten().enumerate())
+        .filter(|(_, v)| v.parse::<i64>().is_err())
+        .map(|(i, v)| {
+            format!(
+                "{path}.values[{i}]: Invalid value: {v:?}: for 'Gt', 'Lt' operators, the value must be an integer"
+            )
+        })
+        .collect()
+}
+
+fn term_bound_errors(term: &NodeSelectorTerm, path: &str) -> Vec<String> {
+    (term.match_expressions.iter().flatten().enumerate())
+        .flat_map(|(j, r)| bound_errors(r, &format!("{path}matchExpressions[{j}]")))
+        .collect()
+}
+
+/// NodeAffinity PreScore's error for a pod whose preferred terms do not parse
+/// (`node_affinity.go` `PreScore` → `nodeaffinity.NewPreferredSchedulingTerms`, which skips
+/// weight-0 and empty terms and aggregates the parse errors of the others; paths start at the
+/// term's index, `[i].matchExpressions[j].values[k]`). kube-scheduler fails the scheduling
+/// cycle with it, as `running PreScore plugin "NodeAffinity": …`, whenever more than one node
+/// passed the filters.
+pub fn pre_score_error(pod: &Pod) -> Option<String> {
+    let terms = pod
+        .affinity
+        .as_ref()?
+        .node_affinity
+        .as_ref()?
+        .preferred_during_scheduling_ignored_during_execution
+        .as_ref()?;
+    let errors: Vec<String> = (terms.iter().enumerate())
+        .filter(|(_, t)| t.weight != 0 && !is_empty_term(&t.preference))
+        .flat_map(|(i, t)| term_bound_errors(&t.preference, &format!("[{i}].")))
+        .collect();
+    aggregate(errors)
+}
+
+fn is_empty_term(t: &NodeSelectorTerm) -> bool {
+    t.match_expressions.as_ref().is_none_or(Vec::is_empty)
+        && t.match_fields.as_ref().is_none_or(Vec::is_empty)
+}
+
+/// `errors.NewAggregate(…).Error()` (`apimachinery/pkg/util/errors/errors.go`): one error as
+/// itself, several as `[a, b]` with repeated messages once.
+fn aggregate(errors: Vec<String>) -> Option<String> {
+    let mut seen = BTreeSet::new();
+    let unique: Vec<String> = errors
+        .into_iter()
+        .filter(|e| seen.insert(e.clone()))
+        .collect();
+    match unique.len() {
+        0 => None,
+        1 => unique.into_iter().next(),
+        _ => Some(format!("[{}]", unique.join(", "))),
+    }
+}
+
+/// What the user should know about node-affinity terms the API server accepts and the
+/// scheduler cannot parse: a required term that never matches (its other terms still can), a
+/// preferred one that fails scoring. Paths are the pod's own field paths.
+pub fn unparsable_term_warnings(pod: &Pod) -> Vec<String> {
+    let Some(na) = pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let base = "spec.affinity.nodeAffinity";
+    for (i, t) in required_terms(pod).into_iter().flatten().enumerate() {
+        let path = format!(
+            "{base}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]."
+        );
+        for e in term_bound_errors(t, &path) {
+            out.push(format!(
+                "{e}; kube-scheduler cannot parse this term and treats it as matching no node (the API server accepts it)"
+            ));
+        }
+    }
+    let preferred = na
+        .preferred_during_scheduling_ignored_during_execution
+        .iter()
+        .flatten();
+    for (i, t) in preferred.enumerate() {
+        let path =
+            format!("{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference.");
+        for e in term_bound_errors(&t.preference, &path) {
+            out.push(format!(
+                "{e}; kube-scheduler's NodeAffinity PreScore fails on it, so the pod is not scheduled whenever more than one node fits (the API server accepts it)"
+            ));
+        }
+    }
+    out
+}
+
 /// PreFilter's outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PreFilter {
