@@ -130,7 +130,9 @@ impl Document {
             let message = e.into_inner().to_string();
             let message = match did_you_mean(&message) {
                 Some(hint) => format!("{message} (did you mean `{hint}`?)"),
-                None => self.unquoted_hint(&full, &message).unwrap_or(message),
+                None => (integer_range(&message))
+                    .or_else(|| self.unquoted_hint(&full, &message))
+                    .unwrap_or(message),
             };
             self.error(file, &full, message)
         })
@@ -188,6 +190,30 @@ impl Document {
 /// null), so a writer may leave it unquoted.
 pub fn reads_as_string(s: &str) -> bool {
     matches!(scalar::resolve_plain(s), Ok(Value::String(t)) if t == s)
+}
+
+/// serde's "invalid value: integer `N`, expected u32" in the user's terms: the number and the
+/// range the field takes.
+fn integer_range(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("invalid value: integer `")?;
+    let (n, ty) = rest.split_once("`, expected ")?;
+    let (min, max): (i128, i128) = match ty {
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" | "usize" => (0, u64::MAX.into()),
+        "i8" => (i8::MIN.into(), i8::MAX.into()),
+        "i16" => (i16::MIN.into(), i16::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        "i64" | "isize" => (i64::MIN.into(), i64::MAX.into()),
+        _ => return None,
+    };
+    let value: i128 = n.parse().ok()?;
+    Some(if value < min {
+        format!("{n} is less than this field takes (at least {min})")
+    } else {
+        format!("{n} is more than this field takes (at most {max})")
+    })
 }
 
 /// At most `max` characters of `s`, with `…` when cut.
