@@ -7,11 +7,14 @@ mod harness;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let inputs: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let inputs: u64 = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
     let seed: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     let started = std::time::Instant::now();
     let stats = harness::run(inputs, seed, |s| {
-        if s.inputs % 100_000 == 0 {
+        if s.inputs % 50_000 == 0 {
             eprintln!(
                 "{} inputs, {} panics, {:.0} s",
                 s.inputs,

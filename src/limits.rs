@@ -60,8 +60,23 @@ pub const PODS: Limit = Limit {
     default: 10_000_000,
 };
 
+/// Variants of one scenario (the product of its `spec.variants` dimensions' options).
+pub const VARIANTS: Limit = Limit {
+    what: "variants of one scenario",
+    env: "SCHEDSIM_MAX_VARIANTS",
+    default: 100_000,
+};
+
 /// Every limit, for the README and `--help` texts.
-pub const ALL: [Limit; 6] = [FILE_BYTES, DOCUMENTS, ALIAS_EXPANSION, NESTING, NODES, PODS];
+pub const ALL: [Limit; 7] = [
+    FILE_BYTES,
+    DOCUMENTS,
+    ALIAS_EXPANSION,
+    NESTING,
+    NODES,
+    PODS,
+    VARIANTS,
+];
 
 impl Limit {
     /// The limit in force: the environment variable when it holds a number, else the default.

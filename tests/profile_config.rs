@@ -534,7 +534,7 @@ fn bad_weights() {
         error(&cfg(
             "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: NodeResourcesFit\n        weight: 3000000000\n"
         )),
-        "cfg.yaml:8:17: profiles[0].plugins.score.enabled[0].weight: invalid value: integer `3000000000`, expected i32"
+        "cfg.yaml:8:17: profiles[0].plugins.score.enabled[0].weight: 3000000000 is more than this field takes (at most 2147483647)"
     );
     assert_eq!(
         error(&cfg(

@@ -931,6 +931,8 @@ fn cli_migrate_output_loads_and_runs() {
 
     // tmp/scenarios/<file> with tmp/fixtures/… as the scenario's `../fixtures/…` paths expect.
     let tmp = tempdir("migrate");
+    // A repository, as users keep scenarios: `../fixtures` stays inside it.
+    std::fs::create_dir_all(tmp.join(".git")).unwrap();
     let scenario_dir = tmp.join("scenarios");
     std::fs::create_dir_all(&scenario_dir).unwrap();
     let mut refs = BTreeSet::new();

@@ -23,7 +23,7 @@ pub fn parse_resource_list(
     let mut out = ResourceList::new();
     for (name, q) in list.into_iter().flatten() {
         let p = format!("{path}.{name}");
-        let parsed = q.0.parse::<Quantity>().and_then(|q| {
+        let parsed = q.0.parse::<Quantity>().map(|q| {
             if name == resources::CPU {
                 q.milli_value()
             } else {
@@ -231,19 +231,14 @@ fn container_requests(c: &k8s::Container, path: &str, errs: &mut Vec<FieldError>
             .map(|q| q.0.clone())
             .unwrap_or_default()
     };
-    for (name, v) in requests.iter().chain(limits.iter()) {
-        if *v < 0 {
-            let which = if requests.get(name) == Some(v) {
-                &req_path
-            } else {
-                &lim_path
-            };
-            invalid(
-                errs,
-                format!("{which}.{name}"),
-                &v.to_string(),
-                "must be greater than or equal to 0",
-            );
+    for (list, at) in [
+        (res.and_then(|r| r.requests.as_ref()), &req_path),
+        (res.and_then(|r| r.limits.as_ref()), &lim_path),
+    ] {
+        for (name, q) in list.into_iter().flatten() {
+            if let Ok(q) = q.0.parse::<Quantity>() {
+                validate_quantity_value(name, &q, &format!("{at}.{name}"), errs);
+            }
         }
     }
     for (name, limit) in &limits {
@@ -282,6 +277,23 @@ fn container_requests(c: &k8s::Container, path: &str, errs: &mut Vec<FieldError>
         }
     }
     requests
+}
+
+/// `ValidateResourceQuantityValue` (`pkg/apis/core/validation/validation.go`): not negative,
+/// and a whole number for integer resources (extended resources such as `nvidia.com/gpu`);
+/// the value is quoted in its canonical form (`Quantity.String()`), as the API server does.
+fn validate_quantity_value(name: &str, q: &Quantity, path: &str, errs: &mut Vec<FieldError>) {
+    if q.is_negative() {
+        invalid(
+            errs,
+            path.to_string(),
+            &q.canonical(),
+            "must be greater than or equal to 0",
+        );
+    }
+    if resources::is_extended_resource_name(name) && q.milli_value() % 1000 != 0 {
+        invalid(errs, path.to_string(), &q.canonical(), "must be an integer");
+    }
 }
 
 fn sub(path: &str, child: &str) -> String {

@@ -192,6 +192,14 @@ fn matrix(
                 kept
             }
         };
+        let count = (combos.len() as u64).saturating_mul(kept.len() as u64);
+        if crate::limits::VARIANTS.exceeded_by(count) {
+            return Err(doc.error(
+                file,
+                &format!("spec.variants[{d}]"),
+                crate::limits::VARIANTS.message(format!("{count} variants")),
+            ));
+        }
         combos = combos
             .into_iter()
             .flat_map(|c| {

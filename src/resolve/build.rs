@@ -533,7 +533,7 @@ fn mpi_policy(template: &mut Value, job: &TrainJob, mpi: &MpiPolicy, rjob: &str)
                     .and_then(|r| r.limits.as_ref().or(r.requests.as_ref()))
                     .and_then(|l| l.iter().find(|(k, _)| k.contains("gpu")))
                     .and_then(|(_, q)| q.0.parse::<crate::model::quantity::Quantity>().ok())
-                    .and_then(|q| q.value().ok())
+                    .map(|q| q.value())
                     .unwrap_or(0);
                 if policy == 1 && gpus > 1 {
                     gpus
@@ -602,7 +602,7 @@ fn auto_nproc(job: &TrainJob, template: &Value) -> String {
             Value::String(s) => s
                 .parse::<crate::model::quantity::Quantity>()
                 .ok()
-                .and_then(|q| q.value().ok()),
+                .map(|q| q.value()),
             Value::Number(n) => n.as_f64().map(|f| f.ceil() as i64),
             _ => None,
         });

@@ -794,7 +794,14 @@ fn split_slots(slots: i64, eff: &Effective, single_node: bool) -> Result<(usize,
             ),
         ));
     }
-    Ok(((slots / max) as usize, max))
+    let pods = slots / max;
+    if crate::limits::PODS.exceeded_by(pods as u64) {
+        return Err(field_error(
+            "resources.slots_per_trial",
+            crate::limits::PODS.message(format!("a trial of {pods} pods")),
+        ));
+    }
+    Ok((pods as usize, max))
 }
 
 /// `configureUniqueName`: `det-<first 8 chars of the cluster id>-<description>`.

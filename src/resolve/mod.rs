@@ -82,6 +82,15 @@ pub fn train_job_pods(
 ) -> Result<TrainJobPods, Vec<FieldError>> {
     let runtime = build::find_runtime(job, runtimes).map_err(|e| vec![e])?;
     let resolved = build::build(job, runtime, opts)?;
+    let total: u64 = (resolved.jobs.iter())
+        .map(|j| j.replicas.max(0) as u64 * j.parallelism.max(0) as u64)
+        .sum();
+    if crate::limits::PODS.exceeded_by(total) {
+        return Err(vec![FieldError {
+            path: "spec".into(),
+            message: crate::limits::PODS.message(format!("a TrainJob of {total} pods")),
+        }]);
+    }
     let mut pods = Vec::new();
     let mut ranges: HashMap<&str, std::ops::Range<usize>> = HashMap::new();
     for rjob in &resolved.jobs {

@@ -149,7 +149,10 @@ fn mutate_text(rng: &mut ChaCha8Rng, text: &str, other: &str) -> String {
 
 fn line_at(bytes: &[u8], at: usize) -> (usize, usize) {
     let at = at.min(bytes.len());
-    let s = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let s = bytes[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
     let e = bytes[at..]
         .iter()
         .position(|&b| b == b'\n')
@@ -159,8 +162,26 @@ fn line_at(bytes: &[u8], at: usize) -> (usize, usize) {
 
 const QUANTITY_CHARS: &[u8] = b"0123456789.+-eEinumkKMGTP ";
 const QUANTITIES: &[&str] = &[
-    "100m", "1.5Gi", "8Ei", "1e19", "-0.5", ".5", "5.", "1e-3", "0.1m", "1Ei", "16Ki", "2k",
-    "9223372036854775807", "9223372036854775808", "1E3", "1e+3", "3Mi", "0", "+1", "123456789P",
+    "100m",
+    "1.5Gi",
+    "8Ei",
+    "1e19",
+    "-0.5",
+    ".5",
+    "5.",
+    "1e-3",
+    "0.1m",
+    "1Ei",
+    "16Ki",
+    "2k",
+    "9223372036854775807",
+    "9223372036854775808",
+    "1E3",
+    "1e+3",
+    "3Mi",
+    "0",
+    "+1",
+    "123456789P",
 ];
 
 fn quantity_input(rng: &mut ChaCha8Rng) -> String {
@@ -236,7 +257,7 @@ fn mutate_value(rng: &mut ChaCha8Rng, v: &mut Value, depth: u32) {
                         0 => Value::from("delete"),
                         1 => Value::from("replace"),
                         2 => Value::from(vec![Value::from("main"), Value::Null]),
-                        _ => Value::from(vec![Value::from(serde_json::json!({"name": "main"}))]),
+                        _ => Value::from(vec![serde_json::json!({"name": "main"})]),
                     };
                     m.insert(d.into(), value);
                 }
@@ -279,8 +300,22 @@ const SCHEMAS: [Schema; 5] = [
     Schema::Volume,
 ];
 
+/// Limits for fuzzing: a mutated digit turns `count: 4` into `count: 400000`; simulating that
+/// proves nothing the limit tests do not, and would make one input take minutes.
+const FUZZ_LIMITS: [(&str, &str); 4] = [
+    ("SCHEDSIM_MAX_NODES", "2000"),
+    ("SCHEDSIM_MAX_PODS", "5000"),
+    ("SCHEDSIM_MAX_ALIAS_EXPANSION", "100000"),
+    ("SCHEDSIM_MAX_FILE_BYTES", "10000000"),
+];
+
 /// Runs `inputs` inputs from `seed`; `progress` is called every 10,000.
 pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
+    for (name, value) in FUZZ_LIMITS {
+        // SAFETY: set before this process starts any thread of its own; the test harness's
+        // other tests do not read these variables.
+        unsafe { std::env::set_var(name, value) };
+    }
     let seeds = seeds();
     assert!(!seeds.is_empty(), "no seed files");
     let specs = pod_specs(&seeds);

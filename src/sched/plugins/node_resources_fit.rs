@@ -110,7 +110,8 @@ pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 || requested > capacity {
         return 0;
     }
-    (capacity - requested) * MAX_NODE_SCORE / capacity
+    // Go's division: the most negative value divided by -1 is itself, not a panic.
+    ((capacity - requested) * MAX_NODE_SCORE).wrapping_div(capacity)
 }
 
 /// Score, `LeastAllocated` over cpu and memory with weight 1 each, on the node's
@@ -143,7 +144,7 @@ pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
     if capacity == 0 {
         return 0;
     }
-    requested.min(capacity) * MAX_NODE_SCORE / capacity
+    (requested.min(capacity) * MAX_NODE_SCORE).wrapping_div(capacity)
 }
 
 /// `helper.BuildBrokenLinearFunction`: the piecewise-linear function through `shape`
