@@ -255,3 +255,21 @@ fn signals_leave_no_temporary_files() {
     assert!(!stale.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Counts that allocate are checked before anything is allocated: a TrainJob of two billion
+/// nodes is an input error naming the limit, not an out-of-memory abort.
+#[test]
+fn a_trainjob_past_the_pod_limit_is_refused_before_its_pods_exist() {
+    let o = common::cli::schedsim(&[
+        "run",
+        "tests/data/huge-trainjob.yaml",
+        "--out",
+        "/dev/null/x",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("spec.workloads[0].spec: a TrainJob of 2000000001 pods exceeds schedsim's limit of 10000000 pods in one scenario (raise it with the environment variable SCHEDSIM_MAX_PODS=N)"),
+        "{stderr}"
+    );
+}
