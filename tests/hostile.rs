@@ -273,3 +273,58 @@ fn a_trainjob_past_the_pod_limit_is_refused_before_its_pods_exist() {
         "{stderr}"
     );
 }
+
+/// `--out` on a full disk and on a read-only file system: exit 2 naming the file, no
+/// temporary file left, and the report already there kept whole. Needs a small tmpfs, which
+/// only a privileged user can mount; elsewhere the test says so and checks nothing.
+#[test]
+fn full_and_read_only_disks_lose_nothing_already_written() {
+    let dir = common::cli::tempdir("disk");
+    let mount = dir.join("disk");
+    std::fs::create_dir_all(&mount).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16k", "tmpfs"])
+        .arg(&mount)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here (needs privileges)");
+        return;
+    }
+    let unmount = |m: &Path| {
+        let _ = Command::new("umount").arg(m).status();
+    };
+    let earlier = "{\"earlier\": true}\n";
+    std::fs::write(mount.join("run.json"), earlier).unwrap();
+    let out = mount.to_str().unwrap().to_string();
+    // The bundled scenarios make a report far larger than 16 KiB.
+    let full = common::cli::schedsim(&["run", "scenarios", "--format", "json", "--out", &out]);
+    let stderr = String::from_utf8_lossy(&full.stderr).into_owned();
+    let leftovers: Vec<String> = std::fs::read_dir(&mount)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-"))
+        .collect();
+    let kept = std::fs::read_to_string(mount.join("run.json")).unwrap_or_default();
+    let remounted = Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(&mount)
+        .status()
+        .is_ok_and(|s| s.success());
+    let read_only = common::cli::schedsim(&["run", "scenarios", "--format", "json", "--out", &out]);
+    let ro_stderr = String::from_utf8_lossy(&read_only.stderr).into_owned();
+    unmount(&mount);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    assert_eq!(full.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("error: cannot write") && stderr.contains("No space left on device"),
+        "{stderr}"
+    );
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_eq!(kept, earlier, "the earlier report is kept whole");
+    assert!(remounted);
+    assert_eq!(read_only.status.code(), Some(2), "{ro_stderr}");
+    assert!(ro_stderr.contains("Read-only file system"), "{ro_stderr}");
+}

@@ -262,14 +262,21 @@ fn parse(s: &str) -> Result<Quantity, QuantityError> {
         scale -= p.denom.len() as i64;
         if scale >= i64::from(NANO) {
             let scale = i32::try_from(scale).map_err(|_| QuantityError::Numeric)?;
-            let shifted = format!("{}{}", p.num, p.denom);
-            let value: i64 = shifted.parse().map_err(|_| QuantityError::Numeric)?;
+            // `strconv.ParseInt(num + denom)`, without building the string.
+            let shifted = p.num.bytes().chain(p.denom.bytes());
+            let value = shifted.clone().try_fold(0i64, |v, d| {
+                v.checked_mul(10)?.checked_add(i64::from(d - b'0'))
+            });
+            let value = value.ok_or(QuantityError::Numeric)?;
             if let Some(result) = go_int64_multiply(value, mantissa) {
                 let result = if p.positive { result } else { -result };
                 // The string as written is kept when it is already canonical.
                 let canonical = match format {
                     Format::BinarySI => exponent % 10 == 0 && value & 0x07 != 0,
-                    _ => scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0'),
+                    _ => {
+                        let trailing_zeros = shifted.rev().take(3).filter(|&d| d == b'0').count();
+                        scale % 3 == 0 && trailing_zeros < 3 && !p.num.starts_with('0')
+                    }
                 };
                 return Ok(Quantity {
                     amount: Amount::Int {
