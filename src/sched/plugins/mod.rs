@@ -9,5 +9,6 @@ pub mod node_resources_balanced_allocation;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
 pub mod pod_topology_spread;
+pub mod registry;
 pub mod scheduling_gates;
 pub mod taint_toleration;

@@ -1,0 +1,344 @@
+//! The plugins schedsim knows, the extension points each implements, and the default
+//! `multiPoint` list: kube-scheduler's `pkg/scheduler/framework/plugins/registry.go` and
+//! `pkg/scheduler/apis/config/v1/default_plugins.go`.
+
+use crate::sched::framework::names;
+
+/// The framework's extension points, in `getExtensionPoints` order (framework.go).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExtensionPoint {
+    PreFilter,
+    Filter,
+    PostFilter,
+    Reserve,
+    PreScore,
+    Score,
+    PreBind,
+    Bind,
+    PostBind,
+    Permit,
+    PreEnqueue,
+    QueueSort,
+}
+
+impl ExtensionPoint {
+    pub const ALL: [ExtensionPoint; 12] = [
+        ExtensionPoint::PreFilter,
+        ExtensionPoint::Filter,
+        ExtensionPoint::PostFilter,
+        ExtensionPoint::Reserve,
+        ExtensionPoint::PreScore,
+        ExtensionPoint::Score,
+        ExtensionPoint::PreBind,
+        ExtensionPoint::Bind,
+        ExtensionPoint::PostBind,
+        ExtensionPoint::Permit,
+        ExtensionPoint::PreEnqueue,
+        ExtensionPoint::QueueSort,
+    ];
+
+    /// The field of `Plugins` in the configuration file.
+    pub fn field(self) -> &'static str {
+        match self {
+            ExtensionPoint::PreFilter => "preFilter",
+            ExtensionPoint::Filter => "filter",
+            ExtensionPoint::PostFilter => "postFilter",
+            ExtensionPoint::Reserve => "reserve",
+            ExtensionPoint::PreScore => "preScore",
+            ExtensionPoint::Score => "score",
+            ExtensionPoint::PreBind => "preBind",
+            ExtensionPoint::Bind => "bind",
+            ExtensionPoint::PostBind => "postBind",
+            ExtensionPoint::Permit => "permit",
+            ExtensionPoint::PreEnqueue => "preEnqueue",
+            ExtensionPoint::QueueSort => "queueSort",
+        }
+    }
+
+    /// The Go interface name upstream's messages use (`FilterPlugin`, …).
+    pub fn interface(self) -> &'static str {
+        match self {
+            ExtensionPoint::PreFilter => "PreFilterPlugin",
+            ExtensionPoint::Filter => "FilterPlugin",
+            ExtensionPoint::PostFilter => "PostFilterPlugin",
+            ExtensionPoint::Reserve => "ReservePlugin",
+            ExtensionPoint::PreScore => "PreScorePlugin",
+            ExtensionPoint::Score => "ScorePlugin",
+            ExtensionPoint::PreBind => "PreBindPlugin",
+            ExtensionPoint::Bind => "BindPlugin",
+            ExtensionPoint::PostBind => "PostBindPlugin",
+            ExtensionPoint::Permit => "PermitPlugin",
+            ExtensionPoint::PreEnqueue => "PreEnqueuePlugin",
+            ExtensionPoint::QueueSort => "QueueSortPlugin",
+        }
+    }
+
+    const fn bit(self) -> u16 {
+        1 << self as u16
+    }
+}
+
+const PRE_FILTER: u16 = ExtensionPoint::PreFilter.bit();
+const FILTER: u16 = ExtensionPoint::Filter.bit();
+const POST_FILTER: u16 = ExtensionPoint::PostFilter.bit();
+const RESERVE: u16 = ExtensionPoint::Reserve.bit();
+const PRE_SCORE: u16 = ExtensionPoint::PreScore.bit();
+const SCORE: u16 = ExtensionPoint::Score.bit();
+const PRE_BIND: u16 = ExtensionPoint::PreBind.bit();
+const BIND: u16 = ExtensionPoint::Bind.bit();
+const PRE_ENQUEUE: u16 = ExtensionPoint::PreEnqueue.bit();
+const QUEUE_SORT: u16 = ExtensionPoint::QueueSort.bit();
+const PERMIT: u16 = ExtensionPoint::Permit.bit();
+const POST_BIND: u16 = ExtensionPoint::PostBind.bit();
+
+/// How schedsim treats a plugin name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    /// In-tree and simulated.
+    Simulated,
+    /// In-tree; accepted, but it cannot change a simulated placement (volumes, host ports,
+    /// DRA claims, queue order within arrival order, binding).
+    NoEffect,
+    /// In-tree, but not simulated: enabling it is an error.
+    NotSimulated,
+    /// A well-known out-of-tree plugin (kubernetes-sigs/scheduler-plugins, …): an error.
+    OutOfTree,
+    /// Was in-tree once; the text says what replaced it. An error.
+    Removed(&'static str),
+}
+
+/// A plugin name schedsim recognises, with the extension points upstream's plugin implements
+/// (bit set over [`ExtensionPoint`]) — they decide `multiPoint` expansion and the
+/// "does not extend" check.
+#[derive(Debug, Clone, Copy)]
+pub struct KnownPlugin {
+    pub name: &'static str,
+    pub support: Support,
+    points: u16,
+}
+
+impl KnownPlugin {
+    const fn new(name: &'static str, support: Support, points: u16) -> Self {
+        KnownPlugin {
+            name,
+            support,
+            points,
+        }
+    }
+
+    pub fn implements(&self, point: ExtensionPoint) -> bool {
+        self.points & point.bit() != 0
+    }
+
+    /// Whether the simulated scheduler's registry has this plugin: kube-scheduler's in-tree
+    /// registry, plus the scheduler-plugins plugins schedsim simulates (Coscheduling).
+    pub fn is_in_tree(&self) -> bool {
+        matches!(
+            self.support,
+            Support::Simulated | Support::NoEffect | Support::NotSimulated
+        )
+    }
+}
+
+/// Every plugin name schedsim recognises: the in-tree registry
+/// (`pkg/scheduler/framework/plugins/registry.go`, `NewInTreeRegistry`), removed in-tree
+/// plugins, and common out-of-tree ones. Extend this list to support a plugin.
+pub const KNOWN_PLUGINS: &[KnownPlugin] = &[
+    KnownPlugin::new(names::SCHEDULING_GATES, Support::Simulated, PRE_ENQUEUE),
+    KnownPlugin::new("PrioritySort", Support::NoEffect, QUEUE_SORT),
+    KnownPlugin::new(names::NODE_UNSCHEDULABLE, Support::Simulated, FILTER),
+    KnownPlugin::new(names::NODE_NAME, Support::Simulated, FILTER),
+    KnownPlugin::new(
+        names::TAINT_TOLERATION,
+        Support::Simulated,
+        FILTER | PRE_SCORE | SCORE,
+    ),
+    KnownPlugin::new(
+        names::NODE_AFFINITY,
+        Support::Simulated,
+        PRE_FILTER | FILTER | PRE_SCORE | SCORE,
+    ),
+    KnownPlugin::new("NodePorts", Support::NoEffect, PRE_FILTER | FILTER),
+    KnownPlugin::new(
+        names::NODE_RESOURCES_FIT,
+        Support::Simulated,
+        PRE_FILTER | FILTER | PRE_SCORE | SCORE,
+    ),
+    KnownPlugin::new("VolumeRestrictions", Support::NoEffect, PRE_FILTER | FILTER),
+    KnownPlugin::new("NodeVolumeLimits", Support::NoEffect, PRE_FILTER | FILTER),
+    KnownPlugin::new(
+        "VolumeBinding",
+        Support::NoEffect,
+        PRE_FILTER | FILTER | RESERVE | PRE_BIND | PRE_SCORE | SCORE,
+    ),
+    KnownPlugin::new("VolumeZone", Support::NoEffect, PRE_FILTER | FILTER),
+    KnownPlugin::new(
+        names::POD_TOPOLOGY_SPREAD,
+        Support::Simulated,
+        PRE_FILTER | FILTER | PRE_SCORE | SCORE,
+    ),
+    KnownPlugin::new(
+        names::INTER_POD_AFFINITY,
+        Support::Simulated,
+        PRE_FILTER | FILTER | PRE_SCORE | SCORE,
+    ),
+    KnownPlugin::new(
+        "DynamicResources",
+        Support::NoEffect,
+        PRE_ENQUEUE | PRE_FILTER | FILTER | POST_FILTER | RESERVE | PRE_BIND,
+    ),
+    KnownPlugin::new(names::DEFAULT_PREEMPTION, Support::Simulated, POST_FILTER),
+    KnownPlugin::new(
+        names::NODE_RESOURCES_BALANCED_ALLOCATION,
+        Support::Simulated,
+        PRE_SCORE | SCORE,
+    ),
+    // Scored by the integrator when nodes report images; no effect otherwise.
+    KnownPlugin::new("ImageLocality", Support::NoEffect, SCORE),
+    KnownPlugin::new("DefaultBinder", Support::NoEffect, BIND),
+    KnownPlugin::new(
+        "NodeDeclaredFeatures",
+        Support::NoEffect,
+        PRE_FILTER | FILTER,
+    ),
+    KnownPlugin::new("GangScheduling", Support::NotSimulated, 0),
+    // Removed from kube-scheduler.
+    KnownPlugin::new(
+        "NodeResourcesLeastAllocated",
+        Support::Removed("use NodeResourcesFit with scoringStrategy.type LeastAllocated"),
+        0,
+    ),
+    KnownPlugin::new(
+        "NodeResourcesMostAllocated",
+        Support::Removed("use NodeResourcesFit with scoringStrategy.type MostAllocated"),
+        0,
+    ),
+    KnownPlugin::new(
+        "RequestedToCapacityRatio",
+        Support::Removed("use NodeResourcesFit with scoringStrategy.type RequestedToCapacityRatio"),
+        0,
+    ),
+    KnownPlugin::new(
+        "SelectorSpread",
+        Support::Removed("PodTopologySpread's system default constraints replace it"),
+        0,
+    ),
+    KnownPlugin::new("NodeLabel", Support::Removed("use NodeAffinity"), 0),
+    KnownPlugin::new(
+        "ServiceAffinity",
+        Support::Removed("use InterPodAffinity"),
+        0,
+    ),
+    KnownPlugin::new("NodePreferAvoidPods", Support::Removed("use taints"), 0),
+    KnownPlugin::new(
+        "EBSLimits",
+        Support::Removed("NodeVolumeLimits checks volume limits"),
+        0,
+    ),
+    KnownPlugin::new(
+        "GCEPDLimits",
+        Support::Removed("NodeVolumeLimits checks volume limits"),
+        0,
+    ),
+    KnownPlugin::new(
+        "AzureDiskLimits",
+        Support::Removed("NodeVolumeLimits checks volume limits"),
+        0,
+    ),
+    KnownPlugin::new(
+        "CinderLimits",
+        Support::Removed("NodeVolumeLimits checks volume limits"),
+        0,
+    ),
+    // kubernetes-sigs/scheduler-plugins and other out-of-tree plugins.
+    // Built into scheduler-plugins' kube-scheduler; its gangs are simulated (`sched::gang`).
+    KnownPlugin::new(
+        "Coscheduling",
+        Support::Simulated,
+        QUEUE_SORT | PRE_FILTER | POST_FILTER | PERMIT | RESERVE | POST_BIND,
+    ),
+    KnownPlugin::new("CapacityScheduling", Support::OutOfTree, 0),
+    KnownPlugin::new("NodeResourceTopologyMatch", Support::OutOfTree, 0),
+    KnownPlugin::new("NodeResourcesAllocatable", Support::OutOfTree, 0),
+    KnownPlugin::new("TargetLoadPacking", Support::OutOfTree, 0),
+    KnownPlugin::new("LoadVariationRiskBalancing", Support::OutOfTree, 0),
+    KnownPlugin::new("LowRiskOverCommitment", Support::OutOfTree, 0),
+    KnownPlugin::new("PreemptionToleration", Support::OutOfTree, 0),
+    KnownPlugin::new("TopologicalSort", Support::OutOfTree, 0),
+    KnownPlugin::new("NetworkOverhead", Support::OutOfTree, 0),
+    KnownPlugin::new("PodState", Support::OutOfTree, 0),
+    KnownPlugin::new("QOSSort", Support::OutOfTree, 0),
+    KnownPlugin::new("SySched", Support::OutOfTree, 0),
+    KnownPlugin::new("CrossNodePreemption", Support::OutOfTree, 0),
+];
+
+/// The default `multiPoint` list of `getDefaultPlugins` (default_plugins.go), with
+/// `DynamicResources` inserted before `DefaultPreemption` as `applyFeatureGates` does while
+/// `DynamicResourceAllocation` is enabled (GA, on by default). Weights where upstream sets one.
+pub const DEFAULT_MULTI_POINT: &[(&str, Option<i32>)] = &[
+    (names::SCHEDULING_GATES, None),
+    ("PrioritySort", None),
+    (names::NODE_UNSCHEDULABLE, None),
+    (names::NODE_NAME, None),
+    (names::TAINT_TOLERATION, Some(3)),
+    (names::NODE_AFFINITY, Some(2)),
+    ("NodePorts", None),
+    (names::NODE_RESOURCES_FIT, Some(1)),
+    ("VolumeRestrictions", None),
+    ("NodeVolumeLimits", None),
+    ("VolumeBinding", None),
+    ("VolumeZone", None),
+    (names::POD_TOPOLOGY_SPREAD, Some(2)),
+    (names::INTER_POD_AFFINITY, Some(2)),
+    ("DynamicResources", None),
+    (names::DEFAULT_PREEMPTION, None),
+    (names::NODE_RESOURCES_BALANCED_ALLOCATION, Some(1)),
+    ("ImageLocality", Some(1)),
+    ("DefaultBinder", None),
+];
+
+/// The entry of [`KNOWN_PLUGINS`] for `name`.
+pub fn known_plugin(name: &str) -> Option<&'static KnownPlugin> {
+    KNOWN_PLUGINS.iter().find(|p| p.name == name)
+}
+
+/// Why `name` cannot be used, or `None` when it is an in-tree plugin schedsim accepts.
+pub fn plugin_name_error(name: &str) -> Option<String> {
+    match known_plugin(name).map(|p| p.support) {
+        Some(Support::Simulated | Support::NoEffect) => None,
+        Some(Support::NotSimulated) => Some(format!(
+            "plugin {name:?} is not simulated; schedsim simulates {}",
+            simulated_list()
+        )),
+        Some(Support::OutOfTree) => Some(format!(
+            "plugin {name:?} is not an in-tree plugin; schedsim simulates in-tree plugins only"
+        )),
+        Some(Support::Removed(instead)) => Some(format!(
+            "plugin {name:?} was removed from kube-scheduler; {instead}"
+        )),
+        None => Some(match suggest(name) {
+            Some(s) => format!("unknown plugin {name:?} (did you mean {s:?}?)"),
+            None => format!("unknown plugin {name:?}"),
+        }),
+    }
+}
+
+fn simulated_list() -> String {
+    KNOWN_PLUGINS
+        .iter()
+        .filter(|p| p.support == Support::Simulated)
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The closest in-tree plugin name (Jaro-Winkler ≥ 0.8).
+pub(crate) fn suggest(name: &str) -> Option<&'static str> {
+    KNOWN_PLUGINS
+        .iter()
+        .filter(|p| p.is_in_tree())
+        .map(|p| (strsim::jaro_winkler(name, p.name), p.name))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
+}
