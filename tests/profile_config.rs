@@ -11,10 +11,13 @@ use k8s_openapi::api::core::v1::TopologySpreadConstraint;
 
 use schedsim::error::InputError;
 use schedsim::load::yaml::parse_documents;
+use schedsim::sched::plugins::registry::{ExtensionPoint, Plugin};
 use schedsim::sched::profile::{
     DEFAULT_SCHEDULER_NAME, FitArgs, Profile, ResourceSpec, ScoringStrategy, Weights,
     default_resources, from_document,
 };
+
+const FILTER: ExtensionPoint = ExtensionPoint::Filter;
 
 const FIXTURES: &str = "fixtures/scheduler-config";
 
@@ -61,7 +64,7 @@ fn rs(specs: &[(&str, i64)]) -> Vec<ResourceSpec> {
 }
 
 fn default_weights() -> Weights {
-    Profile::default().weights
+    Profile::default().framework.weights()
 }
 
 fn no_weights() -> Weights {
@@ -98,7 +101,7 @@ fn default_profile_is_upstreams() {
     let p = Profile::default();
     assert_eq!(p.scheduler_name, DEFAULT_SCHEDULER_NAME);
     assert_eq!(
-        p.weights,
+        p.framework.weights(),
         Weights {
             taint_toleration: 3,
             node_affinity: 2,
@@ -114,7 +117,12 @@ fn default_profile_is_upstreams() {
     assert_eq!(p.fit.resources, rs(&[("cpu", 1), ("memory", 1)]));
     assert_eq!(p.balanced_resources, default_resources());
     assert_eq!(p.hard_pod_affinity_weight, 1);
-    assert!(p.scheduling_gates && p.preemption);
+    assert!(
+        p.framework
+            .runs(ExtensionPoint::PreEnqueue, Plugin::SchedulingGates)
+            && p.framework
+                .runs(ExtensionPoint::PostFilter, Plugin::DefaultPreemption)
+    );
     assert_eq!(p.spread_default_constraints, None);
     // What the scheduler resolves without a file, with an empty file and with no profiles.
     assert_eq!(fixture("docs-minimal.yaml"), vec![Profile::default()]);
@@ -134,13 +142,16 @@ fn gpu_bin_packing() {
     let p = &fixture("gpu-bin-packing.yaml")[0];
     assert_eq!(p.scheduler_name, "default-scheduler");
     assert_eq!(
-        p.weights,
+        p.framework.weights(),
         Weights {
             node_resources_fit: 5,
             ..default_weights()
         }
     );
-    assert_eq!(p.filters, Profile::default().filters);
+    assert_eq!(
+        p.framework.at(FILTER),
+        Profile::default().framework.at(FILTER)
+    );
     assert_eq!(
         p.fit,
         FitArgs {
@@ -163,7 +174,7 @@ fn most_allocated() {
         rs(&[("cpu", 1), ("memory", 1), ("nvidia.com/gpu", 3)])
     );
     assert_eq!(
-        p.weights,
+        p.framework.weights(),
         Weights {
             balanced_allocation: 0,
             ..default_weights()
@@ -180,7 +191,7 @@ fn two_profiles() {
     let p = &profiles[1];
     assert_eq!(p.scheduler_name, "gpu-packer");
     assert_eq!(
-        p.weights,
+        p.framework.weights(),
         Weights {
             taint_toleration: 3,
             node_affinity: 2,
@@ -192,10 +203,19 @@ fn two_profiles() {
         }
     );
     // PodTopologySpread is disabled through multiPoint: no filter either.
-    assert!(!p.filters.pod_topology_spread);
-    assert!(p.filters.node_resources_fit && p.filters.inter_pod_affinity);
-    assert!(!p.preemption);
-    assert!(p.scheduling_gates);
+    assert!(!p.framework.runs(FILTER, Plugin::PodTopologySpread));
+    assert!(
+        p.framework.runs(FILTER, Plugin::NodeResourcesFit)
+            && p.framework.runs(FILTER, Plugin::InterPodAffinity)
+    );
+    assert!(
+        !p.framework
+            .runs(ExtensionPoint::PostFilter, Plugin::DefaultPreemption)
+    );
+    assert!(
+        p.framework
+            .runs(ExtensionPoint::PreEnqueue, Plugin::SchedulingGates)
+    );
     assert_eq!(
         p.fit.strategy,
         ScoringStrategy::RequestedToCapacityRatio {
@@ -236,7 +256,7 @@ fn docs_bin_packing() {
             ("intel.com/bar", 3)
         ])
     );
-    assert_eq!(p.weights, default_weights());
+    assert_eq!(p.framework.weights(), default_weights());
     let p = &fixture("docs-bin-packing-requested-to-capacity-ratio.yaml")[0];
     assert_eq!(
         p.fit.strategy,
@@ -256,9 +276,15 @@ fn docs_multiple_profiles() {
     assert_eq!(profiles[0], Profile::default());
     let p = &profiles[1];
     assert_eq!(p.scheduler_name, "no-scoring-scheduler");
-    assert_eq!(p.weights, no_weights());
-    assert_eq!(p.filters, Profile::default().filters);
-    assert!(p.preemption);
+    assert_eq!(p.framework.weights(), no_weights());
+    assert_eq!(
+        p.framework.at(FILTER),
+        Profile::default().framework.at(FILTER)
+    );
+    assert!(
+        p.framework
+            .runs(ExtensionPoint::PostFilter, Plugin::DefaultPreemption)
+    );
 }
 
 #[test]
@@ -317,7 +343,7 @@ fn profile_with(plugins: &str) -> Profile {
 fn score_point_weight_overrides_the_default() {
     let p = profile_with("    score:\n      enabled:\n      - name: TaintToleration\n");
     assert_eq!(
-        p.weights,
+        p.framework.weights(),
         Weights {
             taint_toleration: 1,
             ..default_weights()
@@ -325,11 +351,19 @@ fn score_point_weight_overrides_the_default() {
     );
     let p =
         profile_with("    score:\n      enabled:\n      - name: NodeAffinity\n        weight: 0\n");
-    assert_eq!(p.weights.node_affinity, 1, "weight 0 counts as 1");
+    assert_eq!(
+        p.framework.weights().node_affinity,
+        1,
+        "weight 0 counts as 1"
+    );
     let p = profile_with(
         "    multiPoint:\n      enabled:\n      - name: TaintToleration\n        weight: 7\n    score:\n      enabled:\n      - name: TaintToleration\n        weight: 5\n",
     );
-    assert_eq!(p.weights.taint_toleration, 5, "score wins over multiPoint");
+    assert_eq!(
+        p.framework.weights().taint_toleration,
+        5,
+        "score wins over multiPoint"
+    );
 }
 
 /// `mergePluginSet`: a default plugin enabled in `multiPoint` replaces the default entry.
@@ -339,13 +373,13 @@ fn multi_point_weight_replaces_the_default() {
         "    multiPoint:\n      enabled:\n      - name: TaintToleration\n        weight: 7\n",
     );
     assert_eq!(
-        p.weights,
+        p.framework.weights(),
         Weights {
             taint_toleration: 7,
             ..default_weights()
         }
     );
-    assert!(p.filters.taint_toleration);
+    assert!(p.framework.runs(FILTER, Plugin::TaintToleration));
 }
 
 /// Upstream does not range-check plugin weights; a negative one is kept.
@@ -354,21 +388,27 @@ fn negative_weights_are_kept() {
     let p = profile_with(
         "    score:\n      enabled:\n      - name: ImageLocality\n        weight: -1\n",
     );
-    assert_eq!(p.weights.image_locality, -1);
+    assert_eq!(p.framework.weights().image_locality, -1);
 }
 
 #[test]
 fn disabled_at_one_point_only() {
     let p = profile_with("    filter:\n      disabled:\n      - name: NodeAffinity\n");
-    assert!(!p.filters.node_affinity);
-    assert_eq!(p.weights.node_affinity, 2, "still scores");
+    assert!(!p.framework.runs(FILTER, Plugin::NodeAffinity));
+    assert_eq!(p.framework.weights().node_affinity, 2, "still scores");
     let p = profile_with("    multiPoint:\n      disabled:\n      - name: NodeAffinity\n");
-    assert!(!p.filters.node_affinity);
-    assert_eq!(p.weights.node_affinity, 0);
+    assert!(!p.framework.runs(FILTER, Plugin::NodeAffinity));
+    assert_eq!(p.framework.weights().node_affinity, 0);
     let p = profile_with("    preEnqueue:\n      disabled:\n      - name: SchedulingGates\n");
-    assert!(!p.scheduling_gates);
+    assert!(
+        !p.framework
+            .runs(ExtensionPoint::PreEnqueue, Plugin::SchedulingGates)
+    );
     let p = profile_with("    postFilter:\n      disabled:\n      - name: '*'\n");
-    assert!(!p.preemption);
+    assert!(
+        !p.framework
+            .runs(ExtensionPoint::PostFilter, Plugin::DefaultPreemption)
+    );
 }
 
 #[test]
@@ -377,13 +417,16 @@ fn score_star_disables_every_default_score() {
         "    score:\n      disabled:\n      - name: '*'\n      enabled:\n      - name: NodeResourcesFit\n        weight: 3\n",
     );
     assert_eq!(
-        p.weights,
+        p.framework.weights(),
         Weights {
             node_resources_fit: 3,
             ..no_weights()
         }
     );
-    assert_eq!(p.filters, Profile::default().filters);
+    assert_eq!(
+        p.framework.at(FILTER),
+        Profile::default().framework.at(FILTER)
+    );
 }
 
 /// `multiPoint.disabled: ['*']` drops every default; what is enabled again is all there is.
@@ -393,15 +436,28 @@ fn multi_point_star_keeps_only_what_is_enabled() {
         "    multiPoint:\n      disabled:\n      - name: '*'\n      enabled:\n      - name: PrioritySort\n      - name: DefaultBinder\n      - name: NodeResourcesFit\n        weight: 4\n      - name: NodeUnschedulable\n",
     );
     assert_eq!(
-        p.weights,
+        p.framework.weights(),
         Weights {
             node_resources_fit: 4,
             ..no_weights()
         }
     );
-    assert!(p.filters.node_resources_fit && p.filters.node_unschedulable);
-    assert!(!p.filters.node_name && !p.filters.taint_toleration && !p.filters.node_affinity);
-    assert!(!p.scheduling_gates && !p.preemption);
+    assert!(
+        p.framework.runs(FILTER, Plugin::NodeResourcesFit)
+            && p.framework.runs(FILTER, Plugin::NodeUnschedulable)
+    );
+    assert!(
+        !p.framework.runs(FILTER, Plugin::NodeName)
+            && !p.framework.runs(FILTER, Plugin::TaintToleration)
+            && !p.framework.runs(FILTER, Plugin::NodeAffinity)
+    );
+    assert!(
+        !p.framework
+            .runs(ExtensionPoint::PreEnqueue, Plugin::SchedulingGates)
+            && !p
+                .framework
+                .runs(ExtensionPoint::PostFilter, Plugin::DefaultPreemption)
+    );
 }
 
 #[test]
@@ -468,10 +524,32 @@ fn scheduler_plugins_coscheduling() {
     let profiles = fixture("scheduler-plugins-coscheduling.yaml");
     assert_eq!(profiles.len(), 1);
     let p = &profiles[0];
-    assert!(p.coscheduling);
+    assert!(
+        p.framework
+            .runs(ExtensionPoint::Permit, Plugin::Coscheduling)
+    );
+    assert_eq!(
+        p.framework.at(ExtensionPoint::QueueSort),
+        [Plugin::Coscheduling]
+    );
+    assert_eq!(
+        p.framework.at(ExtensionPoint::PostFilter),
+        [
+            Plugin::DynamicResources,
+            Plugin::DefaultPreemption,
+            Plugin::Coscheduling
+        ],
+        "the multiPoint plugins first, then the ones enabled at this point (expandMultiPointPlugins)"
+    );
+    // The profile a scenario without a scheduler configuration stands for is exactly this one.
+    assert_eq!(p.framework, Profile::default_with_coscheduling().framework);
     assert_eq!(p.permit_waiting_seconds, Some(10));
-    assert_eq!(p.weights, default_weights());
-    assert!(!Profile::default().coscheduling);
+    assert_eq!(p.framework.weights(), default_weights());
+    assert!(
+        !Profile::default()
+            .framework
+            .runs(ExtensionPoint::Permit, Plugin::Coscheduling)
+    );
     assert_eq!(
         error(&cfg(
             "profiles:\n- pluginConfig:\n  - name: Coscheduling\n    args: {permitWaitingTimeSeconds: -1}\n"
@@ -694,5 +772,32 @@ fn other_validation() {
             "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms:\n          - matchExpressions:\n            - {key: a, operator: Equals, values: [b]}\n"
         )),
         r#"cfg.yaml:11:34: profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: "Equals": not a valid selector operator"#
+    );
+}
+
+/// The Filter plugins run in the profile's order, and a node's reason is its first failing
+/// plugin: moving TaintToleration after NodeResourcesFit changes what a tainted, too-small node
+/// reports.
+#[test]
+fn filters_run_in_the_profile_order() {
+    let loaded = schedsim::load::load_files(
+        &[PathBuf::from("tests/data/filter-order/scenario.yaml")],
+        &schedsim::load::LoadOptions::default(),
+    );
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let message = |i: usize| schedsim::simulate(&loaded.scenarios[i]).pods[0].message.clone();
+    assert!(
+        message(0).starts_with(
+            "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s)."
+        ),
+        "{}",
+        message(0)
+    );
+    assert!(
+        message(1).starts_with(
+            "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
+        ),
+        "{}",
+        message(1)
     );
 }

@@ -283,10 +283,11 @@ proptest! {
     /// Switching a filter plugin off in the profile never shrinks the feasible node set.
     #[test]
     fn disabling_a_filter_never_shrinks_the_feasible_set(nodes in nodes(), pod in pod(), which in 0..5usize) {
+        use schedsim::sched::plugins::registry::{ExtensionPoint, Plugin};
         use schedsim::sched::profile::Profile;
         let mut profile = Profile::default();
-        let f = &mut profile.filters;
-        *[&mut f.node_unschedulable, &mut f.node_name, &mut f.taint_toleration, &mut f.node_affinity, &mut f.node_resources_fit][which] = false;
+        let plugin = [Plugin::NodeUnschedulable, Plugin::NodeName, Plugin::TaintToleration, Plugin::NodeAffinity, Plugin::NodeResourcesFit][which];
+        profile.framework.disable(ExtensionPoint::Filter, plugin);
         let config = SchedulerConfig { profiles: vec![profile], serves_every_pod: true, ..Default::default() };
         let before = feasible(&nodes, &pod);
         let after: BTreeSet<String> = feasible_nodes(nodes.clone(), &[], &pod, &config).into_iter().collect();

@@ -695,8 +695,7 @@ impl Loader<'_> {
                 profiles: profiles.unwrap_or_else(|| {
                     vec![Profile {
                         added_affinity: sd.spec.scheduler.added_affinity,
-                        coscheduling: true,
-                        ..Profile::default()
+                        ..Profile::default_with_coscheduling()
                     }]
                 }),
                 namespaces,

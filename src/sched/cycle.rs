@@ -20,13 +20,14 @@ use super::cluster::{Cluster, PodRequest, ResourceTable};
 use super::diagnosis::{self, Diagnosis};
 use super::framework::{Code, MessageFormat, Status, names};
 use super::gang;
+use super::plugins::registry::{ExtensionPoint, Plugin};
 use super::plugins::{
     inter_pod_affinity, node_affinity, node_name, node_resources_balanced_allocation,
     node_resources_fit, node_unschedulable, pod_topology_spread, scheduling_gates,
     taint_toleration,
 };
 use super::preemption;
-use super::profile::{self, Profile};
+use super::profile::{self, Profile, Weights};
 use crate::features::FeatureGates;
 use crate::model::{Node, Pod};
 
@@ -115,10 +116,7 @@ impl SchedulerConfig {
     /// it).
     pub fn profiles(&self) -> Vec<Profile> {
         if self.profiles.is_empty() {
-            vec![Profile {
-                coscheduling: true,
-                ..Profile::default()
-            }]
+            vec![Profile::default_with_coscheduling()]
         } else {
             self.profiles.clone()
         }
@@ -128,7 +126,10 @@ impl SchedulerConfig {
     /// `scheduling.x-k8s.io/pod-group` label).
     pub fn runs_coscheduling(&self, pod: &Pod) -> bool {
         match self.profile_of(pod) {
-            Some(i) => self.profiles.get(i).is_none_or(|p| p.coscheduling),
+            Some(i) => self.profiles.get(i).is_none_or(|p| {
+                p.framework
+                    .runs(ExtensionPoint::Permit, Plugin::Coscheduling)
+            }),
             None => false,
         }
     }
@@ -144,9 +145,18 @@ impl SchedulerConfig {
     }
 }
 
-/// A profile with its resource scorers compiled against the scenario's resource table.
+/// A profile with its resource scorers compiled against the scenario's resource table, and
+/// its plugin lists in the shape the cycle reads them.
 struct CompiledProfile {
     profile: Profile,
+    /// The Filter plugins that can fail a node, in the profile's order.
+    filters: Vec<Plugin>,
+    /// `NodeResourcesFit` runs at Filter.
+    fit_filter: bool,
+    /// The score weights of the simulated score plugins.
+    weights: Weights,
+    /// Coscheduling's PreFilter runs before NodeAffinity's (a profile that lists it first).
+    gang_pre_filter_first: bool,
     /// `None`: LeastAllocated over cpu and memory, the default (and fast) path.
     fit: Option<node_resources_fit::FitScorer>,
     /// `None`: BalancedAllocation over cpu and memory.
@@ -158,6 +168,25 @@ impl CompiledProfile {
         profiles
             .iter()
             .map(|p| CompiledProfile {
+                filters: p
+                    .framework
+                    .at(ExtensionPoint::Filter)
+                    .iter()
+                    .copied()
+                    .filter(|plugin| FILTERS_WITH_EFFECT.contains(plugin))
+                    .collect(),
+                fit_filter: p
+                    .framework
+                    .runs(ExtensionPoint::Filter, Plugin::NodeResourcesFit),
+                weights: p.framework.weights(),
+                gang_pre_filter_first: {
+                    let pre_filter = p.framework.at(ExtensionPoint::PreFilter);
+                    let at = |plugin| pre_filter.iter().position(|p| *p == plugin);
+                    matches!(
+                        (at(Plugin::Coscheduling), at(Plugin::NodeAffinity)),
+                        (Some(gang), Some(affinity)) if gang < affinity
+                    )
+                },
                 fit: (!node_resources_fit::is_default(&p.fit))
                     .then(|| node_resources_fit::FitScorer::new(&p.fit, table)),
                 balanced: (p.balanced_resources != profile::default_resources()).then(|| {
@@ -172,6 +201,18 @@ impl CompiledProfile {
     }
 }
 
+/// The Filter plugins that can fail a node in the simulation; the others (volumes, host ports,
+/// …) always pass.
+const FILTERS_WITH_EFFECT: [Plugin; 7] = [
+    Plugin::NodeUnschedulable,
+    Plugin::NodeName,
+    Plugin::TaintToleration,
+    Plugin::NodeAffinity,
+    Plugin::NodeResourcesFit,
+    Plugin::PodTopologySpread,
+    Plugin::InterPodAffinity,
+];
+
 /// Pod ids: workload pods are `0..pods.len()`, existing pods count down from `usize::MAX`.
 pub(crate) fn existing_pod_id(i: usize) -> usize {
     usize::MAX - i
@@ -183,6 +224,9 @@ struct Template {
     pre_filter_reject: Option<Status>,
     /// Per node: index into `statuses` of its failing static filter, or `PASS`.
     static_verdict: Vec<u16>,
+    /// The index of the status of nodes NodeAffinity's PreFilter result leaves out (they fail
+    /// before any Filter runs), or `PASS`.
+    absent: u16,
     statuses: Vec<Status>,
     /// Nodes that pass every static filter, with their raw NodeAffinity and TaintToleration scores.
     candidates: Vec<Candidate>,
@@ -298,6 +342,8 @@ struct SpreadSpec {
 struct BoundPodFilters {
     spread: Option<pod_topology_spread::FilterState>,
     affinity: Option<inter_pod_affinity::State>,
+    /// PodTopologySpread comes before InterPodAffinity in the profile's Filter list.
+    spread_first: bool,
 }
 
 impl BoundPodFilters {
@@ -313,18 +359,26 @@ impl BoundPodFilters {
                 .is_none_or(|s| inter_pod_affinity::filter(s, index).is_success())
     }
 
-    /// Their Filter on one node, in upstream order (PodTopologySpread, then
-    /// InterPodAffinity): the first failure, else success.
+    /// Their Filter on one node, in the profile's order: the first failure, else success.
     fn filter(&self, index: usize) -> Status {
-        if let Some(s) = &self.spread {
-            let status = pod_topology_spread::filter(s, index);
-            if !status.is_success() {
-                return status;
-            }
-        }
-        match &self.affinity {
-            Some(s) => inter_pod_affinity::filter(s, index),
-            None => Status::success(),
+        let order = match self.spread_first {
+            true => [Plugin::PodTopologySpread, Plugin::InterPodAffinity],
+            false => [Plugin::InterPodAffinity, Plugin::PodTopologySpread],
+        };
+        order
+            .into_iter()
+            .map(|plugin| self.status(plugin, index))
+            .find(|s| !s.is_success())
+            .unwrap_or_else(Status::success)
+    }
+
+    /// One of their Filters on one node (success when the plugin has no work or is not one
+    /// of them).
+    fn status(&self, plugin: Plugin, index: usize) -> Status {
+        match (plugin, &self.spread, &self.affinity) {
+            (Plugin::PodTopologySpread, Some(s), _) => pod_topology_spread::filter(s, index),
+            (Plugin::InterPodAffinity, _, Some(s)) => inter_pod_affinity::filter(s, index),
+            _ => Status::success(),
         }
     }
 }
@@ -610,11 +664,15 @@ impl<'a> Scheduler<'a> {
         removed: &Removed,
     ) -> (Option<Arc<SpreadSpec>>, BoundPodFilters) {
         let spread = self.spread_for(pod);
-        let on = self.profile().filters;
+        let filters = &self.compiled().filters;
+        let at = |plugin| filters.iter().position(|p| *p == plugin);
+        let (spread_at, affinity_at) =
+            (at(Plugin::PodTopologySpread), at(Plugin::InterPodAffinity));
         let filters = BoundPodFilters {
+            spread_first: spread_at < affinity_at || affinity_at.is_none(),
             spread: spread
                 .as_ref()
-                .filter(|sp| on.pod_topology_spread && !sp.filter.is_empty())
+                .filter(|sp| spread_at.is_some() && !sp.filter.is_empty())
                 .map(|sp| {
                     let tally = match removed.0.is_empty() {
                         true => None,
@@ -627,7 +685,7 @@ impl<'a> Scheduler<'a> {
                     let tally = tally.as_ref().unwrap_or(&self.tallies[sp.index].0);
                     pod_topology_spread::pre_filter(&sp.filter, tally)
                 }),
-            affinity: (on.inter_pod_affinity
+            affinity: (affinity_at.is_some()
                 && inter_pod_affinity::relevant(pod, self.bound_with_anti_affinity > 0))
             .then(|| {
                 self.with_topology(|s, topo| {
@@ -789,15 +847,7 @@ impl<'a> Scheduler<'a> {
             };
         };
         self.current = profile;
-        let gate = match self.removed_gates.get(&id) {
-            _ if !self.profile().scheduling_gates => Status::success(),
-            None => scheduling_gates::pre_enqueue(pod),
-            Some(_) => {
-                let mut left = pod.clone();
-                left.scheduling_gates = self.gates_left(id, pod).into_iter().cloned().collect();
-                scheduling_gates::pre_enqueue(&left)
-            }
-        };
+        let gate = self.pre_enqueue(id, pod);
         if !gate.is_success() {
             return PodOutcome {
                 phase: PodPhase::SchedulingGated,
@@ -819,10 +869,13 @@ impl<'a> Scheduler<'a> {
         }
         let t = self.template_for(pod);
         let request = PodRequest::new(&self.cluster.table, pod);
-        let reject = self.templates[t]
-            .pre_filter_reject
-            .clone()
-            .or_else(|| gang_reject.map(|g| g.status(&pod.name)));
+        // The PreFilter plugins that can reject a pod outright, in the profile's order.
+        let node_affinity = self.templates[t].pre_filter_reject.clone();
+        let gang = gang_reject.map(|g| g.status(&pod.name));
+        let reject = match self.compiled().gang_pre_filter_first {
+            true => gang.or(node_affinity),
+            false => node_affinity.or(gang),
+        };
         if let Some(reject) = reject {
             let mut d = Diagnosis::uniform(self.cluster.len(), reject.clone());
             d.pre_filter_msg = Some(reject.message());
@@ -838,15 +891,22 @@ impl<'a> Scheduler<'a> {
             // "When only one node after predicate, just use it."
             1 => scheduled(self.feasible[0].node as usize),
             _ => match node_affinity::pre_score_error(pod) {
-                Some(e) if self.profile().weights.node_affinity != 0 => PodOutcome {
-                    phase: PodPhase::SchedulerError,
-                    node: None,
-                    // `frameworkImpl.RunPreScorePlugins`'s wrapping of a plugin's error.
-                    message: format!("running PreScore plugin {:?}: {e}", names::NODE_AFFINITY),
-                    diagnosis: None,
-                    victims: Vec::new(),
-                    gang: None,
-                },
+                Some(e)
+                    if self
+                        .profile()
+                        .framework
+                        .runs(ExtensionPoint::PreScore, Plugin::NodeAffinity) =>
+                {
+                    PodOutcome {
+                        phase: PodPhase::SchedulerError,
+                        node: None,
+                        // `frameworkImpl.RunPreScorePlugins`'s wrapping of a plugin's error.
+                        message: format!("running PreScore plugin {:?}: {e}", names::NODE_AFFINITY),
+                        diagnosis: None,
+                        victims: Vec::new(),
+                        gang: None,
+                    }
+                }
                 _ => scheduled(self.select_host(pod, spread.as_deref())),
             },
         }
@@ -855,6 +915,33 @@ impl<'a> Scheduler<'a> {
     /// The profile scheduling the current pod.
     fn profile(&self) -> &Profile {
         &self.profiles[self.current].profile
+    }
+
+    /// The current profile, compiled.
+    fn compiled(&self) -> &CompiledProfile {
+        &self.profiles[self.current]
+    }
+
+    /// The profile's PreEnqueue plugins, in order: the first that holds the pod back.
+    fn pre_enqueue(&self, id: usize, pod: &Pod) -> Status {
+        for plugin in self.profile().framework.at(ExtensionPoint::PreEnqueue) {
+            let status = match plugin {
+                Plugin::SchedulingGates => match self.removed_gates.get(&id) {
+                    None => scheduling_gates::pre_enqueue(pod),
+                    Some(_) => {
+                        let mut left = pod.clone();
+                        left.scheduling_gates =
+                            self.gates_left(id, pod).into_iter().cloned().collect();
+                        scheduling_gates::pre_enqueue(&left)
+                    }
+                },
+                _ => continue,
+            };
+            if !status.is_success() {
+                return status;
+            }
+        }
+        Status::success()
     }
 
     /// The template (distinct scheduling-relevant spec and request, per profile) of a pod,
@@ -887,10 +974,14 @@ impl<'a> Scheduler<'a> {
         let mut template = Template {
             pre_filter_reject: None,
             static_verdict: vec![PASS; n],
+            absent: PASS,
             statuses: Vec::new(),
             candidates: Vec::new(),
         };
-        let pre_filter = match profile.filters.node_affinity {
+        let pre_filter = match profile
+            .framework
+            .runs(ExtensionPoint::PreFilter, Plugin::NodeAffinity)
+        {
             true => node_affinity::pre_filter(pod, added),
             false => node_affinity::PreFilter::Skip,
         };
@@ -917,8 +1008,8 @@ impl<'a> Scheduler<'a> {
                 .as_ref()
                 .is_some_and(|names| !names.contains(&node.name))
             {
-                template.static_verdict[i] =
-                    intern(&mut status_index, &mut template.statuses, absent.clone());
+                template.absent = intern(&mut status_index, &mut template.statuses, absent.clone());
+                template.static_verdict[i] = template.absent;
                 continue;
             }
             let status = self.static_filters(pod, node);
@@ -938,29 +1029,28 @@ impl<'a> Scheduler<'a> {
         template
     }
 
-    /// The profile's filters that do not depend on what is bound, in upstream order; first
-    /// failure wins.
+    /// The profile's filters that do not depend on what is bound, in the profile's order;
+    /// first failure wins.
     fn static_filters(&self, pod: &Pod, node: &Node) -> Status {
         let (c, p) = (self.config, self.profile());
-        let on = &p.filters;
-        let checks: [(bool, &dyn Fn() -> Status); 4] = [
-            (on.node_unschedulable, &|| {
-                node_unschedulable::filter(pod, node, &c.feature_gates)
-            }),
-            (on.node_name, &|| node_name::filter(pod, node)),
-            (on.taint_toleration, &|| {
-                taint_toleration::filter(pod, node, &c.feature_gates, c.message_format)
-            }),
-            (on.node_affinity, &|| {
-                node_affinity::filter(pod, node, p.added_affinity.as_ref())
-            }),
-        ];
-        checks
-            .into_iter()
-            .filter(|(enabled, _)| *enabled)
-            .map(|(_, check)| check())
-            .find(|s| !s.is_success())
-            .unwrap_or_else(Status::success)
+        for &plugin in &self.compiled().filters {
+            let status = match plugin {
+                Plugin::NodeUnschedulable => {
+                    node_unschedulable::filter(pod, node, &c.feature_gates)
+                }
+                Plugin::NodeName => node_name::filter(pod, node),
+                Plugin::TaintToleration => {
+                    taint_toleration::filter(pod, node, &c.feature_gates, c.message_format)
+                }
+                Plugin::NodeAffinity => node_affinity::filter(pod, node, p.added_affinity.as_ref()),
+                // Resources and bound pods: per pod, see `find_feasible` and `diagnose`.
+                _ => continue,
+            };
+            if !status.is_success() {
+                return status;
+            }
+        }
+        Status::success()
     }
 
     /// Filters the template's candidates by resources and scores the survivors' resources.
@@ -978,10 +1068,7 @@ impl<'a> Scheduler<'a> {
         } = self;
         feasible.clear();
         let compiled = &profiles[*current];
-        let (filter_fit, weights) = (
-            compiled.profile.filters.node_resources_fit,
-            compiled.profile.weights,
-        );
+        let (filter_fit, weights) = (compiled.fit_filter, compiled.weights);
         let balanced = weights.balanced_allocation != 0
             && match &compiled.balanced {
                 Some(b) => !b.skips(request),
@@ -1028,8 +1115,8 @@ impl<'a> Scheduler<'a> {
 
     /// NormalizeScore, weights, and a seeded uniform pick among the top-scored nodes.
     fn select_host(&mut self, pod: &Pod, spread: Option<&SpreadSpec>) -> usize {
-        let profile = &self.profiles[self.current].profile;
-        let w = profile.weights;
+        let compiled = &self.profiles[self.current];
+        let (profile, w) = (&compiled.profile, compiled.weights);
         let (hard_weight, ignore_existing) = (
             profile.hard_pod_affinity_weight,
             profile.ignore_preferred_terms_of_existing_pods,
@@ -1102,8 +1189,9 @@ impl<'a> Scheduler<'a> {
         ties[pick] as usize
     }
 
-    /// Every node's status for a pod that fits nowhere: the template's static verdicts, and
-    /// the resource verdict of the nodes that passed them.
+    /// Every node's status for a pod that fits nowhere: the first Filter plugin that fails it,
+    /// in the profile's order (`RunFilterPlugins` stops at the first failure). The static
+    /// filters' verdict comes from the template; resources and bound pods are checked here.
     fn diagnose(
         &self,
         t: usize,
@@ -1117,26 +1205,42 @@ impl<'a> Scheduler<'a> {
             ..Default::default()
         };
         let mut seen: Vec<(node_resources_fit::Insufficient, u16)> = Vec::new();
-        for c in &template.candidates {
-            let node = c.node as usize;
-            let lack = match self.profile().filters.node_resources_fit {
-                true => node_resources_fit::check(request, self.cluster.resources(node)),
-                false => Default::default(),
-            };
-            // Past resources, the filters that count bound pods can fail.
-            if lack.is_empty() && !bound_filters.pass(node) {
-                d.node_status[node] = d.intern(bound_filters.filter(node));
+        for node in 0..self.cluster.len() {
+            let verdict = template.static_verdict[node];
+            if verdict != PASS && verdict == template.absent {
                 continue;
             }
-            let index = match seen.iter().find(|(l, _)| *l == lack) {
-                Some((_, i)) => *i,
-                None => {
-                    let i = d.intern(lack.status(&self.cluster.table));
-                    seen.push((lack, i));
-                    i
+            let failed_static =
+                (verdict != PASS).then(|| template.statuses[verdict as usize].plugin);
+            for &plugin in &self.compiled().filters {
+                match plugin {
+                    Plugin::NodeResourcesFit => {
+                        let lack = node_resources_fit::check(request, self.cluster.resources(node));
+                        if lack.is_empty() {
+                            continue;
+                        }
+                        d.node_status[node] = match seen.iter().find(|(l, _)| *l == lack) {
+                            Some((_, i)) => *i,
+                            None => {
+                                let i = d.intern(lack.status(&self.cluster.table));
+                                seen.push((lack, i));
+                                i
+                            }
+                        };
+                    }
+                    Plugin::PodTopologySpread | Plugin::InterPodAffinity => {
+                        let status = bound_filters.status(plugin, node);
+                        if status.is_success() {
+                            continue;
+                        }
+                        d.node_status[node] = d.intern(status);
+                    }
+                    // A static filter: the template's verdict if it is the one that failed.
+                    _ if failed_static == Some(plugin.name()) => {}
+                    _ => continue,
                 }
-            };
-            d.node_status[node] = index;
+                break;
+            }
         }
         d
     }
@@ -1152,7 +1256,11 @@ impl<'a> Scheduler<'a> {
 
     /// PostFilter (DefaultPreemption), then the final message.
     fn fail(&mut self, pod: &Pod, request: &PodRequest, mut d: Diagnosis) -> PodOutcome {
-        if !self.profile().preemption {
+        if !self
+            .profile()
+            .framework
+            .runs(ExtensionPoint::PostFilter, Plugin::DefaultPreemption)
+        {
             // No PostFilter plugin: the FitError alone.
             let message = diagnosis::fit_error_message(self.cluster.len(), &d);
             return self.pending(message, d);

@@ -91,20 +91,75 @@ const QUEUE_SORT: u16 = ExtensionPoint::QueueSort.bit();
 const PERMIT: u16 = ExtensionPoint::Permit.bit();
 const POST_BIND: u16 = ExtensionPoint::PostBind.bit();
 
+/// The plugins of the simulated scheduler's registry, by identity: the scheduling cycle
+/// dispatches on this enum (static dispatch), a profile lists them per extension point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Plugin {
+    SchedulingGates,
+    PrioritySort,
+    NodeUnschedulable,
+    NodeName,
+    TaintToleration,
+    NodeAffinity,
+    NodePorts,
+    NodeResourcesFit,
+    VolumeRestrictions,
+    NodeVolumeLimits,
+    VolumeBinding,
+    VolumeZone,
+    PodTopologySpread,
+    InterPodAffinity,
+    DynamicResources,
+    DefaultPreemption,
+    NodeResourcesBalancedAllocation,
+    ImageLocality,
+    DefaultBinder,
+    NodeDeclaredFeatures,
+    /// scheduler-plugins' Coscheduling, built into its kube-scheduler.
+    Coscheduling,
+}
+
+impl Plugin {
+    /// The plugin's registered name.
+    pub fn name(self) -> &'static str {
+        REGISTRY
+            .iter()
+            .find(|p| p.support.plugin() == Some(self))
+            .map(|p| p.name)
+            .expect("every Plugin has a registry entry")
+    }
+}
+
+impl std::fmt::Display for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// How schedsim treats a plugin name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Support {
-    /// In-tree and simulated.
-    Simulated,
-    /// In-tree; accepted, but it cannot change a simulated placement (volumes, host ports,
-    /// DRA claims, queue order within arrival order, binding).
-    NoEffect,
+    /// In the registry and simulated: the cycle runs it.
+    Simulated(Plugin),
+    /// In the registry; accepted and listed in profiles, but it cannot change a simulated
+    /// placement (volumes, host ports, DRA claims, queue order within arrival order, binding).
+    NoEffect(Plugin),
     /// In-tree, but not simulated: enabling it is an error.
     NotSimulated,
     /// A well-known out-of-tree plugin (kubernetes-sigs/scheduler-plugins, …): an error.
     OutOfTree,
     /// Was in-tree once; the text says what replaced it. An error.
     Removed(&'static str),
+}
+
+impl Support {
+    /// The registry's plugin, for the names a profile may enable.
+    pub fn plugin(self) -> Option<Plugin> {
+        match self {
+            Support::Simulated(p) | Support::NoEffect(p) => Some(p),
+            _ => None,
+        }
+    }
 }
 
 /// A plugin name schedsim recognises, with the extension points upstream's plugin implements
@@ -135,70 +190,115 @@ impl KnownPlugin {
     pub fn is_in_tree(&self) -> bool {
         matches!(
             self.support,
-            Support::Simulated | Support::NoEffect | Support::NotSimulated
+            Support::Simulated(_) | Support::NoEffect(_) | Support::NotSimulated
         )
     }
 }
 
 /// Every plugin name schedsim recognises: the in-tree registry
 /// (`pkg/scheduler/framework/plugins/registry.go`, `NewInTreeRegistry`), removed in-tree
-/// plugins, and common out-of-tree ones. Extend this list to support a plugin.
-pub const KNOWN_PLUGINS: &[KnownPlugin] = &[
-    KnownPlugin::new(names::SCHEDULING_GATES, Support::Simulated, PRE_ENQUEUE),
-    KnownPlugin::new("PrioritySort", Support::NoEffect, QUEUE_SORT),
-    KnownPlugin::new(names::NODE_UNSCHEDULABLE, Support::Simulated, FILTER),
-    KnownPlugin::new(names::NODE_NAME, Support::Simulated, FILTER),
+/// plugins, and common out-of-tree ones. A new plugin is one line here (and a [`Plugin`]
+/// variant), then its code at its extension points in `sched::cycle`.
+pub const REGISTRY: &[KnownPlugin] = &[
+    KnownPlugin::new(
+        names::SCHEDULING_GATES,
+        Support::Simulated(Plugin::SchedulingGates),
+        PRE_ENQUEUE,
+    ),
+    KnownPlugin::new(
+        "PrioritySort",
+        Support::NoEffect(Plugin::PrioritySort),
+        QUEUE_SORT,
+    ),
+    KnownPlugin::new(
+        names::NODE_UNSCHEDULABLE,
+        Support::Simulated(Plugin::NodeUnschedulable),
+        FILTER,
+    ),
+    KnownPlugin::new(
+        names::NODE_NAME,
+        Support::Simulated(Plugin::NodeName),
+        FILTER,
+    ),
     KnownPlugin::new(
         names::TAINT_TOLERATION,
-        Support::Simulated,
+        Support::Simulated(Plugin::TaintToleration),
         FILTER | PRE_SCORE | SCORE,
     ),
     KnownPlugin::new(
         names::NODE_AFFINITY,
-        Support::Simulated,
+        Support::Simulated(Plugin::NodeAffinity),
         PRE_FILTER | FILTER | PRE_SCORE | SCORE,
     ),
-    KnownPlugin::new("NodePorts", Support::NoEffect, PRE_FILTER | FILTER),
+    KnownPlugin::new(
+        "NodePorts",
+        Support::NoEffect(Plugin::NodePorts),
+        PRE_FILTER | FILTER,
+    ),
     KnownPlugin::new(
         names::NODE_RESOURCES_FIT,
-        Support::Simulated,
+        Support::Simulated(Plugin::NodeResourcesFit),
         PRE_FILTER | FILTER | PRE_SCORE | SCORE,
     ),
-    KnownPlugin::new("VolumeRestrictions", Support::NoEffect, PRE_FILTER | FILTER),
-    KnownPlugin::new("NodeVolumeLimits", Support::NoEffect, PRE_FILTER | FILTER),
+    KnownPlugin::new(
+        "VolumeRestrictions",
+        Support::NoEffect(Plugin::VolumeRestrictions),
+        PRE_FILTER | FILTER,
+    ),
+    KnownPlugin::new(
+        "NodeVolumeLimits",
+        Support::NoEffect(Plugin::NodeVolumeLimits),
+        PRE_FILTER | FILTER,
+    ),
     KnownPlugin::new(
         "VolumeBinding",
-        Support::NoEffect,
+        Support::NoEffect(Plugin::VolumeBinding),
         PRE_FILTER | FILTER | RESERVE | PRE_BIND | PRE_SCORE | SCORE,
     ),
-    KnownPlugin::new("VolumeZone", Support::NoEffect, PRE_FILTER | FILTER),
+    KnownPlugin::new(
+        "VolumeZone",
+        Support::NoEffect(Plugin::VolumeZone),
+        PRE_FILTER | FILTER,
+    ),
     KnownPlugin::new(
         names::POD_TOPOLOGY_SPREAD,
-        Support::Simulated,
+        Support::Simulated(Plugin::PodTopologySpread),
         PRE_FILTER | FILTER | PRE_SCORE | SCORE,
     ),
     KnownPlugin::new(
         names::INTER_POD_AFFINITY,
-        Support::Simulated,
+        Support::Simulated(Plugin::InterPodAffinity),
         PRE_FILTER | FILTER | PRE_SCORE | SCORE,
     ),
     KnownPlugin::new(
         "DynamicResources",
-        Support::NoEffect,
+        Support::NoEffect(Plugin::DynamicResources),
         PRE_ENQUEUE | PRE_FILTER | FILTER | POST_FILTER | RESERVE | PRE_BIND,
     ),
-    KnownPlugin::new(names::DEFAULT_PREEMPTION, Support::Simulated, POST_FILTER),
+    KnownPlugin::new(
+        names::DEFAULT_PREEMPTION,
+        Support::Simulated(Plugin::DefaultPreemption),
+        POST_FILTER,
+    ),
     KnownPlugin::new(
         names::NODE_RESOURCES_BALANCED_ALLOCATION,
-        Support::Simulated,
+        Support::Simulated(Plugin::NodeResourcesBalancedAllocation),
         PRE_SCORE | SCORE,
     ),
     // Scored by the integrator when nodes report images; no effect otherwise.
-    KnownPlugin::new("ImageLocality", Support::NoEffect, SCORE),
-    KnownPlugin::new("DefaultBinder", Support::NoEffect, BIND),
+    KnownPlugin::new(
+        "ImageLocality",
+        Support::NoEffect(Plugin::ImageLocality),
+        SCORE,
+    ),
+    KnownPlugin::new(
+        "DefaultBinder",
+        Support::NoEffect(Plugin::DefaultBinder),
+        BIND,
+    ),
     KnownPlugin::new(
         "NodeDeclaredFeatures",
-        Support::NoEffect,
+        Support::NoEffect(Plugin::NodeDeclaredFeatures),
         PRE_FILTER | FILTER,
     ),
     KnownPlugin::new("GangScheduling", Support::NotSimulated, 0),
@@ -254,7 +354,7 @@ pub const KNOWN_PLUGINS: &[KnownPlugin] = &[
     // Built into scheduler-plugins' kube-scheduler; its gangs are simulated (`sched::gang`).
     KnownPlugin::new(
         "Coscheduling",
-        Support::Simulated,
+        Support::Simulated(Plugin::Coscheduling),
         QUEUE_SORT | PRE_FILTER | POST_FILTER | PERMIT | RESERVE | POST_BIND,
     ),
     KnownPlugin::new("CapacityScheduling", Support::OutOfTree, 0),
@@ -297,15 +397,15 @@ pub const DEFAULT_MULTI_POINT: &[(&str, Option<i32>)] = &[
     ("DefaultBinder", None),
 ];
 
-/// The entry of [`KNOWN_PLUGINS`] for `name`.
+/// The entry of [`REGISTRY`] for `name`.
 pub fn known_plugin(name: &str) -> Option<&'static KnownPlugin> {
-    KNOWN_PLUGINS.iter().find(|p| p.name == name)
+    REGISTRY.iter().find(|p| p.name == name)
 }
 
 /// Why `name` cannot be used, or `None` when it is an in-tree plugin schedsim accepts.
 pub fn plugin_name_error(name: &str) -> Option<String> {
     match known_plugin(name).map(|p| p.support) {
-        Some(Support::Simulated | Support::NoEffect) => None,
+        Some(Support::Simulated(_) | Support::NoEffect(_)) => None,
         Some(Support::NotSimulated) => Some(format!(
             "plugin {name:?} is not simulated; schedsim simulates {}",
             simulated_list()
@@ -324,9 +424,9 @@ pub fn plugin_name_error(name: &str) -> Option<String> {
 }
 
 fn simulated_list() -> String {
-    KNOWN_PLUGINS
+    REGISTRY
         .iter()
-        .filter(|p| p.support == Support::Simulated)
+        .filter(|p| matches!(p.support, Support::Simulated(_)))
         .map(|p| p.name)
         .collect::<Vec<_>>()
         .join(", ")
@@ -334,7 +434,7 @@ fn simulated_list() -> String {
 
 /// The closest in-tree plugin name (Jaro-Winkler ≥ 0.8).
 pub(crate) fn suggest(name: &str) -> Option<&'static str> {
-    KNOWN_PLUGINS
+    REGISTRY
         .iter()
         .filter(|p| p.is_in_tree())
         .map(|p| (strsim::jaro_winkler(name, p.name), p.name))

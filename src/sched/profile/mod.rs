@@ -49,7 +49,6 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::load::yaml::Document;
-use crate::sched::framework::names;
 use crate::sched::plugins::registry::*;
 
 mod args;
@@ -311,11 +310,8 @@ fn resolve_profile(
     // The framework.
     let framework_err =
         |e: PluginError| doc.error(file, e.at.as_deref().unwrap_or(&plugins_path), e.message);
-    let mut at: HashMap<ExtensionPoint, Vec<Entry>> = HashMap::new();
-    for p in ExtensionPoint::ALL {
-        at.insert(p, plugins_at(&merged, p).map_err(framework_err)?);
-    }
-    let queue_sorts = at[&ExtensionPoint::QueueSort].len();
+    let framework = build_framework(&merged).map_err(framework_err)?;
+    let queue_sorts = framework.at(ExtensionPoint::QueueSort).len();
     if queue_sorts != 1 {
         return Err(doc.error(
             file,
@@ -326,7 +322,7 @@ fn resolve_profile(
             ),
         ));
     }
-    if at[&ExtensionPoint::Bind].is_empty() {
+    if framework.at(ExtensionPoint::Bind).is_empty() {
         return Err(doc.error(
             file,
             &plugins_path,
@@ -336,46 +332,16 @@ fn resolve_profile(
             ),
         ));
     }
-    let has = |p: ExtensionPoint, name: &str| at[&p].iter().any(|e| e.name == name);
-    let weights = score_weights(&merged);
-    let weight = |name: &str| {
-        if has(ExtensionPoint::Score, name) {
-            weights.get(name).copied().unwrap_or(1)
-        } else {
-            0
-        }
-    };
-    let filter = |name: &str| has(ExtensionPoint::Filter, name);
     let profile = Profile {
         scheduler_name,
-        scheduling_gates: has(ExtensionPoint::PreEnqueue, names::SCHEDULING_GATES),
-        filters: Filters {
-            node_unschedulable: filter(names::NODE_UNSCHEDULABLE),
-            node_name: filter(names::NODE_NAME),
-            taint_toleration: filter(names::TAINT_TOLERATION),
-            node_affinity: filter(names::NODE_AFFINITY),
-            node_resources_fit: filter(names::NODE_RESOURCES_FIT),
-            pod_topology_spread: filter(names::POD_TOPOLOGY_SPREAD),
-            inter_pod_affinity: filter(names::INTER_POD_AFFINITY),
-        },
-        weights: Weights {
-            taint_toleration: weight(names::TAINT_TOLERATION),
-            node_affinity: weight(names::NODE_AFFINITY),
-            node_resources_fit: weight(names::NODE_RESOURCES_FIT),
-            balanced_allocation: weight(names::NODE_RESOURCES_BALANCED_ALLOCATION),
-            pod_topology_spread: weight(names::POD_TOPOLOGY_SPREAD),
-            inter_pod_affinity: weight(names::INTER_POD_AFFINITY),
-            image_locality: weight("ImageLocality"),
-        },
+        framework,
         fit: args.fit,
         balanced_resources: args.balanced_resources,
         added_affinity: args.added_affinity,
         hard_pod_affinity_weight: args.hard_pod_affinity_weight,
         ignore_preferred_terms_of_existing_pods: args.ignore_preferred_terms_of_existing_pods,
-        preemption: has(ExtensionPoint::PostFilter, names::DEFAULT_PREEMPTION),
         percentage_of_nodes_to_score: rp.percentage_of_nodes_to_score.or(global_percentage),
         spread_default_constraints: args.spread_default_constraints,
-        coscheduling: has(ExtensionPoint::Permit, "Coscheduling"),
         permit_waiting_seconds: args.permit_waiting_seconds,
     };
     Ok((profile, merged.point(ExtensionPoint::QueueSort).clone()))

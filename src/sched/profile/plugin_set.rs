@@ -215,3 +215,49 @@ pub(crate) fn score_weights(plugins: &Plugins) -> HashMap<String, i64> {
     }
     weights
 }
+
+/// `NewFramework` over merged plugin sets: the plugins at each extension point, in order, and
+/// the weights of those at Score. Errors as [`plugins_at`], in extension-point order.
+pub(crate) fn build_framework(plugins: &Plugins) -> Result<Framework, PluginError> {
+    let registered = |e: &Entry| known_plugin(&e.name).and_then(|p| p.support.plugin());
+    let mut points: [Vec<Plugin>; 12] = Default::default();
+    for p in ExtensionPoint::ALL {
+        points[p as usize] = plugins_at(plugins, p)?
+            .iter()
+            .filter_map(registered)
+            .collect();
+    }
+    let weights = score_weights(plugins);
+    let weights = points[ExtensionPoint::Score as usize]
+        .iter()
+        .map(|&p| (p, weights.get(p.name()).copied().unwrap_or(1)))
+        .collect();
+    Ok(Framework::new(points, weights))
+}
+
+/// The framework of upstream's default profile (`getDefaultPlugins`).
+pub(crate) fn default_framework() -> Framework {
+    build_framework(&Plugins::defaults()).expect("the default plugins form a valid framework")
+}
+
+/// The default framework with scheduler-plugins' Coscheduling enabled at the points its sample
+/// configuration enables it (`manifests/coscheduling/scheduler-config.yaml`: queueSort in place
+/// of the defaults, preFilter, postFilter, permit, reserve).
+pub(crate) fn coscheduling_framework() -> Framework {
+    let coscheduling = || Entry::default_plugin("Coscheduling", None);
+    let mut custom = Plugins::default();
+    for p in [
+        ExtensionPoint::PreFilter,
+        ExtensionPoint::PostFilter,
+        ExtensionPoint::Permit,
+        ExtensionPoint::Reserve,
+    ] {
+        custom.points[p as usize].enabled.push(coscheduling());
+    }
+    custom.points[ExtensionPoint::QueueSort as usize] = PluginSet {
+        enabled: vec![coscheduling()],
+        disabled: vec![Entry::default_plugin("*", None)],
+    };
+    build_framework(&Plugins::defaults().merge(&custom))
+        .expect("the sample Coscheduling configuration forms a valid framework")
+}

@@ -9,12 +9,8 @@ use super::*;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Profile {
     pub scheduler_name: String,
-    /// `SchedulingGates` is enabled at PreEnqueue.
-    pub scheduling_gates: bool,
-    /// Which filter plugins are enabled at Filter.
-    pub filters: Filters,
-    /// Score weight per plugin; 0 = not a score plugin of this profile.
-    pub weights: Weights,
+    /// The plugins at each extension point, in the order the framework runs them.
+    pub framework: Framework,
     /// `NodeResourcesFitArgs`.
     pub fit: FitArgs,
     /// `NodeResourcesBalancedAllocationArgs.resources` (default cpu 1, memory 1).
@@ -25,32 +21,71 @@ pub struct Profile {
     pub hard_pod_affinity_weight: i64,
     /// `InterPodAffinityArgs.ignorePreferredTermsOfExistingPods`.
     pub ignore_preferred_terms_of_existing_pods: bool,
-    /// `DefaultPreemption` is enabled at PostFilter.
-    pub preemption: bool,
     /// The profile's `percentageOfNodesToScore`, else the global one; `None` when neither is
     /// set (upstream default 0 = adaptive). Parsed and validated only.
     pub percentage_of_nodes_to_score: Option<i32>,
     /// `PodTopologySpreadArgs`: `None` = `defaultingType: System` (the built-in default
     /// constraints); `Some(list)` = `defaultingType: List` with these constraints (may be empty).
     pub spread_default_constraints: Option<Vec<TopologySpreadConstraint>>,
-    /// scheduler-plugins' `Coscheduling` is enabled at Permit: pods labelled
-    /// `scheduling.x-k8s.io/pod-group` are gang-scheduled.
-    pub coscheduling: bool,
     /// `CoschedulingArgs.permitWaitingTimeSeconds`: how long members wait at Permit when their
     /// PodGroup sets no `scheduleTimeoutSeconds` (default 60).
     pub permit_waiting_seconds: Option<u32>,
 }
 
-/// Filter plugins enabled at the Filter extension point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Filters {
-    pub node_unschedulable: bool,
-    pub node_name: bool,
-    pub taint_toleration: bool,
-    pub node_affinity: bool,
-    pub node_resources_fit: bool,
-    pub pod_topology_spread: bool,
-    pub inter_pod_affinity: bool,
+/// The plugins a profile runs at each extension point, in order, and the score weights: what
+/// `NewFramework` builds from the merged plugin sets (`framework.go: updatePluginList`,
+/// `expandMultiPointPlugins`, `getScoreWeights`). The scheduling cycle runs these lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Framework {
+    /// Per extension point (indexed by `ExtensionPoint as usize`), the plugins in run order.
+    points: [Vec<Plugin>; 12],
+    /// The weight of each plugin at Score.
+    weights: Vec<(Plugin, i64)>,
+}
+
+impl Framework {
+    pub(crate) fn new(points: [Vec<Plugin>; 12], weights: Vec<(Plugin, i64)>) -> Self {
+        Framework { points, weights }
+    }
+
+    /// The plugins at `point`, in run order.
+    pub fn at(&self, point: ExtensionPoint) -> &[Plugin] {
+        &self.points[point as usize]
+    }
+
+    /// Whether `plugin` runs at `point`.
+    pub fn runs(&self, point: ExtensionPoint, plugin: Plugin) -> bool {
+        self.at(point).contains(&plugin)
+    }
+
+    /// The plugin's score weight; 0 when it does not run at Score.
+    pub fn weight(&self, plugin: Plugin) -> i64 {
+        self.weights
+            .iter()
+            .find(|(p, _)| *p == plugin)
+            .map_or(0, |(_, w)| *w)
+    }
+
+    /// Takes `plugin` off `point`, as a `disabled` entry at that point does.
+    pub fn disable(&mut self, point: ExtensionPoint, plugin: Plugin) {
+        self.points[point as usize].retain(|p| *p != plugin);
+        if point == ExtensionPoint::Score {
+            self.weights.retain(|(p, _)| *p != plugin);
+        }
+    }
+
+    /// The score weights of the plugins the cycle simulates.
+    pub fn weights(&self) -> Weights {
+        Weights {
+            taint_toleration: self.weight(Plugin::TaintToleration),
+            node_affinity: self.weight(Plugin::NodeAffinity),
+            node_resources_fit: self.weight(Plugin::NodeResourcesFit),
+            balanced_allocation: self.weight(Plugin::NodeResourcesBalancedAllocation),
+            pod_topology_spread: self.weight(Plugin::PodTopologySpread),
+            inter_pod_affinity: self.weight(Plugin::InterPodAffinity),
+            image_locality: self.weight(Plugin::ImageLocality),
+        }
+    }
 }
 
 /// Score weights; 0 = the plugin is not enabled at Score.
@@ -125,39 +160,31 @@ impl Default for FitArgs {
     }
 }
 
+impl Profile {
+    /// Upstream's default profile running scheduler-plugins' Coscheduling as its sample
+    /// configuration does: what a scenario without a scheduler configuration stands for, so
+    /// that the gangs its pods name are scheduled as gangs.
+    pub fn default_with_coscheduling() -> Self {
+        Profile {
+            framework: coscheduling_framework(),
+            ..Profile::default()
+        }
+    }
+}
+
 impl Default for Profile {
     /// Upstream's default profile (`getDefaultPlugins` + `SetDefaults_*`).
     fn default() -> Self {
         Profile {
             scheduler_name: DEFAULT_SCHEDULER_NAME.into(),
-            scheduling_gates: true,
-            filters: Filters {
-                node_unschedulable: true,
-                node_name: true,
-                taint_toleration: true,
-                node_affinity: true,
-                node_resources_fit: true,
-                pod_topology_spread: true,
-                inter_pod_affinity: true,
-            },
-            weights: Weights {
-                taint_toleration: 3,
-                node_affinity: 2,
-                node_resources_fit: 1,
-                balanced_allocation: 1,
-                pod_topology_spread: 2,
-                inter_pod_affinity: 2,
-                image_locality: 1,
-            },
+            framework: default_framework(),
             fit: FitArgs::default(),
             balanced_resources: default_resources(),
             added_affinity: None,
             hard_pod_affinity_weight: 1,
             ignore_preferred_terms_of_existing_pods: false,
-            preemption: true,
             percentage_of_nodes_to_score: None,
             spread_default_constraints: None,
-            coscheduling: false,
             permit_waiting_seconds: None,
         }
     }
