@@ -785,7 +785,11 @@ fn filters_run_in_the_profile_order() {
         &schedsim::load::LoadOptions::default(),
     );
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-    let message = |i: usize| schedsim::simulate(&loaded.scenarios[i]).pods[0].message.clone();
+    let message = |i: usize| {
+        schedsim::simulate(&loaded.scenarios[i]).pods[0]
+            .message
+            .clone()
+    };
     assert!(
         message(0).starts_with(
             "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s)."

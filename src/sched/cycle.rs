@@ -153,6 +153,9 @@ struct CompiledProfile {
     filters: Vec<Plugin>,
     /// `NodeResourcesFit` runs at Filter.
     fit_filter: bool,
+    /// Every static filter comes before every per-pod one (the default order): a node that
+    /// fails a static filter is diagnosed by it alone.
+    static_first: bool,
     /// The score weights of the simulated score plugins.
     weights: Weights,
     /// Coscheduling's PreFilter runs before NodeAffinity's (a profile that lists it first).
@@ -175,6 +178,14 @@ impl CompiledProfile {
                     .copied()
                     .filter(|plugin| FILTERS_WITH_EFFECT.contains(plugin))
                     .collect(),
+                static_first: {
+                    let per_pod = |p: &Plugin| !STATIC_FILTERS.contains(p);
+                    let filters = p.framework.at(ExtensionPoint::Filter);
+                    let first_per_pod = filters.iter().position(per_pod).unwrap_or(filters.len());
+                    !filters[first_per_pod..]
+                        .iter()
+                        .any(|p| STATIC_FILTERS.contains(p))
+                },
                 fit_filter: p
                     .framework
                     .runs(ExtensionPoint::Filter, Plugin::NodeResourcesFit),
@@ -211,6 +222,14 @@ const FILTERS_WITH_EFFECT: [Plugin; 7] = [
     Plugin::NodeResourcesFit,
     Plugin::PodTopologySpread,
     Plugin::InterPodAffinity,
+];
+
+/// The Filter plugins that read only the pod and the node: evaluated once per template.
+const STATIC_FILTERS: [Plugin; 4] = [
+    Plugin::NodeUnschedulable,
+    Plugin::NodeName,
+    Plugin::TaintToleration,
+    Plugin::NodeAffinity,
 ];
 
 /// Pod ids: workload pods are `0..pods.len()`, existing pods count down from `usize::MAX`.
@@ -1207,12 +1226,13 @@ impl<'a> Scheduler<'a> {
         let mut seen: Vec<(node_resources_fit::Insufficient, u16)> = Vec::new();
         for node in 0..self.cluster.len() {
             let verdict = template.static_verdict[node];
-            if verdict != PASS && verdict == template.absent {
+            let compiled = self.compiled();
+            if verdict != PASS && (compiled.static_first || verdict == template.absent) {
                 continue;
             }
             let failed_static =
                 (verdict != PASS).then(|| template.statuses[verdict as usize].plugin);
-            for &plugin in &self.compiled().filters {
+            for &plugin in &compiled.filters {
                 match plugin {
                     Plugin::NodeResourcesFit => {
                         let lack = node_resources_fit::check(request, self.cluster.resources(node));

@@ -120,13 +120,31 @@ pub enum Plugin {
 }
 
 impl Plugin {
-    /// The plugin's registered name.
-    pub fn name(self) -> &'static str {
-        REGISTRY
-            .iter()
-            .find(|p| p.support.plugin() == Some(self))
-            .map(|p| p.name)
-            .expect("every Plugin has a registry entry")
+    /// The plugin's registered name (`pkg/scheduler/framework/plugins/names/names.go`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Plugin::SchedulingGates => names::SCHEDULING_GATES,
+            Plugin::PrioritySort => "PrioritySort",
+            Plugin::NodeUnschedulable => names::NODE_UNSCHEDULABLE,
+            Plugin::NodeName => names::NODE_NAME,
+            Plugin::TaintToleration => names::TAINT_TOLERATION,
+            Plugin::NodeAffinity => names::NODE_AFFINITY,
+            Plugin::NodePorts => "NodePorts",
+            Plugin::NodeResourcesFit => names::NODE_RESOURCES_FIT,
+            Plugin::VolumeRestrictions => "VolumeRestrictions",
+            Plugin::NodeVolumeLimits => "NodeVolumeLimits",
+            Plugin::VolumeBinding => "VolumeBinding",
+            Plugin::VolumeZone => "VolumeZone",
+            Plugin::PodTopologySpread => names::POD_TOPOLOGY_SPREAD,
+            Plugin::InterPodAffinity => names::INTER_POD_AFFINITY,
+            Plugin::DynamicResources => "DynamicResources",
+            Plugin::DefaultPreemption => names::DEFAULT_PREEMPTION,
+            Plugin::NodeResourcesBalancedAllocation => names::NODE_RESOURCES_BALANCED_ALLOCATION,
+            Plugin::ImageLocality => "ImageLocality",
+            Plugin::DefaultBinder => "DefaultBinder",
+            Plugin::NodeDeclaredFeatures => "NodeDeclaredFeatures",
+            Plugin::Coscheduling => "Coscheduling",
+        }
     }
 }
 
@@ -173,6 +191,16 @@ pub struct KnownPlugin {
 }
 
 impl KnownPlugin {
+    /// A plugin of the simulated scheduler's registry that the cycle runs.
+    const fn simulated(plugin: Plugin, points: u16) -> Self {
+        KnownPlugin::new(plugin.name(), Support::Simulated(plugin), points)
+    }
+
+    /// A plugin of the registry that cannot change a simulated placement.
+    const fn no_effect(plugin: Plugin, points: u16) -> Self {
+        KnownPlugin::new(plugin.name(), Support::NoEffect(plugin), points)
+    }
+
     const fn new(name: &'static str, support: Support, points: u16) -> Self {
         KnownPlugin {
             name,
@@ -200,107 +228,45 @@ impl KnownPlugin {
 /// plugins, and common out-of-tree ones. A new plugin is one line here (and a [`Plugin`]
 /// variant), then its code at its extension points in `sched::cycle`.
 pub const REGISTRY: &[KnownPlugin] = &[
-    KnownPlugin::new(
-        names::SCHEDULING_GATES,
-        Support::Simulated(Plugin::SchedulingGates),
-        PRE_ENQUEUE,
-    ),
-    KnownPlugin::new(
-        "PrioritySort",
-        Support::NoEffect(Plugin::PrioritySort),
-        QUEUE_SORT,
-    ),
-    KnownPlugin::new(
-        names::NODE_UNSCHEDULABLE,
-        Support::Simulated(Plugin::NodeUnschedulable),
-        FILTER,
-    ),
-    KnownPlugin::new(
-        names::NODE_NAME,
-        Support::Simulated(Plugin::NodeName),
-        FILTER,
-    ),
-    KnownPlugin::new(
-        names::TAINT_TOLERATION,
-        Support::Simulated(Plugin::TaintToleration),
-        FILTER | PRE_SCORE | SCORE,
-    ),
-    KnownPlugin::new(
-        names::NODE_AFFINITY,
-        Support::Simulated(Plugin::NodeAffinity),
+    KnownPlugin::simulated(Plugin::SchedulingGates, PRE_ENQUEUE),
+    KnownPlugin::no_effect(Plugin::PrioritySort, QUEUE_SORT),
+    KnownPlugin::simulated(Plugin::NodeUnschedulable, FILTER),
+    KnownPlugin::simulated(Plugin::NodeName, FILTER),
+    KnownPlugin::simulated(Plugin::TaintToleration, FILTER | PRE_SCORE | SCORE),
+    KnownPlugin::simulated(
+        Plugin::NodeAffinity,
         PRE_FILTER | FILTER | PRE_SCORE | SCORE,
     ),
-    KnownPlugin::new(
-        "NodePorts",
-        Support::NoEffect(Plugin::NodePorts),
-        PRE_FILTER | FILTER,
-    ),
-    KnownPlugin::new(
-        names::NODE_RESOURCES_FIT,
-        Support::Simulated(Plugin::NodeResourcesFit),
+    KnownPlugin::no_effect(Plugin::NodePorts, PRE_FILTER | FILTER),
+    KnownPlugin::simulated(
+        Plugin::NodeResourcesFit,
         PRE_FILTER | FILTER | PRE_SCORE | SCORE,
     ),
-    KnownPlugin::new(
-        "VolumeRestrictions",
-        Support::NoEffect(Plugin::VolumeRestrictions),
-        PRE_FILTER | FILTER,
-    ),
-    KnownPlugin::new(
-        "NodeVolumeLimits",
-        Support::NoEffect(Plugin::NodeVolumeLimits),
-        PRE_FILTER | FILTER,
-    ),
-    KnownPlugin::new(
-        "VolumeBinding",
-        Support::NoEffect(Plugin::VolumeBinding),
+    KnownPlugin::no_effect(Plugin::VolumeRestrictions, PRE_FILTER | FILTER),
+    KnownPlugin::no_effect(Plugin::NodeVolumeLimits, PRE_FILTER | FILTER),
+    KnownPlugin::no_effect(
+        Plugin::VolumeBinding,
         PRE_FILTER | FILTER | RESERVE | PRE_BIND | PRE_SCORE | SCORE,
     ),
-    KnownPlugin::new(
-        "VolumeZone",
-        Support::NoEffect(Plugin::VolumeZone),
-        PRE_FILTER | FILTER,
-    ),
-    KnownPlugin::new(
-        names::POD_TOPOLOGY_SPREAD,
-        Support::Simulated(Plugin::PodTopologySpread),
+    KnownPlugin::no_effect(Plugin::VolumeZone, PRE_FILTER | FILTER),
+    KnownPlugin::simulated(
+        Plugin::PodTopologySpread,
         PRE_FILTER | FILTER | PRE_SCORE | SCORE,
     ),
-    KnownPlugin::new(
-        names::INTER_POD_AFFINITY,
-        Support::Simulated(Plugin::InterPodAffinity),
+    KnownPlugin::simulated(
+        Plugin::InterPodAffinity,
         PRE_FILTER | FILTER | PRE_SCORE | SCORE,
     ),
-    KnownPlugin::new(
-        "DynamicResources",
-        Support::NoEffect(Plugin::DynamicResources),
+    KnownPlugin::no_effect(
+        Plugin::DynamicResources,
         PRE_ENQUEUE | PRE_FILTER | FILTER | POST_FILTER | RESERVE | PRE_BIND,
     ),
-    KnownPlugin::new(
-        names::DEFAULT_PREEMPTION,
-        Support::Simulated(Plugin::DefaultPreemption),
-        POST_FILTER,
-    ),
-    KnownPlugin::new(
-        names::NODE_RESOURCES_BALANCED_ALLOCATION,
-        Support::Simulated(Plugin::NodeResourcesBalancedAllocation),
-        PRE_SCORE | SCORE,
-    ),
+    KnownPlugin::simulated(Plugin::DefaultPreemption, POST_FILTER),
+    KnownPlugin::simulated(Plugin::NodeResourcesBalancedAllocation, PRE_SCORE | SCORE),
     // Scored by the integrator when nodes report images; no effect otherwise.
-    KnownPlugin::new(
-        "ImageLocality",
-        Support::NoEffect(Plugin::ImageLocality),
-        SCORE,
-    ),
-    KnownPlugin::new(
-        "DefaultBinder",
-        Support::NoEffect(Plugin::DefaultBinder),
-        BIND,
-    ),
-    KnownPlugin::new(
-        "NodeDeclaredFeatures",
-        Support::NoEffect(Plugin::NodeDeclaredFeatures),
-        PRE_FILTER | FILTER,
-    ),
+    KnownPlugin::no_effect(Plugin::ImageLocality, SCORE),
+    KnownPlugin::no_effect(Plugin::DefaultBinder, BIND),
+    KnownPlugin::no_effect(Plugin::NodeDeclaredFeatures, PRE_FILTER | FILTER),
     KnownPlugin::new("GangScheduling", Support::NotSimulated, 0),
     // Removed from kube-scheduler.
     KnownPlugin::new(
@@ -352,9 +318,8 @@ pub const REGISTRY: &[KnownPlugin] = &[
     ),
     // kubernetes-sigs/scheduler-plugins and other out-of-tree plugins.
     // Built into scheduler-plugins' kube-scheduler; its gangs are simulated (`sched::gang`).
-    KnownPlugin::new(
-        "Coscheduling",
-        Support::Simulated(Plugin::Coscheduling),
+    KnownPlugin::simulated(
+        Plugin::Coscheduling,
         QUEUE_SORT | PRE_FILTER | POST_FILTER | PERMIT | RESERVE | POST_BIND,
     ),
     KnownPlugin::new("CapacityScheduling", Support::OutOfTree, 0),
