@@ -238,7 +238,7 @@ pub fn whole_run(scenario: &crate::load::Scenario, load_seconds: f64) -> WholeRu
     let seconds = load_seconds + run;
     let pods = scenario.workloads.len();
     std::hint::black_box(&table);
-    crate::cli::release_at_exit(report);
+    crate::release_at_exit(report);
     WholeRun {
         load_seconds,
         schedule_and_report_seconds: run,
@@ -326,7 +326,7 @@ pub fn shipped_runtimes() -> Result<crate::resolve::Runtimes, String> {
         .collect();
     files.sort();
     for file in files {
-        for doc in crate::load::yaml::read_documents(&file).map_err(|e| e.to_string())? {
+        for doc in crate::yaml::read_documents(&file).map_err(|e| e.to_string())? {
             if doc.value.get("kind").and_then(serde_json::Value::as_str)
                 == Some("ClusterTrainingRuntime")
             {

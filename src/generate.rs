@@ -254,7 +254,7 @@ fn scalar_text(s: &str) -> String {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_' | ':'))
         && !s.starts_with(['-', '.', '/', ':'])
         && !s.ends_with(':')
-        && crate::load::yaml::reads_as_string(s);
+        && crate::yaml::reads_as_string(s);
     if plain {
         s.to_string()
     } else {

@@ -18,14 +18,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use schedsim::features::FeatureGates;
-use schedsim::load::objects::{node_from_k8s, pod_from_k8s};
-use schedsim::load::yaml::parse_documents;
+use schedsim::model::objects::{node_from_k8s, pod_from_k8s};
 use schedsim::model::{Node, Pod};
 use schedsim::sched::cluster::{Cluster, PodRequest};
 use schedsim::sched::framework::{MessageFormat, Status, names};
 use schedsim::sched::plugins::{
     node_affinity, node_name, node_resources_fit, node_unschedulable, taint_toleration,
 };
+use schedsim::yaml::parse_documents;
 
 const CASES_PATH: &str = "tests/data/k8s-filter-cases.yaml";
 const CASES: &str = include_str!("data/k8s-filter-cases.yaml");

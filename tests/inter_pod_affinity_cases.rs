@@ -4,7 +4,7 @@
 //! existing pods of every node, then Filter on the case's node.
 
 use schedsim::features::FeatureGates;
-use schedsim::load::objects::{node_from_k8s, pod_from_k8s};
+use schedsim::model::objects::{node_from_k8s, pod_from_k8s};
 use schedsim::model::{Node, Pod};
 use schedsim::sched::framework::names;
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //! message, and Score's preference for the emptier domain.
 
 use schedsim::features::FeatureGates;
-use schedsim::load::objects::{node_from_k8s, pod_from_k8s};
+use schedsim::model::objects::{node_from_k8s, pod_from_k8s};
 use schedsim::model::{Node, Pod};
 use schedsim::sched::{PodPhase, SchedulerConfig, feasible_nodes, schedule};
 use serde_json::{Value, json};

@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use k8s_openapi::api::core::v1::TopologySpreadConstraint;
 
 use schedsim::error::InputError;
-use schedsim::load::yaml::parse_documents;
 use schedsim::sched::plugins::registry::{ExtensionPoint, Plugin};
 use schedsim::sched::profile::{
     DEFAULT_SCHEDULER_NAME, FitArgs, Profile, ResourceSpec, ScoringStrategy, Weights,
     default_resources, from_document,
 };
+use schedsim::yaml::parse_documents;
 
 const FILTER: ExtensionPoint = ExtensionPoint::Filter;
 

@@ -233,7 +233,7 @@ proptest! {
 /// `pods` as one Coscheduling gang whose PodGroup wants all of them.
 fn as_gang(pods: &[Pod]) -> (Vec<Pod>, SchedulerConfig) {
     use schedsim::model::pod::{GangScheduler, PodGroupRef};
-    use schedsim::sched::gang::PodGroup;
+    use schedsim::model::pod_group::PodGroup;
     let group = PodGroup {
         scheduler: GangScheduler::Coscheduling,
         namespace: "default".into(),

@@ -55,8 +55,8 @@ use proptest::prelude::*;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use schedsim::load::validate::FieldError;
 use schedsim::load::{self, LoadOptions};
+use schedsim::model::validate::FieldError;
 use schedsim::resolve::build::{
     BuildOptions, DEFAULT_CLOCK, ResolvedTrainJob, build, find_runtime,
 };
@@ -784,7 +784,7 @@ fn override_scenarios() -> Vec<PathBuf> {
 /// The TrainJob objects written inline in the scenarios' `spec.workloads`.
 fn inline_train_jobs(file: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(file).unwrap();
-    load::yaml::parse_documents(text, file)
+    schedsim::yaml::parse_documents(text, file)
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
         .into_iter()
         .filter(|d| d.value["kind"] == "Scenario")
@@ -936,7 +936,7 @@ fn cli_migrate_output_loads_and_runs() {
     let scenario_dir = tmp.join("scenarios");
     std::fs::create_dir_all(&scenario_dir).unwrap();
     let mut refs = BTreeSet::new();
-    for doc in load::yaml::parse_documents(
+    for doc in schedsim::yaml::parse_documents(
         std::fs::read_to_string(root.join(SCENARIO)).unwrap(),
         Path::new(SCENARIO),
     )

@@ -83,7 +83,7 @@ pub fn run(args: &BenchArgs) -> i32 {
             result.peak_rss_mib = bench::peak_rss_mib();
             results.push(result);
         }
-        super::release_at_exit(loaded);
+        crate::release_at_exit(loaded);
     }
     if args.json {
         println!(

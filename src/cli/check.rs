@@ -46,7 +46,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     if args.bless {
         return bless(&loaded, &reports);
     }
-    let checked: Vec<(&ScenarioReport, Vec<crate::check::Verdict>)> = loaded
+    let checked: Vec<(&ScenarioReport, Vec<crate::report::ci::Verdict>)> = loaded
         .scenarios
         .iter()
         .zip(&reports)

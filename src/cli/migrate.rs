@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::error::exit_code;
-use crate::load::yaml;
 use crate::report::write_atomic;
 use crate::resolve::migrate;
+use crate::yaml;
 
 #[derive(Debug, Args)]
 pub struct MigrateArgs {

@@ -129,13 +129,6 @@ pub fn load_scenarios(
     Ok(loaded)
 }
 
-/// Hands a command's large results to the operating system instead of freeing them: the
-/// process exits right after the command, and freeing the millions of small allocations of
-/// a cluster-sized run (documents, pods, reports) one by one costs a tenth of the run.
-pub fn release_at_exit<T>(value: T) {
-    std::mem::forget(value);
-}
-
 /// Runs the parsed command; returns the process exit code.
 pub fn main(cli: Cli) -> i32 {
     crate::load::paths::set_allow_any_path(cli.allow_any_path);

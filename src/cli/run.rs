@@ -91,6 +91,6 @@ pub fn run(args: &RunArgs) -> i32 {
     } else {
         exit_code::BAD_INPUT
     };
-    super::release_at_exit((loaded, report));
+    crate::release_at_exit((loaded, report));
     code
 }

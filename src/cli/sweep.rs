@@ -149,9 +149,9 @@ pub fn run(args: &SweepArgs) -> i32 {
         }
     }
     if args.charts
-        && let Err(e) = report::chart::write_sweep_charts(
+        && let Err(e) = crate::sweep::chart::write_sweep_charts(
             &report,
-            &report::sweep::render(&report),
+            &crate::sweep::table::render(&report),
             &args.output.out,
         )
     {
@@ -209,7 +209,7 @@ pub fn merge(args: &MergeArgs) -> i32 {
 fn write_report(report: &SweepReport, output: &super::OutputArgs) -> i32 {
     let mut json = serde_json::to_string_pretty(report).expect("report serializes");
     json.push('\n');
-    output.emit("sweep", &json, &report::sweep::render(report))
+    output.emit("sweep", &json, &crate::sweep::table::render(report))
 }
 
 /// A bar on stderr when it is a terminal; hidden otherwise (CI logs stay clean).

@@ -1,7 +1,7 @@
 //! Reading scenario files and the Kubernetes objects they reference into typed, validated
 //! objects. Every error names its file, line, column and field path.
 
-pub mod objects;
+pub mod expect;
 pub mod paths;
 pub mod pod_group;
 pub mod priority;
@@ -10,8 +10,6 @@ mod timeline;
 mod variants;
 
 pub use variants::{Selection, SweepScenario, Variant, load_sweeps};
-pub mod validate;
-pub mod yaml;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -23,22 +21,23 @@ use serde_json::Value;
 
 use crate::error::InputError;
 use crate::features::FeatureGates;
+use crate::model::pod_group::{PodGroup, PodGroups};
 use crate::model::{Node, Pod};
 use crate::resolve::build::{BuildOptions, ResolvedTrainJob};
 use crate::resolve::runtime::{RuntimeKind, TrainingRuntime};
 use crate::resolve::trainjob::{self, TrainJob};
 use crate::resolve::{self, InitializerLifecycle, Runtimes, determined};
 use crate::sched::SchedulerConfig;
-use crate::sched::gang::{PodGroup, PodGroups};
 use crate::sched::plan::{self, Step};
 use crate::sched::plugins::pod_topology_spread::ServiceSelector;
 use crate::sched::profile::Profile;
 
 /// The label JobSet's headless Service selects a TrainJob's pods by.
 const JOBSET_NAME_LABEL: &str = "jobset.sigs.k8s.io/jobset-name";
+use crate::model::objects;
+use crate::model::validate::FieldError;
+use crate::yaml::{self, Document, join_path};
 use scenario::{FileRef, PoolItem, ScenarioDoc};
-use validate::FieldError;
-use yaml::{Document, join_path};
 
 /// A scenario, loaded and validated, ready to schedule.
 #[derive(Debug, Clone)]
@@ -65,7 +64,7 @@ pub struct Scenario {
     /// Things the user should know that are not errors (a node without allocatable, …).
     pub warnings: Vec<String>,
     /// `spec.expect`, checked by `schedsim check`.
-    pub expectations: Vec<crate::check::Expectation>,
+    pub expectations: Vec<crate::load::expect::Expectation>,
 }
 
 /// Workload pods and the steps that bring them to the scheduler.
@@ -621,9 +620,9 @@ impl Loader<'_> {
                 None => file.display().to_string(),
             };
             let checked = doc
-                .decode::<crate::check::ExpectSpec>(file, &path, item)
+                .decode::<crate::load::expect::ExpectSpec>(file, &path, item)
                 .and_then(|spec| {
-                    crate::check::Expectation::new(path.clone(), at, spec).map_err(
+                    crate::load::expect::Expectation::new(path.clone(), at, spec).map_err(
                         |(field, message)| doc.error(file, &join_path(&path, &field), message),
                     )
                 });

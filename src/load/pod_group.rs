@@ -8,10 +8,10 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 
-use super::objects::parse_resource_list;
-use super::validate::FieldError;
+use crate::model::objects::parse_resource_list;
 use crate::model::pod::GangScheduler;
-use crate::sched::gang::PodGroup;
+use crate::model::pod_group::PodGroup;
+use crate::model::validate::FieldError;
 
 pub const COSCHEDULING_API_VERSION: &str = "scheduling.x-k8s.io/v1alpha1";
 pub const VOLCANO_API_VERSION: &str = "scheduling.volcano.sh/v1beta1";

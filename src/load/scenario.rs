@@ -72,7 +72,7 @@ pub struct ScenarioSpec {
     pub sweep: SweepSpec,
     /// Outcomes `schedsim check` enforces (see `check::ExpectSpec`).
     #[serde(default)]
-    #[schemars(with = "Vec<crate::check::ExpectSpec>")]
+    #[schemars(with = "Vec<crate::load::expect::ExpectSpec>")]
     pub expect: Vec<Value>,
 }
 

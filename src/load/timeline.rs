@@ -3,9 +3,9 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use super::yaml::{Document, join_path};
 use super::{Errors, Loader, scenario, suggestion};
 use crate::sched::plan::{Event, PodSelector};
+use crate::yaml::{Document, join_path};
 
 impl Loader<'_> {
     /// A timeline step's events, checked against the nodes and pods that exist: node names

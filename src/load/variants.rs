@@ -8,9 +8,9 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use super::scenario::{self, ScenarioDoc};
-use super::yaml::Document;
 use super::{LoadOptions, Loader, Scenario, suggestion};
 use crate::error::InputError;
+use crate::yaml::Document;
 
 /// A scenario of a sweep: every variant of its matrix, loaded.
 #[derive(Debug)]

@@ -4,9 +4,12 @@
 
 pub mod labels;
 pub mod node;
+pub mod objects;
 pub mod pod;
+pub mod pod_group;
 pub mod quantity;
 pub mod resources;
+pub mod validate;
 
 pub use node::Node;
 pub use pod::Pod;

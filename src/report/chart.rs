@@ -15,12 +15,12 @@ use super::model::ScenarioReport;
 use crate::model::resources::GPU_RESOURCES;
 use crate::sched::PodPhase;
 
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 const FREE: RGBColor = RGBColor(225, 228, 232);
 const FRAGMENTED: RGBColor = RGBColor(214, 39, 40);
 const ALLOCATED: RGBColor = RGBColor(31, 119, 180);
 
-fn register_font() {
+pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let font: &'static [u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
@@ -64,7 +64,7 @@ fn pool_gpus(s: &ScenarioReport, largest: i64) -> Vec<(String, [i64; 3])> {
 }
 
 /// One chart's data.
-enum Chart {
+pub(crate) enum Chart {
     Placement(Placement),
     /// A horizontal bar chart: caption, axis, bars (label, stacked values), series.
     Bars {
@@ -83,7 +83,7 @@ enum Chart {
 
 /// The placement map: per pool, its nodes (for big clusters, the pool as one row), each a row
 /// of GPU cells coloured by the workload holding them.
-struct Placement {
+pub(crate) struct Placement {
     /// Per pool: its rows.
     pools: Vec<(String, Vec<Row>)>,
     workloads: Vec<String>,
@@ -245,7 +245,7 @@ where
     Ok(())
 }
 
-fn colour(i: usize) -> RGBColor {
+pub(crate) fn colour(i: usize) -> RGBColor {
     let c = Palette99::pick(i).to_rgba();
     RGBColor(c.0, c.1, c.2)
 }
@@ -328,7 +328,7 @@ where
 
 /// Writes `<path>.svg` and `<path>.png` (atomically: the PNG through a temporary file and a
 /// rename); returns the SVG text.
-fn write_chart(path: &Path, chart: &Chart) -> Result<String, String> {
+pub(crate) fn write_chart(path: &Path, chart: &Chart) -> Result<String, String> {
     let size = chart.size();
     let mut svg = String::new();
     {
@@ -570,7 +570,7 @@ fn pending_reasons(s: &ScenarioReport) -> Vec<(String, usize)> {
 }
 
 /// A file-system-safe folder name for a scenario.
-fn folder(name: &str) -> String {
+pub(crate) fn folder(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -619,87 +619,24 @@ pub fn write_all(
 }
 
 /// The start of a self-contained report page.
-fn page_head(title: &str) -> String {
+pub(crate) fn page_head(title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1200px}}pre{{font-size:12px;overflow-x:auto;background:#f6f8fa;padding:1em}}svg{{max-width:100%;height:auto;border:1px solid #ddd;margin:.5em 0}}</style></head><body>\n<h1>{title}</h1>\n"
     )
 }
 
 /// The tables and the end of a report page.
-fn page_tail(tables: &str) -> String {
+pub(crate) fn page_tail(tables: &str) -> String {
     format!(
         "<h2>Tables</h2>\n<pre>{}</pre>\n</body></html>\n",
         escape(tables)
     )
 }
 
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
-}
-
-/// A sweep's distributions: per scenario, the CDF of pending pods and of GPU allocation over
-/// the runs, one line per variant; SVG and PNG into `<out>/<scenario>-sweep/`.
-pub fn write_sweep_charts(
-    report: &crate::sweep::SweepReport,
-    tables: &str,
-    out: &Path,
-) -> Result<(), String> {
-    register_font();
-    let mut html = page_head("schedsim sweep");
-    for s in &report.scenarios {
-        let dir = out.join(format!("{}-sweep", folder(&s.name)));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let lines =
-            |pick: &dyn Fn(&crate::sweep::Aggregate) -> &crate::sweep::aggregate::Histogram,
-             scale: f64| {
-                s.variants
-                    .iter()
-                    .map(|v| {
-                        let h = pick(&v.aggregate);
-                        let n: u64 = h.values().sum();
-                        let mut seen = 0;
-                        let points: Vec<(f64, f64)> = h
-                            .iter()
-                            .map(|(x, c)| {
-                                seen += c;
-                                (*x as f64 / scale, seen as f64 / n.max(1) as f64)
-                            })
-                            .collect();
-                        (v.name.clone(), points)
-                    })
-                    .collect::<Vec<_>>()
-            };
-        for (name, caption, axis, lines) in [
-            (
-                "pending-pods-cdf",
-                "Pending pods per run (cumulative share of runs)",
-                "pending pods",
-                lines(&|a| &a.pending_pods, 1.0),
-            ),
-            (
-                "gpu-allocation-cdf",
-                "GPU allocation per run (cumulative share of runs)",
-                "GPUs allocated (%)",
-                lines(&|a| &a.gpu_allocation_permille, 10.0),
-            ),
-        ] {
-            let chart = Chart::Cdf {
-                caption,
-                axis,
-                lines,
-            };
-            if name == "pending-pods-cdf" {
-                html.push_str(&format!("<h2>{}</h2>\n", escape(&s.name)));
-            }
-            html.push_str(&write_chart(&dir.join(name), &chart)?);
-            html.push('\n');
-        }
-    }
-    html.push_str(&page_tail(tables));
-    super::write_atomic(&out.join("sweep.html"), html.as_bytes()).map_err(|e| e.to_string())?;
-    Ok(())
 }
 
 /// Step lines of cumulative shares, one per variant.

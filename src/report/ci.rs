@@ -4,7 +4,21 @@
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::ScenarioReport;
-use crate::check::Verdict;
+
+/// The verdict on one expectation: empty `failures` means met.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    pub title: String,
+    pub path: String,
+    pub at: String,
+    pub failures: Vec<String>,
+}
+
+impl Verdict {
+    pub fn met(&self) -> bool {
+        self.failures.is_empty()
+    }
+}
 
 /// The verdicts of each scenario, by scenario name and file.
 pub type Checked<'a> = [(&'a ScenarioReport, Vec<Verdict>)];

@@ -4,7 +4,7 @@
 pub mod chart;
 pub mod ci;
 pub mod model;
-pub mod sweep;
+
 pub mod table;
 pub mod yaml;
 

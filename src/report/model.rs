@@ -8,9 +8,9 @@ use serde::Serialize;
 use crate::load::Scenario;
 use crate::model::Pod;
 use crate::model::resources::{GPU_RESOURCES, ResourceList};
+use crate::sched::cycle::GangNote;
 use crate::sched::diagnosis::Diagnosis;
 use crate::sched::framework::Code;
-use crate::sched::gang::GangNote;
 use crate::sched::simulation::Checkpoint;
 use crate::sched::{Outcome, PodPhase};
 

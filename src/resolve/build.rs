@@ -26,16 +26,8 @@ use super::runtime::{
 };
 use super::smp::{self, Schema};
 use super::trainjob::TrainJob;
-use crate::load::validate::FieldError;
-
-/// How a dependent replicated job waits for another (`dependsOn[].status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum DependsOnStatus {
-    /// Every pod of the dependency has completed.
-    Complete,
-    /// Every pod of the dependency is running.
-    Ready,
-}
+use crate::model::validate::FieldError;
+pub use crate::sched::plan::DependsOnStatus;
 
 /// One replicated job of a resolved TrainJob.
 #[derive(Debug, Clone)]

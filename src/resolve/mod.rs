@@ -17,12 +17,12 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use serde_json::Value;
 
 use crate::features::FeatureGates;
-use crate::load::objects;
-use crate::load::validate::FieldError;
 use crate::model::Pod;
+use crate::model::objects;
 use crate::model::pod::GangScheduler;
+use crate::model::pod_group::PodGroup;
 use crate::model::resources::ResourceList;
-use crate::sched::gang::PodGroup;
+use crate::model::validate::FieldError;
 use crate::sched::plan::{Requirement, Step};
 use build::{BuildOptions, DependsOnStatus, ResolvedTrainJob};
 use runtime::{RuntimeKind, TrainingRuntime};

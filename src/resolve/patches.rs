@@ -18,8 +18,8 @@ use serde_json::{Map, Value, json};
 
 use super::runtime::{ANCESTOR_DATASET_INITIALIZER, ANCESTOR_MODEL_INITIALIZER, NODE};
 use super::trainjob::{OverrideMetadata, TrainJob};
-use crate::load::validate::FieldError;
 use crate::model::labels::is_dns1123_subdomain;
+use crate::model::validate::FieldError;
 
 /// Which Trainer release's build rules apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

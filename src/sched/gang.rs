@@ -22,13 +22,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
-
-use super::cycle::{PodOutcome, PodPhase, Scheduler};
+use super::cycle::{GangNote, PodOutcome, PodPhase, Scheduler};
 use super::framework::{Code, Status};
 use crate::model::Pod;
 use crate::model::pod::GangScheduler;
-use crate::model::resources::{self, ResourceList};
+use crate::model::pod_group::{PodGroup, PodGroups, group_of, key_of};
+use crate::model::resources;
 
 pub const COSCHEDULING: &str = "Coscheduling";
 
@@ -45,58 +44,6 @@ pub const CAN_NOT_FIND_POD_GROUP: &str = "can not find pod group";
 pub const OPTIMISTIC_REJECTION: &str = "optimistic rejection in PostFilter";
 pub const REJECTION_IN_UNRESERVE: &str = "rejection in Unreserve";
 
-/// A PodGroup object (`scheduling.x-k8s.io/v1alpha1` or `scheduling.volcano.sh/v1beta1`), or
-/// the group the lightweight coscheduling labels describe.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodGroup {
-    pub scheduler: GangScheduler,
-    pub namespace: String,
-    pub name: String,
-    pub min_member: u32,
-    /// Integer units as the scheduler counts them (milli-CPU, bytes, devices).
-    pub min_resources: Option<ResourceList>,
-    pub schedule_timeout_seconds: Option<u32>,
-}
-
-impl PodGroup {
-    pub fn key(&self) -> PodGroupKey {
-        (self.scheduler, self.namespace.clone(), self.name.clone())
-    }
-
-    fn full_name(&self) -> String {
-        format!("{}/{}", self.namespace, self.name)
-    }
-}
-
-pub type PodGroupKey = (GangScheduler, String, String);
-
-/// The PodGroups of a scenario, by scheduler, namespace and name.
-pub type PodGroups = BTreeMap<PodGroupKey, PodGroup>;
-
-/// The gang a pod belongs to, if it names one.
-pub fn key_of(pod: &Pod) -> Option<PodGroupKey> {
-    pod.pod_group
-        .as_ref()
-        .map(|g| (g.scheduler, pod.namespace.clone(), g.name.clone()))
-}
-
-/// The group a pod belongs to: its PodGroup object, or for the lightweight labels the group
-/// they describe. `None` for a Coscheduling or Volcano pod whose PodGroup does not exist.
-pub fn group_of(pod: &Pod, groups: &PodGroups) -> Option<PodGroup> {
-    let g = pod.pod_group.as_ref()?;
-    match g.scheduler {
-        GangScheduler::LightweightCoscheduling => Some(PodGroup {
-            scheduler: g.scheduler,
-            namespace: pod.namespace.clone(),
-            name: g.name.clone(),
-            min_member: g.min_available.unwrap_or(1),
-            min_resources: None,
-            schedule_timeout_seconds: None,
-        }),
-        _ => groups.get(&key_of(pod)?).cloned(),
-    }
-}
-
 /// A Coscheduling pod whose PodGroup does not exist: Permit rejects it.
 pub fn lacks_pod_group(pod: &Pod, groups: &PodGroups) -> bool {
     pod.pod_group
@@ -112,37 +59,6 @@ pub(crate) fn without_pod_group(outcome: &mut PodOutcome) {
         PodPhase::Scheduled => *outcome = rejected(POD_GROUP_NOT_FOUND.into()),
         PodPhase::Unschedulable => append_post_filter(outcome, CAN_NOT_FIND_POD_GROUP),
         _ => {}
-    }
-}
-
-/// What a gang member's report says about its gang.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GangNote {
-    /// `namespace/name` of the PodGroup.
-    pub pod_group: String,
-    pub scheduler: GangScheduler,
-    pub min_member: u32,
-    /// Pods of the group that existed at the attempt.
-    pub members: usize,
-    /// Members that could be placed (already bound, or passed every filter).
-    pub placed: usize,
-    /// Whether the gang reached its quorum and was bound.
-    pub bound: bool,
-}
-
-impl GangNote {
-    /// One line for tables: "gang ml/llm: 6 of minMember 8 could be placed (8 pods exist),
-    /// none bound".
-    pub fn summary(&self) -> String {
-        format!(
-            "gang {}: {} of minMember {} could be placed ({} pod(s) exist), {}",
-            self.pod_group,
-            self.placed,
-            self.min_member,
-            self.members,
-            if self.bound { "bound" } else { "none bound" }
-        )
     }
 }
 
@@ -171,7 +87,8 @@ pub(crate) fn schedule(s: &mut Scheduler<'_>, a: Attempt<'_>) -> Vec<(usize, Pod
     let mut assigned = a.bound;
     let mut placed = a.bound;
     for &(id, pod) in &a.queued {
-        let mut outcome = s.schedule_one_gang(id, pod, pre_filter.as_ref());
+        let reject = pre_filter.as_ref().map(|r| r.status(&pod.name));
+        let mut outcome = s.schedule_one_gang(id, pod, reject);
         match (outcome.phase, outcome.node) {
             (PodPhase::Scheduled, Some(node)) => {
                 s.bind(node, id, pod);

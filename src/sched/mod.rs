@@ -8,9 +8,8 @@ pub mod framework;
 pub mod gang;
 pub mod plan;
 pub mod plugins;
-pub mod preemption;
 pub mod profile;
 pub mod simulation;
 
-pub use cycle::{Outcome, PodOutcome, PodPhase, SchedulerConfig, feasible_nodes};
-pub use simulation::{schedule, schedule_plan};
+pub use cycle::{PodOutcome, PodPhase, SchedulerConfig, feasible_nodes};
+pub use simulation::{Outcome, schedule, schedule_plan};

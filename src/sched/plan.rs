@@ -4,7 +4,14 @@
 
 use std::ops::Range;
 
-use crate::resolve::build::DependsOnStatus;
+/// How a dependent replicated job waits for another (JobSet `dependsOn[].status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum DependsOnStatus {
+    /// Every pod of the dependency has completed.
+    Complete,
+    /// Every pod of the dependency is running.
+    Ready,
+}
 
 /// One event of a scenario, over workload pod indices.
 #[derive(Debug, Clone, PartialEq)]

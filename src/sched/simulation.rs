@@ -4,12 +4,23 @@
 //! them back to the active queue in kube-scheduler — and the state is recorded.
 
 use super::cluster::Cluster;
-use super::cycle::{Outcome, PodOutcome, PodPhase, Scheduler, SchedulerConfig, existing_pod_id};
+use super::cycle::{PodOutcome, PodPhase, Scheduler, SchedulerConfig, existing_pod_id};
 use super::gang;
+use super::plan::DependsOnStatus;
 use super::plan::{self, Event, PodSelector, Requirement, Step};
 use crate::model::pod::GangScheduler;
 use crate::model::{Node, Pod};
-use crate::resolve::build::DependsOnStatus;
+
+/// The result of scheduling a scenario's pods.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub pods: Vec<PodOutcome>,
+    /// Indices of the existing pods that were preempted.
+    pub preempted_existing: Vec<usize>,
+    pub cluster: Cluster,
+    /// The state after each timeline step.
+    pub timeline: Vec<Checkpoint>,
+}
 
 /// The name of the state before the first timeline step.
 pub const INITIAL_ARRIVAL: &str = "initial arrival";
@@ -146,7 +157,7 @@ impl Run<'_> {
         // Coscheduling gangs need a profile that runs the plugin; without it the label is
         // just a label.
         let coscheduling = self.config.runs_coscheduling(pod);
-        let group = gang::group_of(pod, &self.config.pod_groups)
+        let group = crate::model::pod_group::group_of(pod, &self.config.pod_groups)
             .filter(|g| g.scheduler != GangScheduler::Coscheduling || coscheduling);
         let results = match group {
             Some(group) => {
@@ -396,7 +407,7 @@ impl Run<'_> {
 /// it (the following steps with the same requirements), after those that were tried before
 /// and are pending (a new sibling moves them back to the active queue).
 fn gang_attempt<'p>(
-    group: &'p gang::PodGroup,
+    group: &'p crate::model::pod_group::PodGroup,
     queue: &[Step],
     requires: &[Requirement],
     pods: &'p [Pod],
@@ -404,7 +415,7 @@ fn gang_attempt<'p>(
     outcomes: &[Option<PodOutcome>],
 ) -> gang::Attempt<'p> {
     let key = Some(group.key());
-    let member = |p: &Pod| gang::key_of(p) == key;
+    let member = |p: &Pod| crate::model::pod_group::key_of(p) == key;
     // Members seen before, by phase: pending ones are retried, bound and gated ones exist.
     let mut queued: Vec<(usize, &Pod)> = Vec::new();
     let (mut bound, mut gated) = (0, 0);

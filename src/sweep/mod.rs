@@ -8,7 +8,9 @@
 //! modulo N) merges back into exactly the unsharded aggregates.
 
 pub mod aggregate;
+pub mod chart;
 pub mod perturb;
+pub mod table;
 
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use schedsim::load::validate::FieldError;
+use schedsim::model::validate::FieldError;
 use schedsim::resolve::build::ResolvedTrainJob;
 use schedsim::resolve::runtime::{RuntimeKind, TrainingRuntime};
 

@@ -224,7 +224,7 @@ fn pod_specs(seeds: &[(PathBuf, String)]) -> Vec<Value> {
     }
     let mut out = Vec::new();
     for (path, text) in seeds {
-        if let Ok(docs) = schedsim::load::yaml::parse_documents(text.clone(), path) {
+        if let Ok(docs) = schedsim::yaml::parse_documents(text.clone(), path) {
             docs.iter().for_each(|d| walk(&d.value, &mut out));
         }
     }
@@ -338,7 +338,7 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
                 stats.full_loads += u64::from(full);
                 let file = scratch.join(format!("input-{i}.yaml"));
                 let result = catch_unwind(AssertUnwindSafe(|| {
-                    let parsed = schedsim::load::yaml::parse_documents(input.clone(), path);
+                    let parsed = schedsim::yaml::parse_documents(input.clone(), path);
                     if full && parsed.is_ok() {
                         std::fs::write(&file, &input).unwrap();
                         let loaded = schedsim::load::load_files(

@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::*;
-use crate::load::validate::FieldError;
+use crate::model::validate::FieldError;
 
 /// `null` reads as the default, as Determined's schema allows `null` for every section.
 pub(super) fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::*;
-use crate::load::validate::FieldError;
+use crate::model::validate::FieldError;
 
 /// The device type of the trial's slots (`device.Type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

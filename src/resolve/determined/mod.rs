@@ -74,7 +74,7 @@ mod tests;
 mod validate;
 mod values;
 
-use crate::load::validate::FieldError;
+use crate::model::validate::FieldError;
 pub use config::*;
 use defaults::*;
 use pods::*;

@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1 as k8s;
 use serde_json::Value;
 
 use super::*;
-use crate::load::validate::FieldError;
+use crate::model::validate::FieldError;
 
 /// What `PodSpec.Merge` does to each side before the strategic merge: `json.Unmarshal` into a
 /// `k8sV1.Pod` (a type error rejects the config; unknown fields are dropped) and `json.Marshal`

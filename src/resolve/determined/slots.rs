@@ -1,7 +1,7 @@
 //! Slots → pods: `ValidateResources` and `assignResources` (`kubernetesrm/resource_pool.go`).
 
 use super::*;
-use crate::load::validate::FieldError;
+use crate::model::validate::FieldError;
 
 /// `ValidateResources` and `assignResources` (`resource_pool.go`): (pods, slots per pod).
 pub(super) fn split_slots(

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::*;
 use crate::features::FeatureGates;
-use crate::load::objects;
-use crate::load::validate::FieldError;
+use crate::model::objects;
+use crate::model::validate::FieldError;
 
 /// Container keys the expconf schema rejects in `environment.pod_spec.spec.containers[*]`
 /// (`schemas/expconf/v0/environment.json`, `disallowProperties`, the version without `env`

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use crate::load::validate::FieldError;
+use crate::model::validate::FieldError;
 
 pub(super) fn decode<T: serde::de::DeserializeOwned>(
     value: &Value,

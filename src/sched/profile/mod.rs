@@ -48,8 +48,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::InputError;
-use crate::load::yaml::Document;
 use crate::sched::plugins::registry::*;
+use crate::yaml::Document;
 
 mod args;
 mod config;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::error::InputError;
-use crate::load::yaml::Document;
+use crate::yaml::Document;
 
 /// scheduler-plugins' `CoschedulingArgs` (`apis/config/v1/types.go`); the kube-client fields
 /// are read and ignored.

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::error::InputError;
-use crate::load::yaml::Document;
+use crate::yaml::Document;
 
 /// `DynamicResourcesArgs`: decoded strictly, not used.
 #[derive(Deserialize, Default)]

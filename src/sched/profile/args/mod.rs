@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::*;
 use crate::error::InputError;
-use crate::load::yaml::Document;
 use crate::sched::framework::names;
+use crate::yaml::Document;
 
 mod balanced_allocation;
 mod coscheduling;

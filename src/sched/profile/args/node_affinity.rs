@@ -9,9 +9,9 @@ use serde_json::Value;
 use super::*;
 use crate::error::InputError;
 use crate::features::FeatureGates;
-use crate::load::validate::validate_pod_spec;
-use crate::load::yaml::Document;
+use crate::model::validate::validate_pod_spec;
 use crate::sched::framework::names;
+use crate::yaml::Document;
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::error::InputError;
-use crate::load::yaml::Document;
+use crate::yaml::Document;
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

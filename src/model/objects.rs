@@ -297,5 +297,5 @@ fn validate_quantity_value(name: &str, q: &Quantity, path: &str, errs: &mut Vec<
 }
 
 fn sub(path: &str, child: &str) -> String {
-    super::yaml::join_path(path, child)
+    crate::yaml::join_path(path, child)
 }

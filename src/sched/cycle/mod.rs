@@ -16,20 +16,21 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
-use super::cluster::{Cluster, PodRequest, ResourceTable};
-use super::diagnosis::{self, Diagnosis};
-use super::framework::{Code, MessageFormat, Status, names};
-use super::gang;
-use super::plugins::registry::{ExtensionPoint, Plugin};
-use super::plugins::{
+use crate::features::FeatureGates;
+use crate::model::pod::GangScheduler;
+use crate::model::{Node, Pod};
+use crate::sched::cluster::{Cluster, PodRequest, ResourceTable};
+use crate::sched::diagnosis::{self, Diagnosis};
+use crate::sched::framework::{Code, MessageFormat, Status, names};
+use crate::sched::plugins::registry::{ExtensionPoint, Plugin};
+use crate::sched::plugins::{
     inter_pod_affinity, node_affinity, node_name, node_resources_balanced_allocation,
     node_resources_fit, node_unschedulable, pod_topology_spread, scheduling_gates,
     taint_toleration,
 };
-use super::preemption;
-use super::profile::{self, Profile, Weights};
-use crate::features::FeatureGates;
-use crate::model::{Node, Pod};
+use crate::sched::profile::{self, Profile, Weights};
+
+mod preemption;
 
 /// How the simulated kube-scheduler is configured.
 #[derive(Debug, Clone, Default)]
@@ -47,7 +48,7 @@ pub struct SchedulerConfig {
     /// Namespace labels, for pod affinity terms' `namespaceSelector`.
     pub namespaces: inter_pod_affinity::NamespaceLabels,
     /// The PodGroups gang members name.
-    pub pod_groups: gang::PodGroups,
+    pub pod_groups: crate::model::pod_group::PodGroups,
     /// Services' selectors (JobSet's headless Service per TrainJob): PodTopologySpread's
     /// default constraints select pods by them.
     pub services: Vec<pod_topology_spread::ServiceSelector>,
@@ -85,6 +86,37 @@ impl PodPhase {
     }
 }
 
+/// What a gang member's report says about its gang.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GangNote {
+    /// `namespace/name` of the PodGroup.
+    pub pod_group: String,
+    pub scheduler: GangScheduler,
+    pub min_member: u32,
+    /// Pods of the group that existed at the attempt.
+    pub members: usize,
+    /// Members that could be placed (already bound, or passed every filter).
+    pub placed: usize,
+    /// Whether the gang reached its quorum and was bound.
+    pub bound: bool,
+}
+
+impl GangNote {
+    /// One line for tables: "gang ml/llm: 6 of minMember 8 could be placed (8 pods exist),
+    /// none bound".
+    pub fn summary(&self) -> String {
+        format!(
+            "gang {}: {} of minMember {} could be placed ({} pod(s) exist), {}",
+            self.pod_group,
+            self.placed,
+            self.min_member,
+            self.members,
+            if self.bound { "bound" } else { "none bound" }
+        )
+    }
+}
+
 /// What happened to one pod.
 #[derive(Debug, Clone)]
 pub struct PodOutcome {
@@ -96,18 +128,7 @@ pub struct PodOutcome {
     /// Pods preempted to make room for this one (pod ids, see [`Outcome`]).
     pub victims: Vec<usize>,
     /// For a gang member: how far its gang got.
-    pub gang: Option<gang::GangNote>,
-}
-
-/// The result of scheduling a scenario's pods.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    pub pods: Vec<PodOutcome>,
-    /// Indices of the existing pods that were preempted.
-    pub preempted_existing: Vec<usize>,
-    pub cluster: Cluster,
-    /// The state after each timeline step.
-    pub timeline: Vec<super::simulation::Checkpoint>,
+    pub gang: Option<GangNote>,
 }
 
 impl SchedulerConfig {
@@ -845,7 +866,7 @@ impl<'a> Scheduler<'a> {
         &mut self,
         id: usize,
         pod: &Pod,
-        gang_reject: Option<&gang::PreFilterReject>,
+        gang_reject: Option<Status>,
     ) -> PodOutcome {
         let Some(profile) = self.config.profile_of(pod) else {
             return PodOutcome {
@@ -890,7 +911,7 @@ impl<'a> Scheduler<'a> {
         let request = PodRequest::new(&self.cluster.table, pod);
         // The PreFilter plugins that can reject a pod outright, in the profile's order.
         let node_affinity = self.templates[t].pre_filter_reject.clone();
-        let gang = gang_reject.map(|g| g.status(&pod.name));
+        let gang = gang_reject;
         let reject = match self.compiled().gang_pre_filter_first {
             true => gang.or(node_affinity),
             false => node_affinity.or(gang),

@@ -6,12 +6,12 @@
 //! `pickOneNodeForPreemption`). Simplification: PodDisruptionBudgets are not modelled, so the
 //! "fewest PDB violations" criterion never separates candidates.
 
-use super::cluster::PodRequest;
-use super::cycle::{Bound, Scheduler};
-use super::diagnosis::{self, Diagnosis};
-use super::framework::{Code, Status, names};
-use super::plugins::node_resources_fit;
+use super::{Bound, Scheduler};
 use crate::model::Pod;
+use crate::sched::cluster::PodRequest;
+use crate::sched::diagnosis::{self, Diagnosis};
+use crate::sched::framework::{Code, Status, names};
+use crate::sched::plugins::node_resources_fit;
 
 pub enum Result {
     /// Evict `(node, pod)` victims and bind the pod to `node`.
