@@ -199,16 +199,21 @@ fn signals_leave_no_temporary_files() {
     // A temporary file of a process that is gone (pid beyond the kernel's maximum).
     let stale = dir.join("out/.run.json.tmp-4194305");
     std::fs::write(&stale, "partial").unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_schedsim"))
-        .args([
-            "run",
-            "in/scenario.yaml",
-            "--format",
-            "json",
-            "--out",
-            "out",
-        ])
-        .current_dir(&dir)
+    let run = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_schedsim"));
+        command
+            .args([
+                "run",
+                "in/scenario.yaml",
+                "--format",
+                "json",
+                "--out",
+                "out",
+            ])
+            .current_dir(&dir);
+        command
+    };
+    let child = run()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -239,18 +244,7 @@ fn signals_leave_no_temporary_files() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // The next run clears the stale file of the dead process.
-    let again = Command::new(env!("CARGO_BIN_EXE_schedsim"))
-        .args([
-            "run",
-            "in/scenario.yaml",
-            "--format",
-            "json",
-            "--out",
-            "out",
-        ])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let again = run().output().unwrap();
     assert!(again.status.success());
     assert!(!stale.exists());
     let _ = std::fs::remove_dir_all(&dir);

@@ -33,3 +33,38 @@ fn unparsable_bounds_are_accepted_and_simulated_as_upstream() {
         "running PreScore plugin \"NodeAffinity\": [1].matchExpressions[1].values[0]: Invalid value: \"eight\": for 'Gt', 'Lt' operators, the value must be an integer"
     );
 }
+
+/// The PreScore error comes from NodeAffinity's PreScore, which runs whenever the plugin is
+/// enabled at PreScore, whatever its Score weight: disabling it at Score keeps the error,
+/// disabling it at PreScore removes it.
+#[test]
+fn the_pre_score_error_follows_the_pre_score_list() {
+    use schedsim::sched::plugins::registry::{ExtensionPoint, Plugin};
+    use schedsim::sched::profile::Profile;
+    let loaded = load::load_files(
+        &[PathBuf::from("tests/data/gt-lt-not-integer.yaml")],
+        &LoadOptions::default(),
+    );
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let status_without = |point: ExtensionPoint| {
+        let mut scenario = loaded.scenarios[0].clone();
+        let mut profile = Profile::default();
+        profile.framework.disable(point, Plugin::NodeAffinity);
+        scenario.config.profiles = vec![profile];
+        scenario.config.serves_every_pod = true;
+        let r = schedsim::simulate(&scenario);
+        r.pods
+            .iter()
+            .find(|p| p.name == "bad-preferred-term")
+            .unwrap()
+            .status
+    };
+    assert_eq!(
+        status_without(ExtensionPoint::Score),
+        PodPhase::SchedulerError
+    );
+    assert_eq!(
+        status_without(ExtensionPoint::PreScore),
+        PodPhase::Scheduled
+    );
+}

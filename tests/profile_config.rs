@@ -805,3 +805,32 @@ fn filters_run_in_the_profile_order() {
         message(1)
     );
 }
+
+/// The PreFilter plugins run in the profile's order and the first rejection is the pod's
+/// reason: NodeAffinity's name-term conflict by default, Coscheduling's sibling count when a
+/// profile lists Coscheduling first.
+#[test]
+fn pre_filters_run_in_the_profile_order() {
+    let loaded = schedsim::load::load_files(
+        &[PathBuf::from("tests/data/pre-filter-order/scenario.yaml")],
+        &schedsim::load::LoadOptions::default(),
+    );
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let message = |i: usize| {
+        schedsim::simulate(&loaded.scenarios[i]).pods[0]
+            .message
+            .clone()
+    };
+    assert!(
+        message(0).starts_with("0/2 nodes are available: pod affinity terms conflict."),
+        "{}",
+        message(0)
+    );
+    assert!(
+        message(1).starts_with(
+            "0/2 nodes are available: pre-filter pod ring-0 cannot find enough sibling pods, current pods number: 1, minMember of group: 3."
+        ),
+        "{}",
+        message(1)
+    );
+}

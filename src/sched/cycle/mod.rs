@@ -191,43 +191,43 @@ impl CompiledProfile {
     fn compile(profiles: &[Profile], table: &ResourceTable) -> Vec<CompiledProfile> {
         profiles
             .iter()
-            .map(|p| CompiledProfile {
-                filters: p
+            .map(|p| {
+                let filters: Vec<Plugin> = p
                     .framework
                     .at(ExtensionPoint::Filter)
                     .iter()
                     .copied()
                     .filter(|plugin| FILTERS_WITH_EFFECT.contains(plugin))
-                    .collect(),
-                static_first: {
-                    let per_pod = |p: &Plugin| !STATIC_FILTERS.contains(p);
-                    let filters = p.framework.at(ExtensionPoint::Filter);
-                    let first_per_pod = filters.iter().position(per_pod).unwrap_or(filters.len());
-                    !filters[first_per_pod..]
-                        .iter()
-                        .any(|p| STATIC_FILTERS.contains(p))
-                },
-                fit_filter: p
-                    .framework
-                    .runs(ExtensionPoint::Filter, Plugin::NodeResourcesFit),
-                weights: p.framework.weights(),
-                gang_pre_filter_first: {
-                    let pre_filter = p.framework.at(ExtensionPoint::PreFilter);
-                    let at = |plugin| pre_filter.iter().position(|p| *p == plugin);
-                    matches!(
-                        (at(Plugin::Coscheduling), at(Plugin::NodeAffinity)),
+                    .collect();
+                let is_static = |plugin: &Plugin| STATIC_FILTERS.contains(plugin);
+                let first_per_pod = filters
+                    .iter()
+                    .position(|plugin| !is_static(plugin))
+                    .unwrap_or(filters.len());
+                let pre_filter = p.framework.at(ExtensionPoint::PreFilter);
+                let pre_filter_at = |plugin| pre_filter.iter().position(|p| *p == plugin);
+                CompiledProfile {
+                    static_first: !filters[first_per_pod..].iter().any(is_static),
+                    fit_filter: filters.contains(&Plugin::NodeResourcesFit),
+                    filters,
+                    weights: p.framework.weights(),
+                    gang_pre_filter_first: matches!(
+                        (
+                            pre_filter_at(Plugin::Coscheduling),
+                            pre_filter_at(Plugin::NodeAffinity)
+                        ),
                         (Some(gang), Some(affinity)) if gang < affinity
-                    )
-                },
-                fit: (!node_resources_fit::is_default(&p.fit))
-                    .then(|| node_resources_fit::FitScorer::new(&p.fit, table)),
-                balanced: (p.balanced_resources != profile::default_resources()).then(|| {
-                    node_resources_balanced_allocation::BalancedScorer::new(
-                        &p.balanced_resources,
-                        table,
-                    )
-                }),
-                profile: p.clone(),
+                    ),
+                    fit: (!node_resources_fit::is_default(&p.fit))
+                        .then(|| node_resources_fit::FitScorer::new(&p.fit, table)),
+                    balanced: (p.balanced_resources != profile::default_resources()).then(|| {
+                        node_resources_balanced_allocation::BalancedScorer::new(
+                            &p.balanced_resources,
+                            table,
+                        )
+                    }),
+                    profile: p.clone(),
+                }
             })
             .collect()
     }

@@ -124,6 +124,18 @@ pub(super) fn plugin_error(message: String, at: &Option<String>) -> PluginError 
     }
 }
 
+/// `updatePluginList` / `expandMultiPointPlugins`'s error for a plugin listed twice.
+fn already_registered(e: &Entry, point: ExtensionPoint) -> PluginError {
+    plugin_error(
+        format!(
+            "plugin {:?} already registered as {:?}",
+            e.name,
+            point.interface()
+        ),
+        &e.at,
+    )
+}
+
 /// The plugins that run at `point`, in order: `updatePluginList` on the specific set, then
 /// `expandMultiPointPlugins` (framework.go). Every name must be in [`KNOWN_PLUGINS`].
 pub(crate) fn plugins_at(
@@ -146,14 +158,7 @@ pub(crate) fn plugins_at(
             ));
         }
         if !seen.insert(&e.name) {
-            return Err(plugin_error(
-                format!(
-                    "plugin {:?} already registered as {:?}",
-                    e.name,
-                    point.interface()
-                ),
-                &e.at,
-            ));
+            return Err(already_registered(e, point));
         }
         specific.push(e);
     }
@@ -173,14 +178,7 @@ pub(crate) fn plugins_at(
             continue;
         }
         if !multi_seen.insert(&e.name) {
-            return Err(plugin_error(
-                format!(
-                    "plugin {:?} already registered as {:?}",
-                    e.name,
-                    point.interface()
-                ),
-                &e.at,
-            ));
+            return Err(already_registered(e, point));
         }
         multi.push(e);
     }
