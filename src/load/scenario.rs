@@ -31,6 +31,13 @@ pub struct ScenarioMeta {
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScenarioSpec {
+    /// Kubernetes objects of any kind schedsim reads — inline, `{file: PATH}` (multi-document
+    /// files and `kubectl get -o yaml|json` List dumps), `{file: FOLDER}` (every manifest
+    /// under it) — routed by apiVersion and kind: Nodes; Pods (bound ones as existing pods,
+    /// the rest as workloads, terminal ones left out); PriorityClasses; Namespaces;
+    /// (Cluster)TrainingRuntimes; TrainJobs; PodGroups.
+    #[serde(default)]
+    pub objects: Vec<Value>,
     #[serde(default)]
     pub nodes: Vec<Value>,
     #[serde(default)]

@@ -1,0 +1,138 @@
+//! `spec.nodes` and the Nodes of `spec.objects`: converted, each name once, pools expanded.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+
+use k8s_openapi::api::core::v1 as k8s;
+use serde_json::Value;
+
+use super::origin::Origin;
+use super::scenario::PoolItem;
+use super::{Errors, Loader};
+use crate::model::{Node, objects};
+use crate::yaml::{Document, join_path};
+
+impl Loader<'_> {
+    /// The scenario's nodes: `spec.nodes` items, then the Nodes of `spec.objects`. Single bad
+    /// nodes are collected in `errors`; exceeding the node limit stops the load.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn nodes(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        items: &[Value],
+        objects: Vec<Origin>,
+        errors: &mut Errors,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<(Node, Origin)>, Errors> {
+        let mut nodes = Vec::new();
+        let too_many = |nodes: &Vec<(Node, Origin)>,
+                        at: &dyn Fn(String) -> crate::error::InputError| {
+            crate::limits::NODES
+                .exceeded_by(nodes.len() as u64)
+                .then(|| {
+                    vec![at(
+                        crate::limits::NODES.message(format!("{} nodes", nodes.len()))
+                    )]
+                })
+        };
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("spec.nodes[{i}]");
+            match self.node_item(file, doc, &path, item) {
+                Ok(mut n) => nodes.append(&mut n),
+                Err(mut e) => errors.append(&mut e),
+            }
+            if let Some(e) = too_many(&nodes, &|m| doc.error(file, &path, m)) {
+                return Err(e);
+            }
+        }
+        for origin in objects {
+            let at = origin.clone();
+            match self.typed_items(vec![origin], "Node", objects::node_from_k8s) {
+                Ok(mut n) => nodes.append(&mut n),
+                Err(mut e) => errors.append(&mut e),
+            }
+            if let Some(e) = too_many(&nodes, &|m| at.error(m)) {
+                return Err(e);
+            }
+        }
+        let mut seen = HashMap::new();
+        for (n, at) in &nodes {
+            if let Some(first) = seen.insert(n.name.as_str(), at) {
+                errors.push(at.error(format!(
+                    "duplicate node name {:?} (first defined at {})",
+                    n.name,
+                    first.describe()
+                )));
+            }
+            if !n.allocatable.contains_key("pods") {
+                warnings.push(format!(
+                    "node {:?} ({}) has no status.allocatable.pods: kube-scheduler admits no pods on it",
+                    n.name,
+                    at.describe()
+                ));
+            }
+        }
+        Ok(nodes)
+    }
+
+    pub(super) fn node_item(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        path: &str,
+        item: &Value,
+    ) -> Result<Vec<(Node, Origin)>, Errors> {
+        if item.get("pool").is_some() {
+            return pool_nodes(file, doc, path, item);
+        }
+        let origins = self.resolve_item(file, doc, path, item)?;
+        self.typed_items(origins, "Node", |k: &k8s::Node, at, errs| {
+            objects::node_from_k8s(k, at, errs)
+        })
+    }
+}
+
+/// `count` Nodes from a template, named `<namePrefix><index>` (zero-padded so they sort).
+pub(super) fn pool_nodes(
+    file: &Path,
+    doc: &Rc<Document>,
+    path: &str,
+    item: &Value,
+) -> Result<Vec<(Node, Origin)>, Errors> {
+    let p: PoolItem = doc.decode(file, path, item).map_err(|e| vec![e])?;
+    let template_path = join_path(path, "pool.template");
+    let template: k8s::Node = doc
+        .decode(file, &template_path, &p.pool.template)
+        .map_err(|e| vec![e])?;
+    let origin = Origin {
+        file: file.to_path_buf(),
+        doc: doc.clone(),
+        path: template_path.clone(),
+    };
+    let base = origin.check(|errs| objects::node_from_k8s(&template, &template_path, errs))?;
+    if crate::limits::NODES.exceeded_by(u64::from(p.pool.count)) {
+        return Err(vec![doc.error(
+            file,
+            &join_path(path, "pool.count"),
+            crate::limits::NODES.message(format!("a pool of {} nodes", p.pool.count)),
+        )]);
+    }
+    let width = (p.pool.count.max(1) - 1).to_string().len();
+    let pool_name = p
+        .pool
+        .name_prefix
+        .trim_end_matches(['-', '_', '.'])
+        .to_string();
+    Ok((0..p.pool.count)
+        .map(|i| {
+            let mut n = base.clone();
+            n.name = format!("{}{:0width$}", p.pool.name_prefix, i);
+            n.labels
+                .insert("kubernetes.io/hostname".into(), n.name.clone());
+            n.pool = Some(pool_name.clone());
+            (n, origin.clone())
+        })
+        .collect())
+}

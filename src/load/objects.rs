@@ -1,0 +1,160 @@
+//! `spec.objects`: Kubernetes objects of any supported kind — inline, `{file}`, multi-document
+//! files, `List` dumps, folders of manifests — routed by apiVersion and kind to the typed store
+//! that reads them. The typed fields (`spec.nodes`, `spec.runtimes`, …) feed the same stores.
+//!
+//! Adding a kind: a module that decodes it into its store, and one line in [`KINDS`].
+
+use serde_json::Value;
+
+use super::origin::{Origin, suggestion};
+use super::pod_group::{COSCHEDULING_API_VERSION, VOLCANO_API_VERSION};
+use crate::error::InputError;
+use crate::resolve::trainjob;
+
+/// The typed store an object kind is read into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Store {
+    Nodes,
+    /// Bound pods are existing pods, the others workloads (see [`Routed::route`]).
+    Pods,
+    PriorityClasses,
+    Namespaces,
+    Runtimes,
+    /// Workload items: TrainJobs, PodGroups.
+    Workloads,
+}
+
+/// One supported kind: the apiVersions it is read at and its store.
+pub(super) struct ObjectKind {
+    pub kind: &'static str,
+    pub api_versions: &'static [&'static str],
+    pub store: Store,
+}
+
+const RUNTIME_VERSIONS: &[&str] = &["trainer.kubeflow.org/v1alpha1"];
+
+/// Every kind `spec.objects` reads.
+pub(super) const KINDS: &[ObjectKind] = &[
+    ObjectKind {
+        kind: "Node",
+        api_versions: &["v1"],
+        store: Store::Nodes,
+    },
+    ObjectKind {
+        kind: "Pod",
+        api_versions: &["v1"],
+        store: Store::Pods,
+    },
+    ObjectKind {
+        kind: "PriorityClass",
+        api_versions: &["scheduling.k8s.io/v1"],
+        store: Store::PriorityClasses,
+    },
+    ObjectKind {
+        kind: "Namespace",
+        api_versions: &["v1"],
+        store: Store::Namespaces,
+    },
+    ObjectKind {
+        kind: "ClusterTrainingRuntime",
+        api_versions: RUNTIME_VERSIONS,
+        store: Store::Runtimes,
+    },
+    ObjectKind {
+        kind: "TrainingRuntime",
+        api_versions: RUNTIME_VERSIONS,
+        store: Store::Runtimes,
+    },
+    ObjectKind {
+        kind: "TrainJob",
+        api_versions: trainjob::API_VERSIONS,
+        store: Store::Workloads,
+    },
+    ObjectKind {
+        kind: "PodGroup",
+        api_versions: &[COSCHEDULING_API_VERSION, VOLCANO_API_VERSION],
+        store: Store::Workloads,
+    },
+];
+
+/// The objects of `spec.objects`, by store, in input order.
+#[derive(Debug, Default)]
+pub(super) struct Routed {
+    pub nodes: Vec<Origin>,
+    pub existing_pods: Vec<Origin>,
+    pub priority_classes: Vec<Origin>,
+    pub namespaces: Vec<Origin>,
+    pub runtimes: Vec<Origin>,
+    pub workloads: Vec<Origin>,
+    /// Pods in phase Succeeded or Failed: kube-scheduler never sees them.
+    pub terminal_pods: usize,
+}
+
+impl Routed {
+    /// Sends one object to its store, or says why it has none.
+    pub fn route(&mut self, origin: Origin) -> Result<(), InputError> {
+        if origin.value().is_null() {
+            return Ok(()); // an empty document
+        }
+        let kind = kind_of(&origin)?;
+        let store = kind.store;
+        match store {
+            Store::Nodes => self.nodes.push(origin),
+            Store::Pods => {
+                let spec = &origin.value()["spec"];
+                let phase = origin.value()["status"]["phase"].as_str();
+                let bound = spec["nodeName"].as_str().is_some_and(|n| !n.is_empty());
+                // kube-scheduler's informers leave out terminal pods: `NewInformerFactory`
+                // in pkg/scheduler/scheduler.go lists pods with the field selector
+                // `status.phase!=Succeeded,status.phase!=Failed`.
+                if matches!(phase, Some("Succeeded" | "Failed")) {
+                    self.terminal_pods += 1;
+                } else if bound {
+                    self.existing_pods.push(origin);
+                } else {
+                    self.workloads.push(origin);
+                }
+            }
+            Store::PriorityClasses => self.priority_classes.push(origin),
+            Store::Namespaces => self.namespaces.push(origin),
+            Store::Runtimes => self.runtimes.push(origin),
+            Store::Workloads => self.workloads.push(origin),
+        }
+        Ok(())
+    }
+}
+
+/// The registry entry of an object, checked as `kubectl apply` checks it: both `apiVersion`
+/// and `kind` set, and the kind served at that version.
+fn kind_of(origin: &Origin) -> Result<&'static ObjectKind, InputError> {
+    let value = origin.value();
+    let field = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    if kind.is_empty() {
+        return Err(origin.error_at("kind", "kind not set".into()));
+    }
+    if api_version.is_empty() {
+        return Err(origin.error_at("apiVersion", "apiVersion not set".into()));
+    }
+    let Some(entry) = KINDS.iter().find(|k| k.kind == kind) else {
+        let known: Vec<String> = KINDS.iter().map(|k| k.kind.to_string()).collect();
+        return Err(origin.error_at(
+            "kind",
+            format!(
+                "schedsim does not read objects of kind {kind:?}{}; spec.objects takes {}",
+                suggestion(kind, &known),
+                known.join(", ")
+            ),
+        ));
+    };
+    if !entry.api_versions.contains(&api_version) {
+        return Err(origin.error_at(
+            "apiVersion",
+            format!(
+                "no matches for kind {kind:?} in version {api_version:?} (schedsim reads it at {})",
+                entry.api_versions.join(", ")
+            ),
+        ));
+    }
+    Ok(entry)
+}

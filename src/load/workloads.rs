@@ -1,0 +1,307 @@
+//! `spec.workloads`, the workload objects of `spec.objects` and the timeline's arrivals: plain
+//! Pods, TrainJobs (resolved through their runtime and overrides), PodGroups and Determined
+//! trials become workload pods and the steps that bring them to the scheduler — with the
+//! runtime-only baseline of every TrainJob that has overrides.
+
+use std::path::Path;
+use std::rc::Rc;
+
+use k8s_openapi::api::core::v1 as k8s;
+use serde_json::Value;
+
+use super::origin::Origin;
+use super::{Errors, Loader, Workloads, pod_group};
+use crate::features::FeatureGates;
+use crate::model::Pod;
+use crate::model::objects;
+use crate::model::pod_group::{PodGroup, PodGroups};
+use crate::resolve::build::{BuildOptions, ResolvedTrainJob};
+use crate::resolve::trainjob::{self, TrainJob};
+use crate::resolve::{self, InitializerLifecycle, Runtimes};
+use crate::sched::plan::{self, Step};
+use crate::yaml::Document;
+
+/// Where a workload item comes from: an item of a scenario list (inline, `{file}`,
+/// `{determined}`), or an object `spec.objects` routed here.
+pub(super) enum Source<'v> {
+    Item { path: String, value: &'v Value },
+    Object(Origin),
+}
+
+/// A workload item and the timeline step it arrives at (`None`: at the start).
+pub(super) struct WorkloadItem<'v> {
+    pub source: Source<'v>,
+    pub step: Option<usize>,
+}
+
+/// What the TrainJobs need from the scenario to resolve.
+pub(super) struct ResolveContext<'a> {
+    pub runtimes: &'a Runtimes,
+    pub gates: &'a FeatureGates,
+    pub initializers: InitializerLifecycle,
+    pub clock: &'a str,
+}
+
+/// Every workload pod and step, the baseline, and per timeline step its arrivals.
+#[derive(Default)]
+pub(super) struct WorkloadSet {
+    pub pods: Vec<(Pod, Origin)>,
+    pub steps: Vec<Step>,
+    /// Where each initial item's steps start (arrival units, for sweep shuffles).
+    pub unit_starts: Vec<usize>,
+    /// The runtime-only baseline (its pods filled only when `any_overrides`).
+    pub baseline: Workloads,
+    pub baseline_unit_starts: Vec<usize>,
+    pub any_overrides: bool,
+    pub train_jobs: Vec<ResolvedTrainJob>,
+    pub pod_groups: PodGroups,
+    /// Per timeline step: the steps of the items arriving then (and of their baseline).
+    pub arrivals: Vec<Workloads>,
+    pub baseline_arrivals: Vec<Workloads>,
+}
+
+/// A pod of the runtime-only baseline: the workload pod it equals (no overrides changed it),
+/// or its own.
+enum BasePod {
+    Workload(usize),
+    Own(Box<Pod>),
+}
+
+/// The pods a workload item became.
+pub(super) struct LoadedWorkload {
+    pub pods: Vec<Pod>,
+    pub steps: Vec<Step>,
+    /// PodGroups the workload creates (Trainer's for a TrainJob) or is (a PodGroup document).
+    pub pod_groups: Vec<PodGroup>,
+    pub resolved: Option<ResolvedTrainJob>,
+    /// Without overrides, when the TrainJob has some.
+    pub baseline: Option<Workloads>,
+    /// Things to tell the user, already prefixed with what they are about.
+    pub warnings: Vec<String>,
+}
+
+impl LoadedWorkload {
+    pub fn pods(pods: Vec<Pod>, steps: Vec<Step>) -> Self {
+        LoadedWorkload {
+            pods,
+            steps,
+            pod_groups: Vec::new(),
+            resolved: None,
+            baseline: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl Loader<'_> {
+    /// Loads every workload item in order. Errors of single items are collected; exceeding
+    /// the pod limit stops the load.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn workloads(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        items: Vec<WorkloadItem>,
+        existing_pods: usize,
+        timeline_steps: usize,
+        cx: &ResolveContext,
+        errors: &mut Errors,
+        warnings: &mut Vec<String>,
+    ) -> Result<WorkloadSet, Errors> {
+        let mut set = WorkloadSet {
+            arrivals: vec![Workloads::default(); timeline_steps],
+            baseline_arrivals: vec![Workloads::default(); timeline_steps],
+            ..WorkloadSet::default()
+        };
+        // Baseline pods as references to the workload pods they equal, materialised only if
+        // some TrainJob has overrides (copying 200,000 plain pods to throw them away cost a
+        // third of the load).
+        let mut baseline_pods: Vec<BasePod> = Vec::new();
+        for item in items {
+            let pods = existing_pods + set.pods.len();
+            if crate::limits::PODS.exceeded_by(pods as u64) {
+                let message = crate::limits::PODS.message(format!("{pods} pods before this item"));
+                return Err(vec![match &item.source {
+                    Source::Item { path, .. } => doc.error(file, path, message),
+                    Source::Object(o) => o.error(message),
+                }]);
+            }
+            if item.step.is_none() {
+                set.unit_starts.push(set.steps.len());
+                set.baseline_unit_starts.push(set.baseline.steps.len());
+            }
+            let origins = match item.source {
+                Source::Item { path, value } if value.get("determined").is_some() => {
+                    let loaded = self.determined(file, doc, &path, value, cx.gates);
+                    vec![loaded]
+                }
+                Source::Item { path, value } => match self.resolve_item(file, doc, &path, value) {
+                    Ok(origins) => origins
+                        .into_iter()
+                        .map(|o| (self.workload(&o, cx), o))
+                        .map(|(w, o)| w.map(|w| (w, o)))
+                        .collect(),
+                    Err(e) => vec![Err(e)],
+                },
+                Source::Object(o) => vec![self.workload(&o, cx).map(|w| (w, o))],
+            };
+            for loaded in origins {
+                match loaded {
+                    Ok((w, origin)) => {
+                        set.add(w, &origin, item.step, &mut baseline_pods, errors, warnings)
+                    }
+                    Err(mut e) => errors.append(&mut e),
+                }
+            }
+        }
+        if set.any_overrides {
+            set.baseline.pods = baseline_pods
+                .into_iter()
+                .map(|b| match b {
+                    BasePod::Workload(i) => set.pods[i].0.clone(),
+                    BasePod::Own(p) => *p,
+                })
+                .collect();
+        }
+        Ok(set)
+    }
+
+    /// One workload object: a Pod (the default kind), a TrainJob or a PodGroup.
+    fn workload(&self, origin: &Origin, cx: &ResolveContext) -> Result<LoadedWorkload, Errors> {
+        match origin.kind().unwrap_or("Pod") {
+            "TrainJob" => self.train_job(origin, cx),
+            "PodGroup" => origin
+                .decode::<pod_group::PodGroupDoc>()
+                .map_err(|e| vec![e])
+                .and_then(|d| origin.check_all(pod_group::pod_group(&d)))
+                .map(|g| LoadedWorkload {
+                    pod_groups: vec![g],
+                    ..LoadedWorkload::pods(Vec::new(), Vec::new())
+                }),
+            _ => origin
+                .expect_kind("Pod")
+                .and_then(|_| origin.decode::<k8s::Pod>())
+                .map_err(|e| vec![e])
+                .and_then(|k| {
+                    origin.check(|errs| objects::pod_from_k8s(&k, &origin.path, cx.gates, errs))
+                })
+                .map(|pod| LoadedWorkload::pods(vec![pod], plan::in_order(1))),
+        }
+    }
+
+    /// A TrainJob: resolved with its overrides, and (when it has any) without them.
+    fn train_job(&self, origin: &Origin, cx: &ResolveContext) -> Result<LoadedWorkload, Errors> {
+        let api_version = origin
+            .value()
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !trainjob::API_VERSIONS.contains(&api_version) {
+            return Err(vec![origin.error_at(
+                "apiVersion",
+                format!(
+                    "unsupported apiVersion {api_version:?} for kind TrainJob (expected one of {:?})",
+                    trainjob::API_VERSIONS
+                ),
+            )]);
+        }
+        let job: TrainJob = origin.decode().map_err(|e| vec![e])?;
+        let pods = |overrides: bool, track: bool| {
+            let opts = BuildOptions {
+                overrides,
+                track,
+                clock: cx.clock,
+            };
+            origin.check_all(resolve::train_job_pods(
+                &job,
+                cx.runtimes,
+                opts,
+                cx.gates,
+                cx.initializers,
+            ))
+        };
+        let with = pods(true, self.options.provenance)?;
+        // The runtime-only baseline of the override effect.
+        let baseline = if with.resolved.has_overrides {
+            let without = pods(false, false)?;
+            Some(Workloads {
+                pods: without.pods,
+                steps: without.steps,
+            })
+        } else {
+            None
+        };
+        let r = &with.resolved;
+        let warnings = r
+            .warnings
+            .iter()
+            .map(|m| {
+                format!(
+                    "TrainJob {}/{} ({}): {m}",
+                    r.namespace,
+                    r.name,
+                    origin.describe()
+                )
+            })
+            .collect();
+        Ok(LoadedWorkload {
+            pods: with.pods,
+            steps: with.steps,
+            pod_groups: with.pod_group.into_iter().collect(),
+            resolved: Some(with.resolved),
+            baseline,
+            warnings,
+        })
+    }
+}
+
+impl WorkloadSet {
+    /// Adds a loaded item's pods, steps, PodGroups and baseline.
+    fn add(
+        &mut self,
+        w: LoadedWorkload,
+        origin: &Origin,
+        step: Option<usize>,
+        baseline_pods: &mut Vec<BasePod>,
+        errors: &mut Errors,
+        warnings: &mut Vec<String>,
+    ) {
+        for g in w.pod_groups {
+            let key = g.key();
+            if self.pod_groups.insert(key.clone(), g).is_some() {
+                errors.push(origin.error_at(
+                    "metadata.name",
+                    format!(
+                        "podgroups {:?} already exists in namespace {:?}",
+                        key.2, key.1
+                    ),
+                ));
+            }
+        }
+        let (steps, baseline_steps) = match step {
+            None => (&mut self.steps, &mut self.baseline.steps),
+            Some(k) => (
+                &mut self.arrivals[k].steps,
+                &mut self.baseline_arrivals[k].steps,
+            ),
+        };
+        self.any_overrides |= w.baseline.is_some();
+        let offset = baseline_pods.len();
+        match w.baseline {
+            Some(base) => {
+                baseline_steps.extend(plan::offset(base.steps, offset));
+                baseline_pods.extend(base.pods.into_iter().map(|p| BasePod::Own(Box::new(p))));
+            }
+            None => {
+                baseline_steps.extend(plan::offset(w.steps.clone(), offset));
+                let first = self.pods.len();
+                baseline_pods.extend((first..first + w.pods.len()).map(BasePod::Workload));
+            }
+        }
+        steps.extend(plan::offset(w.steps, self.pods.len()));
+        warnings.extend(w.warnings);
+        self.train_jobs.extend(w.resolved);
+        self.pods
+            .extend(w.pods.into_iter().map(|p| (p, origin.clone())));
+    }
+}
