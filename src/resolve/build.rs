@@ -18,13 +18,15 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::Runtimes;
+use super::ml_policy::{TORCH_MASTER_PORT, mpi_policy, pod_count, torch_env};
 use super::patches::{self, Generation, Level, Patch};
 use super::provenance::{self, Provenance, Tracker};
 use super::runtime::{
     ANCESTOR_DATASET_INITIALIZER, ANCESTOR_LABEL, ANCESTOR_MODEL_INITIALIZER, ANCESTOR_TRAINER,
-    LAUNCHER, MlPolicy, MpiPolicy, NODE, RuntimeKind, TrainingRuntime,
+    LAUNCHER, NODE, RuntimeKind, TrainingRuntime,
 };
 use super::smp::{self, Schema};
+use super::template::*;
 use super::trainjob::TrainJob;
 use crate::model::validate::FieldError;
 pub use crate::sched::plan::DependsOnStatus;
@@ -95,8 +97,6 @@ impl Default for BuildOptions<'_> {
 }
 
 pub const OVERRIDES_PATH: &str = "spec.podTemplateOverrides";
-/// Torch's rendezvous port (`constants.ContainerTrainerPort`).
-const TORCH_MASTER_PORT: i64 = 29500;
 
 /// Finds the TrainJob's runtime (`runtimeRef.kind` defaults to `ClusterTrainingRuntime`).
 pub fn find_runtime<'r>(
@@ -432,206 +432,12 @@ pub fn build(
     })
 }
 
-/// Pods per Job: template parallelism, or for the trainer job the ML policy's `numNodes`
-/// (default 1) overridden by `trainer.numNodes`; MPI counts the job named `node`
-/// (`numNodes`, minus the launcher when it runs as a node).
-fn pod_count(
-    job: &TrainJob,
-    ml: Option<&MlPolicy>,
-    name: &str,
-    is_trainer: bool,
-    template_parallelism: i32,
-) -> i32 {
-    let Some(ml) = ml else {
-        return template_parallelism.max(1);
-    };
-    let policy_nodes = ml.num_nodes.unwrap_or(1);
-    let trainjob_nodes = job.spec.trainer.as_ref().and_then(|t| t.num_nodes);
-    if let Some(mpi) = &ml.mpi {
-        // The MPI plugin only recounts the `node` job, and only when the TrainJob sets numNodes.
-        if name == NODE {
-            return match trainjob_nodes {
-                Some(n) if mpi.run_launcher_as_node == Some(true) => (n - 1).max(1),
-                Some(n) => n,
-                None if is_trainer => policy_nodes.max(1),
-                None => template_parallelism.max(1),
-            };
-        }
-        return if is_trainer {
-            policy_nodes.max(1)
-        } else {
-            template_parallelism.max(1)
-        };
-    }
-    if is_trainer {
-        trainjob_nodes.unwrap_or(policy_nodes.max(1))
-    } else {
-        template_parallelism.max(1)
-    }
-}
-
-/// Torch's env for the trainer container (`plugins/torch/torch.go`).
-fn torch_env(job: &TrainJob, torch: &Value, num_nodes: i32, template: &Value) -> Vec<Value> {
-    // The TrainJob's numProcPerNode, else the policy's (v2.1), else `auto`.
-    let setting = job
-        .spec
-        .trainer
-        .as_ref()
-        .and_then(|t| t.num_proc_per_node.as_ref())
-        .or_else(|| torch.get("numProcPerNode"));
-    let nproc = match setting {
-        Some(Value::Number(n)) => n.to_string(),
-        Some(Value::String(s)) if s != "auto" => s.clone(),
-        _ => auto_nproc(job, template),
-    };
-    vec![
-        json!({"name": "PET_NNODES", "value": num_nodes.to_string()}),
-        json!({"name": "PET_NPROC_PER_NODE", "value": nproc}),
-        json!({"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}),
-        json!({"name": "PET_MASTER_ADDR", "value": format!("{0}-{NODE}-0-0.{0}", job.name())}),
-        json!({"name": "PET_MASTER_PORT", "value": TORCH_MASTER_PORT.to_string()}),
-    ]
-}
-
-/// The MPI policy on the `node` and `launcher` jobs (`plugins/mpi/mpi.go: EnforceMLPolicy`):
-/// the SSH-key secret volume mounted into container `node`; on the launcher also the hostfile
-/// and OpenMPI's env. Slots are the TrainJob's `numProcPerNode`, else the policy's, raised to
-/// the GPU count when the policy says 1.
-fn mpi_policy(template: &mut Value, job: &TrainJob, mpi: &MpiPolicy, rjob: &str) {
-    let mut volumes = vec![json!({"name": "mpi-ssh-auth", "secret": {
-        "secretName": format!("{}-mpi-ssh-auth", job.name()), "defaultMode": 0o640,
-        "items": [{"key": "ssh-privatekey", "path": "id_rsa"}, {"key": "ssh-publickey", "path": "id_rsa.pub"},
-                  {"key": "ssh-publickey", "path": "authorized_keys"}]}})];
-    let ssh_path = mpi
-        .ssh_auth_mount_path
-        .clone()
-        .unwrap_or_else(|| "/root/.ssh".into());
-    let mut mounts = vec![json!({"name": "mpi-ssh-auth", "mountPath": ssh_path})];
-    let mut env = Vec::new();
-    if rjob == LAUNCHER {
-        volumes.push(json!({"name": "mpi-hostfile", "configMap": {
-            "name": format!("{}-mpi-hostfile", job.name()), "items": [{"key": "hostfile", "path": "hostfile", "mode": 0o444}]}}));
-        mounts.push(json!({"name": "mpi-hostfile", "mountPath": "/etc/mpi"}));
-        let trainer = job.spec.trainer.as_ref();
-        let slots = match trainer
-            .and_then(|t| t.num_proc_per_node.as_ref())
-            .and_then(Value::as_i64)
-        {
-            Some(n) => n,
-            None => {
-                let policy = i64::from(mpi.num_proc_per_node.unwrap_or(1));
-                let gpus = trainer
-                    .and_then(|t| t.resources_per_node.as_ref())
-                    .and_then(|r| r.limits.as_ref().or(r.requests.as_ref()))
-                    .and_then(|l| l.iter().find(|(k, _)| k.contains("gpu")))
-                    .and_then(|(_, q)| q.0.parse::<crate::model::quantity::Quantity>().ok())
-                    .map(|q| q.value())
-                    .unwrap_or(0);
-                if policy == 1 && gpus > 1 {
-                    gpus
-                } else {
-                    policy
-                }
-            }
-        };
-        env = vec![
-            json!({"name": "OMPI_MCA_orte_default_hostfile", "value": "/etc/mpi/hostfile"}),
-            json!({"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "true"}),
-            json!({"name": "OMPI_MCA_orte_set_default_slots", "value": slots.to_string()}),
-            json!({"name": "OMPI_MCA_plm_rsh_args", "value": "-o ConnectionAttempts=10"}),
-        ];
-    }
-    let spec = object_entry(template, "spec");
-    let list = spec.entry("volumes").or_insert_with(|| json!([]));
-    if let Some(list) = list.as_array_mut() {
-        for v in volumes {
-            match list.iter_mut().find(|x| x.get("name") == v.get("name")) {
-                Some(existing) => *existing = v,
-                None => list.push(v),
-            }
-        }
-    }
-    if let Some(c) = container_mut(template, NODE) {
-        let list = c.entry("volumeMounts").or_insert_with(|| json!([]));
-        if let Some(list) = list.as_array_mut() {
-            for m in mounts {
-                match list
-                    .iter_mut()
-                    .find(|x| x.get("mountPath") == m.get("mountPath"))
-                {
-                    Some(existing) => *existing = m,
-                    None => list.push(m),
-                }
-            }
-        }
-    }
-    upsert_env(template, NODE, &env);
-}
-
-/// `auto`, unless the trainer has no GPU: then the CPU count (at least 1).
-fn auto_nproc(job: &TrainJob, template: &Value) -> String {
-    let resources = job
-        .spec
-        .trainer
-        .as_ref()
-        .and_then(|t| t.resources_per_node.as_ref())
-        .and_then(|r| serde_json::to_value(r).ok())
-        .or_else(|| container(template, NODE).and_then(|c| c.get("resources").cloned()))
-        .unwrap_or(Value::Null);
-    let lists = ["requests", "limits"].map(|k| resources.get(k).and_then(Value::as_object));
-    let has_gpu = lists
-        .iter()
-        .flatten()
-        .any(|m| m.keys().any(|k| k.contains("gpu")));
-    if has_gpu {
-        return "auto".into();
-    }
-    let cpu = lists
-        .iter()
-        .flatten()
-        .find_map(|m| m.get("cpu"))
-        .and_then(|v| match v {
-            Value::String(s) => s
-                .parse::<crate::model::quantity::Quantity>()
-                .ok()
-                .map(|q| q.value()),
-            Value::Number(n) => n.as_f64().map(|f| f.ceil() as i64),
-            _ => None,
-        });
-    cpu.unwrap_or(1).max(1).to_string()
-}
-
 fn missing_node_container(runtime: &TrainingRuntime, job: &str, field: &str) -> String {
     format!(
         "{field} applies to container {NODE:?} of the trainer job, which replicated job {job:?} of {} {:?} does not have: it has no effect",
         runtime.kind.as_str(),
         runtime.name()
     )
-}
-
-fn containers(template: &Value) -> impl Iterator<Item = &Value> {
-    template
-        .pointer("/spec/containers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-}
-
-fn container<'a>(template: &'a Value, name: &str) -> Option<&'a Value> {
-    containers(template).find(|c| c.get("name").and_then(Value::as_str) == Some(name))
-}
-
-fn has_container(template: &Value, name: &str) -> bool {
-    container(template, name).is_some()
-}
-
-fn container_mut<'a>(template: &'a mut Value, name: &str) -> Option<&'a mut Map<String, Value>> {
-    template
-        .pointer_mut("/spec/containers")
-        .and_then(Value::as_array_mut)?
-        .iter_mut()
-        .find(|c| c.get("name").and_then(Value::as_str) == Some(name))?
-        .as_object_mut()
 }
 
 /// The TrainJob's `trainer.env` on the trainer container; true when there was a container.
@@ -653,154 +459,6 @@ fn upsert_trainer_env(
         stages.record(template, "spec.trainer.env");
     }
     done
-}
-
-/// `apply.UpsertPort`: by container port.
-fn upsert_port(template: &mut Value, container_name: &str, port: i64) {
-    let Some(c) = container_mut(template, container_name) else {
-        return;
-    };
-    let Some(list) = c.entry("ports").or_insert_with(|| json!([])).as_array_mut() else {
-        return;
-    };
-    if !list
-        .iter()
-        .any(|p| p.get("containerPort").and_then(Value::as_i64) == Some(port))
-    {
-        list.push(json!({"containerPort": port}));
-    }
-}
-
-/// `apply.UpsertEnvVars`: replace by name in place, or append. False when the container is
-/// missing.
-fn upsert_env(template: &mut Value, container_name: &str, env: &[Value]) -> bool {
-    let Some(c) = container_mut(template, container_name) else {
-        return false;
-    };
-    let list = c.entry("env").or_insert_with(|| json!([]));
-    let Some(list) = list.as_array_mut() else {
-        return false;
-    };
-    for e in env {
-        let name = e.get("name");
-        match list.iter_mut().find(|x| x.get("name") == name) {
-            Some(existing) => *existing = e.clone(),
-            None => list.push(e.clone()),
-        }
-    }
-    true
-}
-
-fn set_meta(template: &mut Value, field: &str, key: &str, value: &str) {
-    let meta = object_entry(template, "metadata");
-    let map = meta.entry(field.to_string()).or_insert_with(|| json!({}));
-    if let Some(m) = map.as_object_mut() {
-        m.insert(key.to_string(), Value::String(value.to_string()));
-    }
-}
-
-fn object_entry<'a>(v: &'a mut Value, key: &str) -> &'a mut Map<String, Value> {
-    if !v.is_object() {
-        *v = json!({});
-    }
-    let obj = v.as_object_mut().expect("just made an object");
-    let e = obj.entry(key.to_string()).or_insert_with(|| json!({}));
-    if !e.is_object() {
-        *e = json!({});
-    }
-    e.as_object_mut().expect("just made an object")
-}
-
-/// The labels JobSet puts on every pod of a replicated job (`jobset_controller.go`
-/// `labelAndAnnotateObject`); per-pod indices are added when pods are made.
-fn jobset_labels(template: &mut Value, jobset: &str, rjob: &str, replicas: i32) {
-    for (k, v) in [
-        ("jobset.sigs.k8s.io/jobset-name", jobset.to_string()),
-        ("jobset.sigs.k8s.io/replicatedjob-name", rjob.to_string()),
-        (
-            "jobset.sigs.k8s.io/replicatedjob-replicas",
-            replicas.to_string(),
-        ),
-        ("jobset.sigs.k8s.io/restart-attempt", "0".to_string()),
-    ] {
-        set_meta(template, "labels", k, &v);
-    }
-}
-
-/// JobSet `volumeClaimPolicies`: each claim template becomes a volume `<name>` backed by the
-/// PVC `<name>-<jobset>` in every pod that mounts it.
-fn add_claim_volumes(template: &mut Value, jobset_spec: &Value, jobset: &str) {
-    let names: Vec<String> = jobset_spec
-        .get("volumeClaimPolicies")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .flat_map(|p| {
-            p.get("templates")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-        })
-        .filter_map(|t| {
-            t.pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .collect();
-    if names.is_empty() {
-        return;
-    }
-    let spec = object_entry(template, "spec");
-    let volumes = spec.entry("volumes").or_insert_with(|| json!([]));
-    if let Some(list) = volumes.as_array_mut() {
-        for n in names {
-            if !list
-                .iter()
-                .any(|v| v.get("name").and_then(Value::as_str) == Some(&n))
-            {
-                list.push(json!({"name": n, "persistentVolumeClaim": {"claimName": format!("{n}-{jobset}")}}));
-            }
-        }
-    }
-}
-
-/// Defaults the API server and the JobSet webhook apply to the pod template that change what
-/// a reader sees: `restartPolicy: OnFailure` (JobSet), requests defaulting to limits.
-fn api_server_defaults(template: &mut Value) {
-    let spec = object_entry(template, "spec");
-    spec.entry("restartPolicy")
-        .or_insert_with(|| json!("OnFailure"));
-    for list in ["initContainers", "containers"] {
-        for c in spec
-            .get_mut(list)
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            for port in c
-                .get_mut("ports")
-                .and_then(Value::as_array_mut)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(p) = port.as_object_mut() {
-                    p.entry("protocol").or_insert_with(|| json!("TCP"));
-                }
-            }
-            let Some(res) = c.get_mut("resources").and_then(Value::as_object_mut) else {
-                continue;
-            };
-            let Some(limits) = res.get("limits").and_then(Value::as_object).cloned() else {
-                continue;
-            };
-            let requests = res.entry("requests").or_insert_with(|| json!({}));
-            if let Some(r) = requests.as_object_mut() {
-                for (k, v) in limits {
-                    r.entry(k).or_insert(v);
-                }
-            }
-        }
-    }
 }
 
 /// A list an earlier manager set: its field, the manager, and its items (each item's leaves).
@@ -863,19 +521,6 @@ fn lint_replaced_lists(
             None => set_lists.push((field, manager.to_string(), items)),
         }
     }
-}
-
-/// Pod-level labels and annotations of a resolved template.
-pub fn template_meta(template: &Value, field: &str) -> BTreeMap<String, String> {
-    template
-        .pointer(&format!("/metadata/{field}"))
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Records stages when asked to.

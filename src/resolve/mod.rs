@@ -5,10 +5,12 @@
 pub mod build;
 pub mod determined;
 pub mod migrate;
+mod ml_policy;
 pub mod patches;
 pub mod provenance;
 pub mod runtime;
 pub mod smp;
+mod template;
 pub mod trainjob;
 
 use std::collections::HashMap;

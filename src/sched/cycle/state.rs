@@ -1,0 +1,290 @@
+//! The cycle's view of bound pods: binding and unbinding (resources, spread and affinity
+//! counts kept current), and the PreFilter states of the plugins that read bound pods
+//! (PodTopologySpread, InterPodAffinity), also without some pods for preemption's what-ifs.
+
+use super::*;
+
+impl<'a> Scheduler<'a> {
+    pub(crate) fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
+        let next = self.signatures.len() as u32;
+        let labels_signature = *self
+            .signatures
+            .entry((pod.namespace.clone(), format!("{:?}", pod.labels)))
+            .or_insert(next);
+        let next = self.signatures.len() as u32;
+        let terms_key = (
+            pod.namespace.clone(),
+            format!(
+                "{:?}",
+                pod.affinity
+                    .as_ref()
+                    .map(|a| (&a.pod_affinity, &a.pod_anti_affinity))
+            ),
+        );
+        let terms_signature = *self.signatures.entry(terms_key).or_insert(next);
+        let group = self
+            .groups
+            .entry((labels_signature, terms_signature))
+            .or_insert_with(|| AlikePods {
+                pod: pod_id,
+                terms: inter_pod_affinity::PodTerms::compile(pod),
+                nodes: BTreeMap::new(),
+            });
+        *group.nodes.entry(node).or_default() += 1;
+        let request = PodRequest::new(&self.cluster.table, pod);
+        self.cluster.account(node, &request, 1);
+        self.binds += 1;
+        self.count_affinity(pod, 1);
+        self.count_spread(pod, node, 1);
+        self.bound[node].push(Bound {
+            pod: pod_id,
+            priority: pod.priority,
+            request,
+            started: (pod.start_time.clone(), self.binds),
+            group: (labels_signature, terms_signature),
+        });
+    }
+
+    /// Removes a bound pod from its node (preemption).
+    pub(crate) fn unbind(&mut self, node: usize, pod_id: usize) {
+        if let Some(pos) = self.bound[node].iter().position(|b| b.pod == pod_id) {
+            let b = self.bound[node].remove(pos);
+            self.cluster.account(node, &b.request, -1);
+            if let Some(g) = self.groups.get_mut(&b.group)
+                && let Some(n) = g.nodes.get_mut(&node)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    g.nodes.remove(&node);
+                }
+            }
+            self.count_affinity(self.bound_pod(pod_id), -1);
+            self.count_spread(self.bound_pod(pod_id), node, -1);
+        }
+    }
+
+    /// Keeps the counts that tell whether InterPodAffinity has work to do.
+    /// Keeps every spread's tallies of the pods it selects.
+    pub(super) fn count_spread(&mut self, pod: &Pod, node: usize, sign: i64) {
+        for (spec, (filter, score)) in self.spreads.iter().zip(self.tallies.iter_mut()) {
+            filter.add(&spec.filter, pod, node, sign);
+            score.add(&spec.score, pod, node, sign);
+        }
+    }
+
+    pub(super) fn count_affinity(&mut self, pod: &Pod, sign: isize) {
+        let a = pod.affinity.as_ref();
+        let anti = a
+            .and_then(|a| a.pod_anti_affinity.as_ref())
+            .is_some_and(|p| {
+                p.required_during_scheduling_ignored_during_execution
+                    .is_some()
+            });
+        let any = a.is_some_and(|a| a.pod_affinity.is_some() || a.pod_anti_affinity.is_some());
+        self.bound_with_anti_affinity = self
+            .bound_with_anti_affinity
+            .saturating_add_signed(if anti { sign } else { 0 });
+        self.bound_with_pod_affinity =
+            self.bound_with_pod_affinity
+                .saturating_add_signed(if any { sign } else { 0 });
+    }
+
+    /// A bound pod by id (workload pods count up from 0, existing pods down from `usize::MAX`).
+    pub(crate) fn bound_pod(&self, id: usize) -> &'a Pod {
+        match self.pods.get(id) {
+            Some(p) => p,
+            None => &self.existing[usize::MAX - id],
+        }
+    }
+
+    /// The bound pods, grouped by alikeness, with their nodes.
+    pub(super) fn bound_pods<'s>(
+        &'s self,
+        removed: &'s Removed,
+    ) -> impl Iterator<Item = inter_pod_affinity::BoundGroup<'s>> + 's {
+        self.groups
+            .iter()
+            .map(|(key, g)| (key, g, removed.nodes(key, g)))
+            .filter(|(_, _, nodes)| !nodes.is_empty())
+            .map(
+                move |(&(labels, terms), g, nodes)| inter_pod_affinity::BoundGroup {
+                    pod: self.bound_pod(g.pod),
+                    terms: g.terms.as_ref(),
+                    labels_signature: labels,
+                    terms_signature: terms,
+                    nodes,
+                },
+            )
+    }
+
+    /// The groups' counts with the pods `ids` taken off `node`: what PodTopologySpread and
+    /// InterPodAffinity see when preemption asks whether evicting them helps (`RemovePod`).
+    pub(super) fn removed(&self, node: usize, ids: &[usize]) -> Removed {
+        let mut removed = Removed::default();
+        for b in self.bound[node].iter().filter(|b| ids.contains(&b.pod)) {
+            let nodes = removed
+                .0
+                .entry(b.group)
+                .or_insert_with(|| self.groups[&b.group].nodes.clone());
+            if let Some(n) = nodes.get_mut(&node) {
+                *n -= 1;
+                if *n == 0 {
+                    nodes.remove(&node);
+                }
+            }
+        }
+        removed
+    }
+
+    /// The pod's compiled topology spread constraints — its own, or the profile's defaults
+    /// when a Service selects it — if it has any.
+    pub(super) fn spread_for(&mut self, pod: &Pod) -> Option<Arc<SpreadSpec>> {
+        let profile = self.profile();
+        let defaults = match pod.topology_spread_constraints.is_empty() {
+            true => Some(pod_topology_spread::default_constraints(
+                pod,
+                profile.spread_default_constraints.as_deref(),
+                &self.services,
+            )?),
+            false => None,
+        };
+        let system_defaults = defaults.is_some() && profile.spread_default_constraints.is_none();
+        let constraints = defaults
+            .as_deref()
+            .unwrap_or(&pod.topology_spread_constraints);
+        // The labels matter only through the selectors and the pod's own match.
+        let key = serde_json::to_string(&(
+            self.current,
+            &pod.namespace,
+            pod_topology_spread::label_dependence(pod, constraints),
+            constraints,
+            &pod.node_selector,
+            pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()),
+            &pod.tolerations,
+        ))
+        .expect("pod fields serialize");
+        if let Some(&i) = self.spread_index.get(&key) {
+            return Some(Arc::clone(&self.spreads[i]));
+        }
+        let (nodes, gates) = (&self.cluster.nodes, &self.config.feature_gates);
+        let compile = |action| {
+            Arc::new(pod_topology_spread::Spread::compile(
+                pod,
+                constraints,
+                system_defaults,
+                action,
+                nodes,
+                gates,
+            ))
+        };
+        let spec = Arc::new(SpreadSpec {
+            index: self.spreads.len(),
+            filter: compile("DoNotSchedule"),
+            score: compile("ScheduleAnyway"),
+        });
+        // From now on each bind updates its tallies; start them from what is bound.
+        let none = Removed::default();
+        let n = self.cluster.len();
+        self.tallies.push((
+            pod_topology_spread::Tally::of(&spec.filter, n, self.spread_groups(&none)),
+            pod_topology_spread::Tally::of(&spec.score, n, self.spread_groups(&none)),
+        ));
+        self.spreads.push(Arc::clone(&spec));
+        self.spread_index.insert(key, spec.index);
+        Some(spec)
+    }
+
+    /// PreFilter of PodTopologySpread and InterPodAffinity, the plugins that count bound pods;
+    /// also the pod's compiled spread constraints, for Score.
+    pub(super) fn pre_filter_bound(
+        &mut self,
+        pod: &Pod,
+    ) -> (Option<Arc<SpreadSpec>>, BoundPodFilters) {
+        self.pre_filter_bound_without(pod, &Removed::default())
+    }
+
+    /// PodTopologySpread's and InterPodAffinity's verdict on `node` for `pod` if the bound
+    /// pods `ids` were gone from it (preemption's what-if, `RemovePod` upstream).
+    pub(crate) fn bound_filters_without(
+        &mut self,
+        pod: &Pod,
+        node: usize,
+        ids: &[usize],
+    ) -> Status {
+        let removed = self.removed(node, ids);
+        let (_, filters) = self.pre_filter_bound_without(pod, &removed);
+        filters.filter(node)
+    }
+
+    /// [`Self::pre_filter_bound`] with some bound pods taken away (see [`Self::removed`]).
+    pub(super) fn pre_filter_bound_without(
+        &mut self,
+        pod: &Pod,
+        removed: &Removed,
+    ) -> (Option<Arc<SpreadSpec>>, BoundPodFilters) {
+        let spread = self.spread_for(pod);
+        let filters = &self.compiled().filters;
+        let at = |plugin| filters.iter().position(|p| *p == plugin);
+        let (spread_at, affinity_at) =
+            (at(Plugin::PodTopologySpread), at(Plugin::InterPodAffinity));
+        let filters = BoundPodFilters {
+            spread_first: spread_at < affinity_at || affinity_at.is_none(),
+            spread: spread
+                .as_ref()
+                .filter(|sp| spread_at.is_some() && !sp.filter.is_empty())
+                .map(|sp| {
+                    let tally = match removed.0.is_empty() {
+                        true => None,
+                        false => Some(pod_topology_spread::Tally::of(
+                            &sp.filter,
+                            self.cluster.len(),
+                            self.spread_groups(removed),
+                        )),
+                    };
+                    let tally = tally.as_ref().unwrap_or(&self.tallies[sp.index].0);
+                    pod_topology_spread::pre_filter(&sp.filter, tally)
+                }),
+            affinity: (affinity_at.is_some()
+                && inter_pod_affinity::relevant(pod, self.bound_with_anti_affinity > 0))
+            .then(|| {
+                self.with_topology(|s, topo| {
+                    let nodes = &s.cluster.nodes;
+                    inter_pod_affinity::pre_filter(
+                        pod,
+                        s.bound_pods(removed),
+                        &s.config.namespaces,
+                        topo,
+                        nodes,
+                    )
+                })
+            }),
+        };
+        (spread, filters)
+    }
+
+    /// Runs `f` with the topology index lent out, so it can grow while `f` reads the rest.
+    pub(super) fn with_topology<T>(
+        &mut self,
+        f: impl FnOnce(&Self, &mut inter_pod_affinity::Topology) -> T,
+    ) -> T {
+        let mut topo = std::mem::take(&mut self.topology);
+        let out = f(self, &mut topo);
+        self.topology = topo;
+        out
+    }
+
+    /// The bound pods grouped by alikeness, as PodTopologySpread counts them.
+    pub(super) fn spread_groups<'s>(
+        &'s self,
+        removed: &'s Removed,
+    ) -> impl Iterator<Item = pod_topology_spread::BoundGroup<'s>> + 's {
+        self.groups
+            .iter()
+            .map(|(key, g)| (g, removed.nodes(key, g)))
+            .filter(|(_, nodes)| !nodes.is_empty())
+            .map(|(g, nodes)| pod_topology_spread::BoundGroup {
+                pod: self.bound_pod(g.pod),
+                nodes,
+            })
+    }
+}

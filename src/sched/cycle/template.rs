@@ -1,0 +1,180 @@
+//! Templates: the Filter results and static scores of one distinct pod spec on every node,
+//! computed once, and the per-pod Filter pass over them (`findNodesThatPassFilters`).
+
+use super::*;
+
+impl<'a> Scheduler<'a> {
+    /// The template (distinct scheduling-relevant spec and request, per profile) of a pod,
+    /// built on first use.
+    pub(super) fn template_for(&mut self, pod: &Pod) -> usize {
+        let key = serde_json::to_string(&(
+            self.current,
+            &pod.node_name,
+            &pod.node_selector,
+            pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()),
+            &pod.tolerations,
+            &pod.requests,
+            &pod.score_requests,
+        ))
+        .expect("pod fields serialize");
+        if let Some(&t) = self.template_index.get(&key) {
+            return t;
+        }
+        let template = self.build_template(pod);
+        self.templates.push(template);
+        self.template_index.insert(key, self.templates.len() - 1);
+        self.templates.len() - 1
+    }
+
+    pub(super) fn build_template(&self, pod: &Pod) -> Template {
+        let config = self.config;
+        let profile = self.profile();
+        let added = profile.added_affinity.as_ref();
+        let n = self.cluster.len();
+        let mut template = Template {
+            pre_filter_reject: None,
+            static_verdict: vec![PASS; n],
+            absent: PASS,
+            statuses: Vec::new(),
+            candidates: Vec::new(),
+        };
+        let pre_filter = match profile
+            .framework
+            .runs(ExtensionPoint::PreFilter, Plugin::NodeAffinity)
+        {
+            true => node_affinity::pre_filter(pod, added),
+            false => node_affinity::PreFilter::Skip,
+        };
+        let narrowed = match pre_filter {
+            node_affinity::PreFilter::Reject(status) => {
+                template.pre_filter_reject = Some(status);
+                return template;
+            }
+            node_affinity::PreFilter::NodeNames(names) => Some(names),
+            _ => None,
+        };
+        let mut status_index: HashMap<Status, u16> = HashMap::new();
+        // Nodes a PreFilter result leaves out get upstream's "absent node" status.
+        let absent = Status::new(
+            Code::UnschedulableAndUnresolvable,
+            names::NODE_AFFINITY,
+            format!(
+                "node(s) didn't satisfy plugin(s) [{}]",
+                names::NODE_AFFINITY
+            ),
+        );
+        for (i, node) in self.cluster.nodes.iter().enumerate() {
+            if narrowed
+                .as_ref()
+                .is_some_and(|names| !names.contains(&node.name))
+            {
+                template.absent = intern(&mut status_index, &mut template.statuses, absent.clone());
+                template.static_verdict[i] = template.absent;
+                continue;
+            }
+            let status = self.static_filters(pod, node);
+            if status.is_success() {
+                template.candidates.push(Candidate {
+                    node: i as u32,
+                    affinity: node_affinity::score(pod, node, added),
+                    taint: taint_toleration::score(pod, node, &config.feature_gates),
+                    seen_version: u32::MAX,
+                    resources: NOT_FEASIBLE,
+                });
+            } else {
+                template.static_verdict[i] =
+                    intern(&mut status_index, &mut template.statuses, status);
+            }
+        }
+        template
+    }
+
+    /// The profile's filters that do not depend on what is bound, in the profile's order;
+    /// first failure wins.
+    pub(super) fn static_filters(&self, pod: &Pod, node: &Node) -> Status {
+        let (c, p) = (self.config, self.profile());
+        for &plugin in &self.compiled().filters {
+            let status = match plugin {
+                Plugin::NodeUnschedulable => {
+                    node_unschedulable::filter(pod, node, &c.feature_gates)
+                }
+                Plugin::NodeName => node_name::filter(pod, node),
+                Plugin::TaintToleration => {
+                    taint_toleration::filter(pod, node, &c.feature_gates, c.message_format)
+                }
+                Plugin::NodeAffinity => node_affinity::filter(pod, node, p.added_affinity.as_ref()),
+                // Resources and bound pods: per pod, see `find_feasible` and `diagnose`.
+                _ => continue,
+            };
+            if !status.is_success() {
+                return status;
+            }
+        }
+        Status::success()
+    }
+
+    /// Filters the template's candidates by resources and scores the survivors' resources.
+    ///
+    /// A template's pods share one request, so a node's fit and resource score are cached on
+    /// the candidate and recomputed only when the node's usage changed since.
+    pub(super) fn find_feasible(
+        &mut self,
+        t: usize,
+        request: &PodRequest,
+        bound_filters: &BoundPodFilters,
+    ) {
+        let Scheduler {
+            templates,
+            cluster,
+            feasible,
+            profiles,
+            current,
+            ..
+        } = self;
+        feasible.clear();
+        let compiled = &profiles[*current];
+        let (filter_fit, weights) = (compiled.fit_filter, compiled.weights);
+        let balanced = weights.balanced_allocation != 0
+            && match &compiled.balanced {
+                Some(b) => !b.skips(request),
+                None => !node_resources_balanced_allocation::skips(request),
+            };
+        for c in templates[t].candidates.iter_mut() {
+            let node = c.node as usize;
+            let version = cluster.version(node);
+            if c.seen_version != version {
+                c.seen_version = version;
+                let res = cluster.resources(node);
+                c.resources = if !filter_fit || node_resources_fit::fits(request, res) {
+                    let mut score = 0;
+                    if weights.node_resources_fit != 0 {
+                        score += weights.node_resources_fit
+                            * match &compiled.fit {
+                                Some(f) => f.score(request, res),
+                                None => node_resources_fit::score_least_allocated(request, res),
+                            };
+                    }
+                    if balanced {
+                        score += weights.balanced_allocation
+                            * match &compiled.balanced {
+                                Some(b) => b.score(request, res),
+                                None => node_resources_balanced_allocation::score(request, res),
+                            };
+                    }
+                    score
+                } else {
+                    NOT_FEASIBLE
+                };
+            }
+            let feasible_here = c.resources != NOT_FEASIBLE && bound_filters.pass(node);
+            if feasible_here {
+                feasible.push(Feasible {
+                    node: c.node,
+                    affinity: c.affinity,
+                    taint: c.taint,
+                    resources: c.resources,
+                });
+            }
+        }
+    }
+}
