@@ -61,12 +61,14 @@ impl<'a> Scheduler<'a> {
         d
     }
 
-    /// A pending pod's outcome; its per-node verdicts are dropped when the run does not need
-    /// them (the statuses stay, for the reasons).
-    pub(super) fn pending(&self, message: String, mut d: Diagnosis) -> PodOutcome {
+    /// A pending pod's outcome with FitError's message; its per-node verdicts are dropped
+    /// first when the run does not need them (the counts per status stay, for the reasons and
+    /// the message, which then needs no second pass over the nodes).
+    pub(super) fn pending(&self, mut d: Diagnosis) -> PodOutcome {
         if self.config.drop_node_verdicts {
             d.drop_node_status();
         }
+        let message = diagnosis::fit_error_message(self.cluster.len(), &d);
         unschedulable(message, d)
     }
 
@@ -78,8 +80,7 @@ impl<'a> Scheduler<'a> {
             .runs(ExtensionPoint::PostFilter, Plugin::DefaultPreemption)
         {
             // No PostFilter plugin: the FitError alone.
-            let message = diagnosis::fit_error_message(self.cluster.len(), &d);
-            return self.pending(message, d);
+            return self.pending(d);
         }
         match preemption::post_filter(self, pod, request, &d) {
             preemption::Result::Preempt { node, victims } => {
@@ -92,8 +93,7 @@ impl<'a> Scheduler<'a> {
             }
             preemption::Result::Message(msg) => {
                 d.post_filter_msg = Some(msg);
-                let message = diagnosis::fit_error_message(self.cluster.len(), &d);
-                self.pending(message, d)
+                self.pending(d)
             }
         }
     }

@@ -356,6 +356,7 @@ struct BoundPodFilters {
 impl BoundPodFilters {
     /// Whether the node passes them. The hot path: it builds no [`Status`] when neither
     /// plugin has work (building one per candidate node cost ~10% of the plain benchmark).
+    #[inline]
     fn pass(&self, index: usize) -> bool {
         self.spread
             .as_ref()
@@ -640,11 +641,13 @@ impl<'a> Scheduler<'a> {
     }
 
     /// The profile scheduling the current pod.
+    #[inline]
     fn profile(&self) -> &Profile {
         &self.profiles[self.current].profile
     }
 
     /// The current profile, compiled.
+    #[inline]
     fn compiled(&self) -> &CompiledProfile {
         &self.profiles[self.current]
     }
