@@ -131,7 +131,9 @@ impl Loader<'_> {
                 set.baseline_unit_starts.push(set.baseline.steps.len());
             }
             let mut take = |loaded: Result<(LoadedWorkload, Origin), Errors>| match loaded {
-                Ok((w, origin)) => set.add(w, &origin, item.step, &mut baseline_pods, errors, warnings),
+                Ok((w, origin)) => {
+                    set.add(w, &origin, item.step, &mut baseline_pods, errors, warnings)
+                }
                 Err(mut e) => errors.append(&mut e),
             };
             // Each object is added as it loads: holding 10,000 loaded pods back first cost
