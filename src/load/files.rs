@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::origin::is_manifest;
+use super::origin::manifests;
 use super::scenario;
 use crate::error::InputError;
 use crate::yaml;
@@ -17,11 +17,10 @@ use crate::yaml;
 /// Finding no Scenario at all is an error naming the paths.
 pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
     let mut files = BTreeSet::new();
-    let mut visited = std::collections::HashSet::new();
     for p in paths {
         if p.is_dir() {
-            collect_scenarios(p, &mut files, &mut visited)
-                .map_err(|e| InputError::new(p, yaml::io_message(&e)))?;
+            let found = manifests(p).map_err(|e| InputError::new(p, yaml::io_message(&e)))?;
+            files.extend(found.into_iter().filter(|f| declares_scenario(f)));
         } else if p.exists() {
             files.insert(p.clone());
         } else {
@@ -39,25 +38,6 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
         ));
     }
     Ok(files.into_iter().collect())
-}
-
-fn collect_scenarios(
-    dir: &Path,
-    out: &mut BTreeSet<PathBuf>,
-    visited: &mut std::collections::HashSet<PathBuf>,
-) -> std::io::Result<()> {
-    if !visited.insert(std::fs::canonicalize(dir)?) {
-        return Ok(());
-    }
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect_scenarios(&path, out, visited)?;
-        } else if is_manifest(&path) && declares_scenario(&path) {
-            out.insert(path);
-        }
-    }
-    Ok(())
 }
 
 /// Whether a file holds a Scenario document (other files in a folder, such as node

@@ -177,7 +177,7 @@ impl Loader<'_> {
 
 /// The `.yaml`, `.yml` and `.json` files under a folder, recursively, in sorted path order
 /// (symlinked folders are followed once).
-fn manifests(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+pub(super) fn manifests(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     fn walk(
         dir: &Path,
         out: &mut Vec<PathBuf>,
@@ -203,7 +203,7 @@ fn manifests(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// A file a folder scan reads: `*.yaml`, `*.yml`, `*.json`.
-pub(super) fn is_manifest(path: &Path) -> bool {
+fn is_manifest(path: &Path) -> bool {
     path.is_file()
         && path
             .extension()
