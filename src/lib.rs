@@ -10,6 +10,7 @@ pub mod error;
 pub mod features;
 pub mod generate;
 pub mod interrupt;
+pub mod kueue;
 pub mod limits;
 pub mod load;
 pub mod model;

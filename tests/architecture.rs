@@ -8,8 +8,8 @@ use regex::Regex;
 
 /// The layers, top to bottom: a module may import the modules after it, never those before.
 const LAYERS: &[&str] = &[
-    "cli", "generate", "bench", "sweep", "check", "report", "load", "resolve", "sched", "model",
-    "yaml",
+    "cli", "generate", "bench", "sweep", "check", "report", "load", "kueue", "resolve", "sched",
+    "model", "yaml",
 ];
 
 /// Leaf utilities any layer may use; they import no layer.

@@ -10,6 +10,7 @@ mod cluster;
 mod determined;
 pub mod expect;
 mod files;
+pub mod kueue;
 mod nodes;
 mod objects;
 mod origin;
@@ -77,6 +78,8 @@ pub struct Scenario {
     pub warnings: Vec<String>,
     /// `spec.expect`, checked by `schedsim check`.
     pub expectations: Vec<crate::load::expect::Expectation>,
+    /// What Kueue admitted, when the scenario has Kueue objects.
+    pub kueue: Option<kueue::KueueOutcome>,
 }
 
 /// Workload pods and the steps that bring them to the scheduler.
@@ -245,11 +248,15 @@ impl Loader<'_> {
             &mut errors,
         );
         let runtimes = self.runtimes(origins, &mut errors);
+        let kueue_objects = self.kueue_objects(routed.kueue, &mut errors);
 
         let clock = (sd.spec.clock.clone())
             .unwrap_or_else(|| crate::resolve::build::DEFAULT_CLOCK.to_string());
         let cx = ResolveContext {
             runtimes: &runtimes,
+            kueue: &kueue_objects,
+            priority_classes: &priority_classes,
+            namespaces: &namespaces,
             gates: &gates,
             initializers: sd.spec.initializers,
             clock: &clock,
@@ -384,6 +391,7 @@ impl Loader<'_> {
             },
             warnings,
             expectations,
+            kueue: set.kueue,
         })
     }
 

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::origin::{Origin, suggestion};
 use super::pod_group::{COSCHEDULING_API_VERSION, VOLCANO_API_VERSION};
 use crate::error::InputError;
+use crate::kueue::api as kueue;
 use crate::resolve::trainjob;
 
 /// The typed store an object kind is read into.
@@ -22,6 +23,8 @@ pub(super) enum Store {
     Runtimes,
     /// Workload items: TrainJobs, PodGroups.
     Workloads,
+    /// Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, WorkloadPriorityClasses.
+    Kueue,
 }
 
 /// One supported kind: the apiVersions it is read at and its store.
@@ -75,6 +78,31 @@ pub(super) const KINDS: &[ObjectKind] = &[
         api_versions: &[COSCHEDULING_API_VERSION, VOLCANO_API_VERSION],
         store: Store::Workloads,
     },
+    ObjectKind {
+        kind: "ResourceFlavor",
+        api_versions: kueue::API_VERSIONS,
+        store: Store::Kueue,
+    },
+    ObjectKind {
+        kind: "ClusterQueue",
+        api_versions: kueue::API_VERSIONS,
+        store: Store::Kueue,
+    },
+    ObjectKind {
+        kind: "LocalQueue",
+        api_versions: kueue::API_VERSIONS,
+        store: Store::Kueue,
+    },
+    ObjectKind {
+        kind: "Cohort",
+        api_versions: kueue::COHORT_API_VERSIONS,
+        store: Store::Kueue,
+    },
+    ObjectKind {
+        kind: "WorkloadPriorityClass",
+        api_versions: kueue::API_VERSIONS,
+        store: Store::Kueue,
+    },
 ];
 
 /// The objects of `spec.objects`, by store, in input order.
@@ -86,6 +114,7 @@ pub(super) struct Routed {
     pub namespaces: Vec<Origin>,
     pub runtimes: Vec<Origin>,
     pub workloads: Vec<Origin>,
+    pub kueue: Vec<Origin>,
     /// Pods in phase Succeeded or Failed: kube-scheduler never sees them.
     pub terminal_pods: usize,
 }
@@ -119,6 +148,7 @@ impl Routed {
             Store::Namespaces => self.namespaces.push(origin),
             Store::Runtimes => self.runtimes.push(origin),
             Store::Workloads => self.workloads.push(origin),
+            Store::Kueue => self.kueue.push(origin),
         }
         Ok(())
     }
@@ -135,6 +165,16 @@ fn kind_of(origin: &Origin) -> Result<&'static ObjectKind, InputError> {
     }
     if api_version.is_empty() {
         return Err(origin.error_at("apiVersion", "apiVersion not set".into()));
+    }
+    if kind == "Workload" && api_version.starts_with("kueue.x-k8s.io/") {
+        // Kueue writes Workloads itself, from the jobs that name a queue.
+        return Err(origin.error_at(
+            "kind",
+            format!(
+                "schedsim does not read objects of kind \"Workload\": Kueue creates a Workload for each job that names a queue; give the job itself (TrainJob, Pod) with the {} label",
+                super::kueue::QUEUE_NAME_LABEL
+            ),
+        ));
     }
     let Some(entry) = KINDS.iter().find(|k| k.kind == kind) else {
         let known: Vec<String> = KINDS.iter().map(|k| k.kind.to_string()).collect();

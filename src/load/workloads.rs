@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1 as k8s;
 use serde_json::Value;
 
 use super::origin::Origin;
-use super::{Errors, Loader, Workloads, pod_group};
+use super::{Errors, Loader, Workloads, kueue, pod_group};
 use crate::features::FeatureGates;
 use crate::model::Pod;
 use crate::model::objects;
@@ -37,6 +37,10 @@ pub(super) struct WorkloadItem<'v> {
 /// What the TrainJobs need from the scenario to resolve.
 pub(super) struct ResolveContext<'a> {
     pub runtimes: &'a Runtimes,
+    /// Kueue's objects (empty: Kueue is not part of the scenario).
+    pub kueue: &'a crate::kueue::admission::Objects,
+    pub priority_classes: &'a super::priority::PriorityClasses,
+    pub namespaces: &'a crate::sched::plugins::inter_pod_affinity::NamespaceLabels,
     pub gates: &'a FeatureGates,
     pub initializers: InitializerLifecycle,
     pub clock: &'a str,
@@ -58,6 +62,8 @@ pub(super) struct WorkloadSet {
     /// Per timeline step: the steps of the items arriving then (and of their baseline).
     pub arrivals: Vec<Workloads>,
     pub baseline_arrivals: Vec<Workloads>,
+    /// What Kueue decided, when the scenario has Kueue objects.
+    pub kueue: Option<super::kueue::KueueOutcome>,
 }
 
 /// A pod of the runtime-only baseline: the workload pod it equals (no overrides changed it),
@@ -117,6 +123,9 @@ impl Loader<'_> {
         // some TrainJob has overrides (copying 200,000 plain pods to throw them away cost a
         // third of the load).
         let mut baseline_pods: Vec<BasePod> = Vec::new();
+        let mut queued: Vec<kueue::Queued> = Vec::new();
+        // Workloads naming a Kueue queue that Kueue does not admit here: (queue, where).
+        let mut unmanaged: Vec<(String, String)> = Vec::new();
         for item in items {
             let pods = existing_pods + set.pods.len();
             if crate::limits::PODS.exceeded_by(pods as u64) {
@@ -130,8 +139,24 @@ impl Loader<'_> {
                 set.unit_starts.push(set.steps.len());
                 set.baseline_unit_starts.push(set.baseline.steps.len());
             }
-            let mut take = |loaded: Result<(LoadedWorkload, Origin), Errors>| match loaded {
+            let kueue_on = !cx.kueue.is_empty();
+            let mut take = |loaded: kueue::Loaded| match loaded {
+                // Kueue admits the workloads present at the start; they wait for it.
+                Ok((w, origin)) if kueue_on && item.step.is_none() => {
+                    match kueue::workload_of(&origin, &w.pods, cx) {
+                        Some((workload, job)) => queued.push(kueue::Queued {
+                            origin,
+                            loaded: w,
+                            job,
+                            workload,
+                        }),
+                        None => set.add(w, &origin, None, &mut baseline_pods, errors, warnings),
+                    }
+                }
                 Ok((w, origin)) => {
+                    if let Some(q) = kueue::queue_name(origin.value()) {
+                        unmanaged.push((q.to_string(), origin.describe()));
+                    }
                     set.add(w, &origin, item.step, &mut baseline_pods, errors, warnings)
                 }
                 Err(mut e) => errors.append(&mut e),
@@ -153,6 +178,20 @@ impl Loader<'_> {
                 Source::Object(o) => take(self.workload(&o, cx).map(|w| (w, o))),
             }
         }
+        if !cx.kueue.is_empty() {
+            let (admitted, outcome) = self.admit_queued(queued, cx);
+            for loaded in admitted {
+                match loaded {
+                    Ok((w, origin)) => {
+                        set.add(w, &origin, None, &mut baseline_pods, errors, warnings)
+                    }
+                    Err(mut e) => errors.append(&mut e),
+                }
+            }
+            warnings.extend(outcome.admission.warnings.iter().cloned());
+            set.kueue = Some(outcome);
+        }
+        self.warn_unmanaged(&unmanaged, !cx.kueue.is_empty(), warnings);
         if set.any_overrides {
             set.baseline.pods = baseline_pods
                 .into_iter()
@@ -205,6 +244,16 @@ impl Loader<'_> {
             )]);
         }
         let job: TrainJob = origin.decode().map_err(|e| vec![e])?;
+        self.resolve_train_job(origin, job, cx)
+    }
+
+    /// A decoded TrainJob (Kueue's runtime patch added, maybe), resolved.
+    pub(super) fn resolve_train_job(
+        &self,
+        origin: &Origin,
+        job: TrainJob,
+        cx: &ResolveContext,
+    ) -> Result<LoadedWorkload, Errors> {
         let pods = |overrides: bool, track: bool| {
             let opts = BuildOptions {
                 overrides,

@@ -17,6 +17,15 @@ pub struct FieldError {
     pub message: String,
 }
 
+impl FieldError {
+    pub fn new(path: &str, message: String) -> FieldError {
+        FieldError {
+            path: path.to_string(),
+            message,
+        }
+    }
+}
+
 pub(crate) fn invalid(errs: &mut Vec<FieldError>, path: String, value: &str, detail: &str) {
     errs.push(FieldError {
         path,

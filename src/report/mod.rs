@@ -3,6 +3,7 @@
 
 pub mod chart;
 pub mod ci;
+pub mod kueue;
 pub mod model;
 
 pub mod table;

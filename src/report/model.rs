@@ -57,6 +57,9 @@ pub struct ScenarioReport {
     /// Workloads partly placed: some pods bound, others pending, so the job cannot start.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stuck_workloads: Vec<StuckWorkload>,
+    /// What Kueue admitted, and the quota it used (scenarios with Kueue objects).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kueue: Option<super::kueue::KueueReport>,
     pub nodes: Vec<NodeReport>,
 }
 
@@ -176,6 +179,7 @@ impl ScenarioReport {
             file: scenario.file.display().to_string(),
             warnings: scenario.warnings.clone(),
             stuck_workloads: stuck_workloads(workloads, &pods),
+            kueue: (scenario.kueue.as_ref()).map(|k| super::kueue::KueueReport::new(k, &pods)),
             gangs: gangs(&pods),
             timeline: timeline(workloads, &outcome.timeline),
             pods,

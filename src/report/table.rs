@@ -160,6 +160,12 @@ fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut S
     if !s.pods.is_empty() {
         let _ = writeln!(out, "{}", table_of(pod_groups(s), limit, "pod groups"));
     }
+    if let Some(k) = &s.kueue {
+        let rows = super::kueue::workload_rows(k);
+        let _ = writeln!(out, "{}", table_of(rows, limit, "Kueue workloads"));
+        let rows = super::kueue::quota_rows(k);
+        let _ = writeln!(out, "{}", table_of(rows, limit, "quota rows"));
+    }
     if !s.override_effects.is_empty() {
         let _ = writeln!(out, "{}", Table::new(effect_rows(s)).with(Style::rounded()));
     }
@@ -432,7 +438,7 @@ fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
 }
 
 /// Wraps long messages after ", " and ". " so tables stay readable.
-fn wrap(text: &str, width: usize) -> String {
+pub(super) fn wrap(text: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line_len = 0;
     let mut rest = text;

@@ -25,7 +25,7 @@ const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
 pub type NamespaceLabels = BTreeMap<String, BTreeMap<String, String>>;
 
 /// A namespace's labels: those declared, plus `kubernetes.io/metadata.name`.
-fn labels_of(namespaces: &NamespaceLabels, ns: &str) -> BTreeMap<String, String> {
+pub fn labels_of(namespaces: &NamespaceLabels, ns: &str) -> BTreeMap<String, String> {
     let mut labels = namespaces.get(ns).cloned().unwrap_or_default();
     labels.insert(NAMESPACE_NAME_LABEL.to_string(), ns.to_string());
     labels

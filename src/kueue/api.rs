@@ -1,0 +1,498 @@
+//! Kueue's objects as schedsim reads them: `ResourceFlavor`, `ClusterQueue`, `Cohort`,
+//! `LocalQueue`, `WorkloadPriorityClass`, at `kueue.x-k8s.io/v1beta1` (what most manifests
+//! say) and `v1beta2` (what current controllers import). The two differ, for the fields
+//! read here, only in the ClusterQueue's cohort field (`cohort` vs `cohortName`) and in
+//! v1beta1's extra fungibility values `Borrow`/`Preempt`.
+//!
+//! Sources: kubernetes-sigs/kueue `apis/kueue/v1beta{1,2}/{resourceflavor,clusterqueue,cohort,
+//! localqueue,workloadpriorityclass}_types.go`; validation follows their CRD markers
+//! (`+kubebuilder:validation:*`), the only rules the API server applies to these objects.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Taint, Toleration};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use serde::Deserialize;
+
+use crate::model::quantity::Quantity;
+use crate::model::resources;
+use crate::model::validate::FieldError;
+
+pub const API_VERSIONS: &[&str] = &["kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"];
+/// Cohort was served at `v1alpha1` before it reached the beta versions.
+pub const COHORT_API_VERSIONS: &[&str] = &[
+    "kueue.x-k8s.io/v1alpha1",
+    "kueue.x-k8s.io/v1beta1",
+    "kueue.x-k8s.io/v1beta2",
+];
+
+/// A flavor and a resource: the unit Kueue counts quota in.
+pub type FlavorResource = (String, String);
+
+/// `ResourceFlavor`: the node labels and taints of a kind of node, and the tolerations Kueue
+/// adds to admitted pods.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResourceFlavor {
+    pub name: String,
+    pub node_labels: BTreeMap<String, String>,
+    pub node_taints: Vec<Taint>,
+    pub tolerations: Vec<Toleration>,
+}
+
+/// One resource's quota in one flavor, in Kueue's units (cpu in millicores, others as the
+/// quantity's value).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResourceQuota {
+    pub nominal: i64,
+    pub borrowing_limit: Option<i64>,
+    pub lending_limit: Option<i64>,
+}
+
+/// A resource group: resources that get their flavor together, and the flavors in the order
+/// they are tried.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResourceGroup {
+    pub covered_resources: Vec<String>,
+    pub flavors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum QueueingStrategy {
+    StrictFIFO,
+    #[default]
+    BestEffortFIFO,
+}
+
+/// `FlavorFungibilityPolicy`; v1beta1's `Borrow` and `Preempt` mean `MayStopSearch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum FungibilityPolicy {
+    MayStopSearch,
+    TryNextFlavor,
+    Borrow,
+    Preempt,
+}
+
+impl FungibilityPolicy {
+    fn try_next(self) -> bool {
+        self == FungibilityPolicy::TryNextFlavor
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum FungibilityPreference {
+    BorrowingOverPreemption,
+    PreemptionOverBorrowing,
+}
+
+/// `FlavorFungibility`, defaulted as the CRD defaults it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlavorFungibility {
+    /// `whenCanBorrow: TryNextFlavor` (default `MayStopSearch`).
+    pub try_next_when_can_borrow: bool,
+    /// `whenCanPreempt: TryNextFlavor` (the default).
+    pub try_next_when_can_preempt: bool,
+    pub preference: Option<FungibilityPreference>,
+}
+
+impl Default for FlavorFungibility {
+    fn default() -> Self {
+        FlavorFungibility {
+            try_next_when_can_borrow: false,
+            try_next_when_can_preempt: true,
+            preference: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum PreemptionPolicy {
+    #[default]
+    Never,
+    LowerPriority,
+    LowerOrNewerEqualPriority,
+    Any,
+}
+
+/// `ClusterQueuePreemption`, defaulted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Preemption {
+    pub reclaim_within_cohort: PreemptionPolicy,
+    /// `borrowWithinCohort.policy` (`Never` or `LowerPriority`).
+    pub borrow_within_cohort: PreemptionPolicy,
+    pub borrow_within_cohort_max_priority: Option<i32>,
+    pub within_cluster_queue: PreemptionPolicy,
+}
+
+/// `ClusterQueue`: quotas per flavor and resource, the cohort it borrows from and lends to,
+/// and how it queues.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClusterQueue {
+    pub name: String,
+    pub cohort: Option<String>,
+    pub resource_groups: Vec<ResourceGroup>,
+    pub quotas: BTreeMap<FlavorResource, ResourceQuota>,
+    pub queueing_strategy: QueueingStrategy,
+    pub namespace_selector: Option<LabelSelector>,
+    pub flavor_fungibility: FlavorFungibility,
+    pub preemption: Preemption,
+}
+
+impl ClusterQueue {
+    /// The resource group covering `resource` (`RGByResource`).
+    pub fn group_of(&self, resource: &str) -> Option<&ResourceGroup> {
+        (self.resource_groups.iter()).find(|g| g.covered_resources.iter().any(|r| r == resource))
+    }
+}
+
+/// `Cohort` (v1beta2; `v1alpha1` before): a node of the cohort tree with quotas of its own.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cohort {
+    pub name: String,
+    pub parent: Option<String>,
+    pub quotas: BTreeMap<FlavorResource, ResourceQuota>,
+}
+
+/// `LocalQueue`: the namespaced name workloads use, pointing at a ClusterQueue.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LocalQueue {
+    pub namespace: String,
+    pub name: String,
+    pub cluster_queue: String,
+}
+
+/// `WorkloadPriorityClass`: a priority for workloads that name it in the
+/// `kueue.x-k8s.io/priority-class` label.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkloadPriorityClass {
+    pub name: String,
+    pub value: i32,
+}
+
+// ---- the documents, read leniently as the API server reads them ----
+
+#[derive(Deserialize)]
+struct Doc<S> {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: S,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FlavorSpec {
+    #[serde(default)]
+    node_labels: BTreeMap<String, String>,
+    #[serde(default)]
+    node_taints: Vec<Taint>,
+    #[serde(default)]
+    tolerations: Vec<Toleration>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QueueSpec {
+    #[serde(default)]
+    cohort: Option<String>,
+    #[serde(default)]
+    cohort_name: Option<String>,
+    #[serde(default)]
+    parent_name: Option<String>,
+    #[serde(default)]
+    resource_groups: Vec<GroupSpec>,
+    #[serde(default)]
+    queueing_strategy: Option<QueueingStrategy>,
+    #[serde(default)]
+    namespace_selector: Option<LabelSelector>,
+    #[serde(default)]
+    flavor_fungibility: Option<FungibilitySpec>,
+    #[serde(default)]
+    preemption: Option<PreemptionSpec>,
+    #[serde(default)]
+    cluster_queue: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GroupSpec {
+    #[serde(default)]
+    covered_resources: Vec<String>,
+    #[serde(default)]
+    flavors: Vec<FlavorQuotasSpec>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FlavorQuotasSpec {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    resources: Vec<QuotaSpec>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QuotaSpec {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    nominal_quota: Option<K8sQuantity>,
+    #[serde(default)]
+    borrowing_limit: Option<K8sQuantity>,
+    #[serde(default)]
+    lending_limit: Option<K8sQuantity>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FungibilitySpec {
+    #[serde(default)]
+    when_can_borrow: Option<FungibilityPolicy>,
+    #[serde(default)]
+    when_can_preempt: Option<FungibilityPolicy>,
+    #[serde(default)]
+    preference: Option<FungibilityPreference>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PreemptionSpec {
+    #[serde(default)]
+    reclaim_within_cohort: Option<PreemptionPolicy>,
+    #[serde(default)]
+    borrow_within_cohort: Option<BorrowSpec>,
+    #[serde(default)]
+    within_cluster_queue: Option<PreemptionPolicy>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BorrowSpec {
+    #[serde(default)]
+    policy: Option<PreemptionPolicy>,
+    #[serde(default)]
+    max_priority_threshold: Option<i32>,
+}
+
+#[derive(Deserialize)]
+struct PriorityDoc {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(default)]
+    value: i32,
+}
+
+type Decoded<T> = Result<T, Vec<FieldError>>;
+
+fn decode<T: serde::de::DeserializeOwned>(value: &serde_json::Value) -> Decoded<T> {
+    serde_json::from_value(value.clone()).map_err(|e| vec![FieldError::new("", e.to_string())])
+}
+
+fn name_of(meta: &ObjectMeta, errs: &mut Vec<FieldError>) -> String {
+    let name = meta.name.clone().unwrap_or_default();
+    if name.is_empty() {
+        errs.push(FieldError::new("metadata.name", "Required value".into()));
+    }
+    name
+}
+
+fn done<T>(value: T, errs: Vec<FieldError>) -> Decoded<T> {
+    if errs.is_empty() {
+        Ok(value)
+    } else {
+        Err(errs)
+    }
+}
+
+pub fn resource_flavor(value: &serde_json::Value) -> Decoded<ResourceFlavor> {
+    let d: Doc<FlavorSpec> = decode(value)?;
+    let mut errs = Vec::new();
+    let name = name_of(&d.metadata, &mut errs);
+    // resourceflavor_types.go: nodeLabels, nodeTaints and tolerations hold at most 8 items.
+    for (field, n) in [
+        ("nodeLabels", d.spec.node_labels.len()),
+        ("nodeTaints", d.spec.node_taints.len()),
+        ("tolerations", d.spec.tolerations.len()),
+    ] {
+        if n > 8 {
+            errs.push(FieldError::new(
+                &format!("spec.{field}"),
+                format!("Too many: {n}: must have at most 8 items"),
+            ));
+        }
+    }
+    let flavor = ResourceFlavor {
+        name,
+        node_labels: d.spec.node_labels,
+        node_taints: d.spec.node_taints,
+        tolerations: d.spec.tolerations,
+    };
+    done(flavor, errs)
+}
+
+/// A quantity in Kueue's units for `resource` (`resources.ResourceValue`).
+fn amount(resource: &str, q: &K8sQuantity, path: &str, errs: &mut Vec<FieldError>) -> i64 {
+    match q.0.parse::<Quantity>() {
+        Ok(q) if resource == resources::CPU => q.milli_value(),
+        Ok(q) => q.value(),
+        Err(e) => {
+            errs.push(FieldError::new(
+                path,
+                format!("Invalid value: {:?}: {e}", q.0),
+            ));
+            0
+        }
+    }
+}
+
+/// Resource groups and their quotas, checked as the CRD checks them: at most 16 groups, each
+/// flavor listing exactly the covered resources in their order.
+fn groups(
+    specs: &[GroupSpec],
+    has_cohort: bool,
+    errs: &mut Vec<FieldError>,
+) -> (Vec<ResourceGroup>, BTreeMap<FlavorResource, ResourceQuota>) {
+    let mut groups = Vec::new();
+    let mut quotas = BTreeMap::new();
+    if specs.len() > 16 {
+        errs.push(FieldError::new(
+            "spec.resourceGroups",
+            format!("Too many: {}: must have at most 16 items", specs.len()),
+        ));
+    }
+    for (g, spec) in specs.iter().enumerate() {
+        let at = format!("spec.resourceGroups[{g}]");
+        for (f, flavor) in spec.flavors.iter().enumerate() {
+            let fat = format!("{at}.flavors[{f}]");
+            if flavor.resources.len() != spec.covered_resources.len() {
+                errs.push(FieldError::new(
+                    &at,
+                    "Invalid value: \"object\": flavors must have the same number of resources as the coveredResources".into(),
+                ));
+            }
+            for (r, quota) in flavor.resources.iter().enumerate() {
+                let rat = format!("{fat}.resources[{r}]");
+                if spec.covered_resources.get(r) != Some(&quota.name) {
+                    errs.push(FieldError::new(
+                        &format!("{rat}.name"),
+                        format!(
+                            "Invalid value: {:?}: must match coveredResources[{r}]",
+                            quota.name
+                        ),
+                    ));
+                }
+                if quota.borrowing_limit.is_some() && !has_cohort {
+                    errs.push(FieldError::new(
+                        "spec",
+                        "Invalid value: \"object\": borrowingLimit must be nil when cohort is empty".into(),
+                    ));
+                }
+                let read = |q: &Option<K8sQuantity>, field: &str, errs: &mut Vec<FieldError>| {
+                    q.as_ref()
+                        .map(|q| amount(&quota.name, q, &format!("{rat}.{field}"), errs))
+                };
+                let nominal = read(&quota.nominal_quota, "nominalQuota", errs).unwrap_or(0);
+                let rq = ResourceQuota {
+                    nominal,
+                    borrowing_limit: read(&quota.borrowing_limit, "borrowingLimit", errs),
+                    lending_limit: read(&quota.lending_limit, "lendingLimit", errs),
+                };
+                quotas.insert((flavor.name.clone(), quota.name.clone()), rq);
+            }
+        }
+        groups.push(ResourceGroup {
+            covered_resources: spec.covered_resources.clone(),
+            flavors: spec.flavors.iter().map(|f| f.name.clone()).collect(),
+        });
+    }
+    (groups, quotas)
+}
+
+pub fn cluster_queue(value: &serde_json::Value) -> Decoded<ClusterQueue> {
+    let d: Doc<QueueSpec> = decode(value)?;
+    let mut errs = Vec::new();
+    let name = name_of(&d.metadata, &mut errs);
+    let cohort = (d.spec.cohort_name.or(d.spec.cohort)).filter(|c| !c.is_empty());
+    let (resource_groups, quotas) = groups(&d.spec.resource_groups, cohort.is_some(), &mut errs);
+    let fungibility = d.spec.flavor_fungibility.unwrap_or_default();
+    let flavor_fungibility = FlavorFungibility {
+        try_next_when_can_borrow: fungibility.when_can_borrow.is_some_and(|p| p.try_next()),
+        try_next_when_can_preempt: fungibility.when_can_preempt.is_none_or(|p| p.try_next()),
+        preference: fungibility.preference,
+    };
+    if flavor_fungibility.preference.is_some()
+        && !(flavor_fungibility.try_next_when_can_borrow
+            && flavor_fungibility.try_next_when_can_preempt)
+    {
+        errs.push(FieldError::new(
+            "spec.flavorFungibility",
+            "Invalid value: \"object\": preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor".into(),
+        ));
+    }
+    let p = d.spec.preemption.unwrap_or_default();
+    let borrow = p.borrow_within_cohort.unwrap_or_default();
+    let preemption = Preemption {
+        reclaim_within_cohort: p.reclaim_within_cohort.unwrap_or_default(),
+        borrow_within_cohort: borrow.policy.unwrap_or_default(),
+        borrow_within_cohort_max_priority: borrow.max_priority_threshold,
+        within_cluster_queue: p.within_cluster_queue.unwrap_or_default(),
+    };
+    if preemption.reclaim_within_cohort == PreemptionPolicy::Never
+        && preemption.borrow_within_cohort != PreemptionPolicy::Never
+    {
+        errs.push(FieldError::new(
+            "spec.preemption",
+            "Invalid value: \"object\": reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never".into(),
+        ));
+    }
+    let queue = ClusterQueue {
+        name,
+        cohort,
+        resource_groups,
+        quotas,
+        queueing_strategy: d.spec.queueing_strategy.unwrap_or_default(),
+        namespace_selector: d.spec.namespace_selector,
+        flavor_fungibility,
+        preemption,
+    };
+    done(queue, errs)
+}
+
+pub fn cohort(value: &serde_json::Value) -> Decoded<Cohort> {
+    let d: Doc<QueueSpec> = decode(value)?;
+    let mut errs = Vec::new();
+    let name = name_of(&d.metadata, &mut errs);
+    let (_, quotas) = groups(&d.spec.resource_groups, true, &mut errs);
+    let cohort = Cohort {
+        name,
+        parent: d.spec.parent_name.filter(|p| !p.is_empty()),
+        quotas,
+    };
+    done(cohort, errs)
+}
+
+pub fn local_queue(value: &serde_json::Value) -> Decoded<LocalQueue> {
+    let d: Doc<QueueSpec> = decode(value)?;
+    let mut errs = Vec::new();
+    let name = name_of(&d.metadata, &mut errs);
+    let queue = LocalQueue {
+        namespace: d.metadata.namespace.unwrap_or_else(|| "default".into()),
+        name,
+        cluster_queue: d.spec.cluster_queue.unwrap_or_default(),
+    };
+    done(queue, errs)
+}
+
+pub fn workload_priority_class(value: &serde_json::Value) -> Decoded<WorkloadPriorityClass> {
+    let d: PriorityDoc = decode(value)?;
+    let mut errs = Vec::new();
+    let name = name_of(&d.metadata, &mut errs);
+    done(
+        WorkloadPriorityClass {
+            name,
+            value: d.value,
+        },
+        errs,
+    )
+}

@@ -1,0 +1,469 @@
+//! Kueue in the load: its objects (routed from `spec.objects`), the workloads that opt in with
+//! the `kueue.x-k8s.io/queue-name` label, their admission before any pod exists, and the
+//! flavors' node labels and tolerations injected the way Kueue's integrations inject them:
+//!
+//! - TrainJob (kubernetes-sigs/kueue `pkg/controller/jobs/trainjob/`): one pod set per
+//!   replicated job; the webhook appends a `runtimePatches` entry of manager
+//!   `kueue.x-k8s.io/manager` (`trainjob_webhook.go` `Default`) and admission fills it with a
+//!   `replicatedJobs` patch per pod set (`RunWithPodSetsInfo`). A TrainJob not admitted stays
+//!   suspended: no JobSet, no pods.
+//! - Pod (`pkg/controller/jobs/pod/`): one pod set `main`; the webhook gates the pod with
+//!   `kueue.x-k8s.io/admission`, admission merges the pod set info into it and lifts the gate
+//!   (`podset.Merge`). A pod not admitted stays gated: kube-scheduler reports it
+//!   `SchedulingGated`.
+//!
+//! The pod set info is `podset.FromAssignment` plus the labels `getPodSetsInfoFromStatus`
+//! adds (`kueue.x-k8s.io/podset`, and with AssignQueueLabelsForPods, on by default, the queue
+//! names). The TAS annotation `kueue.x-k8s.io/workload` names the Workload object, whose name
+//! carries a hash of the owner's UID; it changes no placement and is left out.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Toleration;
+use serde_json::{Value, json};
+
+use super::origin::Origin;
+use super::workloads::{LoadedWorkload, ResolveContext};
+use super::{Errors, Loader};
+use crate::kueue::admission::{self, Admission, Objects};
+use crate::kueue::api;
+use crate::kueue::assigner::{PodSet, PodSetAssignment};
+use crate::model::Pod;
+use crate::model::validate::FieldError;
+use crate::resolve::trainjob::{RuntimePatch, TrainJob};
+
+pub const QUEUE_NAME_LABEL: &str = "kueue.x-k8s.io/queue-name";
+/// `constants.WorkloadPriorityClassLabel`.
+pub const PRIORITY_CLASS_LABEL: &str = "kueue.x-k8s.io/priority-class";
+/// `runtimePatchManagerName` of the TrainJob integration.
+pub const MANAGER: &str = "kueue.x-k8s.io/manager";
+/// `podconstants.SchedulingGateName`: the gate on a queued pod until admission.
+pub const ADMISSION_GATE: &str = "kueue.x-k8s.io/admission";
+const POD_SET_LABEL: &str = "kueue.x-k8s.io/podset";
+const LOCAL_QUEUE_LABEL: &str = "kueue.x-k8s.io/local-queue-name";
+const CLUSTER_QUEUE_LABEL: &str = "kueue.x-k8s.io/cluster-queue-name";
+/// The pod set of a plain pod (`kueue.DefaultPodSetName`).
+const POD_SET_MAIN: &str = "main";
+/// The label the Trainer puts on a replicated job's pods.
+const REPLICATED_JOB_LABEL: &str = "jobset.sigs.k8s.io/replicatedjob-name";
+
+/// A workload held back for Kueue: what it resolved to without admission, and as Kueue
+/// queues it.
+pub(super) struct Queued {
+    pub origin: Origin,
+    pub loaded: LoadedWorkload,
+    /// The TrainJob as decoded, to resolve again with Kueue's runtime patch.
+    pub job: Option<TrainJob>,
+    pub workload: admission::Workload,
+}
+
+impl Queued {
+    fn kind(&self) -> &'static str {
+        if self.job.is_some() {
+            "TrainJob"
+        } else {
+            "Pod"
+        }
+    }
+}
+
+/// A workload item loaded: what it became and where it came from.
+pub(super) type Loaded = Result<(LoadedWorkload, Origin), Errors>;
+
+/// The Kueue part of a loaded scenario: the workloads it queued and what it decided.
+#[derive(Debug, Clone, Default)]
+pub struct KueueOutcome {
+    /// (kind, namespace, name) of each queued workload, as `admission.decisions`.
+    pub workloads: Vec<(String, String, String)>,
+    pub pod_sets: Vec<Vec<PodSet>>,
+    pub admission: Admission,
+    pub flavors: BTreeMap<String, api::ResourceFlavor>,
+}
+
+/// The `kueue.x-k8s.io/queue-name` label of an object.
+pub(super) fn queue_name(value: &Value) -> Option<&str> {
+    value["metadata"]["labels"][QUEUE_NAME_LABEL]
+        .as_str()
+        .filter(|q| !q.is_empty())
+}
+
+/// How Kueue queues a loaded workload, when it names a queue.
+pub(super) fn workload_of(
+    origin: &Origin,
+    pods: &[Pod],
+    cx: &ResolveContext,
+) -> Option<(admission::Workload, Option<TrainJob>)> {
+    let value = origin.value();
+    let queue_name = queue_name(value)?.to_string();
+    let is_job = origin.kind() == Some("TrainJob");
+    let namespace = value["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("default")
+        .to_string();
+    let name = value["metadata"]["name"].as_str().unwrap_or("").to_string();
+    // `jobframework.ExtractPriority`: the WorkloadPriorityClass the label names (none found:
+    // no Workload is created, only a `WorkloadPriorityClassNotFound` event), else the
+    // PriorityClass of the first pod template naming one, else the default.
+    let (priority, blocked) = match value["metadata"]["labels"][PRIORITY_CLASS_LABEL].as_str() {
+        Some(class) => match cx.kueue.priority_classes.get(class) {
+            Some(&v) => (v, None),
+            None => (
+                0,
+                Some(format!("WorkloadPriorityClass {class:?} not found")),
+            ),
+        },
+        None => (pod_priority(pods, cx), None),
+    };
+    let job = if is_job { origin.decode().ok() } else { None };
+    let pod_sets = if is_job {
+        train_job_pod_sets(pods)
+    } else {
+        pods.iter().map(|p| pod_set(POD_SET_MAIN, p, 1)).collect()
+    };
+    let workload = admission::Workload {
+        namespace,
+        name,
+        queue_name,
+        priority,
+        pod_sets,
+        blocked,
+    };
+    Some((workload, job))
+}
+
+impl Loader<'_> {
+    /// Kueue's objects, each decoded and checked as its CRD checks it; a name used twice is
+    /// refused as the API server refuses it.
+    pub(super) fn kueue_objects(&mut self, origins: Vec<Origin>, errors: &mut Errors) -> Objects {
+        let mut objects = Objects::default();
+        let mut seen: BTreeMap<(&'static str, String), ()> = BTreeMap::new();
+        for origin in origins {
+            let kind = origin.kind().unwrap_or("").to_string();
+            let value = origin.value();
+            let mut duplicate = |resource: &'static str, key: String, ns: Option<&str>| {
+                if seen.insert((resource, key.clone()), ()).is_some() {
+                    let name = key.rsplit('/').next().unwrap_or("").to_string();
+                    let message = match ns {
+                        Some(ns) => format!(
+                            "{resource}.kueue.x-k8s.io {name:?} already exists in namespace {ns:?}"
+                        ),
+                        None => format!("{resource}.kueue.x-k8s.io {name:?} already exists"),
+                    };
+                    errors.push(origin.error_at("metadata.name", message));
+                }
+            };
+            let checked: Result<(), Vec<FieldError>> = match kind.as_str() {
+                "ResourceFlavor" => api::resource_flavor(value).map(|f| {
+                    duplicate("resourceflavors", f.name.clone(), None);
+                    objects.flavors.insert(f.name.clone(), f);
+                }),
+                "ClusterQueue" => api::cluster_queue(value).map(|q| {
+                    duplicate("clusterqueues", q.name.clone(), None);
+                    objects.cluster_queues.push(q);
+                }),
+                "Cohort" => api::cohort(value).map(|c| {
+                    duplicate("cohorts", c.name.clone(), None);
+                    objects.cohorts.push(c);
+                }),
+                "LocalQueue" => api::local_queue(value).map(|q| {
+                    let key = format!("{}/{}", q.namespace, q.name);
+                    duplicate("localqueues", key, Some(&q.namespace));
+                    objects
+                        .local_queues
+                        .insert((q.namespace, q.name), q.cluster_queue);
+                }),
+                "WorkloadPriorityClass" => api::workload_priority_class(value).map(|c| {
+                    duplicate("workloadpriorityclasses", c.name.clone(), None);
+                    objects.priority_classes.insert(c.name, c.value);
+                }),
+                _ => Ok(()),
+            };
+            if let Err(mut e) = origin.check_all(checked) {
+                errors.append(&mut e);
+            }
+        }
+        // Kueue's cache keys ClusterQueues by name; schedsim walks them in that order.
+        objects.cluster_queues.sort_by(|a, b| a.name.cmp(&b.name));
+        objects
+    }
+
+    /// Admits the queued workloads and gives back what each became: an admitted TrainJob
+    /// resolved with Kueue's runtime patch, a pod with its flavors merged in and its gate
+    /// lifted, a pod still gated; a TrainJob not admitted becomes nothing.
+    pub(super) fn admit_queued(
+        &self,
+        queued: Vec<Queued>,
+        cx: &ResolveContext,
+    ) -> (Vec<Loaded>, KueueOutcome) {
+        let workloads: Vec<admission::Workload> =
+            queued.iter().map(|q| q.workload.clone()).collect();
+        let admitted = admission::admit(cx.kueue, &workloads, cx.namespaces, cx.gates);
+        let mut order: Vec<usize> = admitted.order.clone();
+        // Workloads not admitted follow, in creation order.
+        order.extend((0..queued.len()).filter(|i| admitted.decisions[*i].admitted.is_none()));
+        let mut slots: Vec<Option<Queued>> = queued.into_iter().map(Some).collect();
+        let mut out = Vec::new();
+        let mut outcome = KueueOutcome {
+            flavors: cx.kueue.flavors.clone(),
+            ..KueueOutcome::default()
+        };
+        for (i, w) in workloads.iter().enumerate() {
+            let kind = slots[i].as_ref().map_or("", Queued::kind);
+            outcome
+                .workloads
+                .push((kind.to_string(), w.namespace.clone(), w.name.clone()));
+            outcome.pod_sets.push(w.pod_sets.clone());
+        }
+        for i in order {
+            let Some(q) = slots[i].take() else { continue };
+            let decision = &admitted.decisions[i];
+            let infos = decision.admitted.as_ref().map(|(_, a)| {
+                (a.pod_sets.iter())
+                    .map(|ps| pod_set_info(ps, cx.kueue, &q.workload, decision))
+                    .collect::<Vec<_>>()
+            });
+            match (q.kind(), infos) {
+                ("TrainJob", Some(infos)) => {
+                    let Some(mut job) = q.job else { continue };
+                    add_runtime_patch(&mut job, &infos);
+                    out.push(
+                        self.resolve_train_job(&q.origin, job, cx)
+                            .map(|w| (w, q.origin)),
+                    );
+                }
+                ("TrainJob", None) => {}
+                (_, infos) => {
+                    let mut loaded = q.loaded;
+                    for pod in &mut loaded.pods {
+                        match infos.as_ref().and_then(|i| i.first()) {
+                            Some(info) => {
+                                if let Err(m) = merge_into_pod(pod, info) {
+                                    loaded.warnings.push(format!(
+                                        "pod {} ({}): Kueue cannot start it: {m}; it stays gated",
+                                        pod.key(),
+                                        q.origin.describe()
+                                    ));
+                                    gate(pod);
+                                }
+                            }
+                            None => gate(pod),
+                        }
+                    }
+                    out.push(Ok((loaded, q.origin)));
+                }
+            }
+        }
+        outcome.admission = admitted;
+        (out, outcome)
+    }
+}
+
+/// A queued pod's scheduling gate, as Kueue's pod webhook sets it.
+fn gate(pod: &mut Pod) {
+    if !pod.scheduling_gates.iter().any(|g| g == ADMISSION_GATE) {
+        pod.scheduling_gates.push(ADMISSION_GATE.to_string());
+    }
+}
+
+/// `GetPriorityFromPriorityClass` of the first pod that names a class (else the default).
+fn pod_priority(pods: &[Pod], cx: &ResolveContext) -> i32 {
+    let mut probe = (pods.iter())
+        .find(|p| p.priority_class.is_some())
+        .or(pods.first())
+        .cloned()
+        .unwrap_or_default();
+    probe.priority_given = false;
+    match cx.priority_classes.admit(&mut probe) {
+        Ok(()) => probe.priority,
+        Err(_) => 0,
+    }
+}
+
+/// A pod set from its first pod (the pods of a pod set share their template).
+fn pod_set(name: &str, pod: &Pod, count: i64) -> PodSet {
+    PodSet {
+        name: name.to_string(),
+        count,
+        requests: pod.requests.clone(),
+        tolerations: pod.tolerations.clone(),
+        node_selector: pod.node_selector.clone(),
+        affinity: pod.affinity.clone(),
+    }
+}
+
+/// One pod set per replicated job, in the runtime's order, counted as JobSet's `PodSets`
+/// counts them (replicas × parallelism: the pods the Trainer creates).
+fn train_job_pod_sets(pods: &[Pod]) -> Vec<PodSet> {
+    let mut sets: Vec<PodSet> = Vec::new();
+    for p in pods {
+        let job = p
+            .labels
+            .get(REPLICATED_JOB_LABEL)
+            .map_or("", String::as_str);
+        match sets.iter_mut().find(|s| s.name == job) {
+            Some(s) => s.count += 1,
+            None => sets.push(pod_set(job, p, 1)),
+        }
+    }
+    sets
+}
+
+/// `podset.PodSetInfo` of an admitted pod set.
+#[derive(Debug, Clone, Default)]
+struct PodSetInfo {
+    name: String,
+    labels: BTreeMap<String, String>,
+    node_selector: BTreeMap<String, String>,
+    tolerations: Vec<Toleration>,
+}
+
+/// `podset.FromAssignment` and the labels of `getPodSetsInfoFromStatus`. Kueue ranges over
+/// the pod set's resource → flavor map (random order); here resources go in sorted order.
+fn pod_set_info(
+    ps: &PodSetAssignment,
+    objects: &Objects,
+    w: &admission::Workload,
+    d: &admission::Decision,
+) -> PodSetInfo {
+    let mut info = PodSetInfo {
+        name: ps.name.clone(),
+        ..PodSetInfo::default()
+    };
+    let mut done = Vec::new();
+    for choice in ps.flavors.values() {
+        if done.contains(&&choice.flavor) {
+            continue;
+        }
+        done.push(&choice.flavor);
+        if let Some(f) = objects.flavors.get(&choice.flavor) {
+            info.node_selector.extend(f.node_labels.clone());
+            info.tolerations.extend(f.tolerations.iter().cloned());
+        }
+    }
+    info.labels.insert(POD_SET_LABEL.into(), ps.name.clone());
+    info.labels
+        .insert(LOCAL_QUEUE_LABEL.into(), w.queue_name.clone());
+    if let Some(cq) = &d.cluster_queue
+        && is_dns1123_label(cq)
+    {
+        info.labels.insert(CLUSTER_QUEUE_LABEL.into(), cq.clone());
+    }
+    info
+}
+
+/// `RunWithPodSetsInfo` of the TrainJob integration: Kueue's runtime patch (appended by its
+/// webhook when the job was created; reused when the job already carries one) gets one
+/// replicated job patch per pod set.
+fn add_runtime_patch(job: &mut TrainJob, infos: &[PodSetInfo]) {
+    let replicated_jobs: Vec<Value> = (infos.iter())
+        .map(|i| {
+            let mut spec = serde_json::Map::new();
+            if !i.node_selector.is_empty() {
+                spec.insert("nodeSelector".into(), json!(i.node_selector));
+            }
+            if !i.tolerations.is_empty() {
+                spec.insert("tolerations".into(), json!(i.tolerations));
+            }
+            json!({
+                "name": i.name,
+                "template": {"spec": {"template": {
+                    "metadata": {"labels": i.labels},
+                    "spec": spec,
+                }}},
+            })
+        })
+        .collect();
+    let patch: RuntimePatch = serde_json::from_value(json!({
+        "manager": MANAGER,
+        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": replicated_jobs}}},
+    }))
+    .expect("Kueue's runtime patch has the RuntimePatch shape");
+    let patches = &mut job.spec.runtime_patches;
+    match patches.iter_mut().find(|p| p.manager == MANAGER) {
+        Some(existing) => {
+            existing.training_runtime_spec = patch.training_runtime_spec;
+        }
+        None => patches.push(patch),
+    }
+}
+
+/// `podset.Merge` into a pod, and the gate lifted (`pod_controller.go` `Run`): a label or
+/// node selector key the pod sets to another value is a conflict (`utilmaps.HaveConflict`,
+/// the pod's map ranged in sorted order here); tolerations are added unless an equal one
+/// is there (`utiltolerations.Equal`: `MatchToleration` with an empty operator read as
+/// `Equal`; `tolerationSeconds` is not compared).
+fn merge_into_pod(pod: &mut Pod, info: &PodSetInfo) -> Result<(), String> {
+    for (what, mine, theirs) in [
+        ("labels", &pod.labels, &info.labels),
+        ("nodeSelector", &pod.node_selector, &info.node_selector),
+    ] {
+        for (k, old) in mine {
+            if let Some(v) = theirs.get(k)
+                && v != old
+            {
+                return Err(format!(
+                    "invalid admission check PodSetUpdate: conflict for {what}: conflict for key={k}, value1={old}, value2={v}"
+                ));
+            }
+        }
+    }
+    pod.node_selector.extend(
+        info.node_selector
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    pod.labels
+        .extend(info.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let op = |t: &Toleration| {
+        t.operator
+            .clone()
+            .filter(|o| !o.is_empty())
+            .unwrap_or_else(|| "Equal".into())
+    };
+    for t in &info.tolerations {
+        let equal = |e: &Toleration| {
+            e.key == t.key && op(e) == op(t) && e.value == t.value && e.effect == t.effect
+        };
+        if !pod.tolerations.iter().any(equal) {
+            pod.tolerations.push(t.clone());
+        }
+    }
+    pod.scheduling_gates.retain(|g| g != ADMISSION_GATE);
+    Ok(())
+}
+
+/// `validation.IsDNS1123Label`.
+fn is_dns1123_label(s: &str) -> bool {
+    s.len() <= 63 && crate::model::labels::is_dns1123_subdomain(s) && !s.contains('.')
+}
+
+impl Loader<'_> {
+    /// Workloads naming a Kueue queue that Kueue does not admit here: all of them when the
+    /// scenario has no Kueue objects (the label is inert without Kueue), the timeline's
+    /// arrivals otherwise (admission runs on the workloads present at the start).
+    pub(super) fn warn_unmanaged(
+        &self,
+        unmanaged: &[(String, String)],
+        kueue_on: bool,
+        warnings: &mut Vec<String>,
+    ) {
+        let Some((queue, at)) = unmanaged.first() else {
+            return;
+        };
+        let n = unmanaged.len();
+        let what = format!(
+            "{n} workload{} name{} a Kueue queue (first: {queue:?}, {at})",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "s" } else { "" },
+        );
+        warnings.push(if kueue_on {
+            format!(
+                "{what} but arrive on the timeline: schedsim admits the Kueue workloads present at the start only, so these go to kube-scheduler without Kueue admission"
+            )
+        } else {
+            format!(
+                "{what} but the scenario has no Kueue objects (ClusterQueue, LocalQueue, ResourceFlavor in spec.objects): Kueue is not simulated and the {QUEUE_NAME_LABEL} label has no effect"
+            )
+        });
+    }
+}

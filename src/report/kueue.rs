@@ -1,0 +1,289 @@
+//! The Kueue part of a report: per workload what Kueue decided (flavors per pod set, the
+//! condition message verbatim) next to what kube-scheduler then did with its pods, and per
+//! ClusterQueue the quota used per flavor and resource. A workload admitted whose pods stay
+//! pending is flagged: quota said yes, nodes said no.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use tabled::Tabled;
+
+use super::model::PodReport;
+use super::table::wrap;
+use crate::kueue::api::QueueingStrategy;
+use crate::kueue::assigner::quantity_string;
+use crate::load::kueue::KueueOutcome;
+use crate::sched::PodPhase;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KueueReport {
+    pub workloads: Vec<KueueWorkload>,
+    pub cluster_queues: Vec<ClusterQueueReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KueueWorkload {
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_queue: Option<String>,
+    pub admitted: bool,
+    /// The QuotaReserved condition's reason and message, verbatim.
+    pub reason: String,
+    pub message: String,
+    /// The admission cycle that admitted it (from 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycle: Option<usize>,
+    /// How far up the cohort tree it borrows (0: within its ClusterQueue's nominal quota).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub borrowing: usize,
+    pub pod_sets: Vec<KueuePodSet>,
+    /// Its pods in kube-scheduler, when admitted: how many were scheduled and, for pending
+    /// ones, the first message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<SchedulerSide>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KueuePodSet {
+    pub name: String,
+    pub count: i64,
+    /// Resource → flavor (admitted pod sets; for others, the flavors found before failing).
+    pub flavors: BTreeMap<String, String>,
+    /// Total requests of the pod set, in Kueue's quantity format.
+    pub requests: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchedulerSide {
+    pub pods: usize,
+    pub scheduled: usize,
+    /// Admitted by Kueue, yet some pods found no node.
+    pub admitted_but_unschedulable: bool,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterQueueReport {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
+    pub queueing_strategy: &'static str,
+    pub admitted: usize,
+    pub pending: usize,
+    pub resources: Vec<QuotaReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaReport {
+    pub flavor: String,
+    pub resource: String,
+    pub nominal: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub borrowing_limit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lending_limit: Option<String>,
+    pub usage: String,
+    /// Usage past the nominal quota, taken from the cohort.
+    pub borrowed: String,
+    /// The same figures as numbers in Kueue's units (cpu in millicores), for charts.
+    #[serde(skip)]
+    pub values: (i64, i64),
+}
+
+impl KueueReport {
+    pub fn new(k: &KueueOutcome, pods: &[PodReport]) -> KueueReport {
+        let a = &k.admission;
+        // A TrainJob's pods carry its name as their workload; a plain pod is its own.
+        let mut per_workload: BTreeMap<(&str, &str), Vec<&PodReport>> = BTreeMap::new();
+        for p in pods {
+            let w = p.workload.as_deref().unwrap_or(&p.name);
+            per_workload.entry((&p.namespace, w)).or_default().push(p);
+        }
+        let workloads: Vec<KueueWorkload> = (k.workloads.iter().zip(&a.decisions))
+            .zip(&k.pod_sets)
+            .map(|(((kind, ns, name), d), sets)| {
+                let assigned = d.admitted.as_ref().map(|(_, a)| a);
+                let pod_sets = (sets.iter().enumerate())
+                    .map(|(i, ps)| {
+                        let psa = assigned.and_then(|a| a.pod_sets.get(i));
+                        KueuePodSet {
+                            name: ps.name.clone(),
+                            count: ps.count,
+                            flavors: psa.map_or_else(BTreeMap::new, |psa| {
+                                (psa.flavors.iter())
+                                    .map(|(r, c)| (r.clone(), c.flavor.clone()))
+                                    .collect()
+                            }),
+                            requests: (ps.requests.iter())
+                                .filter(|(_, v)| **v != 0)
+                                .map(|(r, v)| (r.clone(), quantity_string(r, v * ps.count)))
+                                .collect(),
+                        }
+                    })
+                    .collect();
+                let scheduler = assigned.map(|_| {
+                    let key_pods = per_workload.get(&(ns.as_str(), name.as_str()));
+                    let list = key_pods.map_or(&[][..], Vec::as_slice);
+                    let scheduled = (list.iter())
+                        .filter(|p| matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded))
+                        .count();
+                    let pending = list
+                        .iter()
+                        .find(|p| !matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded));
+                    SchedulerSide {
+                        pods: list.len(),
+                        scheduled,
+                        admitted_but_unschedulable: pending.is_some(),
+                        message: pending.map(|p| p.message.clone()).unwrap_or_default(),
+                    }
+                });
+                KueueWorkload {
+                    kind: kind.clone(),
+                    name: name.clone(),
+                    namespace: ns.clone(),
+                    cluster_queue: d.cluster_queue.clone(),
+                    admitted: assigned.is_some(),
+                    reason: d.reason.to_string(),
+                    message: d.message.clone(),
+                    cycle: d.admitted.as_ref().map(|(c, _)| *c),
+                    borrowing: assigned.map_or(0, |a| a.borrowing),
+                    pod_sets,
+                    scheduler,
+                }
+            })
+            .collect();
+        let cluster_queues = (a.queues.iter())
+            .map(|q| {
+                let mine = |admitted: bool| {
+                    (workloads.iter())
+                        .filter(|w| w.cluster_queue.as_deref() == Some(&q.name))
+                        .filter(|w| w.admitted == admitted)
+                        .count()
+                };
+                ClusterQueueReport {
+                    name: q.name.clone(),
+                    cohort: q.cohort.clone(),
+                    queueing_strategy: match q.strategy {
+                        QueueingStrategy::StrictFIFO => "StrictFIFO",
+                        QueueingStrategy::BestEffortFIFO => "BestEffortFIFO",
+                    },
+                    admitted: mine(true),
+                    pending: mine(false),
+                    resources: (q.resources.iter())
+                        .map(|u| {
+                            let r = &u.resource;
+                            let fmt = |v: i64| quantity_string(r, v);
+                            QuotaReport {
+                                flavor: u.flavor.clone(),
+                                resource: r.clone(),
+                                nominal: fmt(u.quota.nominal),
+                                borrowing_limit: u.quota.borrowing_limit.map(fmt),
+                                lending_limit: u.quota.lending_limit.map(fmt),
+                                usage: fmt(u.usage),
+                                borrowed: fmt((u.usage - u.quota.nominal).max(0)),
+                                values: (u.usage, u.quota.nominal),
+                            }
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        KueueReport {
+            workloads,
+            cluster_queues,
+        }
+    }
+}
+
+#[derive(Tabled)]
+pub(super) struct WorkloadRow {
+    #[tabled(rename = "Kueue workload")]
+    workload: String,
+    #[tabled(rename = "ClusterQueue")]
+    queue: String,
+    #[tabled(rename = "Kueue")]
+    kueue: String,
+    #[tabled(rename = "Flavors")]
+    flavors: String,
+    #[tabled(rename = "kube-scheduler")]
+    scheduler: String,
+}
+
+#[derive(Tabled)]
+pub(super) struct QuotaRow {
+    #[tabled(rename = "ClusterQueue")]
+    queue: String,
+    #[tabled(rename = "Flavor")]
+    flavor: String,
+    #[tabled(rename = "Resource")]
+    resource: String,
+    #[tabled(rename = "Usage / nominal")]
+    usage: String,
+    #[tabled(rename = "Borrowed")]
+    borrowed: String,
+}
+
+pub(super) fn workload_rows(k: &KueueReport) -> Vec<WorkloadRow> {
+    (k.workloads.iter())
+        .map(|w| WorkloadRow {
+            workload: format!("{} {}/{}", w.kind, w.namespace, w.name),
+            queue: w.cluster_queue.clone().unwrap_or_else(|| "-".into()),
+            kueue: match (w.admitted, w.message.as_str()) {
+                (true, _) => "admitted".to_string(),
+                // Never nominated: a StrictFIFO head that cannot be admitted blocks the rest.
+                (false, "") => "pending: never reached the head of its ClusterQueue".to_string(),
+                (false, m) => wrap(&format!("pending: {m}"), 60),
+            },
+            flavors: (w.pod_sets.iter())
+                .filter(|ps| !ps.flavors.is_empty())
+                .map(|ps| {
+                    let mut flavors: Vec<&String> = ps.flavors.values().collect();
+                    flavors.dedup();
+                    let names: Vec<&str> = flavors.iter().map(|s| s.as_str()).collect();
+                    format!("{}: {}", ps.name, names.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            scheduler: match &w.scheduler {
+                None => "-".into(),
+                Some(s) if !s.admitted_but_unschedulable => {
+                    format!("{}/{} scheduled", s.scheduled, s.pods)
+                }
+                Some(s) => wrap(
+                    &format!(
+                        "ADMITTED BUT UNSCHEDULABLE: {}/{} scheduled; {}",
+                        s.scheduled, s.pods, s.message
+                    ),
+                    60,
+                ),
+            },
+        })
+        .collect()
+}
+
+pub(super) fn quota_rows(k: &KueueReport) -> Vec<QuotaRow> {
+    (k.cluster_queues.iter())
+        .flat_map(|q| {
+            q.resources.iter().map(move |r| QuotaRow {
+                queue: q.name.clone(),
+                flavor: r.flavor.clone(),
+                resource: r.resource.clone(),
+                usage: format!("{} / {}", r.usage, r.nominal),
+                borrowed: r.borrowed.clone(),
+            })
+        })
+        .collect()
+}
