@@ -71,6 +71,19 @@ pub struct Decision {
     pub message: String,
     /// When admitted: the cycle (from 1) and the flavors per pod set.
     pub admitted: Option<(usize, Assignment)>,
+    /// Where a workload not admitted waits when the cycles stop.
+    pub waiting: Waiting,
+}
+
+/// Where a workload waits (`cluster_queue.go`: the heap, or the inadmissible workloads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waiting {
+    /// Admitted, or never queued (no LocalQueue, no ClusterQueue, no Workload object).
+    Nowhere,
+    /// In its ClusterQueue's heap: it is tried again next cycle.
+    Heap,
+    /// Parked among the inadmissible workloads until quota is freed.
+    Inadmissible,
 }
 
 /// One flavor-resource of a ClusterQueue after admission.
@@ -127,6 +140,17 @@ pub fn admit(
     namespaces: &NamespaceLabels,
     gates: &FeatureGates,
 ) -> Admission {
+    admit_cycles(objects, workloads, namespaces, gates, usize::MAX)
+}
+
+/// [`admit`] for at most `max_cycles` scheduling cycles (Kueue's unit tests run one).
+pub fn admit_cycles(
+    objects: &Objects,
+    workloads: &[Workload],
+    namespaces: &NamespaceLabels,
+    gates: &FeatureGates,
+    max_cycles: usize,
+) -> Admission {
     let queues = &objects.cluster_queues;
     let (mut tree, mut warnings) = QuotaTree::new(queues, &objects.cohorts);
     let inactive: Vec<bool> = queues
@@ -174,6 +198,7 @@ pub fn admit(
             reason: "Inadmissible",
             message,
             admitted: None,
+            waiting: Waiting::Nowhere,
         };
         if let Some(why) = &w.blocked {
             out.decisions.push(Decision {
@@ -194,8 +219,8 @@ pub fn admit(
                 queue_of[i] = q;
                 heaps[q].insert((std::cmp::Reverse(w.priority), i));
                 out.decisions.push(Decision {
-                    message: String::new(),
                     reason: "Pending",
+                    waiting: Waiting::Heap,
                     ..decision(String::new())
                 });
             }
@@ -203,7 +228,7 @@ pub fn admit(
     }
 
     let mut cycle = 0;
-    loop {
+    while cycle < max_cycles {
         let heads: Vec<(usize, QueueKey)> = (heaps.iter_mut().enumerate())
             .filter_map(|(q, heap)| heap.pop_first().map(|k| (q, k)))
             .collect();
@@ -279,6 +304,7 @@ pub fn admit(
                     d.reason = "QuotaReserved";
                     d.message = format!("Quota reserved in ClusterQueue {}", queues[q].name);
                     d.admitted = Some((cycle, assignment));
+                    d.waiting = Waiting::Nowhere;
                     out.order.push(e.workload);
                     admitted += 1;
                 }
@@ -293,6 +319,7 @@ pub fn admit(
             if immediate {
                 heaps[q].insert(key);
             } else {
+                out.decisions[key.1].waiting = Waiting::Inadmissible;
                 parked += 1;
             }
         }

@@ -382,11 +382,14 @@ fn groups(
                         ),
                     ));
                 }
-                if quota.borrowing_limit.is_some() && !has_cohort {
-                    errs.push(FieldError::new(
-                        "spec",
-                        "Invalid value: \"object\": borrowingLimit must be nil when cohort is empty".into(),
-                    ));
+                // One XValidation rule on the whole spec: one error however many limits.
+                let message =
+                    "Invalid value: \"object\": borrowingLimit must be nil when cohort is empty";
+                if quota.borrowing_limit.is_some()
+                    && !has_cohort
+                    && !errs.iter().any(|e| e.message == message)
+                {
+                    errs.push(FieldError::new("spec", message.into()));
                 }
                 let read = |q: &Option<K8sQuantity>, field: &str, errs: &mut Vec<FieldError>| {
                     q.as_ref()

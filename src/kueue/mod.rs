@@ -13,4 +13,6 @@ pub mod assigner;
 pub mod quota;
 
 #[cfg(test)]
+mod properties;
+#[cfg(test)]
 mod tests;

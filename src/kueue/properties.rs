@@ -1,0 +1,230 @@
+//! Properties of admission on random ClusterQueues, cohorts and workloads (seeded, so every
+//! run checks the same cases):
+//!
+//! - admission never exceeds what the quota allows: per ClusterQueue, usage ≤ nominal +
+//!   borrowingLimit; per cohort, the members' usage ≤ their nominal quotas together;
+//! - raising a nominal quota never un-admits a workload admitted alone (one workload, one
+//!   pass). With several workloads it can: a head that did not fit may fit after the raise
+//!   and take the quota a later workload had (quota 10: w1 asks 12, NoFit, w2 asks 8, fits;
+//!   quota 12: w1 fits, w2 does not) — so the property is stated for one workload;
+//! - with the default fungibility, adding a toleration to a pod set never un-admits it.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Taint, Toleration};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+
+use super::admission::{Objects, Workload, admit};
+use super::api::{ClusterQueue, ResourceFlavor, ResourceGroup, ResourceQuota};
+use super::assigner::PodSet;
+use crate::features::FeatureGates;
+
+const GPU: &str = "nvidia.com/gpu";
+const FLAVORS: [&str; 2] = ["a100", "h100"];
+
+fn flavors() -> BTreeMap<String, ResourceFlavor> {
+    let taint = Taint {
+        key: "spot".into(),
+        value: Some("true".into()),
+        effect: "NoSchedule".into(),
+        time_added: None,
+    };
+    FLAVORS
+        .iter()
+        .map(|f| {
+            let flavor = ResourceFlavor {
+                name: f.to_string(),
+                node_taints: if *f == "a100" {
+                    vec![taint.clone()]
+                } else {
+                    vec![]
+                },
+                ..ResourceFlavor::default()
+            };
+            (f.to_string(), flavor)
+        })
+        .collect()
+}
+
+fn queue(name: &str, cohort: Option<&str>, rng: &mut ChaCha8Rng) -> ClusterQueue {
+    let mut quotas = BTreeMap::new();
+    for f in FLAVORS {
+        let borrowing_limit =
+            (cohort.is_some() && rng.random_range(0..2) == 0).then(|| rng.random_range(0..16));
+        quotas.insert(
+            (f.to_string(), GPU.to_string()),
+            ResourceQuota {
+                nominal: rng.random_range(0..32),
+                borrowing_limit,
+                lending_limit: None,
+            },
+        );
+    }
+    ClusterQueue {
+        name: name.into(),
+        cohort: cohort.map(str::to_string),
+        resource_groups: vec![ResourceGroup {
+            covered_resources: vec![GPU.into()],
+            flavors: FLAVORS.iter().map(|f| f.to_string()).collect(),
+        }],
+        quotas,
+        namespace_selector: Some(Default::default()),
+        ..ClusterQueue::default()
+    }
+}
+
+fn workload(i: usize, queue: &str, rng: &mut ChaCha8Rng) -> Workload {
+    let tolerate = rng.random_range(0..2) == 0;
+    Workload {
+        namespace: "ns".into(),
+        name: format!("w{i}"),
+        queue_name: queue.into(),
+        priority: rng.random_range(0..3),
+        pod_sets: vec![PodSet {
+            name: "main".into(),
+            count: rng.random_range(1..4),
+            requests: [(GPU.to_string(), rng.random_range(1..9))].into(),
+            tolerations: if tolerate {
+                vec![spot_toleration()]
+            } else {
+                vec![]
+            },
+            ..PodSet::default()
+        }],
+        blocked: None,
+    }
+}
+
+fn spot_toleration() -> Toleration {
+    Toleration {
+        key: Some("spot".into()),
+        operator: Some("Exists".into()),
+        ..Toleration::default()
+    }
+}
+
+fn objects(queues: Vec<ClusterQueue>) -> Objects {
+    let local_queues = (queues.iter())
+        .map(|q| (("ns".to_string(), q.name.clone()), q.name.clone()))
+        .collect();
+    Objects {
+        flavors: flavors(),
+        cluster_queues: queues,
+        local_queues,
+        ..Objects::default()
+    }
+}
+
+fn admitted_alone(objects: &Objects, w: &Workload) -> bool {
+    let a = admit(
+        objects,
+        std::slice::from_ref(w),
+        &BTreeMap::new(),
+        &FeatureGates::default(),
+    );
+    a.decisions[0].admitted.is_some()
+}
+
+#[test]
+fn admission_never_exceeds_nominal_plus_borrowing() {
+    let mut rng = ChaCha8Rng::seed_from_u64(14);
+    for case in 0..300 {
+        let queues: Vec<ClusterQueue> = (0..3)
+            .map(|q| queue(&format!("cq{q}"), (q < 2).then_some("cohort"), &mut rng))
+            .collect();
+        let objects = objects(queues.clone());
+        let workloads: Vec<Workload> = (0..12)
+            .map(|i| workload(i, &format!("cq{}", rng.random_range(0..3)), &mut rng))
+            .collect();
+        let a = admit(
+            &objects,
+            &workloads,
+            &BTreeMap::new(),
+            &FeatureGates::default(),
+        );
+        let mut cohort_usage: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+        for (q, usage) in queues.iter().zip(&a.queues) {
+            for u in &usage.resources {
+                let limit = u.quota.borrowing_limit;
+                let most = match (&q.cohort, limit) {
+                    (None, _) => u.quota.nominal,
+                    (Some(_), Some(l)) => u.quota.nominal + l,
+                    (Some(_), None) => i64::MAX,
+                };
+                assert!(
+                    u.usage <= most,
+                    "case {case}: {} {}/{} uses {} > {most}",
+                    q.name,
+                    u.flavor,
+                    u.resource,
+                    u.usage
+                );
+                if q.cohort.is_some() {
+                    let e = cohort_usage.entry(u.flavor.clone()).or_default();
+                    e.0 += u.usage;
+                    e.1 += u.quota.nominal;
+                }
+            }
+        }
+        for (flavor, (used, nominal)) in cohort_usage {
+            assert!(
+                used <= nominal,
+                "case {case}: cohort uses {used} > {nominal} of {flavor}"
+            );
+        }
+        // The admitted workloads' usage is exactly what the queues report.
+        let total: i64 = (a.decisions.iter())
+            .filter_map(|d| d.admitted.as_ref())
+            .flat_map(|(_, asg)| asg.usage.values())
+            .sum();
+        let reported: i64 = (a.queues.iter())
+            .flat_map(|q| q.resources.iter().map(|u| u.usage))
+            .sum();
+        assert_eq!(total, reported, "case {case}");
+    }
+}
+
+#[test]
+fn raising_a_nominal_quota_never_unadmits_a_workload_alone() {
+    let mut rng = ChaCha8Rng::seed_from_u64(1414);
+    for case in 0..500 {
+        let queues = vec![
+            queue("cq0", Some("cohort"), &mut rng),
+            queue("cq1", Some("cohort"), &mut rng),
+        ];
+        let w = workload(0, "cq0", &mut rng);
+        let before = admitted_alone(&objects(queues.clone()), &w);
+        let mut raised = queues;
+        let flavor = FLAVORS[rng.random_range(0..2)];
+        let q = rng.random_range(0..2);
+        if let Some(quota) = raised[q]
+            .quotas
+            .get_mut(&(flavor.to_string(), GPU.to_string()))
+        {
+            quota.nominal += rng.random_range(1..16);
+        }
+        let after = admitted_alone(&objects(raised), &w);
+        assert!(
+            !before || after,
+            "case {case}: raising {flavor} of cq{q} un-admitted {w:?}"
+        );
+    }
+}
+
+#[test]
+fn adding_a_toleration_never_unadmits_a_workload_alone() {
+    let mut rng = ChaCha8Rng::seed_from_u64(141414);
+    for case in 0..500 {
+        let objects = objects(vec![queue("cq0", None, &mut rng)]);
+        let mut w = workload(0, "cq0", &mut rng);
+        w.pod_sets[0].tolerations.clear();
+        let before = admitted_alone(&objects, &w);
+        w.pod_sets[0].tolerations.push(spot_toleration());
+        let after = admitted_alone(&objects, &w);
+        assert!(
+            !before || after,
+            "case {case}: a toleration un-admitted {w:?}"
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! Kueue end to end: objects refused as their CRDs refuse them (with positions), the reasons a
+//! workload waits before quota is counted, the flavors injected into admitted pods and
+//! TrainJobs (with `resolve --explain` provenance), and the report's Kueue block.
+
+mod common;
+
+use common::cli::{ok, schedsim};
+use serde_json::Value;
+
+fn run_json(path: &str) -> Value {
+    serde_json::from_str(&ok(&["run", path, "--format", "json"])).expect("JSON report")
+}
+
+fn kueue_workload<'a>(report: &'a Value, name: &str) -> &'a Value {
+    (report["scenarios"][0]["kueue"]["workloads"]
+        .as_array()
+        .unwrap()
+        .iter())
+    .find(|w| w["name"] == name)
+    .unwrap_or_else(|| panic!("no Kueue workload {name}"))
+}
+
+fn pod<'a>(report: &'a Value, name: &str) -> &'a Value {
+    (report["scenarios"][0]["pods"].as_array().unwrap().iter())
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no pod {name}"))
+}
+
+#[test]
+fn kueue_objects_are_refused_as_their_crds_refuse_them() {
+    let out = schedsim(&["run", "tests/data/kueue/bad-kueue.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for expected in [
+        "bad-kueue.yaml:13:24: spec.objects[1].metadata.name: resourceflavors.kueue.x-k8s.io \"default\" already exists",
+        "spec.objects[2].spec.resourceGroups[0].flavors[0].resources[0].name: Invalid value: \"memory\": must match coveredResources[0]",
+        "spec.objects[2].spec: Invalid value: \"object\": borrowingLimit must be nil when cohort is empty",
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn workloads_wait_in_kueue_with_its_own_messages() {
+    let r = run_json("tests/data/kueue/queues.yaml");
+    let cases = [
+        (
+            "no-local-queue",
+            "Inadmissible",
+            "LocalQueue missing doesn't exist",
+        ),
+        (
+            "no-cluster-queue",
+            "Inadmissible",
+            "ClusterQueue gone doesn't exist",
+        ),
+        (
+            "selector",
+            "Pending",
+            "workload namespace doesn't match ClusterQueue selector",
+        ),
+        (
+            "no-priority-class",
+            "WorkloadPriorityClassNotFound",
+            "WorkloadPriorityClass \"nope\" not found",
+        ),
+        (
+            "admitted",
+            "QuotaReserved",
+            "Quota reserved in ClusterQueue open",
+        ),
+    ];
+    for (name, reason, message) in cases {
+        let w = kueue_workload(&r, name);
+        assert_eq!(w["reason"], reason, "{name}: {w}");
+        assert_eq!(w["message"], message, "{name}: {w}");
+        // Pods Kueue has not admitted keep its scheduling gate.
+        let p = pod(&r, name);
+        let gated = p["status"] == "SchedulingGated";
+        assert_eq!(gated, name != "admitted", "{name}: {p}");
+    }
+    // The admitted pod got the flavor's node labels and Kueue's labels, and was scheduled.
+    assert_eq!(pod(&r, "admitted")["node"], "n1");
+    // A pod without the label is not Kueue's.
+    assert_eq!(pod(&r, "not-queued")["status"], "Scheduled");
+    assert!(
+        (r["scenarios"][0]["kueue"]["workloads"]
+            .as_array()
+            .unwrap()
+            .iter())
+        .all(|w| w["name"] != "not-queued")
+    );
+}
+
+#[test]
+fn the_report_gives_flavors_quota_and_the_admitted_but_unschedulable_trap() {
+    let r = run_json("scenarios/kueue-admitted-unschedulable.yaml");
+    let w1 = kueue_workload(&r, "resnet-1");
+    assert_eq!(w1["podSets"][0]["flavors"]["nvidia.com/gpu"], "a100");
+    assert_eq!(w1["podSets"][0]["requests"]["nvidia.com/gpu"], "16");
+    assert_eq!(w1["scheduler"]["admittedButUnschedulable"], false);
+    let w2 = kueue_workload(&r, "resnet-2");
+    assert_eq!(w2["admitted"], true);
+    assert_eq!(w2["scheduler"]["admittedButUnschedulable"], true);
+    assert!(
+        (w2["scheduler"]["message"].as_str().unwrap())
+            .starts_with("0/4 nodes are available: 2 Insufficient nvidia.com/gpu"),
+        "{w2}"
+    );
+    let w3 = kueue_workload(&r, "resnet-3");
+    assert_eq!(w3["admitted"], false);
+    assert_eq!(
+        w3["message"],
+        "couldn't assign flavors to pod set node: insufficient unused quota for nvidia.com/gpu in flavor a100, 16 more needed"
+    );
+    // A TrainJob Kueue keeps suspended has no pods.
+    assert!(
+        (r["scenarios"][0]["pods"].as_array().unwrap().iter()).all(|p| p["workload"] != "resnet-3")
+    );
+    let gpu = (r["scenarios"][0]["kueue"]["clusterQueues"][0]["resources"].as_array())
+        .unwrap()
+        .iter()
+        .find(|q| q["resource"] == "nvidia.com/gpu")
+        .unwrap()
+        .clone();
+    assert_eq!(gpu["usage"], "32");
+    assert_eq!(gpu["nominal"], "32");
+    assert_eq!(gpu["borrowed"], "0");
+}
+
+#[test]
+fn an_admitted_trainjob_carries_kueues_runtime_patch_in_its_provenance() {
+    let out = ok(&[
+        "resolve",
+        "scenarios/kueue-gpu-flavors.yaml",
+        "--job",
+        "team-a/llama-a",
+        "--explain",
+    ]);
+    for expected in [
+        "node-pool: a100-spot  # runtimePatches[0] (kueue.x-k8s.io/manager)",
+        "key: cloud.google.com/gke-spot  # runtimePatches[0] (kueue.x-k8s.io/manager)",
+        "kueue.x-k8s.io/podset: node  # runtimePatches[0] (kueue.x-k8s.io/manager)",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn borrowing_workloads_are_admitted_up_to_the_borrowing_and_lending_limits() {
+    let r = run_json("scenarios/kueue-cohort-borrowing.yaml");
+    let admitted: Vec<&str> = (r["scenarios"][0]["kueue"]["workloads"]
+        .as_array()
+        .unwrap()
+        .iter())
+    .filter(|w| w["admitted"] == true)
+    .map(|w| w["name"].as_str().unwrap())
+    .collect();
+    assert_eq!(admitted, ["train-1", "train-2", "train-3"]);
+    assert_eq!(kueue_workload(&r, "train-3")["borrowing"], 1);
+    let team_a = &r["scenarios"][0]["kueue"]["clusterQueues"][0];
+    assert_eq!(team_a["name"], "team-a");
+    assert_eq!(team_a["resources"][0]["borrowed"], "8");
+}
+
+#[test]
+fn strict_fifo_blocks_behind_its_head_and_best_effort_does_not() {
+    let r = run_json("scenarios/kueue-strict-fifo.yaml");
+    let state = |ns: &str, name: &str| {
+        (r["scenarios"][0]["kueue"]["workloads"]
+            .as_array()
+            .unwrap()
+            .iter())
+        .find(|w| w["namespace"] == ns && w["name"] == name)
+        .map(|w| w["admitted"] == true)
+        .unwrap()
+    };
+    assert!(!state("strict", "huge") && !state("strict", "small-1") && !state("strict", "small-2"));
+    assert!(!state("best-effort", "huge"));
+    assert!(state("best-effort", "small-1") && state("best-effort", "small-2"));
+}
