@@ -36,6 +36,9 @@ pub struct Objects {
     pub local_queues: BTreeMap<(String, String), String>,
     /// WorkloadPriorityClass name → value.
     pub priority_classes: BTreeMap<String, i32>,
+    /// Usage of workloads already admitted: (ClusterQueue, flavor-resource, amount), held
+    /// from the start (they are in Kueue's cache, not in any queue).
+    pub usage: Vec<(String, FlavorResource, i64)>,
 }
 
 impl Objects {
@@ -153,6 +156,12 @@ pub fn admit_cycles(
 ) -> Admission {
     let queues = &objects.cluster_queues;
     let (mut tree, mut warnings) = QuotaTree::new(queues, &objects.cohorts);
+    for (cq, fr, v) in &objects.usage {
+        match tree.queue(cq) {
+            Some(id) => tree.add_usage(id, fr, *v),
+            None => warnings.push(format!("usage of unknown ClusterQueue {cq:?}")),
+        }
+    }
     let inactive: Vec<bool> = queues
         .iter()
         .map(|q| {

@@ -331,11 +331,12 @@ pub fn resource_flavor(value: &serde_json::Value) -> Decoded<ResourceFlavor> {
     done(flavor, errs)
 }
 
-/// A quantity in Kueue's units for `resource` (`resources.ResourceValue`).
+/// A quantity in Kueue's units for `resource` (`resources.ResourceValue`: cpu as
+/// `SafeMilliValue`, others as `SafeValue`, both capped at the int64 bounds where
+/// apimachinery's `MilliValue`/`Value` would wrap; pkg/util/math/math.go).
 fn amount(resource: &str, q: &K8sQuantity, path: &str, errs: &mut Vec<FieldError>) -> i64 {
     match q.0.parse::<Quantity>() {
-        Ok(q) if resource == resources::CPU => q.milli_value(),
-        Ok(q) => q.value(),
+        Ok(q) => safe_value(&q, resource == resources::CPU),
         Err(e) => {
             errs.push(FieldError::new(
                 path,
@@ -343,6 +344,23 @@ fn amount(resource: &str, q: &K8sQuantity, path: &str, errs: &mut Vec<FieldError
             ));
             0
         }
+    }
+}
+
+/// `SafeMilliValue` / `SafeValue`: the value, or the int64 bound it lies past.
+pub fn safe_value(q: &Quantity, milli: bool) -> i64 {
+    use crate::model::quantity::Format;
+    use num_bigint::BigInt;
+    let scale = if milli { -3 } else { 0 };
+    let bound = |v: i64| Quantity::from_decimal(BigInt::from(v), scale, Format::DecimalSI);
+    if q.cmp_value(&bound(i64::MAX)).is_gt() {
+        i64::MAX
+    } else if q.cmp_value(&bound(i64::MIN)).is_lt() {
+        i64::MIN
+    } else if milli {
+        q.milli_value()
+    } else {
+        q.value()
     }
 }
 

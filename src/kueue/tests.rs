@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{Affinity, Toleration};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::admission;
 use super::api::{self, FlavorResource, ResourceFlavor};
 use super::assigner::{Assigner, Mode, PodSet, Possibility, PreemptionOracle};
 use super::quota::{QueueId, QuotaTree};
@@ -108,13 +109,22 @@ fn flavor_resource(key: &str) -> FlavorResource {
     (f.to_string(), r.to_string())
 }
 
-/// A quantity in Kueue's units for the resource (cpu in millis).
+/// A quantity in Kueue's units for the resource (cpu in millis): `resources.ResourceValue`,
+/// which saturates at the int64 bounds (`SafeMilliValue`, `SafeValue` in pkg/util/math).
 fn amount(resource: &str, q: &str) -> i64 {
     let q: Quantity = q.parse().expect("quantity");
-    if resource == resources::CPU {
-        q.milli_value()
+    let (unit, value): (&str, fn(&Quantity) -> i64) = if resource == resources::CPU {
+        ("m", Quantity::milli_value)
     } else {
-        q.value()
+        ("", Quantity::value)
+    };
+    let bound = |v: i64| format!("{v}{unit}").parse::<Quantity>().expect("bound");
+    if q.cmp_value(&bound(i64::MAX)).is_gt() {
+        i64::MAX
+    } else if q.cmp_value(&bound(i64::MIN)).is_lt() {
+        i64::MIN
+    } else {
+        value(&q)
     }
 }
 
@@ -175,18 +185,7 @@ fn run(case: &Case) -> Vec<String> {
             .collect(),
     );
     let gates = FeatureGates::default();
-    let pod_sets: Vec<PodSet> = (case.pod_sets.iter())
-        .map(|p| PodSet {
-            name: p.name.clone(),
-            count: p.count,
-            requests: (p.requests.iter())
-                .map(|(r, q)| (r.clone(), amount(r, q)))
-                .collect(),
-            tolerations: p.tolerations.clone(),
-            node_selector: p.node_selector.clone(),
-            affinity: p.affinity.clone(),
-        })
-        .collect();
+    let pod_sets: Vec<PodSet> = case.pod_sets.iter().map(pod_set).collect();
     let assigner = Assigner {
         queue: &queue,
         id,
@@ -254,6 +253,225 @@ fn flavor_assigner_cases_agree_with_upstream() {
         let case: Case = serde_json::from_value(doc.value.clone()).expect("case shape");
         ran += 1;
         for p in run(&case) {
+            failures.push(format!("{}: {p}", case.name));
+        }
+    }
+    assert!(ran >= 2, "only {ran} cases ran");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+// scheduler_test.go `TestSchedule`: `tests/data/kueue/scheduler-cases.yaml` (its header
+// documents the schema), run through `admit_cycles`.
+
+const SCHEDULE_CASES: &str = include_str!("../../tests/data/kueue/scheduler-cases.yaml");
+
+type Labels = BTreeMap<String, BTreeMap<String, String>>;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fixture {
+    #[serde(default)]
+    objects: Vec<Value>,
+    #[serde(default)]
+    namespaces: Labels,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SharedDoc {
+    shared: Fixture,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScheduleCase {
+    name: String,
+    #[allow(dead_code)] // documents where the case comes from
+    source: String,
+    #[serde(default)]
+    objects: Vec<Value>,
+    #[serde(default)]
+    namespaces: Labels,
+    #[serde(default)]
+    usage: BTreeMap<String, BTreeMap<String, String>>,
+    workloads: Vec<WorkloadSpec>,
+    #[serde(default)]
+    cycles: Option<usize>,
+    want: ScheduleWant,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct WorkloadSpec {
+    namespace: String,
+    name: String,
+    queue: String,
+    #[serde(default)]
+    priority: i32,
+    pod_sets: Vec<PodSetSpec>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScheduleWant {
+    /// "ns/name" → pod set → resource → flavor.
+    #[serde(default)]
+    admitted: BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>,
+    #[serde(default)]
+    heap: Vec<String>,
+    #[serde(default)]
+    inadmissible: Vec<String>,
+    #[serde(default)]
+    messages: BTreeMap<String, String>,
+}
+
+fn pod_set(p: &PodSetSpec) -> PodSet {
+    PodSet {
+        name: p.name.clone(),
+        count: p.count,
+        requests: (p.requests.iter())
+            .map(|(r, q)| (r.clone(), amount(r, q)))
+            .collect(),
+        tolerations: p.tolerations.clone(),
+        node_selector: p.node_selector.clone(),
+        affinity: p.affinity.clone(),
+    }
+}
+
+/// The objects as `Loader::kueue_objects` collects them (ClusterQueues sorted by name).
+fn schedule_objects(values: &[Value]) -> admission::Objects {
+    let mut objects = admission::Objects::default();
+    for v in values {
+        match v["kind"].as_str().unwrap_or("") {
+            "ResourceFlavor" => {
+                let f = api::resource_flavor(v).expect("ResourceFlavor");
+                objects.flavors.insert(f.name.clone(), f);
+            }
+            "ClusterQueue" => {
+                (objects.cluster_queues).push(api::cluster_queue(v).expect("ClusterQueue"))
+            }
+            "Cohort" => objects.cohorts.push(api::cohort(v).expect("Cohort")),
+            "LocalQueue" => {
+                let q = api::local_queue(v).expect("LocalQueue");
+                objects
+                    .local_queues
+                    .insert((q.namespace, q.name), q.cluster_queue);
+            }
+            "WorkloadPriorityClass" => {
+                let c = api::workload_priority_class(v).expect("WorkloadPriorityClass");
+                objects.priority_classes.insert(c.name, c.value);
+            }
+            other => panic!("unexpected kind {other:?}"),
+        }
+    }
+    objects.cluster_queues.sort_by(|a, b| a.name.cmp(&b.name));
+    objects
+}
+
+fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
+    let mut problems = Vec::new();
+    let all: Vec<Value> = (shared.objects.iter())
+        .chain(&case.objects)
+        .cloned()
+        .collect();
+    let mut objects = schedule_objects(&all);
+    for (cq, usage) in &case.usage {
+        for (fr, v) in amounts(usage) {
+            objects.usage.push((cq.clone(), fr, v));
+        }
+    }
+    let mut namespaces = shared.namespaces.clone();
+    namespaces.extend(case.namespaces.clone());
+    let workloads: Vec<admission::Workload> = (case.workloads.iter())
+        .map(|w| admission::Workload {
+            namespace: w.namespace.clone(),
+            name: w.name.clone(),
+            queue_name: w.queue.clone(),
+            priority: w.priority,
+            pod_sets: w.pod_sets.iter().map(pod_set).collect(),
+            blocked: None,
+        })
+        .collect();
+    let got = admission::admit_cycles(
+        &objects,
+        &workloads,
+        &namespaces,
+        &FeatureGates::default(),
+        case.cycles.unwrap_or(1),
+    );
+    let keys: Vec<String> = (workloads.iter())
+        .map(|w| format!("{}/{}", w.namespace, w.name))
+        .collect();
+    let want = &case.want;
+    let named = (want.admitted.keys())
+        .chain(&want.heap)
+        .chain(&want.inadmissible)
+        .chain(want.messages.keys());
+    for key in named {
+        if !keys.contains(key) {
+            problems.push(format!("want names unknown workload {key}"));
+        }
+    }
+    for (key, d) in keys.iter().zip(&got.decisions) {
+        let got_flavors = d.admitted.as_ref().map(|(_, a)| {
+            (a.pod_sets.iter())
+                .map(|ps| {
+                    let flavors = (ps.flavors.iter())
+                        .map(|(r, c)| (r.clone(), c.flavor.clone()))
+                        .collect::<BTreeMap<_, _>>();
+                    (ps.name.clone(), flavors)
+                })
+                .collect::<BTreeMap<_, _>>()
+        });
+        let want_flavors = want.admitted.get(key).cloned();
+        if got_flavors != want_flavors {
+            problems.push(format!(
+                "{key}: admitted {got_flavors:?}, want {want_flavors:?} ({:?})",
+                d.message
+            ));
+        }
+        let want_waiting = if want.heap.contains(key) {
+            admission::Waiting::Heap
+        } else if want.inadmissible.contains(key) {
+            admission::Waiting::Inadmissible
+        } else {
+            admission::Waiting::Nowhere
+        };
+        if d.waiting != want_waiting {
+            problems.push(format!(
+                "{key}: waiting {:?}, want {want_waiting:?} ({:?})",
+                d.waiting, d.message
+            ));
+        }
+        if let Some(m) = want.messages.get(key)
+            && *m != d.message
+        {
+            problems.push(format!("{key}: message {:?}, want {m:?}", d.message));
+        }
+    }
+    problems
+}
+
+#[test]
+fn schedule_cases_agree_with_upstream() {
+    let docs = crate::yaml::parse_documents(
+        SCHEDULE_CASES.to_string(),
+        Path::new("scheduler-cases.yaml"),
+    )
+    .expect("case file parses");
+    let mut shared = Fixture::default();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for doc in docs.iter().filter(|d| !d.value.is_null()) {
+        if doc.value.get("shared").is_some() {
+            let s: SharedDoc = serde_json::from_value(doc.value.clone()).expect("shared shape");
+            shared = s.shared;
+            continue;
+        }
+        let case: ScheduleCase = serde_json::from_value(doc.value.clone())
+            .unwrap_or_else(|e| panic!("case shape: {e}: {}", doc.value["name"]));
+        ran += 1;
+        for p in run_schedule(&shared, &case) {
             failures.push(format!("{}: {p}", case.name));
         }
     }
