@@ -82,8 +82,30 @@ fn workloads_wait_in_kueue_with_its_own_messages() {
         let gated = p["status"] == "SchedulingGated";
         assert_eq!(gated, name != "admitted", "{name}: {p}");
     }
-    // The admitted pod got the flavor's node labels and Kueue's labels, and was scheduled.
+    // The admitted pod got the flavor's node selector: it lands on n1, not the emptier n2.
     assert_eq!(pod(&r, "admitted")["node"], "n1");
+    // Kueue admits a pod whose label conflicts with its own, but cannot start it.
+    let conflict = kueue_workload(&r, "label-conflict");
+    assert_eq!(conflict["admitted"], true);
+    assert_eq!(pod(&r, "label-conflict")["status"], "SchedulingGated");
+    let warnings: Vec<&str> = (r["scenarios"][0]["warnings"].as_array().unwrap().iter())
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let warned = |text: &str| warnings.iter().any(|w| w.contains(text));
+    assert!(
+        warned(
+            "Kueue cannot start it: invalid admission check PodSetUpdate: conflict for labels: conflict for key=kueue.x-k8s.io/podset, value1=other, value2=main; it stays gated"
+        ),
+        "{warnings:?}"
+    );
+    // A workload arriving on the timeline bypasses Kueue, and the report says so.
+    assert!(
+        warned("1 workload names a Kueue queue (first: \"open\"")
+            && warned(
+                "but arrives on the timeline: schedsim admits the Kueue workloads present at the start only"
+            ),
+        "{warnings:?}"
+    );
     // A pod without the label is not Kueue's.
     assert_eq!(pod(&r, "not-queued")["status"], "Scheduled");
     assert!(

@@ -17,7 +17,7 @@
 //! names). The TAS annotation `kueue.x-k8s.io/workload` names the Workload object, whose name
 //! carries a hash of the owner's UID; it changes no placement and is left out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Toleration;
 use serde_json::{Value, json};
@@ -73,11 +73,11 @@ pub(super) type Loaded = Result<(LoadedWorkload, Origin), Errors>;
 /// The Kueue part of a loaded scenario: the workloads it queued and what it decided.
 #[derive(Debug, Clone, Default)]
 pub struct KueueOutcome {
-    /// (kind, namespace, name) of each queued workload, as `admission.decisions`.
-    pub workloads: Vec<(String, String, String)>,
-    pub pod_sets: Vec<Vec<PodSet>>,
+    /// The kind of each queued workload (`TrainJob`, `Pod`).
+    pub kinds: Vec<&'static str>,
+    /// The queued workloads, as `admission.decisions`.
+    pub workloads: Vec<admission::Workload>,
     pub admission: Admission,
-    pub flavors: BTreeMap<String, api::ResourceFlavor>,
 }
 
 /// The `kueue.x-k8s.io/queue-name` label of an object.
@@ -136,12 +136,12 @@ impl Loader<'_> {
     /// refused as the API server refuses it.
     pub(super) fn kueue_objects(&mut self, origins: Vec<Origin>, errors: &mut Errors) -> Objects {
         let mut objects = Objects::default();
-        let mut seen: BTreeMap<(&'static str, String), ()> = BTreeMap::new();
+        let mut seen: BTreeSet<(&'static str, String)> = BTreeSet::new();
         for origin in origins {
             let kind = origin.kind().unwrap_or("").to_string();
             let value = origin.value();
             let mut duplicate = |resource: &'static str, key: String, ns: Option<&str>| {
-                if seen.insert((resource, key.clone()), ()).is_some() {
+                if !seen.insert((resource, key.clone())) {
                     let name = key.rsplit('/').next().unwrap_or("").to_string();
                     let message = match ns {
                         Some(ns) => format!(
@@ -195,45 +195,36 @@ impl Loader<'_> {
         queued: Vec<Queued>,
         cx: &ResolveContext,
     ) -> (Vec<Loaded>, KueueOutcome) {
-        let workloads: Vec<admission::Workload> =
-            queued.iter().map(|q| q.workload.clone()).collect();
+        let kinds: Vec<&'static str> = queued.iter().map(Queued::kind).collect();
+        let (mut slots, workloads): (Vec<_>, Vec<_>) = (queued.into_iter())
+            .map(|q| (Some((q.origin, q.loaded, q.job)), q.workload))
+            .unzip();
         let admitted = admission::admit(cx.kueue, &workloads, cx.namespaces, cx.gates);
         let mut order: Vec<usize> = admitted.order.clone();
         // Workloads not admitted follow, in creation order.
-        order.extend((0..queued.len()).filter(|i| admitted.decisions[*i].admitted.is_none()));
-        let mut slots: Vec<Option<Queued>> = queued.into_iter().map(Some).collect();
+        order.extend((0..workloads.len()).filter(|i| admitted.decisions[*i].admitted.is_none()));
         let mut out = Vec::new();
-        let mut outcome = KueueOutcome {
-            flavors: cx.kueue.flavors.clone(),
-            ..KueueOutcome::default()
-        };
-        for (i, w) in workloads.iter().enumerate() {
-            let kind = slots[i].as_ref().map_or("", Queued::kind);
-            outcome
-                .workloads
-                .push((kind.to_string(), w.namespace.clone(), w.name.clone()));
-            outcome.pod_sets.push(w.pod_sets.clone());
-        }
         for i in order {
-            let Some(q) = slots[i].take() else { continue };
+            let Some((origin, loaded, job)) = slots[i].take() else {
+                continue;
+            };
             let decision = &admitted.decisions[i];
             let infos = decision.admitted.as_ref().map(|(_, a)| {
                 (a.pod_sets.iter())
-                    .map(|ps| pod_set_info(ps, cx.kueue, &q.workload, decision))
+                    .map(|ps| pod_set_info(ps, cx.kueue, &workloads[i], decision))
                     .collect::<Vec<_>>()
             });
-            match (q.kind(), infos) {
-                ("TrainJob", Some(infos)) => {
-                    let Some(mut job) = q.job else { continue };
+            match (job, infos) {
+                (Some(mut job), Some(infos)) => {
                     add_runtime_patch(&mut job, &infos);
                     out.push(
-                        self.resolve_train_job(&q.origin, job, cx)
-                            .map(|w| (w, q.origin)),
+                        self.resolve_train_job(&origin, job, cx)
+                            .map(|w| (w, origin)),
                     );
                 }
-                ("TrainJob", None) => {}
-                (_, infos) => {
-                    let mut loaded = q.loaded;
+                (Some(_), None) => {}
+                (None, infos) => {
+                    let mut loaded = loaded;
                     for pod in &mut loaded.pods {
                         match infos.as_ref().and_then(|i| i.first()) {
                             Some(info) => {
@@ -241,7 +232,7 @@ impl Loader<'_> {
                                     loaded.warnings.push(format!(
                                         "pod {} ({}): Kueue cannot start it: {m}; it stays gated",
                                         pod.key(),
-                                        q.origin.describe()
+                                        origin.describe()
                                     ));
                                     gate(pod);
                                 }
@@ -249,11 +240,15 @@ impl Loader<'_> {
                             None => gate(pod),
                         }
                     }
-                    out.push(Ok((loaded, q.origin)));
+                    out.push(Ok((loaded, origin)));
                 }
             }
         }
-        outcome.admission = admitted;
+        let outcome = KueueOutcome {
+            kinds,
+            workloads,
+            admission: admitted,
+        };
         (out, outcome)
     }
 }
@@ -451,14 +446,13 @@ impl Loader<'_> {
             return;
         };
         let n = unmanaged.len();
-        let what = format!(
-            "{n} workload{} name{} a Kueue queue (first: {queue:?}, {at})",
-            if n == 1 { "" } else { "s" },
-            if n == 1 { "s" } else { "" },
-        );
+        // English agreement: "1 workload names … arrives", "2 workloads name … arrive".
+        let (plural, verb_s) = if n == 1 { ("", "s") } else { ("s", "") };
+        let what =
+            format!("{n} workload{plural} name{verb_s} a Kueue queue (first: {queue:?}, {at})");
         warnings.push(if kueue_on {
             format!(
-                "{what} but arrive on the timeline: schedsim admits the Kueue workloads present at the start only, so these go to kube-scheduler without Kueue admission"
+                "{what} but arrive{verb_s} on the timeline: schedsim admits the Kueue workloads present at the start only, so these go to kube-scheduler without Kueue admission"
             )
         } else {
             format!(

@@ -126,6 +126,7 @@ impl Loader<'_> {
         let mut queued: Vec<kueue::Queued> = Vec::new();
         // Workloads naming a Kueue queue that Kueue does not admit here: (queue, where).
         let mut unmanaged: Vec<(String, String)> = Vec::new();
+        let kueue_on = !cx.kueue.is_empty();
         for item in items {
             let pods = existing_pods + set.pods.len();
             if crate::limits::PODS.exceeded_by(pods as u64) {
@@ -139,7 +140,6 @@ impl Loader<'_> {
                 set.unit_starts.push(set.steps.len());
                 set.baseline_unit_starts.push(set.baseline.steps.len());
             }
-            let kueue_on = !cx.kueue.is_empty();
             let mut take = |loaded: kueue::Loaded| match loaded {
                 // Kueue admits the workloads present at the start; they wait for it.
                 Ok((w, origin)) if kueue_on && item.step.is_none() => {
@@ -178,7 +178,7 @@ impl Loader<'_> {
                 Source::Object(o) => take(self.workload(&o, cx).map(|w| (w, o))),
             }
         }
-        if !cx.kueue.is_empty() {
+        if kueue_on {
             let (admitted, outcome) = self.admit_queued(queued, cx);
             for loaded in admitted {
                 match loaded {
@@ -191,7 +191,7 @@ impl Loader<'_> {
             warnings.extend(outcome.admission.warnings.iter().cloned());
             set.kueue = Some(outcome);
         }
-        self.warn_unmanaged(&unmanaged, !cx.kueue.is_empty(), warnings);
+        self.warn_unmanaged(&unmanaged, kueue_on, warnings);
         if set.any_overrides {
             set.baseline.pods = baseline_pods
                 .into_iter()

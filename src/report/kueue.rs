@@ -56,7 +56,7 @@ fn is_zero(n: &usize) -> bool {
 pub struct KueuePodSet {
     pub name: String,
     pub count: i64,
-    /// Resource → flavor (admitted pod sets; for others, the flavors found before failing).
+    /// Resource → flavor (admitted workloads only).
     pub flavors: BTreeMap<String, String>,
     /// Total requests of the pod set, in Kueue's quantity format.
     pub requests: BTreeMap<String, String>,
@@ -98,9 +98,6 @@ pub struct QuotaReport {
     pub usage: String,
     /// Usage past the nominal quota, taken from the cohort.
     pub borrowed: String,
-    /// The same figures as numbers in Kueue's units (cpu in millicores), for charts.
-    #[serde(skip)]
-    pub values: (i64, i64),
 }
 
 impl KueueReport {
@@ -113,8 +110,9 @@ impl KueueReport {
             per_workload.entry((&p.namespace, w)).or_default().push(p);
         }
         let workloads: Vec<KueueWorkload> = (k.workloads.iter().zip(&a.decisions))
-            .zip(&k.pod_sets)
-            .map(|(((kind, ns, name), d), sets)| {
+            .zip(&k.kinds)
+            .map(|((w, d), kind)| {
+                let (ns, name, sets) = (&w.namespace, &w.name, &w.pod_sets);
                 let assigned = d.admitted.as_ref().map(|(_, a)| a);
                 let pod_sets = (sets.iter().enumerate())
                     .map(|(i, ps)| {
@@ -151,7 +149,7 @@ impl KueueReport {
                     }
                 });
                 KueueWorkload {
-                    kind: kind.clone(),
+                    kind: kind.to_string(),
                     name: name.clone(),
                     namespace: ns.clone(),
                     cluster_queue: d.cluster_queue.clone(),
@@ -194,7 +192,6 @@ impl KueueReport {
                                 lending_limit: u.quota.lending_limit.map(fmt),
                                 usage: fmt(u.usage),
                                 borrowed: fmt((u.usage - u.quota.nominal).max(0)),
-                                values: (u.usage, u.quota.nominal),
                             }
                         })
                         .collect(),
