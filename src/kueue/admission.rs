@@ -1,19 +1,25 @@
 //! The admission cycle: per ClusterQueue a queue of pending workloads; each cycle takes every
-//! queue's head, assigns flavors against a snapshot, and admits in Kueue's order while the
-//! quota still fits. A port of kubernetes-sigs/kueue `pkg/scheduler/scheduler.go`
-//! (`schedule`, `nominate`, `processEntry`, `makeClassicalIterator`, `requeueAndUpdate`,
-//! `reserveCapacityForUnreclaimablePreempt`, `quotaResourcesToReserve`, `fits`),
-//! `pkg/cache/queue/cluster_queue.go` (`RequeueIfNotPresent`: StrictFIFO puts a head back,
-//! BestEffortFIFO parks it among the inadmissible workloads) and
+//! queue's head, assigns flavors against a snapshot (asking preemption what it could free),
+//! and admits, or preempts for, the entries in Kueue's order while the quota still fits. A
+//! port of kubernetes-sigs/kueue `pkg/scheduler/scheduler.go` at v0.20 (main): `schedule`,
+//! `nominate`, `processEntry`, `updateAssignmentIfNeeded` (with
+//! RecomputeAssignmentUponPreemptionTargetsOverlap, on by default), `makeClassicalIterator`,
+//! `reserveCapacityForUnreclaimablePreempt`, `quotaResourcesToReserve`, `fits`,
+//! `markPreemptionOutcome`; `pkg/cache/queue/cluster_queue.go` (`RequeueIfNotPresent`:
+//! StrictFIFO puts a head back, BestEffortFIFO parks it among the inadmissible workloads
+//! unless it waits for a preemption or failed after nomination) and
 //! `pkg/controller/core/workload_controller.go` (`getQueueBlocker`).
 //!
-//! All workloads are pending at the start. Admitting a workload does not requeue parked ones
-//! (Kueue requeues them when a workload finishes or is deleted), so the cycles stop at a
-//! fixed point: a cycle that admits nothing and parks nothing would repeat forever.
+//! Preemption is classical (see [`preemption`](super::preemption)). A victim's quota is
+//! released before the next cycle (its pods terminate at once); it is requeued as the job
+//! reconciler requeues a workload evicted by preemption, except one owned by a single pod
+//! (SkipReassignmentForPodOwnedWorkloads, on by default), which ends with its pod. Released
+//! quota requeues the parked workloads of the victims' cohorts, as Kueue does when a
+//! workload's quota reservation goes away. Admitting a workload requeues nothing, so the cycles
+//! stop at a fixed point: a cycle that admits, parks and evicts nothing would repeat forever.
 //!
-//! Not (yet) simulated: preemption (no workload is a candidate victim: a head that needs
-//! preemption waits, as Kueue's does when it finds no candidates), fair sharing, admission
-//! checks, partial admission, topology-aware scheduling.
+//! Not simulated: fair sharing, admission checks, partial admission, topology-aware
+//! scheduling, the flavor scan position a later cycle resumes from.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,7 +27,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::api::{ClusterQueue, Cohort, FlavorResource, PreemptionPolicy, QueueingStrategy};
 use super::api::{ResourceFlavor, ResourceQuota};
-use super::assigner::{Assigner, Assignment, Mode, NoPreemption, PodSet};
+use super::assigner::{Assigner, Assignment, Mode, PodSet};
+use super::preemption::{self, Holder, Oracle, Preemption, Preemptor, Reason, Target};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
 use crate::sched::plugins::inter_pod_affinity::{NamespaceLabels, labels_of, selector_matches};
@@ -36,9 +43,8 @@ pub struct Objects {
     pub local_queues: BTreeMap<(String, String), String>,
     /// WorkloadPriorityClass name → value.
     pub priority_classes: BTreeMap<String, i32>,
-    /// Usage of workloads already admitted: (ClusterQueue, flavor-resource, amount), held
-    /// from the start (they are in Kueue's cache, not in any queue).
-    pub usage: Vec<(String, FlavorResource, i64)>,
+    /// Workloads that hold quota from the start (in Kueue's cache, not in any queue).
+    pub admitted: Vec<Admitted>,
 }
 
 impl Objects {
@@ -46,6 +52,21 @@ impl Objects {
     pub fn is_empty(&self) -> bool {
         self.cluster_queues.is_empty() && self.local_queues.is_empty()
     }
+}
+
+/// A workload admitted before the simulation starts: it holds quota and may be preempted.
+#[derive(Debug, Clone, Default)]
+pub struct Admitted {
+    pub namespace: String,
+    pub name: String,
+    pub cluster_queue: String,
+    pub priority: i32,
+    /// Creation (the queue-order timestamp) and quota reservation times, in seconds.
+    pub created: i64,
+    pub reserved: i64,
+    /// Already being evicted (an `Evicted` condition).
+    pub evicted: bool,
+    pub usage: BTreeMap<FlavorResource, i64>,
 }
 
 /// A workload as Kueue queues it.
@@ -56,10 +77,35 @@ pub struct Workload {
     /// The `kueue.x-k8s.io/queue-name` label: a LocalQueue of the namespace.
     pub queue_name: String,
     pub priority: i32,
+    /// The queue-order timestamp (creation), in seconds; ties keep the list's order.
+    pub created: i64,
+    /// A plain pod's workload: evicted, it ends with its pod instead of being requeued.
+    pub owned_by_pod: bool,
     pub pod_sets: Vec<PodSet>,
     /// Why no Workload object exists (the job's integration could not create it): the
     /// event's message. Such a workload is never queued.
     pub blocked: Option<String>,
+}
+
+/// A workload that lost its quota to a preemption.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Victim {
+    /// One of the queued workloads (an index of `decisions`).
+    Queued(usize),
+    /// One of `Objects::admitted`.
+    Admitted(usize),
+}
+
+/// An eviction by preemption: the Evicted and Preempted conditions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Eviction {
+    pub victim: Victim,
+    /// The preempting workload (an index of `decisions`).
+    pub by: usize,
+    pub cycle: usize,
+    pub reason: Reason,
+    /// `Preempted to accommodate a workload … due to …; preemptor path: …; preemptee path: …`.
+    pub message: String,
 }
 
 /// What Kueue decided for one workload.
@@ -67,8 +113,9 @@ pub struct Workload {
 pub struct Decision {
     /// The ClusterQueue its LocalQueue points at, if it has one.
     pub cluster_queue: Option<String>,
-    /// The QuotaReserved condition's reason: `QuotaReserved`, `Pending` or `Inadmissible`
-    /// (or the event reason when no Workload exists).
+    /// The QuotaReserved condition's reason: `QuotaReserved`, `Pending`, `Inadmissible`,
+    /// `Preempted` for a pod's workload that ended with its eviction (or the event reason
+    /// when no Workload exists).
     pub reason: &'static str,
     /// The condition's message, verbatim.
     pub message: String,
@@ -76,12 +123,17 @@ pub struct Decision {
     pub admitted: Option<(usize, Assignment)>,
     /// Where a workload not admitted waits when the cycles stop.
     pub waiting: Waiting,
+    /// The workloads it preempted (indices of `Admission::evictions`).
+    pub preempted: Vec<usize>,
+    /// Its last eviction, if it was preempted (an index of `Admission::evictions`).
+    pub evicted: Option<usize>,
 }
 
 /// Where a workload waits (`cluster_queue.go`: the heap, or the inadmissible workloads).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Waiting {
-    /// Admitted, or never queued (no LocalQueue, no ClusterQueue, no Workload object).
+    /// Admitted, or never queued (no LocalQueue, no ClusterQueue, no Workload object), or
+    /// ended by its eviction.
     Nowhere,
     /// In its ClusterQueue's heap: it is tried again next cycle.
     Heap,
@@ -107,12 +159,16 @@ pub struct QueueUsage {
     pub resources: Vec<QuotaUsage>,
 }
 
-/// Every decision (indexed as the workloads), the admission order and the quota used.
+/// Every decision (indexed as the workloads), the admission order, the evictions and the
+/// quota used.
 #[derive(Debug, Clone, Default)]
 pub struct Admission {
     pub decisions: Vec<Decision>,
-    /// Admitted workloads, in the order Kueue admitted them.
+    /// Admitted workloads, in the order Kueue admitted them (a workload preempted later is
+    /// left out unless it was admitted again).
     pub order: Vec<usize>,
+    /// Evictions by preemption, in the order Kueue issued them.
+    pub evictions: Vec<Eviction>,
     pub queues: Vec<QueueUsage>,
     pub warnings: Vec<String>,
 }
@@ -125,15 +181,19 @@ enum Requeue {
     NamespaceMismatch,
     Inactive,
     FailedAfterNomination,
+    PendingPreemption,
 }
 
-/// The queue key of `baseCompareFunc`: higher priority first, then creation order.
-type QueueKey = (std::cmp::Reverse<i32>, usize);
+/// The queue key of `baseCompareFunc`: higher priority first, then creation time, then the
+/// list's order.
+type QueueKey = (std::cmp::Reverse<i32>, i64, usize);
 
+/// A head nominated in a cycle.
 struct Entry {
-    workload: usize,
+    key: QueueKey,
     queue: usize,
-    assignment: Option<Assignment>,
+    assignment: Assignment,
+    targets: Vec<Target>,
 }
 
 /// Runs Kueue's admission over `workloads` (in creation order) until nothing changes.
@@ -146,6 +206,26 @@ pub fn admit(
     admit_cycles(objects, workloads, namespaces, gates, usize::MAX)
 }
 
+/// The state the cycles change: quota, who holds it, the queues.
+struct State<'a> {
+    objects: &'a Objects,
+    workloads: &'a [Workload],
+    gates: &'a FeatureGates,
+    ids: Vec<QueueId>,
+    tree: QuotaTree,
+    holders: Vec<Holder>,
+    /// Per ClusterQueue, the holders that hold quota now.
+    by_queue: Vec<Vec<usize>>,
+    /// The holder of each queued workload while it is admitted.
+    holder_of: Vec<Option<usize>>,
+    /// What each holder is.
+    holder_is: Vec<Victim>,
+    heaps: Vec<BTreeSet<QueueKey>>,
+    parked: Vec<BTreeSet<QueueKey>>,
+    released: Released,
+    out: Admission,
+}
+
 /// [`admit`] for at most `max_cycles` scheduling cycles (Kueue's unit tests run one).
 pub fn admit_cycles(
     objects: &Objects,
@@ -155,11 +235,53 @@ pub fn admit_cycles(
     max_cycles: usize,
 ) -> Admission {
     let queues = &objects.cluster_queues;
-    let (mut tree, mut warnings) = QuotaTree::new(queues, &objects.cohorts);
-    for (cq, fr, v) in &objects.usage {
-        match tree.queue(cq) {
-            Some(id) => tree.add_usage(id, fr, *v),
-            None => warnings.push(format!("usage of unknown ClusterQueue {cq:?}")),
+    let (tree, warnings) = QuotaTree::new(queues, &objects.cohorts);
+    let ids: Vec<QueueId> = queues
+        .iter()
+        .map(|q| tree.queue(&q.name).unwrap())
+        .collect();
+    let by_name: BTreeMap<&str, usize> = queues
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (q.name.as_str(), i))
+        .collect();
+    let mut st = State {
+        objects,
+        workloads,
+        gates,
+        ids,
+        tree,
+        holders: Vec::new(),
+        by_queue: vec![Vec::new(); queues.len()],
+        holder_of: vec![None; workloads.len()],
+        holder_is: Vec::new(),
+        heaps: vec![BTreeSet::new(); queues.len()],
+        parked: vec![BTreeSet::new(); queues.len()],
+        released: Released::default(),
+        out: Admission {
+            decisions: Vec::with_capacity(workloads.len()),
+            warnings,
+            ..Admission::default()
+        },
+    };
+    for (i, a) in objects.admitted.iter().enumerate() {
+        match by_name.get(a.cluster_queue.as_str()) {
+            Some(&q) => st.hold(
+                Victim::Admitted(i),
+                Holder {
+                    key: format!("{}/{}", a.namespace, a.name),
+                    queue: q,
+                    priority: a.priority,
+                    created: a.created,
+                    reserved: a.reserved,
+                    evicted: a.evicted,
+                    usage: a.usage.clone(),
+                },
+            ),
+            None => st.out.warnings.push(format!(
+                "workload {}/{} holds quota in unknown ClusterQueue {:?}",
+                a.namespace, a.name, a.cluster_queue
+            )),
         }
     }
     let inactive: Vec<bool> = queues
@@ -170,7 +292,7 @@ pub fn admit_cycles(
                 .filter(|f| !objects.flavors.contains_key(*f))
                 .collect();
             if !missing.is_empty() {
-                warnings.push(format!(
+                st.out.warnings.push(format!(
                     "ClusterQueue {:?} is inactive: ResourceFlavor {} not found",
                     q.name,
                     missing
@@ -183,22 +305,7 @@ pub fn admit_cycles(
             !missing.is_empty()
         })
         .collect();
-    let ids: Vec<QueueId> = queues
-        .iter()
-        .map(|q| tree.queue(&q.name).unwrap())
-        .collect();
-    let by_name: BTreeMap<&str, usize> = queues
-        .iter()
-        .enumerate()
-        .map(|(i, q)| (q.name.as_str(), i))
-        .collect();
 
-    let mut out = Admission {
-        decisions: Vec::with_capacity(workloads.len()),
-        ..Admission::default()
-    };
-    let mut heaps: Vec<BTreeSet<QueueKey>> = vec![BTreeSet::new(); queues.len()];
-    let mut queue_of = vec![usize::MAX; workloads.len()];
     for (i, w) in workloads.iter().enumerate() {
         let lq = (w.namespace.clone(), w.queue_name.clone());
         let cq = objects.local_queues.get(&lq);
@@ -208,26 +315,28 @@ pub fn admit_cycles(
             message,
             admitted: None,
             waiting: Waiting::Nowhere,
+            preempted: Vec::new(),
+            evicted: None,
         };
         if let Some(why) = &w.blocked {
-            out.decisions.push(Decision {
+            st.out.decisions.push(Decision {
                 reason: "WorkloadPriorityClassNotFound",
                 ..decision(why.clone())
             });
             continue;
         }
         match cq.map(|cq| (cq, by_name.get(cq.as_str()))) {
-            None => out.decisions.push(decision(format!(
+            None => st.out.decisions.push(decision(format!(
                 "LocalQueue {} doesn't exist",
                 w.queue_name
             ))),
-            Some((cq, None)) => out
+            Some((cq, None)) => st
+                .out
                 .decisions
                 .push(decision(format!("ClusterQueue {cq} doesn't exist"))),
             Some((_, Some(&q))) => {
-                queue_of[i] = q;
-                heaps[q].insert((std::cmp::Reverse(w.priority), i));
-                out.decisions.push(Decision {
+                st.heaps[q].insert(queue_key(w, i));
+                st.out.decisions.push(Decision {
                     reason: "Pending",
                     waiting: Waiting::Heap,
                     ..decision(String::new())
@@ -235,108 +344,41 @@ pub fn admit_cycles(
             }
         }
     }
-
+    // A guard against a preemption ping-pong Kueue's policies should never allow.
+    let most = 4 * (workloads.len() + objects.admitted.len()) + 16;
     let mut cycle = 0;
     while cycle < max_cycles {
-        let heads: Vec<(usize, QueueKey)> = (heaps.iter_mut().enumerate())
+        st.observe_evictions();
+        let heads: Vec<(usize, QueueKey)> = (st.heaps.iter_mut().enumerate())
             .filter_map(|(q, heap)| heap.pop_first().map(|k| (q, k)))
             .collect();
         if heads.is_empty() {
             break;
         }
+        if cycle == most {
+            st.out.warnings.push(format!(
+                "Kueue admission stopped after {most} cycles without settling; the queues' preemption policies keep evicting each other's workloads"
+            ));
+            for (q, key) in heads {
+                st.heaps[q].insert(key);
+            }
+            break;
+        }
         cycle += 1;
-        // nominate: against the snapshot taken at the start of the cycle.
-        let mut snapshot = tree.clone();
-        let mut entries = Vec::new();
-        let mut requeue: Vec<(usize, QueueKey, Requeue)> = Vec::new();
-        for &(q, key) in &heads {
-            let w = &workloads[key.1];
-            let queue = &queues[q];
-            if inactive[q] {
-                out.decisions[key.1].message = format!("ClusterQueue {} is inactive", queue.name);
-                requeue.push((q, key, Requeue::Inactive));
-            } else if !namespace_admitted(queue.namespace_selector.as_ref(), namespaces, w) {
-                out.decisions[key.1].message =
-                    "workload namespace doesn't match ClusterQueue selector".into();
-                requeue.push((q, key, Requeue::NamespaceMismatch));
-            } else {
-                let assigner = Assigner {
-                    queue,
-                    id: ids[q],
-                    tree: &snapshot,
-                    flavors: &objects.flavors,
-                    oracle: &NoPreemption,
-                    gates,
-                };
-                let assignment = assigner.assign(&w.pod_sets);
-                out.decisions[key.1].message = assignment.message();
-                entries.push((
-                    key,
-                    Entry {
-                        workload: key.1,
-                        queue: q,
-                        assignment: Some(assignment),
-                    },
-                ));
-            }
-        }
-        // makeClassicalIterator: not borrowing first, then priority, then creation order.
-        entries.sort_by_key(|(key, e)| {
-            let borrows = e.assignment.as_ref().map_or(0, |a| a.borrowing);
-            (borrows, key.0, key.1)
-        });
-        let mut admitted = 0;
-        for (key, mut e) in entries {
-            let (q, id) = (e.queue, ids[e.queue]);
-            let assignment = e.assignment.take().unwrap_or_default();
-            match assignment.mode() {
-                Mode::NoFit => requeue.push((q, key, Requeue::NoFit)),
-                Mode::Preempt => {
-                    if queues[q].preemption.reclaim_within_cohort != PreemptionPolicy::Any {
-                        for (fr, v) in reserve(&assignment, &queues[q], &snapshot, id) {
-                            snapshot.add_usage(id, &fr, v);
-                        }
-                    }
-                    requeue.push((q, key, Requeue::NoCandidates));
-                }
-                Mode::Fit if !fits(&snapshot, id, &assignment) => {
-                    out.decisions[e.workload].message =
-                        "Workload no longer fits after processing another workload".into();
-                    requeue.push((q, key, Requeue::FailedAfterNomination));
-                }
-                Mode::Fit => {
-                    for (fr, &v) in &assignment.usage {
-                        snapshot.add_usage(id, fr, v);
-                        tree.add_usage(id, fr, v);
-                    }
-                    let d = &mut out.decisions[e.workload];
-                    d.reason = "QuotaReserved";
-                    d.message = format!("Quota reserved in ClusterQueue {}", queues[q].name);
-                    d.admitted = Some((cycle, assignment));
-                    d.waiting = Waiting::Nowhere;
-                    out.order.push(e.workload);
-                    admitted += 1;
-                }
-            }
-        }
-        let mut parked = 0;
-        for (q, key, why) in requeue {
-            let immediate = match queues[q].queueing_strategy {
-                QueueingStrategy::StrictFIFO => why != Requeue::NamespaceMismatch,
-                QueueingStrategy::BestEffortFIFO => why == Requeue::FailedAfterNomination,
-            };
-            if immediate {
-                heaps[q].insert(key);
-            } else {
-                out.decisions[key.1].waiting = Waiting::Inadmissible;
-                parked += 1;
-            }
-        }
-        if admitted == 0 && parked == 0 {
+        let (admitted, parked, evicted) = st.cycle(cycle, heads, &inactive, namespaces);
+        if admitted == 0 && parked == 0 && evicted == 0 {
             break; // every head would come back to the same answer
         }
     }
-    out.queues = (queues.iter().zip(&ids))
+    for (q, heap) in st.heaps.iter().enumerate() {
+        for key in heap {
+            st.out.decisions[key.2].waiting = Waiting::Heap;
+        }
+        for key in &st.parked[q] {
+            st.out.decisions[key.2].waiting = Waiting::Inadmissible;
+        }
+    }
+    st.out.queues = (queues.iter().zip(&st.ids))
         .map(|(q, &id)| QueueUsage {
             name: q.name.clone(),
             cohort: q.cohort.clone(),
@@ -352,15 +394,349 @@ pub fn admit_cycles(
                     QuotaUsage {
                         flavor: f.clone(),
                         resource: r.clone(),
-                        quota: tree.quota(id, &fr),
-                        usage: tree.usage(id, &fr),
+                        quota: st.tree.quota(id, &fr),
+                        usage: st.tree.usage(id, &fr),
                     }
                 })
                 .collect(),
         })
         .collect();
-    out.warnings = warnings;
-    out
+    st.out
+}
+
+fn queue_key(w: &Workload, i: usize) -> QueueKey {
+    (std::cmp::Reverse(w.priority), w.created, i)
+}
+
+impl State<'_> {
+    fn queues(&self) -> &[ClusterQueue] {
+        &self.objects.cluster_queues
+    }
+
+    /// A workload starts holding quota.
+    fn hold(&mut self, what: Victim, holder: Holder) {
+        for (fr, &v) in &holder.usage {
+            self.tree.add_usage(self.ids[holder.queue], fr, v);
+        }
+        let h = self.holders.len();
+        self.by_queue[holder.queue].push(h);
+        self.holders.push(holder);
+        self.holder_is.push(what);
+        if let Victim::Queued(w) = what {
+            self.holder_of[w] = Some(h);
+        }
+    }
+
+    /// A holder loses its quota.
+    fn release(&mut self, h: usize) {
+        let holder = &self.holders[h];
+        for (fr, &v) in &holder.usage {
+            self.tree.remove_usage(self.ids[holder.queue], fr, v);
+        }
+        self.by_queue[holder.queue].retain(|&x| x != h);
+        if let Victim::Queued(w) = self.holder_is[h] {
+            self.holder_of[w] = None;
+        }
+    }
+
+    fn preemptor(&self, w: usize, q: usize) -> Preemptor {
+        Preemptor {
+            queue: q,
+            priority: self.workloads[w].priority,
+            created: self.workloads[w].created,
+        }
+    }
+
+    /// `getAssignments`: flavors (the assigner asking the preemption oracle) and, when the
+    /// assignment needs preemption, its targets (`GetTargets`).
+    fn assign(
+        &self,
+        snapshot: &mut QuotaTree,
+        by_queue: &[Vec<usize>],
+        w: usize,
+        q: usize,
+    ) -> (Assignment, Vec<Target>) {
+        let preemption = Preemption {
+            queues: self.queues(),
+            ids: &self.ids,
+            holders: &self.holders,
+            by_queue,
+        };
+        let preemptor = self.preemptor(w, q);
+        let oracle = Oracle {
+            preemption,
+            preemptor: preemptor.clone(),
+            snapshot: std::cell::RefCell::new(snapshot.clone()),
+        };
+        let assignment = Assigner {
+            queue: &self.queues()[q],
+            id: self.ids[q],
+            tree: snapshot,
+            flavors: &self.objects.flavors,
+            oracle: &oracle,
+            gates: self.gates,
+        }
+        .assign(&self.workloads[w].pod_sets);
+        if assignment.mode() != Mode::Preempt {
+            return (assignment, Vec::new());
+        }
+        let frs: BTreeSet<FlavorResource> = (assignment.pod_sets.iter())
+            .flat_map(|ps| {
+                (ps.flavors.iter())
+                    .filter(|(_, c)| c.mode == Mode::Preempt)
+                    .map(|(r, c)| (c.flavor.clone(), r.clone()))
+            })
+            .collect();
+        let targets = (oracle.preemption).targets(snapshot, &preemptor, &assignment.usage, &frs);
+        (assignment, targets)
+    }
+
+    /// One `schedule()`: nominate the heads, then process them in the classical order.
+    /// Returns how many were admitted, parked and evicted.
+    fn cycle(
+        &mut self,
+        cycle: usize,
+        heads: Vec<(usize, QueueKey)>,
+        inactive: &[bool],
+        namespaces: &NamespaceLabels,
+    ) -> (usize, usize, usize) {
+        // nominate: against the snapshot taken at the start of the cycle.
+        let mut snapshot = self.tree.clone();
+        let by_queue = self.by_queue.clone();
+        let mut entries = Vec::new();
+        let mut requeue: Vec<(usize, QueueKey, Requeue)> = Vec::new();
+        for &(q, key) in &heads {
+            let w = key.2;
+            let queue = &self.objects.cluster_queues[q];
+            if inactive[q] {
+                self.out.decisions[w].message = format!("ClusterQueue {} is inactive", queue.name);
+                requeue.push((q, key, Requeue::Inactive));
+            } else if !namespace_admitted(
+                queue.namespace_selector.as_ref(),
+                namespaces,
+                &self.workloads[w],
+            ) {
+                self.out.decisions[w].message =
+                    "workload namespace doesn't match ClusterQueue selector".into();
+                requeue.push((q, key, Requeue::NamespaceMismatch));
+            } else {
+                let (assignment, targets) = self.assign(&mut snapshot, &by_queue, w, q);
+                self.out.decisions[w].message = assignment.message();
+                entries.push(Entry {
+                    key,
+                    queue: q,
+                    assignment,
+                    targets,
+                });
+            }
+        }
+        // makeClassicalIterator: not borrowing first, then priority, then creation order.
+        entries.sort_by_key(|e| (e.assignment.borrowing, e.key));
+        let (mut admitted, mut evicted) = (0, 0);
+        let mut preempted: BTreeSet<usize> = BTreeSet::new();
+        for mut e in entries {
+            let (q, id, w) = (e.queue, self.ids[e.queue], e.key.2);
+            let mut fits = self.fits(&mut snapshot, &preempted, &e);
+            let mut deferred = false;
+            if e.targets.iter().any(|t| preempted.contains(&t.holder)) {
+                // updateAssignmentIfNeeded: the assignment again, with the victims of the
+                // cycle's other preemptions gone.
+                let others: Vec<usize> = preempted.iter().copied().collect();
+                let mut gone = by_queue.clone();
+                for &h in &others {
+                    self.remove_from(&mut snapshot, h);
+                    gone[self.holders[h].queue].retain(|&x| x != h);
+                }
+                let (assignment, targets) = self.assign(&mut snapshot, &gone, w, q);
+                for &h in &others {
+                    self.add_to(&mut snapshot, h);
+                }
+                self.out.decisions[w].message = assignment.message();
+                deferred = assignment.mode() == Mode::Fit;
+                e.assignment = assignment;
+                e.targets = targets;
+                fits = self.fits(&mut snapshot, &preempted, &e);
+            }
+            let mode = e.assignment.mode();
+            let d = &mut self.out.decisions[w];
+            if mode == Mode::NoFit {
+                requeue.push((q, e.key, Requeue::NoFit));
+                continue;
+            }
+            if mode == Mode::Preempt && e.targets.is_empty() {
+                if self.objects.cluster_queues[q].preemption.reclaim_within_cohort != PreemptionPolicy::Any {
+                    for (fr, v) in reserve(&e.assignment, &self.objects.cluster_queues[q], &snapshot, id) {
+                        snapshot.add_usage(id, &fr, v);
+                    }
+                }
+                requeue.push((q, e.key, Requeue::NoCandidates));
+                continue;
+            }
+            if deferred {
+                d.message = "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete".into();
+                for (fr, &v) in &e.assignment.usage {
+                    snapshot.add_usage(id, fr, v);
+                }
+                requeue.push((q, e.key, Requeue::PendingPreemption));
+                continue;
+            }
+            if e.targets.iter().any(|t| preempted.contains(&t.holder)) {
+                d.message = "Workload has overlapping preemption targets with another workload".into();
+                requeue.push((q, e.key, Requeue::FailedAfterNomination));
+                continue;
+            }
+            if !fits {
+                d.message = "Workload no longer fits after processing another workload".into();
+                requeue.push((q, e.key, Requeue::FailedAfterNomination));
+                continue;
+            }
+            preempted.extend(e.targets.iter().map(|t| t.holder));
+            for (fr, &v) in &e.assignment.usage {
+                snapshot.add_usage(id, fr, v);
+            }
+            if mode == Mode::Preempt {
+                for t in &e.targets {
+                    self.evict(cycle, w, q, *t);
+                }
+                evicted += e.targets.len();
+                let d = &mut self.out.decisions[w];
+                d.message += &format!(". Pending the preemption of {} workload(s)", e.targets.len());
+                requeue.push((q, e.key, Requeue::PendingPreemption));
+                continue;
+            }
+            let workload = &self.workloads[w];
+            self.hold(
+                Victim::Queued(w),
+                Holder {
+                    key: format!("{}/{}", workload.namespace, workload.name),
+                    queue: q,
+                    priority: workload.priority,
+                    created: workload.created,
+                    reserved: cycle as i64,
+                    evicted: false,
+                    usage: e.assignment.usage.clone(),
+                },
+            );
+            let d = &mut self.out.decisions[w];
+            d.reason = "QuotaReserved";
+            d.message = format!("Quota reserved in ClusterQueue {}", self.objects.cluster_queues[q].name);
+            d.admitted = Some((cycle, e.assignment));
+            d.waiting = Waiting::Nowhere;
+            self.out.order.push(w);
+            admitted += 1;
+        }
+        let mut parked = 0;
+        for (q, key, why) in requeue {
+            let immediate = match self.objects.cluster_queues[q].queueing_strategy {
+                QueueingStrategy::StrictFIFO => why != Requeue::NamespaceMismatch,
+                QueueingStrategy::BestEffortFIFO => matches!(
+                    why,
+                    Requeue::FailedAfterNomination | Requeue::PendingPreemption
+                ),
+            };
+            if immediate {
+                self.heaps[q].insert(key);
+            } else {
+                self.parked[q].insert(key);
+                parked += 1;
+            }
+        }
+        (admitted, parked, evicted)
+    }
+
+    /// `fits` (`ClusterQueueSnapshot.Fits`): the entry's usage available with the cycle's
+    /// victims and its own targets gone.
+    fn fits(&self, snapshot: &mut QuotaTree, preempted: &BTreeSet<usize>, e: &Entry) -> bool {
+        let gone: BTreeSet<usize> = (preempted.iter().copied())
+            .chain(e.targets.iter().map(|t| t.holder))
+            .collect();
+        for &h in &gone {
+            self.remove_from(snapshot, h);
+        }
+        let id = self.ids[e.queue];
+        let ok = (e.assignment.usage.iter()).all(|(fr, &v)| snapshot.available(id, fr) >= v);
+        for &h in &gone {
+            self.add_to(snapshot, h);
+        }
+        ok
+    }
+
+    fn remove_from(&self, snapshot: &mut QuotaTree, h: usize) {
+        let holder = &self.holders[h];
+        for (fr, &v) in &holder.usage {
+            snapshot.remove_usage(self.ids[holder.queue], fr, v);
+        }
+    }
+
+    fn add_to(&self, snapshot: &mut QuotaTree, h: usize) {
+        let holder = &self.holders[h];
+        for (fr, &v) in &holder.usage {
+            snapshot.add_usage(self.ids[holder.queue], fr, v);
+        }
+    }
+
+    /// `IssuePreemptions` for one target: the victim's quota is released (its pods terminate
+    /// at once; the cycle itself reads its snapshot), and it is requeued (or ends, for a pod's
+    /// workload) once Kueue observes the eviction.
+    fn evict(&mut self, cycle: usize, by: usize, q: usize, t: Target) {
+        let victim_queue = self.holders[t.holder].queue;
+        let message = preemption::message(
+            t.reason,
+            &self.tree.path(self.ids[q]),
+            &self.tree.path(self.ids[victim_queue]),
+        );
+        let victim = self.holder_is[t.holder];
+        self.release(t.holder);
+        let index = self.out.evictions.len();
+        self.out.evictions.push(Eviction {
+            victim,
+            by,
+            cycle,
+            reason: t.reason,
+            message: message.clone(),
+        });
+        self.out.decisions[by].preempted.push(index);
+        if let Victim::Queued(v) = victim {
+            self.out.order.retain(|&x| x != v);
+            let d = &mut self.out.decisions[v];
+            d.admitted = None;
+            d.evicted = Some(index);
+            d.message = message;
+            if self.workloads[v].owned_by_pod {
+                d.reason = "Preempted";
+                d.waiting = Waiting::Nowhere;
+            } else {
+                d.reason = "Pending";
+                d.waiting = Waiting::Heap;
+                self.released.requeue.push((victim_queue, queue_key(&self.workloads[v], v)));
+            }
+        }
+        let root = self.tree.root_of(self.ids[victim_queue]);
+        self.released.roots.insert(root);
+    }
+
+    /// What Kueue does once it observes the evictions of the last cycle (between cycles, as
+    /// the Workload updates arrive): evicted workloads back in their queues, and the parked
+    /// workloads of their cohorts requeued (`QueueInadmissibleWorkloads`).
+    fn observe_evictions(&mut self) {
+        let released = std::mem::take(&mut self.released);
+        for (q, key) in released.requeue {
+            self.heaps[q].insert(key);
+        }
+        for q in 0..self.objects.cluster_queues.len() {
+            if released.roots.contains(&self.tree.root_of(self.ids[q])) {
+                let parked = std::mem::take(&mut self.parked[q]);
+                self.heaps[q].extend(parked);
+            }
+        }
+    }
+}
+
+/// Evictions issued but not yet observed.
+#[derive(Default)]
+struct Released {
+    requeue: Vec<(usize, QueueKey)>,
+    roots: BTreeSet<usize>,
 }
 
 /// `ValidateAdmissibility`'s namespace check: a ClusterQueue without a selector admits no
@@ -371,11 +747,6 @@ fn namespace_admitted(
     w: &Workload,
 ) -> bool {
     selector.is_some_and(|s| selector_matches(s, &labels_of(namespaces, &w.namespace)))
-}
-
-/// `ClusterQueueSnapshot.Fits`: every flavor-resource of the usage still available.
-fn fits(tree: &QuotaTree, id: QueueId, assignment: &Assignment) -> bool {
-    (assignment.usage.iter()).all(|(fr, &v)| tree.available(id, fr) >= v)
 }
 
 /// `quotaResourcesToReserve`: what a head that needs preemption but found no candidates holds

@@ -10,8 +10,11 @@
 pub mod admission;
 pub mod api;
 pub mod assigner;
+pub mod preemption;
 pub mod quota;
 
+#[cfg(test)]
+mod preemption_tests;
 #[cfg(test)]
 mod properties;
 #[cfg(test)]

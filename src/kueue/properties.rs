@@ -81,6 +81,8 @@ fn workload(i: usize, queue: &str, rng: &mut ChaCha8Rng) -> Workload {
         name: format!("w{i}"),
         queue_name: queue.into(),
         priority: rng.random_range(0..3),
+        created: 0,
+        owned_by_pod: false,
         pod_sets: vec![PodSet {
             name: "main".into(),
             count: rng.random_range(1..4),

@@ -13,6 +13,7 @@ use super::api::{ClusterQueue, Cohort, FlavorResource, ResourceQuota};
 /// A ClusterQueue or a Cohort.
 #[derive(Debug, Clone)]
 struct Node {
+    name: String,
     parent: Option<usize>,
     child_cohorts: Vec<usize>,
     child_queues: Vec<usize>,
@@ -34,7 +35,7 @@ pub struct QuotaTree {
 
 /// A ClusterQueue of the tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct QueueId(usize);
+pub struct QueueId(pub(super) usize);
 
 impl QuotaTree {
     /// Links queues to their cohorts (a cohort named but not defined exists implicitly, with
@@ -67,7 +68,7 @@ impl QuotaTree {
         }
         for q in queues {
             let id = tree.nodes.len();
-            tree.nodes.push(Node::new(q.quotas.clone()));
+            tree.nodes.push(Node::new(&q.name, q.quotas.clone()));
             tree.queues.insert(q.name.clone(), id);
             if let Some(cohort) = &q.cohort {
                 let parent = tree.cohort(cohort);
@@ -89,7 +90,7 @@ impl QuotaTree {
             return id;
         }
         let id = self.nodes.len();
-        self.nodes.push(Node::new(BTreeMap::new()));
+        self.nodes.push(Node::new(name, BTreeMap::new()));
         self.cohorts.insert(name.to_string(), id);
         id
     }
@@ -98,7 +99,7 @@ impl QuotaTree {
         self.queues.get(name).map(|&i| QueueId(i))
     }
 
-    fn ancestors(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
+    pub(super) fn ancestors(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
         std::iter::successors(self.nodes[node].parent, |&p| self.nodes[p].parent)
     }
 
@@ -238,6 +239,65 @@ impl QuotaTree {
         }
     }
 
+    /// The top of the queue's tree: its root cohort, or the queue itself without a cohort.
+    pub fn root_of(&self, q: QueueId) -> usize {
+        self.ancestors(q.0).last().unwrap_or(q.0)
+    }
+
+    /// The cohorts directly below a cohort.
+    pub(super) fn child_cohorts(&self, node: usize) -> &[usize] {
+        &self.nodes[node].child_cohorts
+    }
+
+    /// The ClusterQueues directly below a cohort.
+    pub(super) fn child_queues(&self, node: usize) -> &[usize] {
+        &self.nodes[node].child_queues
+    }
+
+    /// `buildCQPath`: `/root/…/parent/queue`.
+    pub fn path(&self, q: QueueId) -> String {
+        let mut parts: Vec<&str> = self.ancestors(q.0).map(|n| &*self.nodes[n].name).collect();
+        parts.reverse();
+        parts.push(&self.nodes[q.0].name);
+        format!("/{}", parts.join("/"))
+    }
+
+    /// `IsWithinNominalInResources`: the node's usage within its subtree quota for each of
+    /// `frs`.
+    pub(super) fn within_nominal<'f>(
+        &self,
+        node: usize,
+        frs: impl IntoIterator<Item = &'f FlavorResource>,
+    ) -> bool {
+        frs.into_iter()
+            .all(|fr| self.subtree(node, fr) >= self.usage_of(node, fr))
+    }
+
+    /// `QuantitiesFitInQuota`: whether `requests` fit in the node's subtree quota on top of
+    /// its usage, and what of them exceeds the quota it keeps locally.
+    pub(super) fn fits_in_quota(
+        &self,
+        node: usize,
+        requests: &BTreeMap<FlavorResource, i64>,
+    ) -> (bool, BTreeMap<FlavorResource, i64>) {
+        let mut fits = true;
+        let mut remaining = BTreeMap::new();
+        for (fr, &v) in requests {
+            if self.subtree(node, fr) < self.usage_of(node, fr).saturating_add(v) {
+                fits = false;
+            }
+            let rest = v.saturating_sub(self.local_available(node, fr)).max(0);
+            remaining.insert(fr.clone(), rest);
+        }
+        (fits, remaining)
+    }
+
+    /// `ClusterQueueSnapshot.BorrowingWith`: usage past the queue's nominal quota with `val`
+    /// more.
+    pub fn queue_borrowing_with(&self, q: QueueId, fr: &FlavorResource, val: i64) -> bool {
+        self.quota(q, fr).nominal < self.usage_of(q.0, fr).saturating_add(val)
+    }
+
     /// `getNodeHeight`: 1 for a cohort of queues, one more per level of child cohorts.
     fn height(&self, id: usize) -> usize {
         let node = &self.nodes[id];
@@ -269,8 +329,9 @@ impl QuotaTree {
 }
 
 impl Node {
-    fn new(quotas: BTreeMap<FlavorResource, ResourceQuota>) -> Node {
+    fn new(name: &str, quotas: BTreeMap<FlavorResource, ResourceQuota>) -> Node {
         Node {
+            name: name.to_string(),
             parent: None,
             child_cohorts: Vec::new(),
             child_queues: Vec::new(),

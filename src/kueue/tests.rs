@@ -111,7 +111,7 @@ fn flavor_resource(key: &str) -> FlavorResource {
 
 /// A quantity in Kueue's units for the resource (cpu in millis): `resources.ResourceValue`,
 /// which saturates at the int64 bounds (`SafeMilliValue`, `SafeValue` in pkg/util/math).
-fn amount(resource: &str, q: &str) -> i64 {
+pub(super) fn amount(resource: &str, q: &str) -> i64 {
     let q: Quantity = q.parse().expect("quantity");
     let (unit, value): (&str, fn(&Quantity) -> i64) = if resource == resources::CPU {
         ("m", Quantity::milli_value)
@@ -128,7 +128,7 @@ fn amount(resource: &str, q: &str) -> i64 {
     }
 }
 
-fn amounts(map: &BTreeMap<String, String>) -> BTreeMap<FlavorResource, i64> {
+pub(super) fn amounts(map: &BTreeMap<String, String>) -> BTreeMap<FlavorResource, i64> {
     (map.iter())
         .map(|(k, v)| {
             let fr = flavor_resource(k);
@@ -263,7 +263,16 @@ fn flavor_assigner_cases_agree_with_upstream() {
 // scheduler_test.go `TestSchedule`: `tests/data/kueue/scheduler-cases.yaml` (its header
 // documents the schema), run through `admit_cycles`.
 
-const SCHEDULE_CASES: &str = include_str!("../../tests/data/kueue/scheduler-cases.yaml");
+const SCHEDULE_CASES: [(&str, &str); 2] = [
+    (
+        "scheduler-cases.yaml",
+        include_str!("../../tests/data/kueue/scheduler-cases.yaml"),
+    ),
+    (
+        "scheduler-preemption-cases.yaml",
+        include_str!("../../tests/data/kueue/scheduler-preemption-cases.yaml"),
+    ),
+];
 
 type Labels = BTreeMap<String, BTreeMap<String, String>>;
 
@@ -294,6 +303,8 @@ struct ScheduleCase {
     namespaces: Labels,
     #[serde(default)]
     usage: BTreeMap<String, BTreeMap<String, String>>,
+    #[serde(default)]
+    admitted: Vec<AdmittedSpec>,
     workloads: Vec<WorkloadSpec>,
     #[serde(default)]
     cycles: Option<usize>,
@@ -308,7 +319,43 @@ struct WorkloadSpec {
     queue: String,
     #[serde(default)]
     priority: i32,
+    #[serde(default)]
+    created_at: i64,
     pod_sets: Vec<PodSetSpec>,
+}
+
+/// A workload holding quota before the cycle (the schema of the preemption tables).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct AdmittedSpec {
+    #[serde(default)]
+    pub namespace: String,
+    pub name: String,
+    pub cluster_queue: String,
+    #[serde(default)]
+    pub priority: i32,
+    #[serde(default)]
+    pub admitted_at: i64,
+    #[serde(default)]
+    pub created_at: i64,
+    #[serde(default)]
+    pub evicted: bool,
+    pub usage: BTreeMap<String, String>,
+}
+
+impl AdmittedSpec {
+    pub(super) fn admitted(&self) -> admission::Admitted {
+        admission::Admitted {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            cluster_queue: self.cluster_queue.clone(),
+            priority: self.priority,
+            created: self.created_at,
+            reserved: self.admitted_at,
+            evicted: self.evicted,
+            usage: amounts(&self.usage),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -323,9 +370,12 @@ struct ScheduleWant {
     inadmissible: Vec<String>,
     #[serde(default)]
     messages: BTreeMap<String, String>,
+    /// "ns/name" → the Preempted condition's reason.
+    #[serde(default)]
+    preempted: BTreeMap<String, String>,
 }
 
-fn pod_set(p: &PodSetSpec) -> PodSet {
+pub(super) fn pod_set(p: &PodSetSpec) -> PodSet {
     PodSet {
         name: p.name.clone(),
         count: p.count,
@@ -376,10 +426,14 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
         .collect();
     let mut objects = schedule_objects(&all);
     for (cq, usage) in &case.usage {
-        for (fr, v) in amounts(usage) {
-            objects.usage.push((cq.clone(), fr, v));
-        }
+        objects.admitted.push(admission::Admitted {
+            name: format!("usage-of-{cq}"),
+            cluster_queue: cq.clone(),
+            usage: amounts(usage),
+            ..admission::Admitted::default()
+        });
     }
+    objects.admitted.extend(case.admitted.iter().map(AdmittedSpec::admitted));
     let mut namespaces = shared.namespaces.clone();
     namespaces.extend(case.namespaces.clone());
     let workloads: Vec<admission::Workload> = (case.workloads.iter())
@@ -388,6 +442,8 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
             name: w.name.clone(),
             queue_name: w.queue.clone(),
             priority: w.priority,
+            created: w.created_at,
+            owned_by_pod: false,
             pod_sets: w.pod_sets.iter().map(pod_set).collect(),
             blocked: None,
         })
@@ -403,12 +459,32 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
         .map(|w| format!("{}/{}", w.namespace, w.name))
         .collect();
     let want = &case.want;
+    let admitted_keys: Vec<String> = (case.admitted.iter())
+        .map(|a| format!("{}/{}", a.namespace, a.name))
+        .collect();
+    let mut got_preempted = BTreeMap::new();
+    for e in &got.evictions {
+        let key = match e.victim {
+            admission::Victim::Queued(w) => keys[w].clone(),
+            admission::Victim::Admitted(a) => admitted_keys
+                .get(a.wrapping_sub(case.usage.len()))
+                .cloned()
+                .unwrap_or_else(|| format!("usage #{a}")),
+        };
+        got_preempted.insert(key, e.reason.as_str().to_string());
+    }
+    if got_preempted != want.preempted {
+        problems.push(format!(
+            "preempted {got_preempted:?}, want {:?}",
+            want.preempted
+        ));
+    }
     let named = (want.admitted.keys())
         .chain(&want.heap)
         .chain(&want.inadmissible)
         .chain(want.messages.keys());
     for key in named {
-        if !keys.contains(key) {
+        if !keys.contains(key) && !admitted_keys.contains(key) {
             problems.push(format!("want names unknown workload {key}"));
         }
     }
@@ -454,27 +530,27 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
 
 #[test]
 fn schedule_cases_agree_with_upstream() {
-    let docs = crate::yaml::parse_documents(
-        SCHEDULE_CASES.to_string(),
-        Path::new("scheduler-cases.yaml"),
-    )
-    .expect("case file parses");
-    let mut shared = Fixture::default();
     let mut failures = Vec::new();
-    let mut ran = 0;
-    for doc in docs.iter().filter(|d| !d.value.is_null()) {
-        if doc.value.get("shared").is_some() {
-            let s: SharedDoc = serde_json::from_value(doc.value.clone()).expect("shared shape");
-            shared = s.shared;
-            continue;
+    for (file, text) in SCHEDULE_CASES {
+        let docs = crate::yaml::parse_documents(text.to_string(), Path::new(file))
+            .expect("case file parses");
+        let mut shared = Fixture::default();
+        let mut ran = 0;
+        for doc in docs.iter().filter(|d| !d.value.is_null()) {
+            if doc.value.get("shared").is_some() {
+                let s: SharedDoc =
+                    serde_json::from_value(doc.value.clone()).expect("shared shape");
+                shared = s.shared;
+                continue;
+            }
+            let case: ScheduleCase = serde_json::from_value(doc.value.clone())
+                .unwrap_or_else(|e| panic!("{file}: case shape: {e}: {}", doc.value["name"]));
+            ran += 1;
+            for p in run_schedule(&shared, &case) {
+                failures.push(format!("{file}: {}: {p}", case.name));
+            }
         }
-        let case: ScheduleCase = serde_json::from_value(doc.value.clone())
-            .unwrap_or_else(|e| panic!("case shape: {e}: {}", doc.value["name"]));
-        ran += 1;
-        for p in run_schedule(&shared, &case) {
-            failures.push(format!("{}: {p}", case.name));
-        }
+        assert!(ran >= 10, "{file}: only {ran} cases ran");
     }
-    assert!(ran >= 2, "only {ran} cases ran");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

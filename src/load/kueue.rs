@@ -125,6 +125,9 @@ pub(super) fn workload_of(
         name,
         queue_name,
         priority,
+        // Created when the scenario is applied, in the order it lists them.
+        created: 0,
+        owned_by_pod: !is_job,
         pod_sets,
         blocked,
     };

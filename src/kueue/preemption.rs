@@ -1,0 +1,488 @@
+//! Kueue's classical preemption: which admitted workloads to evict so that a pending one fits.
+//! A port of kubernetes-sigs/kueue `pkg/scheduler/preemption/preemption.go`
+//! (`classicalPreemptions`, `fillBackWorkloads`, `workloadFits`,
+//! `queueUnderNominalInResourcesNeedingPreemption`, `preemptionMessage`),
+//! `classical/hierarchical_preemption.go` (`classifyPreemptionVariant`,
+//! `collectCandidatesForHierarchicalReclaim`, `collectCandidatesInSubtree`),
+//! `classical/candidate_generator.go` (the candidate order and `candidateIsValid`),
+//! `common/ordering.go` (`CandidatesOrdering`), `common/preemption_policy.go`
+//! (`SatisfiesPreemptionPolicy`) and `preemption_oracle.go` (`SimulatePreemption`), at Kueue
+//! v0.20 (main). Fair sharing, admission fair sharing and TAS are not simulated.
+//!
+//! Kueue breaks the last tie between candidates by UID, which is random; schedsim has no UIDs
+//! and uses the workload's `namespace/name` instead, so ties resolve the same way every run.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy};
+use super::assigner::{Possibility, PreemptionOracle};
+use super::quota::{QueueId, QuotaTree};
+
+/// A workload that holds quota in a ClusterQueue: a possible victim.
+#[derive(Debug, Clone)]
+pub struct Holder {
+    /// `namespace/name`: the last tie-break (Kueue's is the UID).
+    pub key: String,
+    /// Index of its ClusterQueue.
+    pub queue: usize,
+    pub priority: i32,
+    /// The queue-order timestamp (creation), in seconds.
+    pub created: i64,
+    /// When its quota was reserved, in seconds.
+    pub reserved: i64,
+    /// Already being evicted (an `Evicted` condition): such candidates go first.
+    pub evicted: bool,
+    /// The quota it holds per flavor and resource (a resource with a flavor and 0 counts as
+    /// used, as `WorkloadUsesResources` reads the admission).
+    pub usage: BTreeMap<FlavorResource, i64>,
+}
+
+/// The workload that needs the quota.
+#[derive(Debug, Clone)]
+pub struct Preemptor {
+    pub queue: usize,
+    pub priority: i32,
+    pub created: i64,
+}
+
+/// The Preempted condition's reason (`kueue.InClusterQueueReason`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reason {
+    InClusterQueue,
+    InCohortReclamation,
+    InCohortReclaimWhileBorrowing,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::InClusterQueue => "InClusterQueue",
+            Reason::InCohortReclamation => "InCohortReclamation",
+            Reason::InCohortReclaimWhileBorrowing => "InCohortReclaimWhileBorrowing",
+        }
+    }
+
+    /// `HumanReadablePreemptionReasons`.
+    pub fn human(self) -> &'static str {
+        match self {
+            Reason::InClusterQueue => "prioritization in the ClusterQueue",
+            Reason::InCohortReclamation => "reclamation within the cohort",
+            Reason::InCohortReclaimWhileBorrowing => {
+                "reclamation within the cohort while borrowing"
+            }
+        }
+    }
+}
+
+/// A victim and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    pub holder: usize,
+    pub reason: Reason,
+}
+
+/// `preemptionMessage`, with `UNKNOWN` for the UIDs schedsim does not have (Kueue prints the
+/// same when a workload has none).
+pub fn message(reason: Reason, preemptor_path: &str, preemptee_path: &str) -> String {
+    format!(
+        "Preempted to accommodate a workload (UID: UNKNOWN, JobUID: UNKNOWN) due to {}; preemptor path: {preemptor_path}; preemptee path: {preemptee_path}",
+        reason.human()
+    )
+}
+
+/// `preemptionVariant`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    WithinQueue,
+    HierarchicalReclaim,
+    ReclaimWithoutBorrowing,
+    ReclaimWhileBorrowing,
+}
+
+impl Variant {
+    fn reason(self) -> Reason {
+        match self {
+            Variant::WithinQueue => Reason::InClusterQueue,
+            Variant::HierarchicalReclaim | Variant::ReclaimWithoutBorrowing => {
+                Reason::InCohortReclamation
+            }
+            Variant::ReclaimWhileBorrowing => Reason::InCohortReclaimWhileBorrowing,
+        }
+    }
+}
+
+struct Candidate {
+    holder: usize,
+    /// The cohort below which the candidate's queue must be over quota (the lowest common
+    /// ancestor with the preemptor's queue); none for the preemptor's own queue.
+    lca: Option<usize>,
+    variant: Variant,
+}
+
+/// The admitted workloads and the queues they are in: what preemption chooses from.
+pub struct Preemption<'a> {
+    pub queues: &'a [ClusterQueue],
+    pub ids: &'a [QueueId],
+    pub holders: &'a [Holder],
+    /// Per queue, the holders that still hold quota.
+    pub by_queue: &'a [Vec<usize>],
+}
+
+/// `SatisfiesPreemptionPolicy`.
+fn satisfies(policy: PreemptionPolicy, preemptor: &Preemptor, candidate: &Holder) -> bool {
+    let lower = preemptor.priority > candidate.priority;
+    match policy {
+        PreemptionPolicy::Never => false,
+        PreemptionPolicy::LowerPriority => lower,
+        PreemptionPolicy::LowerOrNewerEqualPriority => {
+            lower
+                || (preemptor.priority == candidate.priority
+                    && preemptor.created < candidate.created)
+        }
+        PreemptionPolicy::Any => true,
+    }
+}
+
+impl Preemption<'_> {
+    /// `GetTargets` with classical preemption: the victims that let `usage` fit in the
+    /// preemptor's queue, none when no set of candidates does. `snapshot` is left as it was.
+    pub fn targets(
+        &self,
+        snapshot: &mut QuotaTree,
+        preemptor: &Preemptor,
+        usage: &BTreeMap<FlavorResource, i64>,
+        frs: &BTreeSet<FlavorResource>,
+    ) -> Vec<Target> {
+        let queue = &self.queues[preemptor.queue];
+        let id = self.ids[preemptor.queue];
+        let (same, hierarchy, priority) = self.candidates(snapshot, preemptor, usage, frs);
+        let (no_other, no_hierarchy) = (
+            hierarchy.is_empty() && priority.is_empty(),
+            hierarchy.is_empty(),
+        );
+        let mut all: Vec<Candidate> = Vec::new();
+        let (mut evicted, mut rest) = (Vec::new(), Vec::new());
+        for list in [hierarchy, priority, same] {
+            for c in list {
+                if self.holders[c.holder].evicted {
+                    evicted.push(c);
+                } else {
+                    rest.push(c);
+                }
+            }
+        }
+        all.append(&mut evicted);
+        all.append(&mut rest);
+
+        let forbidden = borrow_within_cohort_forbidden(queue);
+        let under_nominal = frs
+            .iter()
+            .all(|fr| snapshot.quota(id, fr).nominal > snapshot.usage(id, fr));
+        let attempts: &[bool] = if no_other || (forbidden && !under_nominal) {
+            &[true]
+        } else if forbidden && no_hierarchy {
+            &[false, true]
+        } else {
+            &[true, false]
+        };
+        for &borrowing in attempts {
+            let mut targets: Vec<Target> = Vec::new();
+            for c in &all {
+                if !self.valid(snapshot, preemptor, c, borrowing, frs) {
+                    continue;
+                }
+                self.remove(snapshot, c.holder);
+                targets.push(Target {
+                    holder: c.holder,
+                    reason: c.variant.reason(),
+                });
+                if fits(snapshot, id, usage, borrowing) {
+                    let targets = self.fill_back(snapshot, id, usage, targets, borrowing);
+                    for t in &targets {
+                        self.add(snapshot, t.holder);
+                    }
+                    return targets;
+                }
+            }
+            for t in &targets {
+                self.add(snapshot, t.holder);
+            }
+        }
+        Vec::new()
+    }
+
+    /// The candidates in the preemptor's own queue, those over which it has a hierarchical
+    /// advantage, and those it may only take by priority, each in `CandidatesOrdering`.
+    fn candidates(
+        &self,
+        snapshot: &QuotaTree,
+        preemptor: &Preemptor,
+        usage: &BTreeMap<FlavorResource, i64>,
+        frs: &BTreeSet<FlavorResource>,
+    ) -> (Vec<Candidate>, Vec<Candidate>, Vec<Candidate>) {
+        let queue = &self.queues[preemptor.queue];
+        let node = self.ids[preemptor.queue].0;
+        let mut same = Vec::new();
+        if queue.preemption.within_cluster_queue != PreemptionPolicy::Never {
+            same = self.from_queue(preemptor.queue, None, preemptor, frs, false);
+        }
+        let (mut hierarchy, mut priority) = (Vec::new(), Vec::new());
+        let has_parent = snapshot.ancestors(node).next().is_some();
+        if has_parent && queue.preemption.reclaim_within_cohort != PreemptionPolicy::Never {
+            let (mut advantage, mut remaining) = snapshot.fits_in_quota(node, usage);
+            let mut previous = None;
+            for root in snapshot.ancestors(node).collect::<Vec<_>>() {
+                let list = if advantage {
+                    &mut hierarchy
+                } else {
+                    &mut priority
+                };
+                self.in_subtree(snapshot, root, root, previous, advantage, preemptor, frs, list);
+                let (fits, rest) = snapshot.fits_in_quota(root, &remaining);
+                remaining = rest;
+                advantage = advantage || fits;
+                previous = Some(root);
+            }
+        }
+        for list in [&mut same, &mut hierarchy, &mut priority] {
+            list.sort_by(|a, b| self.order(preemptor.queue, a.holder, b.holder));
+        }
+        (same, hierarchy, priority)
+    }
+
+    /// `collectCandidatesInSubtree`: queues over their quota below `cohort`, skipping the
+    /// subtree already visited and subtrees within their quota.
+    #[allow(clippy::too_many_arguments)]
+    fn in_subtree(
+        &self,
+        snapshot: &QuotaTree,
+        cohort: usize,
+        subtree_root: usize,
+        skip: Option<usize>,
+        advantage: bool,
+        preemptor: &Preemptor,
+        frs: &BTreeSet<FlavorResource>,
+        out: &mut Vec<Candidate>,
+    ) {
+        for &child in snapshot.child_cohorts(cohort) {
+            if Some(child) == skip || snapshot.within_nominal(child, frs) {
+                continue;
+            }
+            self.in_subtree(
+                snapshot,
+                child,
+                subtree_root,
+                skip,
+                advantage,
+                preemptor,
+                frs,
+                out,
+            );
+        }
+        for &child in snapshot.child_queues(cohort) {
+            let Some(q) = self.ids.iter().position(|id| id.0 == child) else {
+                continue;
+            };
+            if q == preemptor.queue || snapshot.within_nominal(child, frs) {
+                continue;
+            }
+            out.extend(self.from_queue(q, Some(subtree_root), preemptor, frs, advantage));
+        }
+    }
+
+    /// `getCandidatesFromCQ`.
+    fn from_queue(
+        &self,
+        q: usize,
+        lca: Option<usize>,
+        preemptor: &Preemptor,
+        frs: &BTreeSet<FlavorResource>,
+        advantage: bool,
+    ) -> Vec<Candidate> {
+        (self.by_queue[q].iter())
+            .filter_map(|&h| {
+                let variant = self.classify(&self.holders[h], preemptor, frs, advantage)?;
+                Some(Candidate {
+                    holder: h,
+                    lca,
+                    variant,
+                })
+            })
+            .collect()
+    }
+
+    /// `classifyPreemptionVariant` (`None`: never).
+    fn classify(
+        &self,
+        h: &Holder,
+        preemptor: &Preemptor,
+        frs: &BTreeSet<FlavorResource>,
+        advantage: bool,
+    ) -> Option<Variant> {
+        if !h.usage.keys().any(|fr| frs.contains(fr)) {
+            return None;
+        }
+        let queue = &self.queues[preemptor.queue];
+        let same = h.queue == preemptor.queue;
+        let policy = if same {
+            queue.preemption.within_cluster_queue
+        } else {
+            queue.preemption.reclaim_within_cohort
+        };
+        if !satisfies(policy, preemptor, h) {
+            return None;
+        }
+        if same {
+            return Some(Variant::WithinQueue);
+        }
+        if advantage {
+            return Some(Variant::HierarchicalReclaim);
+        }
+        if borrow_within_cohort_forbidden(queue) {
+            return Some(Variant::ReclaimWithoutBorrowing);
+        }
+        let above_threshold = h.priority >= preemptor.priority
+            || (queue.preemption.borrow_within_cohort_max_priority)
+                .is_some_and(|t| h.priority > t);
+        Some(if above_threshold {
+            Variant::ReclaimWithoutBorrowing
+        } else {
+            Variant::ReclaimWhileBorrowing
+        })
+    }
+
+    /// `CandidatesOrdering`: evicted first, other queues before the preemptor's, lower
+    /// priority first, more recently admitted first, then the key.
+    pub(super) fn order(&self, queue: usize, a: usize, b: usize) -> Ordering {
+        let (a, b) = (&self.holders[a], &self.holders[b]);
+        (b.evicted.cmp(&a.evicted))
+            .then((a.queue == queue).cmp(&(b.queue == queue)))
+            .then(a.priority.cmp(&b.priority))
+            .then(b.reserved.cmp(&a.reserved))
+            .then(a.key.cmp(&b.key))
+    }
+
+    /// `candidateIsValid`: earlier removals may have brought a queue (or a cohort below the
+    /// common ancestor) back within its quota.
+    fn valid(
+        &self,
+        snapshot: &QuotaTree,
+        preemptor: &Preemptor,
+        c: &Candidate,
+        borrowing: bool,
+        frs: &BTreeSet<FlavorResource>,
+    ) -> bool {
+        let h = &self.holders[c.holder];
+        if h.queue == preemptor.queue {
+            return true;
+        }
+        if borrowing && c.variant == Variant::ReclaimWithoutBorrowing {
+            return false;
+        }
+        let node = self.ids[h.queue].0;
+        if snapshot.within_nominal(node, frs) {
+            return false;
+        }
+        for ancestor in snapshot.ancestors(node) {
+            if Some(ancestor) == c.lca {
+                break;
+            }
+            if snapshot.within_nominal(ancestor, frs) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// `fillBackWorkloads`: in reverse order, every target but the last that the preemptor
+    /// still fits without is spared.
+    fn fill_back(
+        &self,
+        snapshot: &mut QuotaTree,
+        id: QueueId,
+        usage: &BTreeMap<FlavorResource, i64>,
+        mut targets: Vec<Target>,
+        borrowing: bool,
+    ) -> Vec<Target> {
+        for i in (0..targets.len().saturating_sub(1)).rev() {
+            self.add(snapshot, targets[i].holder);
+            if fits(snapshot, id, usage, borrowing) {
+                targets.swap_remove(i);
+            } else {
+                self.remove(snapshot, targets[i].holder);
+            }
+        }
+        targets
+    }
+
+    pub fn remove(&self, snapshot: &mut QuotaTree, holder: usize) {
+        let h = &self.holders[holder];
+        for (fr, &v) in &h.usage {
+            snapshot.remove_usage(self.ids[h.queue], fr, v);
+        }
+    }
+
+    pub fn add(&self, snapshot: &mut QuotaTree, holder: usize) {
+        let h = &self.holders[holder];
+        for (fr, &v) in &h.usage {
+            snapshot.add_usage(self.ids[h.queue], fr, v);
+        }
+    }
+}
+
+/// `IsBorrowingWithinCohortForbidden`.
+fn borrow_within_cohort_forbidden(queue: &ClusterQueue) -> bool {
+    queue.preemption.borrow_within_cohort == PreemptionPolicy::Never
+}
+
+/// `workloadFits`: every flavor-resource available, and without borrowing when not allowed.
+fn fits(
+    snapshot: &QuotaTree,
+    id: QueueId,
+    usage: &BTreeMap<FlavorResource, i64>,
+    borrowing: bool,
+) -> bool {
+    usage.iter().all(|(fr, &v)| {
+        (borrowing || !snapshot.queue_borrowing_with(id, fr, v)) && v <= snapshot.available(id, fr)
+    })
+}
+
+/// The oracle the flavor assigner asks (`PreemptionOracle.SimulatePreemption`): preemption
+/// run for one flavor-resource against its own copy of the cycle's snapshot.
+pub struct Oracle<'a> {
+    pub preemption: Preemption<'a>,
+    pub preemptor: Preemptor,
+    pub snapshot: std::cell::RefCell<QuotaTree>,
+}
+
+impl PreemptionOracle for Oracle<'_> {
+    fn simulate(&self, queue: QueueId, fr: &FlavorResource, quantity: i64) -> (Possibility, usize) {
+        let snapshot = &mut *self.snapshot.borrow_mut();
+        let usage = BTreeMap::from([(fr.clone(), quantity)]);
+        let frs = BTreeSet::from([fr.clone()]);
+        let targets = (self.preemption).targets(snapshot, &self.preemptor, &usage, &frs);
+        if targets.is_empty() {
+            return (
+                Possibility::NoCandidates,
+                snapshot.borrowing_height(queue, fr, quantity).0,
+            );
+        }
+        for t in &targets {
+            self.preemption.remove(snapshot, t.holder);
+        }
+        let borrow = snapshot.borrowing_height(queue, fr, quantity).0;
+        for t in &targets {
+            self.preemption.add(snapshot, t.holder);
+        }
+        let own = (targets.iter()).any(|t| self.preemption.holders[t.holder].queue == self.preemptor.queue);
+        (
+            if own {
+                Possibility::Preempt
+            } else {
+                Possibility::Reclaim
+            },
+            borrow,
+        )
+    }
+}
