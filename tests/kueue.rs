@@ -204,3 +204,125 @@ fn strict_fifo_blocks_behind_its_head_and_best_effort_does_not() {
     assert!(!state("best-effort", "huge"));
     assert!(state("best-effort", "small-1") && state("best-effort", "small-2"));
 }
+
+#[test]
+fn kueue_preempts_running_workloads_by_reclamation_and_priority_and_their_pods_go() {
+    let r = run_json("scenarios/kueue-preemption.yaml");
+    let k = &r["scenarios"][0]["kueue"];
+    let evictions = k["evictions"].as_array().unwrap();
+    let seen: Vec<(&str, &str, &str, &str)> = (evictions.iter())
+        .map(|e| {
+            (
+                e["victim"].as_str().unwrap(),
+                e["preemptor"].as_str().unwrap(),
+                e["reason"].as_str().unwrap(),
+                e["pods"][0].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                "research/trainjob-sweep-c-71e9b",
+                "production/llm-finetune",
+                "InCohortReclamation",
+                "research/sweep-c-node-0-0-t2w8c"
+            ),
+            (
+                "research/trainjob-sweep-b-8a2c4",
+                "research/urgent-eval",
+                "InClusterQueue",
+                "research/sweep-b-node-0-0-m4k9d"
+            ),
+        ]
+    );
+    assert_eq!(
+        evictions[0]["message"],
+        "Preempted to accommodate a workload (UID: UNKNOWN, JobUID: UNKNOWN) due to reclamation within the cohort; preemptor path: /ml/production; preemptee path: /ml/research"
+    );
+    for name in ["llm-finetune", "urgent-eval"] {
+        let w = kueue_workload(&r, name);
+        assert_eq!(w["admitted"], true, "{w}");
+        assert_eq!(w["cycle"], 2, "{w}");
+    }
+    // The new pods take the GPUs the evicted pods freed.
+    assert_eq!(pod(&r, "llm-finetune-node-0-0")["node"], "h100-2");
+    assert_eq!(pod(&r, "urgent-eval-node-0-0")["node"], "h100-1");
+    let held: Vec<(&str, bool)> = (k["admittedBefore"].as_array().unwrap().iter())
+        .map(|w| (w["name"].as_str().unwrap(), w["admitted"] == true))
+        .collect();
+    assert_eq!(
+        held,
+        [
+            ("trainjob-sweep-a-5d1f0", true),
+            ("trainjob-sweep-b-8a2c4", false),
+            ("trainjob-sweep-c-71e9b", false),
+            ("trainjob-serve-eval-0c3d8", true),
+        ]
+    );
+}
+
+#[test]
+fn a_preempting_pod_stays_at_the_head_and_a_preempted_pod_is_deleted() {
+    let r = run_json("tests/data/kueue/pod-reclaim.yaml");
+    let a2 = kueue_workload(&r, "a2");
+    assert_eq!(a2["reason"], "Preempted");
+    assert_eq!(
+        a2["evicted"],
+        "Preempted to accommodate a workload (UID: UNKNOWN, JobUID: UNKNOWN) due to reclamation within the cohort; preemptor path: /gpus/team-b; preemptee path: /gpus/team-a"
+    );
+    assert!((r["scenarios"][0]["pods"].as_array().unwrap().iter()).all(|p| p["name"] != "a2"));
+    // b1 waited one cycle for the eviction, at its queue's head before huge-1 and huge-2.
+    let b1 = kueue_workload(&r, "b1");
+    assert_eq!(
+        (b1["cycle"].as_u64(), &b1["preempted"][0]),
+        (Some(4), &"team-a/a2".into())
+    );
+    assert_eq!(pod(&r, "b1")["status"], "Scheduled");
+    let a3 = kueue_workload(&r, "a3");
+    assert_eq!(a3["admitted"], false);
+    assert_eq!(
+        a3["message"],
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more needed"
+    );
+}
+
+#[test]
+fn workload_objects_without_quota_are_left_out_with_a_warning_and_bad_ones_are_errors() {
+    let dir = common::cli::tempdir("kueue-workload-objects");
+    let scenario = |workload: &str| {
+        format!(
+            "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {{name: s}}\nspec:\n  nodes:\n  - {{apiVersion: v1, kind: Node, metadata: {{name: node-1}}, status: {{allocatable: {{cpu: 8, nvidia.com/gpu: 8, pods: 110}}}}}}\n  objects:\n  - {{apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {{name: f}}}}\n  - apiVersion: kueue.x-k8s.io/v1beta2\n    kind: ClusterQueue\n    metadata: {{name: cq}}\n    spec:\n      namespaceSelector: {{}}\n      resourceGroups: [{{coveredResources: [nvidia.com/gpu], flavors: [{{name: f, resources: [{{name: nvidia.com/gpu, nominalQuota: 8}}]}}]}}]\n{workload}"
+        )
+    };
+    std::fs::write(
+        dir.join("pending.yaml"),
+        scenario("  - {apiVersion: kueue.x-k8s.io/v1beta1, kind: Workload, metadata: {name: w, namespace: ns}, spec: {queueName: q}}\n"),
+    )
+    .unwrap();
+    let out = ok(&[
+        "run",
+        dir.join("pending.yaml").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let warnings = r["scenarios"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains("Workload ns/w (") && warnings.contains("holds no quota"),
+        "{warnings}"
+    );
+    std::fs::write(
+        dir.join("bad.yaml"),
+        scenario("  - apiVersion: kueue.x-k8s.io/v1beta2\n    kind: Workload\n    metadata: {name: w, namespace: ns}\n    status:\n      admission:\n        clusterQueue: cq\n        podSetAssignments:\n        - {name: main, flavors: {nvidia.com/gpu: f}, resourceUsage: {nvidia.com/gpu: lots}}\n      conditions:\n      - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, lastTransitionTime: \"2026-11-25T06:00:00Z\"}\n"),
+    )
+    .unwrap();
+    let out = schedsim(&["run", dir.join("bad.yaml").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bad.yaml:22:86: spec.objects[2].status.admission.podSetAssignments[0].resourceUsage.nvidia.com/gpu: quantities must match the regular expression"),
+        "{stderr}"
+    );
+}

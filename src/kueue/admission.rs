@@ -45,6 +45,12 @@ pub struct Objects {
     pub priority_classes: BTreeMap<String, i32>,
     /// Workloads that hold quota from the start (in Kueue's cache, not in any queue).
     pub admitted: Vec<Admitted>,
+    /// The simulation's start, in seconds since the epoch: after every timestamp of the
+    /// admitted workloads (0 without any). Queued workloads are created then, and the cycles
+    /// reserve quota one second apart after it.
+    pub now: i64,
+    /// What reading the objects noticed (Workload objects that hold no quota, …).
+    pub warnings: Vec<String>,
 }
 
 impl Objects {
@@ -67,6 +73,8 @@ pub struct Admitted {
     /// Already being evicted (an `Evicted` condition).
     pub evicted: bool,
     pub usage: BTreeMap<FlavorResource, i64>,
+    /// The job that owns it (kind, name), whose pods go when it is preempted.
+    pub owner: Option<(String, String)>,
 }
 
 /// A workload as Kueue queues it.
@@ -88,7 +96,7 @@ pub struct Workload {
 }
 
 /// A workload that lost its quota to a preemption.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Victim {
     /// One of the queued workloads (an index of `decisions`).
     Queued(usize),
@@ -127,6 +135,13 @@ pub struct Decision {
     pub preempted: Vec<usize>,
     /// Its last eviction, if it was preempted (an index of `Admission::evictions`).
     pub evicted: Option<usize>,
+}
+
+impl Decision {
+    /// Preempted and not requeued: a pod's workload, whose pod Kueue deleted.
+    pub fn ended(&self) -> bool {
+        self.admitted.is_none() && self.evicted.is_some() && self.waiting == Waiting::Nowhere
+    }
 }
 
 /// Where a workload waits (`cluster_queue.go`: the heap, or the inadmissible workloads).
@@ -222,6 +237,9 @@ struct State<'a> {
     holder_is: Vec<Victim>,
     heaps: Vec<BTreeSet<QueueKey>>,
     parked: Vec<BTreeSet<QueueKey>>,
+    /// Per BestEffortFIFO queue, the workload waiting for its preemptions: it stays at the
+    /// head until admitted (`preemptorWorkload`, sticky; Kueue#6929).
+    sticky: Vec<Option<QueueKey>>,
     released: Released,
     out: Admission,
 }
@@ -257,10 +275,11 @@ pub fn admit_cycles(
         holder_is: Vec::new(),
         heaps: vec![BTreeSet::new(); queues.len()],
         parked: vec![BTreeSet::new(); queues.len()],
+        sticky: vec![None; queues.len()],
         released: Released::default(),
         out: Admission {
             decisions: Vec::with_capacity(workloads.len()),
-            warnings,
+            warnings: (objects.warnings.iter().cloned()).chain(warnings).collect(),
             ..Admission::default()
         },
     };
@@ -350,7 +369,10 @@ pub fn admit_cycles(
     while cycle < max_cycles {
         st.observe_evictions();
         let heads: Vec<(usize, QueueKey)> = (st.heaps.iter_mut().enumerate())
-            .filter_map(|(q, heap)| heap.pop_first().map(|k| (q, k)))
+            .filter_map(|(q, heap)| match st.sticky[q] {
+                Some(key) if heap.remove(&key) => Some((q, key)),
+                _ => heap.pop_first().map(|k| (q, k)),
+            })
             .collect();
         if heads.is_empty() {
             break;
@@ -564,8 +586,17 @@ impl State<'_> {
                 continue;
             }
             if mode == Mode::Preempt && e.targets.is_empty() {
-                if self.objects.cluster_queues[q].preemption.reclaim_within_cohort != PreemptionPolicy::Any {
-                    for (fr, v) in reserve(&e.assignment, &self.objects.cluster_queues[q], &snapshot, id) {
+                if self.objects.cluster_queues[q]
+                    .preemption
+                    .reclaim_within_cohort
+                    != PreemptionPolicy::Any
+                {
+                    for (fr, v) in reserve(
+                        &e.assignment,
+                        &self.objects.cluster_queues[q],
+                        &snapshot,
+                        id,
+                    ) {
                         snapshot.add_usage(id, &fr, v);
                     }
                 }
@@ -581,7 +612,8 @@ impl State<'_> {
                 continue;
             }
             if e.targets.iter().any(|t| preempted.contains(&t.holder)) {
-                d.message = "Workload has overlapping preemption targets with another workload".into();
+                d.message =
+                    "Workload has overlapping preemption targets with another workload".into();
                 requeue.push((q, e.key, Requeue::FailedAfterNomination));
                 continue;
             }
@@ -600,9 +632,20 @@ impl State<'_> {
                 }
                 evicted += e.targets.len();
                 let d = &mut self.out.decisions[w];
-                d.message += &format!(". Pending the preemption of {} workload(s)", e.targets.len());
+                d.message += &format!(
+                    ". Pending the preemption of {} workload(s)",
+                    e.targets.len()
+                );
                 requeue.push((q, e.key, Requeue::PendingPreemption));
+                if self.objects.cluster_queues[q].queueing_strategy
+                    == QueueingStrategy::BestEffortFIFO
+                {
+                    self.sticky[q] = Some(e.key);
+                }
                 continue;
+            }
+            if self.sticky[q] == Some(e.key) {
+                self.sticky[q] = None;
             }
             let workload = &self.workloads[w];
             self.hold(
@@ -612,14 +655,17 @@ impl State<'_> {
                     queue: q,
                     priority: workload.priority,
                     created: workload.created,
-                    reserved: cycle as i64,
+                    reserved: self.objects.now.saturating_add(cycle as i64),
                     evicted: false,
                     usage: e.assignment.usage.clone(),
                 },
             );
             let d = &mut self.out.decisions[w];
             d.reason = "QuotaReserved";
-            d.message = format!("Quota reserved in ClusterQueue {}", self.objects.cluster_queues[q].name);
+            d.message = format!(
+                "Quota reserved in ClusterQueue {}",
+                self.objects.cluster_queues[q].name
+            );
             d.admitted = Some((cycle, e.assignment));
             d.waiting = Waiting::Nowhere;
             self.out.order.push(w);
@@ -708,7 +754,9 @@ impl State<'_> {
             } else {
                 d.reason = "Pending";
                 d.waiting = Waiting::Heap;
-                self.released.requeue.push((victim_queue, queue_key(&self.workloads[v], v)));
+                self.released
+                    .requeue
+                    .push((victim_queue, queue_key(&self.workloads[v], v)));
             }
         }
         let root = self.tree.root_of(self.ids[victim_queue]);

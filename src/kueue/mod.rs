@@ -12,6 +12,7 @@ pub mod api;
 pub mod assigner;
 pub mod preemption;
 pub mod quota;
+pub mod workload;
 
 #[cfg(test)]
 mod preemption_tests;

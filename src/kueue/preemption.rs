@@ -225,7 +225,7 @@ impl Preemption<'_> {
         let node = self.ids[preemptor.queue].0;
         let mut same = Vec::new();
         if queue.preemption.within_cluster_queue != PreemptionPolicy::Never {
-            same = self.from_queue(preemptor.queue, None, preemptor, frs, false);
+            same = self.in_queue(preemptor.queue, None, preemptor, frs, false);
         }
         let (mut hierarchy, mut priority) = (Vec::new(), Vec::new());
         let has_parent = snapshot.ancestors(node).next().is_some();
@@ -238,7 +238,9 @@ impl Preemption<'_> {
                 } else {
                     &mut priority
                 };
-                self.in_subtree(snapshot, root, root, previous, advantage, preemptor, frs, list);
+                self.in_subtree(
+                    snapshot, root, root, previous, advantage, preemptor, frs, list,
+                );
                 let (fits, rest) = snapshot.fits_in_quota(root, &remaining);
                 remaining = rest;
                 advantage = advantage || fits;
@@ -287,12 +289,12 @@ impl Preemption<'_> {
             if q == preemptor.queue || snapshot.within_nominal(child, frs) {
                 continue;
             }
-            out.extend(self.from_queue(q, Some(subtree_root), preemptor, frs, advantage));
+            out.extend(self.in_queue(q, Some(subtree_root), preemptor, frs, advantage));
         }
     }
 
     /// `getCandidatesFromCQ`.
-    fn from_queue(
+    fn in_queue(
         &self,
         q: usize,
         lca: Option<usize>,
@@ -343,8 +345,7 @@ impl Preemption<'_> {
             return Some(Variant::ReclaimWithoutBorrowing);
         }
         let above_threshold = h.priority >= preemptor.priority
-            || (queue.preemption.borrow_within_cohort_max_priority)
-                .is_some_and(|t| h.priority > t);
+            || (queue.preemption.borrow_within_cohort_max_priority).is_some_and(|t| h.priority > t);
         Some(if above_threshold {
             Variant::ReclaimWithoutBorrowing
         } else {
@@ -475,7 +476,8 @@ impl PreemptionOracle for Oracle<'_> {
         for t in &targets {
             self.preemption.add(snapshot, t.holder);
         }
-        let own = (targets.iter()).any(|t| self.preemption.holders[t.holder].queue == self.preemptor.queue);
+        let own = (targets.iter())
+            .any(|t| self.preemption.holders[t.holder].queue == self.preemptor.queue);
         (
             if own {
                 Possibility::Preempt

@@ -15,8 +15,7 @@ use super::quota::{QueueId, QuotaTree};
 use super::tests::{AdmittedSpec, amount};
 
 const PREEMPTION_CASES: &str = include_str!("../../tests/data/kueue/preemption-cases.yaml");
-const ORDERING_CASES: &str =
-    include_str!("../../tests/data/kueue/candidates-ordering-cases.yaml");
+const ORDERING_CASES: &str = include_str!("../../tests/data/kueue/candidates-ordering-cases.yaml");
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -283,7 +282,10 @@ fn candidates_ordering_agrees_with_upstream() {
         order.sort_by(|&a, &b| preemption.order(preemptor, a, b));
         let got: Vec<String> = order.iter().map(|&i| holders[i].key.clone()).collect();
         if got != case.want {
-            failures.push(format!("{}: order {got:?}, want {:?}", case.name, case.want));
+            failures.push(format!(
+                "{}: order {got:?}, want {:?}",
+                case.name, case.want
+            ));
         }
     }
     assert!(ran >= 5, "only {ran} cases ran");

@@ -230,3 +230,104 @@ fn adding_a_toleration_never_unadmits_a_workload_alone() {
         );
     }
 }
+
+/// With LowerPriority policies, every victim has a lower priority than its preemptor, the
+/// reason is InClusterQueue exactly for victims of the preemptor's own queue, a running
+/// workload is evicted at most once, and admission never pushes a queue past nominal +
+/// borrowing.
+#[test]
+fn preemption_takes_only_lower_priorities_and_names_its_reason() {
+    use super::admission::{Admitted, Victim};
+    use super::api::PreemptionPolicy;
+    use super::preemption::Reason;
+    let mut rng = ChaCha8Rng::seed_from_u64(1515);
+    let mut evictions = 0;
+    for case in 0..300 {
+        let mut queues: Vec<ClusterQueue> = (0..3)
+            .map(|q| queue(&format!("cq{q}"), Some("cohort"), &mut rng))
+            .collect();
+        for q in &mut queues {
+            q.preemption.within_cluster_queue = PreemptionPolicy::LowerPriority;
+            q.preemption.reclaim_within_cohort = PreemptionPolicy::LowerPriority;
+        }
+        let mut objects = objects(queues.clone());
+        // Running workloads: up to each queue's nominal quota, one in three borrowing more.
+        for (i, q) in queues.iter().enumerate() {
+            for n in 0..rng.random_range(0..4) {
+                let flavor = FLAVORS[rng.random_range(0..2)];
+                objects.admitted.push(Admitted {
+                    namespace: "ns".into(),
+                    name: format!("run-{i}-{n}"),
+                    cluster_queue: q.name.clone(),
+                    priority: rng.random_range(0..3),
+                    reserved: n,
+                    usage: [(
+                        (flavor.to_string(), GPU.to_string()),
+                        rng.random_range(1..12),
+                    )]
+                    .into(),
+                    ..Admitted::default()
+                });
+            }
+        }
+        let workloads: Vec<Workload> = (0..6)
+            .map(|i| workload(i, &format!("cq{}", rng.random_range(0..3)), &mut rng))
+            .collect();
+        let a = admit(
+            &objects,
+            &workloads,
+            &BTreeMap::new(),
+            &FeatureGates::default(),
+        );
+        let mut victims = std::collections::BTreeSet::new();
+        for e in &a.evictions {
+            evictions += 1;
+            // A running workload, once evicted, never holds quota again.
+            if matches!(e.victim, Victim::Admitted(_)) {
+                assert!(victims.insert(e.victim), "case {case}: {e:?} evicted twice");
+            }
+            let (priority, queue) = match e.victim {
+                Victim::Admitted(i) => (
+                    objects.admitted[i].priority,
+                    objects.admitted[i].cluster_queue.clone(),
+                ),
+                Victim::Queued(w) => (
+                    workloads[w].priority,
+                    a.decisions[w].cluster_queue.clone().unwrap(),
+                ),
+            };
+            assert!(
+                priority < workloads[e.by].priority,
+                "case {case}: {e:?} took priority {priority}"
+            );
+            let own = a.decisions[e.by].cluster_queue.as_deref() == Some(queue.as_str());
+            assert_eq!(
+                own,
+                e.reason == Reason::InClusterQueue,
+                "case {case}: {e:?}"
+            );
+        }
+        for (q, usage) in queues.iter().zip(&a.queues) {
+            for u in &usage.resources {
+                if let Some(l) = u.quota.borrowing_limit {
+                    // Running workloads may start past the limit; admission never adds to that.
+                    let start: i64 = (objects.admitted.iter())
+                        .filter(|w| w.cluster_queue == q.name)
+                        .filter_map(|w| w.usage.get(&(u.flavor.clone(), u.resource.clone())))
+                        .sum();
+                    assert!(
+                        u.usage <= (u.quota.nominal + l).max(start),
+                        "case {case}: {} {} uses {}",
+                        q.name,
+                        u.flavor,
+                        u.usage
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        evictions > 20,
+        "only {evictions} evictions: the cases do not exercise preemption"
+    );
+}

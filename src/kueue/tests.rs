@@ -354,6 +354,7 @@ impl AdmittedSpec {
             reserved: self.admitted_at,
             evicted: self.evicted,
             usage: amounts(&self.usage),
+            owner: None,
         }
     }
 }
@@ -375,7 +376,7 @@ struct ScheduleWant {
     preempted: BTreeMap<String, String>,
 }
 
-pub(super) fn pod_set(p: &PodSetSpec) -> PodSet {
+fn pod_set(p: &PodSetSpec) -> PodSet {
     PodSet {
         name: p.name.clone(),
         count: p.count,
@@ -433,7 +434,9 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
             ..admission::Admitted::default()
         });
     }
-    objects.admitted.extend(case.admitted.iter().map(AdmittedSpec::admitted));
+    objects
+        .admitted
+        .extend(case.admitted.iter().map(AdmittedSpec::admitted));
     let mut namespaces = shared.namespaces.clone();
     namespaces.extend(case.namespaces.clone());
     let workloads: Vec<admission::Workload> = (case.workloads.iter())
@@ -538,8 +541,7 @@ fn schedule_cases_agree_with_upstream() {
         let mut ran = 0;
         for doc in docs.iter().filter(|d| !d.value.is_null()) {
             if doc.value.get("shared").is_some() {
-                let s: SharedDoc =
-                    serde_json::from_value(doc.value.clone()).expect("shared shape");
+                let s: SharedDoc = serde_json::from_value(doc.value.clone()).expect("shared shape");
                 shared = s.shared;
                 continue;
             }

@@ -28,6 +28,7 @@ use super::{Errors, Loader};
 use crate::kueue::admission::{self, Admission, Objects};
 use crate::kueue::api;
 use crate::kueue::assigner::{PodSet, PodSetAssignment};
+use crate::kueue::workload::workload_object;
 use crate::model::Pod;
 use crate::model::validate::FieldError;
 use crate::resolve::trainjob::{RuntimePatch, TrainJob};
@@ -44,6 +45,8 @@ const LOCAL_QUEUE_LABEL: &str = "kueue.x-k8s.io/local-queue-name";
 const CLUSTER_QUEUE_LABEL: &str = "kueue.x-k8s.io/cluster-queue-name";
 /// The pod set of a plain pod (`kueue.DefaultPodSetName`).
 const POD_SET_MAIN: &str = "main";
+/// The label JobSet puts on its pods: the JobSet's name.
+const REPLICATED_JOB_SET_LABEL: &str = "jobset.sigs.k8s.io/jobset-name";
 /// The label the Trainer puts on a replicated job's pods.
 const REPLICATED_JOB_LABEL: &str = "jobset.sigs.k8s.io/replicatedjob-name";
 
@@ -77,7 +80,11 @@ pub struct KueueOutcome {
     pub kinds: Vec<&'static str>,
     /// The queued workloads, as `admission.decisions`.
     pub workloads: Vec<admission::Workload>,
+    /// The workloads admitted before the simulation (`Victim::Admitted` indexes them).
+    pub admitted: Vec<admission::Admitted>,
     pub admission: Admission,
+    /// Per eviction of an already-admitted workload, the existing pods its job lost.
+    pub evicted_pods: BTreeMap<usize, Vec<String>>,
 }
 
 /// The `kueue.x-k8s.io/queue-name` label of an object.
@@ -126,7 +133,7 @@ pub(super) fn workload_of(
         queue_name,
         priority,
         // Created when the scenario is applied, in the order it lists them.
-        created: 0,
+        created: cx.kueue.now,
         owned_by_pod: !is_job,
         pod_sets,
         blocked,
@@ -179,6 +186,18 @@ impl Loader<'_> {
                     duplicate("workloadpriorityclasses", c.name.clone(), None);
                     objects.priority_classes.insert(c.name, c.value);
                 }),
+                "Workload" => workload_object(value).map(|w| {
+                    let ns = w.key.split('/').next().unwrap_or("").to_string();
+                    duplicate("workloads", w.key.clone(), Some(&ns));
+                    match w.admitted {
+                        Some(a) => objects.admitted.push(a),
+                        None => objects.warnings.push(format!(
+                            "Workload {} ({}) holds no quota (no QuotaReserved condition, or finished): left out; to simulate its admission, give its job with the {QUEUE_NAME_LABEL} label",
+                            w.key,
+                            origin.describe()
+                        )),
+                    }
+                }),
                 _ => Ok(()),
             };
             if let Err(mut e) = origin.check_all(checked) {
@@ -187,6 +206,10 @@ impl Loader<'_> {
         }
         // Kueue's cache keys ClusterQueues by name; schedsim walks them in that order.
         objects.cluster_queues.sort_by(|a, b| a.name.cmp(&b.name));
+        objects.now = (objects.admitted.iter())
+            .map(|a| a.created.max(a.reserved).saturating_add(1))
+            .max()
+            .unwrap_or(0);
         objects
     }
 
@@ -226,6 +249,8 @@ impl Loader<'_> {
                     );
                 }
                 (Some(_), None) => {}
+                // A pod's workload preempted: Kueue deleted the pod.
+                (None, None) if decision.ended() => {}
                 (None, infos) => {
                     let mut loaded = loaded;
                     for pod in &mut loaded.pods {
@@ -250,10 +275,64 @@ impl Loader<'_> {
         let outcome = KueueOutcome {
             kinds,
             workloads,
+            admitted: cx.kueue.admitted.clone(),
             admission: admitted,
+            evicted_pods: BTreeMap::new(),
         };
         (out, outcome)
     }
+}
+
+/// Removes the existing pods of the already-admitted workloads Kueue preempted: stopping the
+/// job deletes them (its pods terminate before the next cycle, as the admission assumes).
+/// The job is the Workload's owner: a Pod by name; a Job's pods carry
+/// `batch.kubernetes.io/job-name`; a JobSet's, and a TrainJob's (its JobSet has its name),
+/// `jobset.sigs.k8s.io/jobset-name`. Returns the pods removed, per eviction.
+pub(super) fn evict_existing_pods(
+    existing: &mut Vec<(Pod, Origin)>,
+    k: &KueueOutcome,
+) -> (BTreeMap<usize, Vec<String>>, Vec<String>) {
+    let mut removed: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let mut warnings = Vec::new();
+    for (i, e) in k.admission.evictions.iter().enumerate() {
+        let admission::Victim::Admitted(a) = e.victim else {
+            continue;
+        };
+        let w = &k.admitted[a];
+        let Some((kind, name)) = &w.owner else {
+            warnings.push(format!(
+                "Workload {}/{} was preempted but names no owner: its pods, if any, are left running",
+                w.namespace, w.name
+            ));
+            continue;
+        };
+        let label = match kind.as_str() {
+            "Pod" => None,
+            "Job" => Some("batch.kubernetes.io/job-name"),
+            "JobSet" | "TrainJob" => Some(REPLICATED_JOB_SET_LABEL),
+            other => {
+                warnings.push(format!(
+                    "Workload {}/{} was preempted; schedsim cannot tell the pods of a {other} apart, so they are left running",
+                    w.namespace, w.name
+                ));
+                continue;
+            }
+        };
+        let owned = |p: &Pod| {
+            p.namespace == w.namespace
+                && match label {
+                    None => p.name == *name,
+                    Some(l) => p.labels.get(l) == Some(name),
+                }
+        };
+        let pods: Vec<String> = (existing.iter())
+            .filter(|(p, _)| owned(p))
+            .map(|(p, _)| p.key())
+            .collect();
+        existing.retain(|(p, _)| !owned(p));
+        removed.insert(i, pods);
+    }
+    (removed, warnings)
 }
 
 /// A queued pod's scheduling gate, as Kueue's pod webhook sets it.

@@ -287,6 +287,11 @@ impl Loader<'_> {
             &mut errors,
             &mut warnings,
         )?;
+        if let Some(k) = &mut set.kueue {
+            let (removed, notes) = kueue::evict_existing_pods(&mut existing, k);
+            k.evicted_pods = removed;
+            warnings.extend(notes);
+        }
 
         for (p, at) in existing.iter_mut().chain(set.pods.iter_mut()) {
             if let Err(m) = priority_classes.admit(p) {

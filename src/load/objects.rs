@@ -23,7 +23,8 @@ pub(super) enum Store {
     Runtimes,
     /// Workload items: TrainJobs, PodGroups.
     Workloads,
-    /// Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, WorkloadPriorityClasses.
+    /// Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, WorkloadPriorityClasses,
+    /// and the Workloads it already admitted.
     Kueue,
 }
 
@@ -103,6 +104,11 @@ pub(super) const KINDS: &[ObjectKind] = &[
         api_versions: kueue::API_VERSIONS,
         store: Store::Kueue,
     },
+    ObjectKind {
+        kind: "Workload",
+        api_versions: kueue::API_VERSIONS,
+        store: Store::Kueue,
+    },
 ];
 
 /// The objects of `spec.objects`, by store, in input order.
@@ -165,16 +171,6 @@ fn kind_of(origin: &Origin) -> Result<&'static ObjectKind, InputError> {
     }
     if api_version.is_empty() {
         return Err(origin.error_at("apiVersion", "apiVersion not set".into()));
-    }
-    if kind == "Workload" && api_version.starts_with("kueue.x-k8s.io/") {
-        // Kueue writes Workloads itself, from the jobs that name a queue.
-        return Err(origin.error_at(
-            "kind",
-            format!(
-                "schedsim does not read objects of kind \"Workload\": Kueue creates a Workload for each job that names a queue; give the job itself (TrainJob, Pod) with the {} label",
-                super::kueue::QUEUE_NAME_LABEL
-            ),
-        ));
     }
     let Some(entry) = KINDS.iter().find(|k| k.kind == kind) else {
         let known: Vec<String> = KINDS.iter().map(|k| k.kind.to_string()).collect();

@@ -10,6 +10,7 @@ use tabled::Tabled;
 
 use super::model::PodReport;
 use super::table::wrap;
+use crate::kueue::admission::Victim;
 use crate::kueue::api::QueueingStrategy;
 use crate::kueue::assigner::quantity_string;
 use crate::load::kueue::KueueOutcome;
@@ -20,6 +21,44 @@ use crate::sched::PodPhase;
 pub struct KueueReport {
     pub workloads: Vec<KueueWorkload>,
     pub cluster_queues: Vec<ClusterQueueReport>,
+    /// Workloads admitted before the simulation (Workload objects with a quota reservation).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub admitted_before: Vec<HeldWorkload>,
+    /// Preemptions Kueue issued, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evictions: Vec<EvictionReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldWorkload {
+    pub name: String,
+    pub namespace: String,
+    pub cluster_queue: String,
+    pub priority: i32,
+    /// Still holding its quota when admission settled.
+    pub admitted: bool,
+}
+
+/// One preemption: the victim's Evicted/Preempted conditions and who caused them.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvictionReport {
+    /// `namespace/name` of the workload that lost its quota.
+    pub victim: String,
+    /// `TrainJob`, `Pod`, or `Workload` for one admitted before the simulation.
+    pub victim_kind: String,
+    pub victim_cluster_queue: String,
+    /// `namespace/name` of the workload that needed the quota.
+    pub preemptor: String,
+    pub cycle: usize,
+    /// The Preempted condition's reason (`InClusterQueue`, `InCohortReclamation`,
+    /// `InCohortReclaimWhileBorrowing`) and message, verbatim.
+    pub reason: String,
+    pub message: String,
+    /// Existing pods of the victim's job that the eviction deleted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pods: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,6 +80,12 @@ pub struct KueueWorkload {
     #[serde(skip_serializing_if = "is_zero")]
     pub borrowing: usize,
     pub pod_sets: Vec<KueuePodSet>,
+    /// The workloads it preempted (`namespace/name`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preempted: Vec<String>,
+    /// Its last eviction by preemption, if it had one: the Preempted condition's message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evicted: Option<String>,
     /// Its pods in kube-scheduler, when admitted: how many were scheduled and, for pending
     /// ones, the first message.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,6 +154,10 @@ impl KueueReport {
             let w = p.workload.as_deref().unwrap_or(&p.name);
             per_workload.entry((&p.namespace, w)).or_default().push(p);
         }
+        let key = |v: Victim| match v {
+            Victim::Queued(w) => format!("{}/{}", k.workloads[w].namespace, k.workloads[w].name),
+            Victim::Admitted(i) => format!("{}/{}", k.admitted[i].namespace, k.admitted[i].name),
+        };
         let workloads: Vec<KueueWorkload> = (k.workloads.iter().zip(&a.decisions))
             .zip(&k.kinds)
             .map(|((w, d), kind)| {
@@ -159,6 +208,10 @@ impl KueueReport {
                     cycle: d.admitted.as_ref().map(|(c, _)| *c),
                     borrowing: assigned.map_or(0, |a| a.borrowing),
                     pod_sets,
+                    preempted: (d.preempted.iter())
+                        .map(|&e| key(a.evictions[e].victim))
+                        .collect(),
+                    evicted: d.evicted.map(|e| a.evictions[e].message.clone()),
                     scheduler,
                 }
             })
@@ -198,9 +251,40 @@ impl KueueReport {
                 }
             })
             .collect();
+        let held = |i: usize| {
+            let still = !(a.evictions.iter()).any(|e| e.victim == Victim::Admitted(i));
+            let w = &k.admitted[i];
+            HeldWorkload {
+                name: w.name.clone(),
+                namespace: w.namespace.clone(),
+                cluster_queue: w.cluster_queue.clone(),
+                priority: w.priority,
+                admitted: still,
+            }
+        };
+        let evictions = (a.evictions.iter().enumerate())
+            .map(|(i, e)| EvictionReport {
+                victim: key(e.victim),
+                victim_kind: match e.victim {
+                    Victim::Queued(w) => k.kinds[w].to_string(),
+                    Victim::Admitted(_) => "Workload".to_string(),
+                },
+                victim_cluster_queue: match e.victim {
+                    Victim::Queued(w) => a.decisions[w].cluster_queue.clone().unwrap_or_default(),
+                    Victim::Admitted(i) => k.admitted[i].cluster_queue.clone(),
+                },
+                preemptor: key(Victim::Queued(e.by)),
+                cycle: e.cycle,
+                reason: e.reason.as_str().to_string(),
+                message: e.message.clone(),
+                pods: k.evicted_pods.get(&i).cloned().unwrap_or_default(),
+            })
+            .collect();
         KueueReport {
             workloads,
             cluster_queues,
+            admitted_before: (0..k.admitted.len()).map(held).collect(),
+            evictions,
         }
     }
 }
@@ -239,7 +323,15 @@ pub(super) fn workload_rows(k: &KueueReport) -> Vec<WorkloadRow> {
             workload: format!("{} {}/{}", w.kind, w.namespace, w.name),
             queue: w.cluster_queue.clone().unwrap_or_else(|| "-".into()),
             kueue: match (w.admitted, w.message.as_str()) {
+                (true, _) if !w.preempted.is_empty() => wrap(
+                    &format!("admitted after preempting {}", w.preempted.join(", ")),
+                    60,
+                ),
                 (true, _) => "admitted".to_string(),
+                // A pod's workload that ended with its eviction.
+                (false, m) if w.reason == "Preempted" => {
+                    wrap(&format!("preempted, pod deleted: {m}"), 60)
+                }
                 // Never nominated: a StrictFIFO head that cannot be admitted blocks the rest.
                 (false, "") => "pending: never reached the head of its ClusterQueue".to_string(),
                 (false, m) => wrap(&format!("pending: {m}"), 60),
@@ -266,6 +358,39 @@ pub(super) fn workload_rows(k: &KueueReport) -> Vec<WorkloadRow> {
                     ),
                     60,
                 ),
+            },
+        })
+        .collect()
+}
+
+#[derive(Tabled)]
+pub(super) struct EvictionRow {
+    #[tabled(rename = "Preempted by Kueue")]
+    victim: String,
+    #[tabled(rename = "For")]
+    preemptor: String,
+    #[tabled(rename = "Cycle")]
+    cycle: usize,
+    #[tabled(rename = "Reason")]
+    reason: String,
+    #[tabled(rename = "Pods deleted")]
+    pods: String,
+}
+
+pub(super) fn eviction_rows(k: &KueueReport) -> Vec<EvictionRow> {
+    (k.evictions.iter())
+        .map(|e| EvictionRow {
+            victim: format!(
+                "{} {} ({})",
+                e.victim_kind, e.victim, e.victim_cluster_queue
+            ),
+            preemptor: e.preemptor.clone(),
+            cycle: e.cycle,
+            reason: e.reason.clone(),
+            pods: if e.pods.is_empty() {
+                "-".into()
+            } else {
+                wrap(&e.pods.join(", "), 40)
             },
         })
         .collect()

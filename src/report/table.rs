@@ -163,6 +163,10 @@ fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut S
     if let Some(k) = &s.kueue {
         let rows = super::kueue::workload_rows(k);
         let _ = writeln!(out, "{}", table_of(rows, limit, "Kueue workloads"));
+        if !k.evictions.is_empty() {
+            let rows = super::kueue::eviction_rows(k);
+            let _ = writeln!(out, "{}", table_of(rows, limit, "Kueue preemptions"));
+        }
         let rows = super::kueue::quota_rows(k);
         let _ = writeln!(out, "{}", table_of(rows, limit, "quota rows"));
     }
