@@ -363,12 +363,152 @@ impl Cluster {
     }
 }
 
+/// The Kueue benchmark: the cluster's GPU and CPU pools as ResourceFlavors, `queues`
+/// ClusterQueues (one LocalQueue and namespace each) split over two cohorts with an equal
+/// share of every pool as nominal quota, and `jobs` TrainJobs of four pods each on the
+/// shipped `torch-distributed` runtime (`file: torch_distributed.yaml`, written beside it):
+/// 60% CPU jobs pinned to the CPU pool, the rest 1, 2 or 8 GPUs per pod; one in five with
+/// the `high` WorkloadPriorityClass. Demand exceeds the quotas, so queues keep a backlog.
+pub fn kueue_scenario_yaml(cluster: &Cluster, jobs: usize, queues: usize, seed: u64) -> String {
+    use rand::rngs::ChaCha8Rng;
+    use rand::{RngExt, SeedableRng};
+    let queues = queues.max(1);
+    // Pool → (GPUs, milli-CPU, memory bytes) in total.
+    let mut pools: std::collections::BTreeMap<String, (i64, i64, i64)> = Default::default();
+    for n in &cluster.nodes {
+        let pool = n
+            .labels
+            .get("karpenter.sh/nodepool")
+            .cloned()
+            .unwrap_or_default();
+        let e = pools.entry(pool).or_default();
+        let get = |r: &str| n.allocatable.get(r).copied().unwrap_or(0);
+        e.0 += get("nvidia.com/gpu");
+        e.1 += get(resources::CPU);
+        e.2 += get(resources::MEMORY);
+    }
+    // GPU flavors first, the best GPUs first; the CPU pool last.
+    let mut order: Vec<(&String, &(i64, i64, i64))> = pools.iter().collect();
+    order
+        .sort_by_key(|(name, (gpus, ..))| (*gpus == 0, !name.starts_with("h100"), (*name).clone()));
+    let toleration =
+        json!([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]);
+    let mut objects: Vec<Value> = Vec::new();
+    for (pool, (gpus, ..)) in &order {
+        let mut spec = json!({"nodeLabels": {"karpenter.sh/nodepool": pool}});
+        if *gpus > 0 {
+            spec["tolerations"] = toleration.clone();
+        }
+        objects.push(
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                            "metadata": {"name": pool}, "spec": spec}),
+        );
+    }
+    let share = |total: i64| total / queues as i64;
+    let flavors: Vec<Value> = (order.iter())
+        .map(|(pool, (gpus, cpu, mem))| {
+            json!({"name": pool, "resources": [
+                {"name": "cpu", "nominalQuota": format!("{}m", share(*cpu))},
+                {"name": "memory", "nominalQuota": format!("{}Mi", share(*mem) >> 20)},
+                {"name": "nvidia.com/gpu", "nominalQuota": share(*gpus).to_string()},
+            ]})
+        })
+        .collect();
+    for q in 0..queues {
+        let name = format!("team-{q:02}");
+        objects.push(json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {"cohortName": format!("cohort-{}", q % 2), "namespaceSelector": {},
+                     "preemption": {"reclaimWithinCohort": "Any"},
+                     "resourceGroups": [{"coveredResources": ["cpu", "memory", "nvidia.com/gpu"], "flavors": flavors}]}}));
+        objects.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}));
+        objects.push(
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": "default", "namespace": name}, "spec": {"clusterQueue": name}}),
+        );
+    }
+    for (name, value) in [("high", 1000), ("low", 100)] {
+        objects.push(
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                            "metadata": {"name": name}, "value": value}),
+        );
+    }
+    let cpu_pool = (order.iter())
+        .find(|(_, (g, ..))| *g == 0)
+        .map(|(p, _)| (*p).clone());
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let workloads: Vec<Value> = (0..jobs)
+        .map(|i| {
+            let team = format!("team-{:02}", i % queues);
+            let class = if rng.random_range(0..5) == 0 { "high" } else { "low" };
+            let roll = rng.random_range(0..100);
+            let gpus = match roll {
+                0..60 => 0,
+                60..90 => 1,
+                90..98 => 2,
+                _ => 8,
+            };
+            let resources = if gpus == 0 {
+                json!({"requests": {"cpu": "4", "memory": "16Gi"}})
+            } else {
+                json!({"requests": {"cpu": (8 * gpus).to_string(), "memory": format!("{}Gi", 64 * gpus)},
+                       "limits": {"nvidia.com/gpu": gpus}})
+            };
+            let mut job = json!({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                "metadata": {"name": format!("job-{i:05}"), "namespace": team,
+                             "labels": {"kueue.x-k8s.io/queue-name": "default", "kueue.x-k8s.io/priority-class": class}},
+                "spec": {"runtimeRef": {"name": "torch-distributed"},
+                         "trainer": {"numNodes": 4, "resourcesPerNode": resources}}});
+            if gpus == 0
+                && let Some(pool) = &cpu_pool
+            {
+                job["spec"]["runtimePatches"] = json!([{"manager": "trainer.kubeflow.org/kubeflow-sdk",
+                    "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{"name": "node",
+                        "template": {"spec": {"template": {"spec": {
+                            "nodeSelector": {"karpenter.sh/nodepool": pool}}}}}}]}}}}]);
+            }
+            job
+        })
+        .collect();
+    let mut out = format!(
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata:\n  name: kueue-{queues}x{jobs}-on-{}\nspec:\n  scheduler:\n    seed: 1\n  runtimes:\n  - file: torch_distributed.yaml\n  nodes:\n",
+        cluster.nodes.len()
+    );
+    write_yaml(
+        &Value::Array(cluster.nodes.iter().map(node_object).collect()),
+        2,
+        &mut out,
+    );
+    out.push_str("  objects:\n");
+    write_yaml(&Value::Array(objects), 2, &mut out);
+    out.push_str("  workloads:\n");
+    write_yaml(&Value::Array(workloads), 2, &mut out);
+    out
+}
+
 /// Builds one file's text when its turn comes.
 type FileText<'a> = Box<dyn Fn() -> String + 'a>;
 
+/// The shape of the Kueue benchmark scenario.
+pub struct KueueBench {
+    pub jobs: usize,
+    pub queues: usize,
+    pub seed: u64,
+}
+
+/// The shipped `torch-distributed` runtime, which the Kueue scenario's TrainJobs use.
+fn torch_runtime() -> String {
+    include_str!("../fixtures/runtimes/torch_distributed.yaml").to_string()
+}
+
 /// Writes every benchmark input for the cluster into `dir`: the one-file scenario, the
-/// kubectl dumps (YAML and JSON), the three pod files, and scenarios that load the dumps.
-pub fn write_all(cluster: &Cluster, dir: &Path) -> std::io::Result<Vec<(String, usize)>> {
+/// kubectl dumps (YAML and JSON), the three pod files, scenarios that load the dumps, and
+/// the Kueue scenario with the runtime it uses.
+pub fn write_all(
+    cluster: &Cluster,
+    kueue: &KueueBench,
+    dir: &Path,
+) -> std::io::Result<Vec<(String, usize)>> {
     std::fs::create_dir_all(dir)?;
     let name = format!("synthetic-{}x{}", cluster.nodes.len(), cluster.pods.len());
     let kubectl = |nodes: &str, pods: &str, suffix: &str| {
@@ -403,6 +543,11 @@ pub fn write_all(cluster: &Cluster, dir: &Path) -> std::io::Result<Vec<(String, 
             "anchors-scenario.yaml",
             Box::new(|| kubectl("nodes.yaml", "pods-anchors.yaml", "-anchors")),
         ),
+        (
+            "kueue-scenario.yaml",
+            Box::new(|| kueue_scenario_yaml(cluster, kueue.jobs, kueue.queues, kueue.seed)),
+        ),
+        ("torch_distributed.yaml", Box::new(torch_runtime)),
     ];
     let mut written = Vec::new();
     for (file, text) in files {

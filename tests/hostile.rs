@@ -189,7 +189,15 @@ fn signals_leave_no_temporary_files() {
     let dir = common::cli::tempdir("signals");
     let generated = Command::new(env!("CARGO_BIN_EXE_schedsim"))
         .args([
-            "generate", "--nodes", "2000", "--pods", "8000", "--out", "in",
+            "generate",
+            "--nodes",
+            "2000",
+            "--pods",
+            "8000",
+            "--kueue-jobs",
+            "10",
+            "--out",
+            "in",
         ])
         .current_dir(&dir)
         .output()

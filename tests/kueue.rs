@@ -326,3 +326,35 @@ fn workload_objects_without_quota_are_left_out_with_a_warning_and_bad_ones_are_e
         "{stderr}"
     );
 }
+
+#[test]
+fn kueue_cannot_admit_a_trainjob_written_with_v2_1_overrides() {
+    let dir = common::cli::tempdir("kueue-v21-overrides");
+    let scenario = std::fs::read_to_string("scenarios/kueue-gpu-flavors.yaml").unwrap();
+    // The first TrainJob gets a v2.1 override; the runtime path is made absolute.
+    let scenario = scenario
+        .replace(
+            "file: ../fixtures/runtimes/torch_distributed.yaml",
+            &format!(
+                "file: {}/fixtures/runtimes/torch_distributed.yaml",
+                env!("CARGO_MANIFEST_DIR")
+            ),
+        )
+        .replacen(
+            "        runtimeRef: {name: torch-distributed}\n",
+            "        runtimeRef: {name: torch-distributed}\n        podTemplateOverrides:\n          - targetJobs: [{name: node}]\n            spec: {serviceAccountName: trainer}\n",
+            1,
+        );
+    std::fs::write(dir.join("s.yaml"), scenario).unwrap();
+    let out = schedsim(&[
+        "run",
+        dir.join("s.yaml").to_str().unwrap(),
+        "--allow-any-path",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("spec.workloads[0].spec.podTemplateOverrides: Kueue admitted this TrainJob and records the admission as a runtimePatches entry of manager kueue.x-k8s.io/manager (Trainer v2.2+), but the TrainJob uses spec.podTemplateOverrides"),
+        "{stderr}"
+    );
+}

@@ -448,6 +448,10 @@ fn generated_files_all_describe_the_bench_cluster() {
         "60",
         "--pods",
         "150",
+        "--kueue-jobs",
+        "40",
+        "--kueue-queues",
+        "4",
         "--out",
         dir.to_str().unwrap(),
     ]);
@@ -457,7 +461,20 @@ fn generated_files_all_describe_the_bench_cluster() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let files = scenario_files(std::slice::from_ref(&dir)).unwrap();
+    let mut files = scenario_files(std::slice::from_ref(&dir)).unwrap();
+    // The Kueue benchmark: the same nodes, TrainJobs through ClusterQueues.
+    let kueue = files
+        .iter()
+        .position(|f| f.ends_with("kueue-scenario.yaml"))
+        .expect("kueue-scenario.yaml");
+    let kueue = load_one(&files.remove(kueue));
+    assert_eq!(kueue.nodes.len(), 60);
+    let k = kueue.kueue.as_ref().expect("Kueue objects");
+    assert_eq!((k.workloads.len(), k.admission.queues.len()), (40, 4));
+    let admitted = (k.admission.decisions.iter())
+        .filter(|d| d.admitted.is_some())
+        .count();
+    assert!(admitted > 0 && admitted < 40, "{admitted} of 40 admitted");
     assert_eq!(files.len(), 5, "{files:?}");
     let mut reports = Vec::new();
     for f in &files {
@@ -523,10 +540,19 @@ fn generated_files_all_describe_the_bench_cluster() {
         "60",
         "--pods",
         "150",
+        "--kueue-jobs",
+        "40",
+        "--kueue-queues",
+        "4",
         "--out",
         again.to_str().unwrap(),
     ]);
-    for f in ["scenario.yaml", "nodes.json", "pods-anchors.yaml"] {
+    for f in [
+        "scenario.yaml",
+        "nodes.json",
+        "pods-anchors.yaml",
+        "kueue-scenario.yaml",
+    ] {
         assert_eq!(
             std::fs::read(dir.join(f)).unwrap(),
             std::fs::read(again.join(f)).unwrap(),

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::error::exit_code;
-use crate::generate::{Cluster, write_all};
+use crate::generate::{Cluster, KueueBench, write_all};
 
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
@@ -23,11 +23,22 @@ pub struct GenerateArgs {
     pub templates: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// TrainJobs (four pods each) in `kueue-scenario.yaml`.
+    #[arg(long, default_value_t = 10000)]
+    pub kueue_jobs: usize,
+    /// ClusterQueues in `kueue-scenario.yaml`, split over two cohorts.
+    #[arg(long, default_value_t = 20)]
+    pub kueue_queues: usize,
 }
 
 pub fn run(args: &GenerateArgs) -> i32 {
     let cluster = Cluster::new(args.nodes, args.pods, args.templates, args.seed);
-    match write_all(&cluster, &args.out) {
+    let kueue = KueueBench {
+        jobs: args.kueue_jobs,
+        queues: args.kueue_queues,
+        seed: args.seed,
+    };
+    match write_all(&cluster, &kueue, &args.out) {
         Ok(files) => {
             for (file, bytes) in files {
                 println!(

@@ -241,6 +241,10 @@ struct State<'a> {
     /// head until admitted (`preemptorWorkload`, sticky; Kueue#6929).
     sticky: Vec<Option<QueueKey>>,
     released: Released,
+    /// How often each workload preempted each victim: the same pair three times means the
+    /// cycles go round (a preemptor whose freed quota others take first).
+    repeats: BTreeMap<(usize, Victim), usize>,
+    livelock: Option<(usize, Victim)>,
     out: Admission,
 }
 
@@ -277,6 +281,8 @@ pub fn admit_cycles(
         parked: vec![BTreeSet::new(); queues.len()],
         sticky: vec![None; queues.len()],
         released: Released::default(),
+        repeats: BTreeMap::new(),
+        livelock: None,
         out: Admission {
             decisions: Vec::with_capacity(workloads.len()),
             warnings: (objects.warnings.iter().cloned()).chain(warnings).collect(),
@@ -388,6 +394,23 @@ pub fn admit_cycles(
         }
         cycle += 1;
         let (admitted, parked, evicted) = st.cycle(cycle, heads, &inactive, namespaces);
+        if let Some((by, victim)) = st.livelock {
+            let w = &workloads[by];
+            let victim = match victim {
+                Victim::Queued(v) => format!("{}/{}", workloads[v].namespace, workloads[v].name),
+                Victim::Admitted(a) => {
+                    format!(
+                        "{}/{}",
+                        objects.admitted[a].namespace, objects.admitted[a].name
+                    )
+                }
+            };
+            st.out.warnings.push(format!(
+                "Kueue admission does not settle: {}/{} preempted {victim} three times, as other workloads take the quota its preemptions free before it is admitted (the starvation Kueue's alpha PrioritizePreemptorWorkloads gate, off by default, addresses); admission stopped after cycle {cycle}",
+                w.namespace, w.name
+            ));
+            break;
+        }
         if admitted == 0 && parked == 0 && evicted == 0 {
             break; // every head would come back to the same answer
         }
@@ -742,6 +765,11 @@ impl State<'_> {
             message: message.clone(),
         });
         self.out.decisions[by].preempted.push(index);
+        let seen = self.repeats.entry((by, victim)).or_insert(0);
+        *seen += 1;
+        if *seen == 3 && self.livelock.is_none() {
+            self.livelock = Some((by, victim));
+        }
         if let Victim::Queued(v) = victim {
             self.out.order.retain(|&x| x != v);
             let d = &mut self.out.decisions[v];

@@ -241,6 +241,16 @@ impl Loader<'_> {
                     .collect::<Vec<_>>()
             });
             match (job, infos) {
+                // Kueue writes its admission as a runtimePatches entry (Trainer v2.2+), which
+                // no Trainer version serves beside the older override fields.
+                (Some(job), Some(_)) if let Some(field) = older_overrides(&job) => {
+                    out.push(Err(vec![origin.error_at(
+                        field,
+                        format!(
+                            "Kueue admitted this TrainJob and records the admission as a runtimePatches entry of manager {MANAGER} (Trainer v2.2+), but the TrainJob uses {field}: no Trainer version serves both; write its overrides as runtimePatches (`schedsim migrate`)"
+                        ),
+                    )]));
+                }
                 (Some(mut job), Some(infos)) => {
                     add_runtime_patch(&mut job, &infos);
                     out.push(
@@ -333,6 +343,17 @@ pub(super) fn evict_existing_pods(
         removed.insert(i, pods);
     }
     (removed, warnings)
+}
+
+/// The override field of an older Trainer API that a TrainJob uses, if any.
+fn older_overrides(job: &TrainJob) -> Option<&'static str> {
+    if !job.spec.pod_template_overrides.is_empty() {
+        Some("spec.podTemplateOverrides")
+    } else if !job.spec.template_overrides.is_empty() {
+        Some("spec.templateOverrides")
+    } else {
+        None
+    }
 }
 
 /// A queued pod's scheduling gate, as Kueue's pod webhook sets it.
