@@ -48,3 +48,43 @@ fn charts_have_their_labels_cells_and_pngs() {
         assert!(!index.contains(external), "{external}");
     }
 }
+
+#[test]
+fn the_kueue_quota_chart_splits_usage_into_nominal_and_borrowed() {
+    let out = tempdir("kueue-chart");
+    ok(&[
+        "run",
+        "scenarios/kueue-cohort-borrowing.yaml",
+        "--charts",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let dir = out.join("kueue-cohort-borrowing");
+    let svg = std::fs::read_to_string(dir.join("kueue-quota.svg")).unwrap();
+    let t = texts(&svg);
+    for label in [
+        "Kueue quota per ClusterQueue and flavor",
+        "team-a · h100 · nvidia.com/gpu",
+        "team-b · h100 · nvidia.com/gpu",
+        "borrowed from the cohort",
+    ] {
+        assert!(t.iter().any(|x| x == label), "{label} not in {t:?}");
+    }
+    // team-a: 16 within nominal and 8 borrowed; team-b: 16 unused. The bars' widths by
+    // colour, in drawing order (blue, orange, grey series; zero-width segments included).
+    let widths = |fill: &str| -> Vec<u32> {
+        (svg.split("<rect").skip(1))
+            .filter(|r| r.contains(&format!("fill=\"{fill}\"")) && r.contains("height=\"39\""))
+            .filter_map(|r| r.split("width=\"").nth(1)?.split('"').next()?.parse().ok())
+            .collect()
+    };
+    let (within, borrowed, unused) = (widths("#1F77B4"), widths("#FF7F0E"), widths("#E1E4E8"));
+    assert_eq!(within.iter().max(), unused.iter().max(), "16 in both");
+    assert_eq!(
+        borrowed.iter().max().map(|b| b * 2),
+        within.iter().max().copied()
+    );
+    assert!(dir.join("kueue-quota.png").exists());
+}

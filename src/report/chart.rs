@@ -535,11 +535,63 @@ pub fn write_charts(
             },
         ));
     }
+    if let Some(k) = &s.kueue {
+        let bars = kueue_quota(k);
+        if !bars.is_empty() {
+            charts.push((
+                "kueue-quota",
+                Chart::Bars {
+                    caption: "Kueue quota per ClusterQueue and flavor",
+                    axis: "quota (GPUs; cores, GiB or units for other resources)",
+                    bars,
+                    series: vec![
+                        ("used within nominal quota", ALLOCATED),
+                        ("borrowed from the cohort", RGBColor(255, 127, 14)),
+                        ("unused nominal quota", FREE),
+                    ],
+                },
+            ));
+        }
+    }
     let mut svgs = Vec::new();
     for (name, chart) in charts {
         svgs.push((name.to_string(), write_chart(&dir.join(name), &chart)?));
     }
     Ok(svgs)
+}
+
+/// Per ClusterQueue, flavor and resource: usage within the nominal quota, usage borrowed
+/// past it, and nominal quota left unused. GPU resources only when the queues cover any;
+/// otherwise every resource, CPU in cores and memory in GiB.
+fn kueue_quota(k: &super::kueue::KueueReport) -> Vec<(String, Vec<i64>)> {
+    let covered = |r: &str| GPU_RESOURCES.contains(&r);
+    let any_gpu =
+        (k.cluster_queues.iter()).any(|q| q.resources.iter().any(|r| covered(&r.resource)));
+    let amount = |resource: &str, q: &str| -> i64 {
+        let Ok(q) = q.parse::<crate::model::quantity::Quantity>() else {
+            return 0;
+        };
+        match resource {
+            "memory" => q.value() >> 30,
+            _ => q.value(),
+        }
+    };
+    (k.cluster_queues.iter())
+        .flat_map(|q| q.resources.iter().map(move |r| (q, r)))
+        .filter(|(_, r)| !any_gpu || covered(&r.resource))
+        .map(|(q, r)| {
+            let (usage, nominal) = (
+                amount(&r.resource, &r.usage),
+                amount(&r.resource, &r.nominal),
+            );
+            let label = format!("{} · {} · {}", q.name, r.flavor, r.resource);
+            let within = usage.min(nominal);
+            (
+                label,
+                vec![within, usage - within, (nominal - usage).max(0)],
+            )
+        })
+        .collect()
 }
 
 /// Pending pods per reason (a pod counts once for each reason it was given).
