@@ -98,14 +98,13 @@ fn workloads_wait_in_kueue_with_its_own_messages() {
         ),
         "{warnings:?}"
     );
-    // A workload arriving on the timeline bypasses Kueue, and the report says so.
-    assert!(
-        warned("1 workload names a Kueue queue (first: \"open\"")
-            && warned(
-                "but arrives on the timeline: schedsim admits the Kueue workloads present at the start only"
-            ),
-        "{warnings:?}"
-    );
+    // A workload arriving on the timeline is admitted by Kueue in that step, and created then.
+    let late = kueue_workload(&r, "late");
+    // Cycles count on from the start's (two: admit, then set aside the rest).
+    assert_eq!((late["admitted"].as_bool(), late["cycle"].as_u64()), (Some(true), Some(3)));
+    let later = &r["scenarios"][0]["timeline"][1];
+    assert_eq!(later["changes"][0]["pod"], "ns/late");
+    assert_eq!(later["changes"][0]["before"], "not created yet");
     // A pod without the label is not Kueue's.
     assert_eq!(pod(&r, "not-queued")["status"], "Scheduled");
     assert!(

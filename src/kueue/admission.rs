@@ -108,6 +108,8 @@ pub enum Victim {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Eviction {
     pub victim: Victim,
+    /// The timeline step after which it happened (`None`: at the start).
+    pub step: Option<usize>,
     /// The preempting workload (an index of `decisions`).
     pub by: usize,
     pub cycle: usize,
@@ -129,12 +131,16 @@ pub struct Decision {
     pub message: String,
     /// When admitted: the cycle (from 1) and the flavors per pod set.
     pub admitted: Option<(usize, Assignment)>,
+    /// Its latest admission, kept when it is evicted or finishes.
+    pub last_admitted: Option<(usize, Assignment)>,
     /// Where a workload not admitted waits when the cycles stop.
     pub waiting: Waiting,
     /// The workloads it preempted (indices of `Admission::evictions`).
     pub preempted: Vec<usize>,
     /// Its last eviction, if it was preempted (an index of `Admission::evictions`).
     pub evicted: Option<usize>,
+    /// The timeline step in which it finished (its quota released), if it did.
+    pub finished: Option<usize>,
 }
 
 impl Decision {
@@ -184,6 +190,9 @@ pub struct Admission {
     pub order: Vec<usize>,
     /// Evictions by preemption, in the order Kueue issued them.
     pub evictions: Vec<Eviction>,
+    /// Which workloads hold quota once admission settles: at the start, then after each
+    /// timeline step.
+    pub holding: Vec<Vec<bool>>,
     pub queues: Vec<QueueUsage>,
     pub warnings: Vec<String>,
 }
@@ -221,6 +230,27 @@ pub fn admit(
     admit_cycles(objects, workloads, namespaces, gates, usize::MAX)
 }
 
+/// When workloads arrive and finish: the scenario's timeline as Kueue sees it.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    /// Per workload, the timeline step it arrives at (`None`: present at the start).
+    pub arrive: Vec<Option<usize>>,
+    /// Per timeline step, the workloads that finish in it (their quota is released).
+    pub finish: Vec<Vec<usize>>,
+}
+
+/// [`admit`] over a timeline: admission settles at the start, then after each step's
+/// finished workloads release their quota and its arrivals join their queues.
+pub fn admit_over(
+    objects: &Objects,
+    workloads: &[Workload],
+    timeline: &Timeline,
+    namespaces: &NamespaceLabels,
+    gates: &FeatureGates,
+) -> Admission {
+    run(objects, workloads, timeline, namespaces, gates, usize::MAX)
+}
+
 /// The state the cycles change: quota, who holds it, the queues.
 struct State<'a> {
     objects: &'a Objects,
@@ -241,6 +271,8 @@ struct State<'a> {
     /// head until admitted (`preemptorWorkload`, sticky; Kueue#6929).
     sticky: Vec<Option<QueueKey>>,
     released: Released,
+    /// The timeline step being settled (`None`: the start).
+    phase: Option<usize>,
     /// How often each workload preempted each victim: the same pair three times means the
     /// cycles go round (a preemptor whose freed quota others take first).
     repeats: BTreeMap<(usize, Victim), usize>,
@@ -252,6 +284,18 @@ struct State<'a> {
 pub fn admit_cycles(
     objects: &Objects,
     workloads: &[Workload],
+    namespaces: &NamespaceLabels,
+    gates: &FeatureGates,
+    max_cycles: usize,
+) -> Admission {
+    let timeline = Timeline::default();
+    run(objects, workloads, &timeline, namespaces, gates, max_cycles)
+}
+
+fn run(
+    objects: &Objects,
+    workloads: &[Workload],
+    timeline: &Timeline,
     namespaces: &NamespaceLabels,
     gates: &FeatureGates,
     max_cycles: usize,
@@ -281,6 +325,7 @@ pub fn admit_cycles(
         parked: vec![BTreeSet::new(); queues.len()],
         sticky: vec![None; queues.len()],
         released: Released::default(),
+        phase: None,
         repeats: BTreeMap::new(),
         livelock: None,
         out: Admission {
@@ -331,6 +376,7 @@ pub fn admit_cycles(
         })
         .collect();
 
+    let mut queue_of: Vec<Option<usize>> = vec![None; workloads.len()];
     for (i, w) in workloads.iter().enumerate() {
         let lq = (w.namespace.clone(), w.queue_name.clone());
         let cq = objects.local_queues.get(&lq);
@@ -339,9 +385,11 @@ pub fn admit_cycles(
             reason: "Inadmissible",
             message,
             admitted: None,
+            last_admitted: None,
             waiting: Waiting::Nowhere,
             preempted: Vec::new(),
             evicted: None,
+            finished: None,
         };
         if let Some(why) = &w.blocked {
             st.out.decisions.push(Decision {
@@ -360,60 +408,43 @@ pub fn admit_cycles(
                 .decisions
                 .push(decision(format!("ClusterQueue {cq} doesn't exist"))),
             Some((_, Some(&q))) => {
-                st.heaps[q].insert(queue_key(w, i));
+                queue_of[i] = Some(q);
+                let present = timeline.arrive.get(i).copied().flatten().is_none();
+                if present {
+                    st.heaps[q].insert(queue_key(w, i));
+                }
                 st.out.decisions.push(Decision {
                     reason: "Pending",
-                    waiting: Waiting::Heap,
+                    waiting: if present {
+                        Waiting::Heap
+                    } else {
+                        Waiting::Nowhere
+                    },
                     ..decision(String::new())
                 });
             }
         }
     }
-    // A guard against a preemption ping-pong Kueue's policies should never allow.
-    let most = 4 * (workloads.len() + objects.admitted.len()) + 16;
     let mut cycle = 0;
-    while cycle < max_cycles {
-        st.observe_evictions();
-        let heads: Vec<(usize, QueueKey)> = (st.heaps.iter_mut().enumerate())
-            .filter_map(|(q, heap)| match st.sticky[q] {
-                Some(key) if heap.remove(&key) => Some((q, key)),
-                _ => heap.pop_first().map(|k| (q, k)),
-            })
-            .collect();
-        if heads.is_empty() {
+    let mut settled = st.settle(&mut cycle, max_cycles, &inactive, namespaces);
+    st.out.holding.push(st.holding());
+    for (k, finishing) in timeline.finish.iter().enumerate() {
+        if !settled {
             break;
         }
-        if cycle == most {
-            st.out.warnings.push(format!(
-                "Kueue admission stopped after {most} cycles without settling; the queues' preemption policies keep evicting each other's workloads"
-            ));
-            for (q, key) in heads {
-                st.heaps[q].insert(key);
+        st.phase = Some(k);
+        for &w in finishing {
+            st.finish(w, k);
+        }
+        for (i, &q) in queue_of.iter().enumerate() {
+            if let Some(q) = q
+                && timeline.arrive.get(i).copied().flatten() == Some(k)
+            {
+                st.heaps[q].insert(queue_key(&workloads[i], i));
             }
-            break;
         }
-        cycle += 1;
-        let (admitted, parked, evicted) = st.cycle(cycle, heads, &inactive, namespaces);
-        if let Some((by, victim)) = st.livelock {
-            let w = &workloads[by];
-            let victim = match victim {
-                Victim::Queued(v) => format!("{}/{}", workloads[v].namespace, workloads[v].name),
-                Victim::Admitted(a) => {
-                    format!(
-                        "{}/{}",
-                        objects.admitted[a].namespace, objects.admitted[a].name
-                    )
-                }
-            };
-            st.out.warnings.push(format!(
-                "Kueue admission does not settle: {}/{} preempted {victim} three times, as other workloads take the quota its preemptions free before it is admitted (the starvation Kueue's alpha PrioritizePreemptorWorkloads gate, off by default, addresses); admission stopped after cycle {cycle}",
-                w.namespace, w.name
-            ));
-            break;
-        }
-        if admitted == 0 && parked == 0 && evicted == 0 {
-            break; // every head would come back to the same answer
-        }
+        settled = st.settle(&mut cycle, max_cycles, &inactive, namespaces);
+        st.out.holding.push(st.holding());
     }
     for (q, heap) in st.heaps.iter().enumerate() {
         for key in heap {
@@ -456,6 +487,81 @@ fn queue_key(w: &Workload, i: usize) -> QueueKey {
 impl State<'_> {
     fn queues(&self) -> &[ClusterQueue] {
         &self.objects.cluster_queues
+    }
+
+    /// Scheduling cycles until nothing changes (or `max_cycles` in all); false when admission
+    /// cannot settle.
+    fn settle(
+        &mut self,
+        cycle: &mut usize,
+        max_cycles: usize,
+        inactive: &[bool],
+        namespaces: &NamespaceLabels,
+    ) -> bool {
+        let (workloads, objects) = (self.workloads, self.objects);
+        // A guard against a preemption ping-pong Kueue's policies should never allow.
+        let most = *cycle + 4 * (workloads.len() + objects.admitted.len()) + 16;
+        while *cycle < max_cycles {
+            self.observe_evictions();
+            let heads: Vec<(usize, QueueKey)> = (self.heaps.iter_mut().enumerate())
+                .filter_map(|(q, heap)| match self.sticky[q] {
+                    Some(key) if heap.remove(&key) => Some((q, key)),
+                    _ => heap.pop_first().map(|k| (q, k)),
+                })
+                .collect();
+            if heads.is_empty() {
+                return true;
+            }
+            if *cycle == most {
+                self.out.warnings.push(format!(
+                    "Kueue admission stopped after {most} cycles without settling; the queues' preemption policies keep evicting each other's workloads"
+                ));
+                for (q, key) in heads {
+                    self.heaps[q].insert(key);
+                }
+                return false;
+            }
+            *cycle += 1;
+            let (admitted, parked, evicted) = self.cycle(*cycle, heads, inactive, namespaces);
+            if let Some((by, victim)) = self.livelock {
+                let w = &workloads[by];
+                let victim = match victim {
+                    Victim::Queued(v) => {
+                        format!("{}/{}", workloads[v].namespace, workloads[v].name)
+                    }
+                    Victim::Admitted(a) => format!(
+                        "{}/{}",
+                        objects.admitted[a].namespace, objects.admitted[a].name
+                    ),
+                };
+                self.out.warnings.push(format!(
+                    "Kueue admission does not settle: {}/{} preempted {victim} three times, as other workloads take the quota its preemptions free before it is admitted (the starvation Kueue's alpha PrioritizePreemptorWorkloads gate, off by default, addresses); admission stopped after cycle {cycle}",
+                    w.namespace, w.name
+                ));
+                return false;
+            }
+            if admitted == 0 && parked == 0 && evicted == 0 {
+                return true; // every head would come back to the same answer
+            }
+        }
+        true
+    }
+
+    /// Which queued workloads hold quota now.
+    fn holding(&self) -> Vec<bool> {
+        self.holder_of.iter().map(Option::is_some).collect()
+    }
+
+    /// A workload finishes in timeline step `step`: its quota is released, which requeues the
+    /// parked workloads of its cohort.
+    fn finish(&mut self, w: usize, step: usize) {
+        self.out.decisions[w].finished = Some(step);
+        if let Some(h) = self.holder_of[w] {
+            let queue = self.holders[h].queue;
+            self.release(h);
+            let root = self.tree.root_of(self.ids[queue]);
+            self.released.roots.insert(root);
+        }
     }
 
     /// A workload starts holding quota.
@@ -689,6 +795,7 @@ impl State<'_> {
                 "Quota reserved in ClusterQueue {}",
                 self.objects.cluster_queues[q].name
             );
+            d.last_admitted = Some((cycle, e.assignment.clone()));
             d.admitted = Some((cycle, e.assignment));
             d.waiting = Waiting::Nowhere;
             self.out.order.push(w);
@@ -759,6 +866,7 @@ impl State<'_> {
         let index = self.out.evictions.len();
         self.out.evictions.push(Eviction {
             victim,
+            step: self.phase,
             by,
             cycle,
             reason: t.reason,

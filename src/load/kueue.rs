@@ -25,11 +25,13 @@ use serde_json::{Value, json};
 use super::origin::Origin;
 use super::workloads::{LoadedWorkload, ResolveContext};
 use super::{Errors, Loader};
-use crate::kueue::admission::{self, Admission, Objects};
+use crate::kueue::admission::{self, Admission, Objects, Victim};
 use crate::kueue::api;
 use crate::kueue::assigner::{PodSet, PodSetAssignment};
 use crate::kueue::workload::workload_object;
 use crate::model::Pod;
+use crate::sched::plan::{Event, PodSelector};
+use super::scenario::TimelineStep;
 use crate::model::validate::FieldError;
 use crate::resolve::trainjob::{RuntimePatch, TrainJob};
 
@@ -53,6 +55,8 @@ const REPLICATED_JOB_LABEL: &str = "jobset.sigs.k8s.io/replicatedjob-name";
 /// A workload held back for Kueue: what it resolved to without admission, and as Kueue
 /// queues it.
 pub(super) struct Queued {
+    /// The timeline step it arrives at (`None`: present at the start).
+    pub step: Option<usize>,
     pub origin: Origin,
     pub loaded: LoadedWorkload,
     /// The TrainJob as decoded, to resolve again with Kueue's runtime patch.
@@ -213,56 +217,117 @@ impl Loader<'_> {
         objects
     }
 
-    /// Admits the queued workloads and gives back what each became: an admitted TrainJob
-    /// resolved with Kueue's runtime patch, a pod with its flavors merged in and its gate
-    /// lifted, a pod still gated; a TrainJob not admitted becomes nothing.
+    /// Admits the queued workloads over the timeline and gives back what each became, with
+    /// the timeline step its pods are created in: an admitted TrainJob resolved with Kueue's
+    /// runtime patch (created when first admitted), a pod with its flavors merged in (gated
+    /// until admitted); a TrainJob never admitted becomes nothing. `events` are what Kueue
+    /// does in each timeline step: pods it deletes (a preempted job), creates again (a job
+    /// admitted again) or ungates (a pod admitted then).
     pub(super) fn admit_queued(
         &self,
         queued: Vec<Queued>,
+        timeline: &[TimelineStep],
         cx: &ResolveContext,
-    ) -> (Vec<Loaded>, KueueOutcome) {
+    ) -> Admitted {
         let kinds: Vec<&'static str> = queued.iter().map(Queued::kind).collect();
+        let arrive: Vec<Option<usize>> = queued.iter().map(|q| q.step).collect();
+        let finish: Vec<Vec<usize>> = (timeline.iter())
+            .map(|step| {
+                let Some(sel) = &step.complete else {
+                    return Vec::new();
+                };
+                (queued.iter().enumerate())
+                    .filter(|(_, q)| {
+                        let names = q.loaded.pods.iter().filter_map(|p| p.workload.as_ref());
+                        let mut keys = q.loaded.pods.iter().map(Pod::key).peekable();
+                        names.into_iter().any(|n| sel.workloads.contains(n))
+                            || (keys.peek().is_some() && keys.all(|k| sel.pods.contains(&k)))
+                    })
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .collect();
         let (mut slots, workloads): (Vec<_>, Vec<_>) = (queued.into_iter())
             .map(|q| (Some((q.origin, q.loaded, q.job)), q.workload))
             .unzip();
-        let admitted = admission::admit(cx.kueue, &workloads, cx.namespaces, cx.gates);
+        let plan = admission::Timeline { arrive, finish };
+        let admitted =
+            admission::admit_over(cx.kueue, &workloads, &plan, cx.namespaces, cx.gates);
+        let mut events: Vec<Vec<Event>> = vec![Vec::new(); timeline.len()];
         let mut order: Vec<usize> = admitted.order.clone();
-        // Workloads not admitted follow, in creation order.
-        order.extend((0..workloads.len()).filter(|i| admitted.decisions[*i].admitted.is_none()));
+        // Workloads not admitted in the end follow, in creation order.
+        let listed: BTreeSet<usize> = order.iter().copied().collect();
+        order.extend((0..workloads.len()).filter(|i| !listed.contains(i)));
         let mut out = Vec::new();
         for i in order {
             let Some((origin, loaded, job)) = slots[i].take() else {
                 continue;
             };
             let decision = &admitted.decisions[i];
-            let infos = decision.admitted.as_ref().map(|(_, a)| {
+            // The phases in which it holds quota: 0 the start, k + 1 after timeline step k.
+            let holds: Vec<bool> = admitted.holding.iter().map(|h| h[i]).collect();
+            let arrived = plan.arrive[i].map_or(0, |k| k + 1);
+            let first = (arrived..holds.len()).find(|&h| holds[h]);
+            let step_of = |phase: usize| phase.checked_sub(1);
+            let infos = decision.last_admitted.as_ref().map(|(_, a)| {
                 (a.pod_sets.iter())
                     .map(|ps| pod_set_info(ps, cx.kueue, &workloads[i], decision))
                     .collect::<Vec<_>>()
             });
+            let keys: Vec<String> = loaded.pods.iter().map(Pod::key).collect();
+            let name = format!("{}/{}", workloads[i].namespace, workloads[i].name);
+            // Later phases: evicted (not finished) or admitted again.
+            if let Some(first) = first {
+                for h in first + 1..holds.len() {
+                    let step = h - 1;
+                    let pods = PodSelector {
+                        pods: keys.clone(),
+                        workloads: Vec::new(),
+                    };
+                    if holds[h - 1] && !holds[h] && decision.finished != Some(step) {
+                        let message = (admitted.evictions.iter())
+                            .rfind(|e| e.victim == Victim::Queued(i) && e.step == Some(step))
+                            .map_or_else(
+                                || format!("deleted: Kueue evicted {name}"),
+                                |e| format!("deleted: Kueue preempted {name}: {}", e.message),
+                            );
+                        events[step].push(Event::Delete { pods, message });
+                    } else if !holds[h - 1] && holds[h] {
+                        let message = format!("Kueue admitted {name} again");
+                        events[step].push(Event::Recreate { pods, message });
+                    }
+                }
+            }
             match (job, infos) {
                 // Kueue writes its admission as a runtimePatches entry (Trainer v2.2+), which
                 // no Trainer version serves beside the older override fields.
                 (Some(job), Some(_)) if let Some(field) = older_overrides(&job) => {
-                    out.push(Err(vec![origin.error_at(
-                        field,
-                        format!(
-                            "Kueue admitted this TrainJob and records the admission as a runtimePatches entry of manager {MANAGER} (Trainer v2.2+), but the TrainJob uses {field}: no Trainer version serves both; write its overrides as runtimePatches (`schedsim migrate`)"
-                        ),
-                    )]));
+                    out.push((
+                        Err(vec![origin.error_at(
+                            field,
+                            format!(
+                                "Kueue admitted this TrainJob and records the admission as a runtimePatches entry of manager {MANAGER} (Trainer v2.2+), but the TrainJob uses {field}: no Trainer version serves both; write its overrides as runtimePatches (`schedsim migrate`)"
+                            ),
+                        )]),
+                        None,
+                    ));
                 }
                 (Some(mut job), Some(infos)) => {
                     add_runtime_patch(&mut job, &infos);
-                    out.push(
+                    let step = first.and_then(step_of);
+                    out.push((
                         self.resolve_train_job(&origin, job, cx)
                             .map(|w| (w, origin)),
-                    );
+                        step,
+                    ));
                 }
                 (Some(_), None) => {}
-                // A pod's workload preempted: Kueue deleted the pod.
-                (None, None) if decision.ended() => {}
+                // A pod's workload preempted before any phase ended with it admitted: Kueue
+                // deleted the pod.
+                (None, _) if decision.ended() && first.is_none() => {}
                 (None, infos) => {
                     let mut loaded = loaded;
+                    let ungated_from_start = first == Some(arrived);
                     for pod in &mut loaded.pods {
                         match infos.as_ref().and_then(|i| i.first()) {
                             Some(info) => {
@@ -273,12 +338,23 @@ impl Loader<'_> {
                                         origin.describe()
                                     ));
                                     gate(pod);
+                                } else if !ungated_from_start {
+                                    gate(pod);
                                 }
                             }
                             None => gate(pod),
                         }
                     }
-                    out.push(Ok((loaded, origin)));
+                    if let Some(f) = first.filter(|&f| f > arrived) {
+                        events[f - 1].push(Event::RemoveSchedulingGates {
+                            pods: PodSelector {
+                                pods: keys.clone(),
+                                workloads: Vec::new(),
+                            },
+                            gates: Some(vec![ADMISSION_GATE.to_string()]),
+                        });
+                    }
+                    out.push((Ok((loaded, origin)), plan.arrive[i]));
                 }
             }
         }
@@ -289,8 +365,20 @@ impl Loader<'_> {
             admission: admitted,
             evicted_pods: BTreeMap::new(),
         };
-        (out, outcome)
+        Admitted {
+            placed: out,
+            events,
+            outcome,
+        }
     }
+}
+
+/// What admission made of the queued workloads: each one's pods with the timeline step they
+/// are created in, Kueue's events per timeline step, and the decisions.
+pub(super) struct Admitted {
+    pub placed: Vec<(Loaded, Option<usize>)>,
+    pub events: Vec<Vec<Event>>,
+    pub outcome: KueueOutcome,
 }
 
 /// Removes the existing pods of the already-admitted workloads Kueue preempted: stopping the
@@ -536,31 +624,17 @@ fn is_dns1123_label(s: &str) -> bool {
 }
 
 impl Loader<'_> {
-    /// Workloads naming a Kueue queue that Kueue does not admit here: all of them when the
-    /// scenario has no Kueue objects (the label is inert without Kueue), the timeline's
-    /// arrivals otherwise (admission runs on the workloads present at the start).
-    pub(super) fn warn_unmanaged(
-        &self,
-        unmanaged: &[(String, String)],
-        kueue_on: bool,
-        warnings: &mut Vec<String>,
-    ) {
+    /// Workloads naming a Kueue queue in a scenario without Kueue objects: the label has no
+    /// effect, which the user should know.
+    pub(super) fn warn_unmanaged(&self, unmanaged: &[(String, String)], warnings: &mut Vec<String>) {
         let Some((queue, at)) = unmanaged.first() else {
             return;
         };
         let n = unmanaged.len();
-        // English agreement: "1 workload names … arrives", "2 workloads name … arrive".
+        // English agreement: "1 workload names … ", "2 workloads name … ".
         let (plural, verb_s) = if n == 1 { ("", "s") } else { ("s", "") };
-        let what =
-            format!("{n} workload{plural} name{verb_s} a Kueue queue (first: {queue:?}, {at})");
-        warnings.push(if kueue_on {
-            format!(
-                "{what} but arrive{verb_s} on the timeline: schedsim admits the Kueue workloads present at the start only, so these go to kube-scheduler without Kueue admission"
-            )
-        } else {
-            format!(
-                "{what} but the scenario has no Kueue objects (ClusterQueue, LocalQueue, ResourceFlavor in spec.objects): Kueue is not simulated and the {QUEUE_NAME_LABEL} label has no effect"
-            )
-        });
+        warnings.push(format!(
+            "{n} workload{plural} name{verb_s} a Kueue queue (first: {queue:?}, {at}) but the scenario has no Kueue objects (ClusterQueue, LocalQueue, ResourceFlavor in spec.objects): Kueue is not simulated and the {QUEUE_NAME_LABEL} label has no effect"
+        ));
     }
 }

@@ -282,7 +282,7 @@ impl Loader<'_> {
             doc,
             items,
             existing.len(),
-            sd.spec.timeline.len(),
+            &sd.spec.timeline,
             &cx,
             &mut errors,
             &mut warnings,
@@ -460,7 +460,12 @@ impl Loader<'_> {
                     std::mem::take(&mut set.baseline_arrivals[k].steps),
                 ),
             ] {
+                target.push(Step::StepStart);
                 target.extend(events.iter().cloned().map(Step::Event));
+                // Kueue acts on what the step changed: it deletes, re-creates or ungates pods.
+                if let Some(kueue) = set.kueue_events.get(k) {
+                    target.extend(kueue.iter().cloned().map(Step::Event));
+                }
                 target.extend(arrived);
                 target.push(Step::Checkpoint { name: name.clone() });
             }

@@ -64,6 +64,8 @@ pub(super) struct WorkloadSet {
     pub baseline_arrivals: Vec<Workloads>,
     /// What Kueue decided, when the scenario has Kueue objects.
     pub kueue: Option<super::kueue::KueueOutcome>,
+    /// Per timeline step, what Kueue does to pods after the step's own events.
+    pub kueue_events: Vec<Vec<crate::sched::plan::Event>>,
 }
 
 /// A pod of the runtime-only baseline: the workload pod it equals (no overrides changed it),
@@ -109,14 +111,14 @@ impl Loader<'_> {
         doc: &Rc<Document>,
         items: Vec<WorkloadItem>,
         existing_pods: usize,
-        timeline_steps: usize,
+        timeline: &[super::scenario::TimelineStep],
         cx: &ResolveContext,
         errors: &mut Errors,
         warnings: &mut Vec<String>,
     ) -> Result<WorkloadSet, Errors> {
         let mut set = WorkloadSet {
-            arrivals: vec![Workloads::default(); timeline_steps],
-            baseline_arrivals: vec![Workloads::default(); timeline_steps],
+            arrivals: vec![Workloads::default(); timeline.len()],
+            baseline_arrivals: vec![Workloads::default(); timeline.len()],
             ..WorkloadSet::default()
         };
         // Baseline pods as references to the workload pods they equal, materialised only if
@@ -141,16 +143,19 @@ impl Loader<'_> {
                 set.baseline_unit_starts.push(set.baseline.steps.len());
             }
             let mut take = |loaded: kueue::Loaded| match loaded {
-                // Kueue admits the workloads present at the start; they wait for it.
-                Ok((w, origin)) if kueue_on && item.step.is_none() => {
+                // Workloads naming a queue wait for Kueue, from the step they arrive in.
+                Ok((w, origin)) if kueue_on => {
                     match kueue::workload_of(&origin, &w.pods, cx) {
                         Some((workload, job)) => queued.push(kueue::Queued {
+                            step: item.step,
                             origin,
                             loaded: w,
                             job,
                             workload,
                         }),
-                        None => set.add(w, &origin, None, &mut baseline_pods, errors, warnings),
+                        None => {
+                            set.add(w, &origin, item.step, &mut baseline_pods, errors, warnings)
+                        }
                     }
                 }
                 Ok((w, origin)) => {
@@ -179,19 +184,21 @@ impl Loader<'_> {
             }
         }
         if kueue_on {
-            let (admitted, outcome) = self.admit_queued(queued, cx);
-            for loaded in admitted {
+            let admitted = self.admit_queued(queued, timeline, cx);
+            for (loaded, step) in admitted.placed {
                 match loaded {
                     Ok((w, origin)) => {
-                        set.add(w, &origin, None, &mut baseline_pods, errors, warnings)
+                        set.add(w, &origin, step, &mut baseline_pods, errors, warnings)
                     }
                     Err(mut e) => errors.append(&mut e),
                 }
             }
+            let outcome = admitted.outcome;
             warnings.extend(outcome.admission.warnings.iter().cloned());
             set.kueue = Some(outcome);
+            set.kueue_events = admitted.events;
         }
-        self.warn_unmanaged(&unmanaged, kueue_on, warnings);
+        self.warn_unmanaged(&unmanaged, warnings);
         if set.any_overrides {
             set.baseline.pods = baseline_pods
                 .into_iter()

@@ -23,6 +23,9 @@ pub enum Step {
     },
     /// These pods finish: the bound ones free their node's resources.
     Complete { pods: Vec<usize> },
+    /// The start of a timeline step: pods listed after it arrive in that step, after the
+    /// state before it is recorded (and never in the same queue batch as earlier arrivals).
+    StepStart,
     /// A change to the cluster or the pods after the initial arrival (a timeline step).
     Event(Event),
     /// The end of a timeline step: pending pods are tried again (the step's events moved them
@@ -48,6 +51,11 @@ pub enum Event {
     FailNodes(Vec<String>),
     /// The selected pods run to completion and free their resources.
     Complete(PodSelector),
+    /// The selected pods are deleted by their controller (Kueue suspending a preempted job):
+    /// bound ones free their node's resources, none is re-created.
+    Delete { pods: PodSelector, message: String },
+    /// The selected pods are created again and queued (Kueue admitting a job it suspended).
+    Recreate { pods: PodSelector, message: String },
     AddNodes(Vec<crate::model::Node>),
 }
 

@@ -81,13 +81,17 @@ pub fn schedule_plan(
         }
     }
     for (k, step) in order.iter().enumerate() {
-        let timeline_starts = matches!(step, Step::Event(_) | Step::Checkpoint { .. });
+        let timeline_starts = matches!(
+            step,
+            Step::StepStart | Step::Event(_) | Step::Checkpoint { .. }
+        );
         if timeline_starts && run.timeline.is_empty() {
             run.record(INITIAL_ARRIVAL);
         }
         match step {
             Step::Complete { pods: finished } => run.complete(finished),
             Step::Schedule { pod, requires } => run.arrive(*pod, requires, &order[k..]),
+            Step::StepStart => {}
             Step::Event(event) => run.event(event),
             Step::Checkpoint { name } => run.checkpoint(name),
         }
@@ -241,6 +245,26 @@ impl Run<'_> {
             Event::Complete(pods) => {
                 let finished = self.selected(pods);
                 self.complete(&finished);
+            }
+            Event::Delete { pods, message } => {
+                for i in self.selected(pods) {
+                    if let Some(o) = self.outcomes[i].as_mut() {
+                        if let (PodPhase::Scheduled, Some(node)) = (o.phase, o.node) {
+                            self.s.unbind(node, i);
+                        }
+                        o.phase = PodPhase::Preempted;
+                        o.node = None;
+                        o.message = message.clone();
+                        o.diagnosis = None;
+                    }
+                }
+            }
+            Event::Recreate { pods, message } => {
+                for i in self.selected(pods) {
+                    if self.outcomes[i].is_some() {
+                        self.evicted(i, message);
+                    }
+                }
             }
             Event::Cordon(names) => self.set_unschedulable(names, true),
             Event::Uncordon(names) => self.set_unschedulable(names, false),
