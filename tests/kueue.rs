@@ -101,7 +101,10 @@ fn workloads_wait_in_kueue_with_its_own_messages() {
     // A workload arriving on the timeline is admitted by Kueue in that step, and created then.
     let late = kueue_workload(&r, "late");
     // Cycles count on from the start's (two: admit, then set aside the rest).
-    assert_eq!((late["admitted"].as_bool(), late["cycle"].as_u64()), (Some(true), Some(3)));
+    assert_eq!(
+        (late["admitted"].as_bool(), late["cycle"].as_u64()),
+        (Some(true), Some(3))
+    );
     let later = &r["scenarios"][0]["timeline"][1];
     assert_eq!(later["changes"][0]["pod"], "ns/late");
     assert_eq!(later["changes"][0]["before"], "not created yet");
@@ -356,4 +359,42 @@ fn kueue_cannot_admit_a_trainjob_written_with_v2_1_overrides() {
         stderr.contains("spec.workloads[0].spec.podTemplateOverrides: Kueue admitted this TrainJob and records the admission as a runtimePatches entry of manager kueue.x-k8s.io/manager (Trainer v2.2+), but the TrainJob uses spec.podTemplateOverrides"),
         "{stderr}"
     );
+}
+
+#[test]
+fn finished_jobs_free_quota_and_late_jobs_preempt_over_the_timeline() {
+    let r = run_json("scenarios/kueue-timeline.yaml");
+    let s = &r["scenarios"][0];
+    let change = |step: usize, pod: &str| -> (String, String) {
+        let c = (s["timeline"][step]["changes"].as_array().unwrap().iter())
+            .find(|c| c["pod"] == pod)
+            .unwrap_or_else(|| panic!("no change of {pod} in step {step}"));
+        (
+            c["before"].as_str().unwrap().to_string(),
+            c["after"].as_str().unwrap().to_string(),
+        )
+    };
+    // Step 1: train-a finishes; train-c is admitted and created on the node train-a left.
+    assert_eq!(
+        change(1, "ml/train-c-node-0-0"),
+        ("not created yet".into(), "Scheduled on h100-1".into())
+    );
+    // Step 2: urgent preempts train-c (its pod is deleted) and takes its node.
+    assert_eq!(change(2, "ml/train-c-node-0-0").1, "Preempted");
+    assert_eq!(
+        change(2, "ml/urgent-node-0-0").1,
+        "Scheduled on h100-1".to_string()
+    );
+    // Step 3: train-b finishes; train-c is admitted again and its pod created again.
+    assert_eq!(
+        change(3, "ml/train-c-node-0-0"),
+        ("Preempted".into(), "Scheduled on h100-0".into())
+    );
+    let k = &s["kueue"];
+    assert_eq!(kueue_workload(&r, "train-a")["finishedInStep"], 1);
+    assert_eq!(kueue_workload(&r, "train-a")["admitted"], false);
+    assert_eq!(kueue_workload(&r, "train-c")["admitted"], true);
+    assert_eq!(k["evictions"][0]["step"], 2);
+    assert_eq!(k["evictions"][0]["pods"][0], "ml/train-c-node-0-0");
+    assert_eq!(k["clusterQueues"][0]["resources"][0]["usage"], "16");
 }

@@ -23,6 +23,7 @@ use k8s_openapi::api::core::v1::Toleration;
 use serde_json::{Value, json};
 
 use super::origin::Origin;
+use super::scenario::TimelineStep;
 use super::workloads::{LoadedWorkload, ResolveContext};
 use super::{Errors, Loader};
 use crate::kueue::admission::{self, Admission, Objects, Victim};
@@ -30,10 +31,9 @@ use crate::kueue::api;
 use crate::kueue::assigner::{PodSet, PodSetAssignment};
 use crate::kueue::workload::workload_object;
 use crate::model::Pod;
-use crate::sched::plan::{Event, PodSelector};
-use super::scenario::TimelineStep;
 use crate::model::validate::FieldError;
 use crate::resolve::trainjob::{RuntimePatch, TrainJob};
+use crate::sched::plan::{Event, PodSelector};
 
 pub const QUEUE_NAME_LABEL: &str = "kueue.x-k8s.io/queue-name";
 /// `constants.WorkloadPriorityClassLabel`.
@@ -251,8 +251,7 @@ impl Loader<'_> {
             .map(|q| (Some((q.origin, q.loaded, q.job)), q.workload))
             .unzip();
         let plan = admission::Timeline { arrive, finish };
-        let admitted =
-            admission::admit_over(cx.kueue, &workloads, &plan, cx.namespaces, cx.gates);
+        let admitted = admission::admit_over(cx.kueue, &workloads, &plan, cx.namespaces, cx.gates);
         let mut events: Vec<Vec<Event>> = vec![Vec::new(); timeline.len()];
         let mut order: Vec<usize> = admitted.order.clone();
         // Workloads not admitted in the end follow, in creation order.
@@ -382,13 +381,15 @@ pub(super) struct Admitted {
 }
 
 /// Removes the existing pods of the already-admitted workloads Kueue preempted: stopping the
-/// job deletes them (its pods terminate before the next cycle, as the admission assumes).
+/// job deletes them (its pods terminate before the next cycle, as the admission assumes) —
+/// from the start, or in the timeline step of the preemption.
 /// The job is the Workload's owner: a Pod by name; a Job's pods carry
 /// `batch.kubernetes.io/job-name`; a JobSet's, and a TrainJob's (its JobSet has its name),
 /// `jobset.sigs.k8s.io/jobset-name`. Returns the pods removed, per eviction.
 pub(super) fn evict_existing_pods(
     existing: &mut Vec<(Pod, Origin)>,
     k: &KueueOutcome,
+    events: &mut [Vec<Event>],
 ) -> (BTreeMap<usize, Vec<String>>, Vec<String>) {
     let mut removed: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     let mut warnings = Vec::new();
@@ -427,7 +428,20 @@ pub(super) fn evict_existing_pods(
             .filter(|(p, _)| owned(p))
             .map(|(p, _)| p.key())
             .collect();
-        existing.retain(|(p, _)| !owned(p));
+        match e.step.and_then(|step| events.get_mut(step)) {
+            // Preempted in a timeline step: the pods run until then.
+            Some(step_events) => step_events.push(Event::Delete {
+                pods: PodSelector {
+                    pods: pods.clone(),
+                    workloads: Vec::new(),
+                },
+                message: format!(
+                    "deleted: Kueue preempted {}/{}: {}",
+                    w.namespace, w.name, e.message
+                ),
+            }),
+            None => existing.retain(|(p, _)| !owned(p)),
+        }
         removed.insert(i, pods);
     }
     (removed, warnings)
@@ -626,7 +640,11 @@ fn is_dns1123_label(s: &str) -> bool {
 impl Loader<'_> {
     /// Workloads naming a Kueue queue in a scenario without Kueue objects: the label has no
     /// effect, which the user should know.
-    pub(super) fn warn_unmanaged(&self, unmanaged: &[(String, String)], warnings: &mut Vec<String>) {
+    pub(super) fn warn_unmanaged(
+        &self,
+        unmanaged: &[(String, String)],
+        warnings: &mut Vec<String>,
+    ) {
         let Some((queue, at)) = unmanaged.first() else {
             return;
         };

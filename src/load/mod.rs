@@ -288,7 +288,8 @@ impl Loader<'_> {
             &mut warnings,
         )?;
         if let Some(k) = &mut set.kueue {
-            let (removed, notes) = kueue::evict_existing_pods(&mut existing, k);
+            let (removed, notes) =
+                kueue::evict_existing_pods(&mut existing, k, &mut set.kueue_events);
             k.evicted_pods = removed;
             warnings.extend(notes);
         }

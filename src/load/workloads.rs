@@ -144,20 +144,16 @@ impl Loader<'_> {
             }
             let mut take = |loaded: kueue::Loaded| match loaded {
                 // Workloads naming a queue wait for Kueue, from the step they arrive in.
-                Ok((w, origin)) if kueue_on => {
-                    match kueue::workload_of(&origin, &w.pods, cx) {
-                        Some((workload, job)) => queued.push(kueue::Queued {
-                            step: item.step,
-                            origin,
-                            loaded: w,
-                            job,
-                            workload,
-                        }),
-                        None => {
-                            set.add(w, &origin, item.step, &mut baseline_pods, errors, warnings)
-                        }
-                    }
-                }
+                Ok((w, origin)) if kueue_on => match kueue::workload_of(&origin, &w.pods, cx) {
+                    Some((workload, job)) => queued.push(kueue::Queued {
+                        step: item.step,
+                        origin,
+                        loaded: w,
+                        job,
+                        workload,
+                    }),
+                    None => set.add(w, &origin, item.step, &mut baseline_pods, errors, warnings),
+                },
                 Ok((w, origin)) => {
                     if let Some(q) = kueue::queue_name(origin.value()) {
                         unmanaged.push((q.to_string(), origin.describe()));

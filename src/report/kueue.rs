@@ -52,6 +52,9 @@ pub struct EvictionReport {
     /// `namespace/name` of the workload that needed the quota.
     pub preemptor: String,
     pub cycle: usize,
+    /// The timeline step (from 1) after which it happened; none at the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
     /// The Preempted condition's reason (`InClusterQueue`, `InCohortReclamation`,
     /// `InCohortReclaimWhileBorrowing`) and message, verbatim.
     pub reason: String,
@@ -80,6 +83,9 @@ pub struct KueueWorkload {
     #[serde(skip_serializing_if = "is_zero")]
     pub borrowing: usize,
     pub pod_sets: Vec<KueuePodSet>,
+    /// The timeline step (from 1) in which it finished and released its quota.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_in_step: Option<usize>,
     /// The workloads it preempted (`namespace/name`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preempted: Vec<String>,
@@ -202,12 +208,13 @@ impl KueueReport {
                     name: name.clone(),
                     namespace: ns.clone(),
                     cluster_queue: d.cluster_queue.clone(),
-                    admitted: assigned.is_some(),
+                    admitted: assigned.is_some() && d.finished.is_none(),
                     reason: d.reason.to_string(),
                     message: d.message.clone(),
                     cycle: d.admitted.as_ref().map(|(c, _)| *c),
                     borrowing: assigned.map_or(0, |a| a.borrowing),
                     pod_sets,
+                    finished_in_step: d.finished.map(|k| k + 1),
                     preempted: (d.preempted.iter())
                         .map(|&e| key(a.evictions[e].victim))
                         .collect(),
@@ -275,9 +282,22 @@ impl KueueReport {
                 },
                 preemptor: key(Victim::Queued(e.by)),
                 cycle: e.cycle,
+                step: e.step.map(|k| k + 1),
                 reason: e.reason.as_str().to_string(),
                 message: e.message.clone(),
-                pods: k.evicted_pods.get(&i).cloned().unwrap_or_default(),
+                pods: match e.victim {
+                    // A queued job's pods exist only when it was admitted at an earlier step.
+                    Victim::Queued(w) if e.step.is_some() => {
+                        let (ns, name) = (&k.workloads[w].namespace, &k.workloads[w].name);
+                        (per_workload
+                            .get(&(ns.as_str(), name.as_str()))
+                            .into_iter()
+                            .flatten())
+                        .map(|p| format!("{}/{}", p.namespace, p.name))
+                        .collect()
+                    }
+                    _ => k.evicted_pods.get(&i).cloned().unwrap_or_default(),
+                },
             })
             .collect();
         KueueReport {
@@ -323,6 +343,9 @@ pub(super) fn workload_rows(k: &KueueReport) -> Vec<WorkloadRow> {
             workload: format!("{} {}/{}", w.kind, w.namespace, w.name),
             queue: w.cluster_queue.clone().unwrap_or_else(|| "-".into()),
             kueue: match (w.admitted, w.message.as_str()) {
+                (false, _) if let Some(step) = w.finished_in_step => {
+                    format!("finished in timeline step {step}")
+                }
                 (true, _) if !w.preempted.is_empty() => wrap(
                     &format!("admitted after preempting {}", w.preempted.join(", ")),
                     60,
@@ -369,8 +392,8 @@ pub(super) struct EvictionRow {
     victim: String,
     #[tabled(rename = "For")]
     preemptor: String,
-    #[tabled(rename = "Cycle")]
-    cycle: usize,
+    #[tabled(rename = "When")]
+    when: String,
     #[tabled(rename = "Reason")]
     reason: String,
     #[tabled(rename = "Pods deleted")]
@@ -385,7 +408,10 @@ pub(super) fn eviction_rows(k: &KueueReport) -> Vec<EvictionRow> {
                 e.victim_kind, e.victim, e.victim_cluster_queue
             ),
             preemptor: e.preemptor.clone(),
-            cycle: e.cycle,
+            when: match e.step {
+                Some(step) => format!("step {step}, cycle {}", e.cycle),
+                None => format!("start, cycle {}", e.cycle),
+            },
             reason: e.reason.clone(),
             pods: if e.pods.is_empty() {
                 "-".into()

@@ -53,9 +53,15 @@ pub enum Event {
     Complete(PodSelector),
     /// The selected pods are deleted by their controller (Kueue suspending a preempted job):
     /// bound ones free their node's resources, none is re-created.
-    Delete { pods: PodSelector, message: String },
+    Delete {
+        pods: PodSelector,
+        message: String,
+    },
     /// The selected pods are created again and queued (Kueue admitting a job it suspended).
-    Recreate { pods: PodSelector, message: String },
+    Recreate {
+        pods: PodSelector,
+        message: String,
+    },
     AddNodes(Vec<crate::model::Node>),
 }
 

@@ -247,6 +247,21 @@ impl Run<'_> {
                 self.complete(&finished);
             }
             Event::Delete { pods, message } => {
+                // Existing pods of the deleted jobs free their nodes too.
+                for (i, p) in self.existing.iter().enumerate() {
+                    let id = existing_pod_id(i);
+                    let node = p
+                        .node_name
+                        .as_deref()
+                        .and_then(|n| self.s.cluster.index_of(n));
+                    if let Some(node) = node
+                        && pods.matches(p)
+                        && self.s.bound_ids(node).contains(&id)
+                    {
+                        self.s.unbind(node, id);
+                        self.evicted_existing.push(i);
+                    }
+                }
                 for i in self.selected(pods) {
                     if let Some(o) = self.outcomes[i].as_mut() {
                         if let (PodPhase::Scheduled, Some(node)) = (o.phase, o.node) {
