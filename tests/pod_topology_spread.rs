@@ -240,6 +240,7 @@ fn schedule_anyway_never_filters_but_scores_toward_the_emptier_zone() {
 /// Score's raw `count·ln(domains+2) + maxSkew−1`, rounded, then reversed against the max.
 #[test]
 fn score_follows_upstreams_formula() {
+    use schedsim::sched::plugins::inter_pod_affinity::Topology;
     use schedsim::sched::plugins::pod_topology_spread::{BoundGroup, Spread, Tally, score};
     use std::collections::BTreeMap;
     let nodes = nodes(false, false);
@@ -275,6 +276,7 @@ fn score_follows_upstreams_formula() {
             "ScheduleAnyway",
             nodes,
             &gates,
+            &mut Topology::default(),
         )
     };
     let spread = compile(&zone, &nodes);
@@ -306,6 +308,7 @@ fn score_follows_upstreams_formula() {
 /// without the zone label are not ignored then (`requireAllTopologies` is false).
 #[test]
 fn system_default_constraints_follow_the_services_selecting_the_pod() {
+    use schedsim::sched::plugins::inter_pod_affinity::Topology;
     use schedsim::sched::plugins::pod_topology_spread::{
         BoundGroup, ServiceSelector, Services, Spread, Tally, default_constraints, score,
     };
@@ -358,6 +361,7 @@ fn system_default_constraints_follow_the_services_selecting_the_pod() {
         "ScheduleAnyway",
         &nodes,
         &FeatureGates::default(),
+        &mut Topology::default(),
     );
     let groups = [BoundGroup {
         pod: &bound,

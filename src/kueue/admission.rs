@@ -28,7 +28,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use super::api::{ClusterQueue, Cohort, FlavorResource, PreemptionPolicy, QueueingStrategy};
 use super::api::{ResourceFlavor, ResourceQuota};
 use super::assigner::{Assigner, Assignment, Mode, PodSet};
-use super::preemption::{self, Holder, Oracle, Preemption, Preemptor, Reason, Target};
+use super::preemption::{self, FrBits, Holder, Oracle, Preemption, Preemptor, Reason, Target};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
 use crate::sched::plugins::inter_pod_affinity::{NamespaceLabels, labels_of, selector_matches};
@@ -259,6 +259,7 @@ struct State<'a> {
     ids: Vec<QueueId>,
     tree: QuotaTree,
     holders: Vec<Holder>,
+    fr_bits: FrBits,
     /// Per ClusterQueue, the holders that hold quota now.
     by_queue: Vec<Vec<usize>>,
     /// The holder of each queued workload while it is admitted.
@@ -318,6 +319,7 @@ fn run(
         ids,
         tree,
         holders: Vec::new(),
+        fr_bits: FrBits::default(),
         by_queue: vec![Vec::new(); queues.len()],
         holder_of: vec![None; workloads.len()],
         holder_is: Vec::new(),
@@ -345,6 +347,7 @@ fn run(
                     created: a.created,
                     reserved: a.reserved,
                     evicted: a.evicted,
+                    mask: 0,
                     usage: a.usage.clone(),
                 },
             ),
@@ -565,7 +568,8 @@ impl State<'_> {
     }
 
     /// A workload starts holding quota.
-    fn hold(&mut self, what: Victim, holder: Holder) {
+    fn hold(&mut self, what: Victim, mut holder: Holder) {
+        holder.mask = self.fr_bits.learn(holder.usage.keys());
         for (fr, &v) in &holder.usage {
             self.tree.add_usage(self.ids[holder.queue], fr, v);
         }
@@ -607,27 +611,31 @@ impl State<'_> {
         w: usize,
         q: usize,
     ) -> (Assignment, Vec<Target>) {
-        let preemption = Preemption {
+        let preemption = || Preemption {
             queues: self.queues(),
             ids: &self.ids,
             holders: &self.holders,
             by_queue,
+            fr_bits: &self.fr_bits,
         };
         let preemptor = self.preemptor(w, q);
-        let oracle = Oracle {
-            preemption,
-            preemptor: preemptor.clone(),
-            snapshot: std::cell::RefCell::new(snapshot.clone()),
+        let assignment = {
+            let oracle = Oracle {
+                preemption: preemption(),
+                preemptor: preemptor.clone(),
+                base: snapshot,
+                snapshot: std::cell::RefCell::new(None),
+            };
+            Assigner {
+                queue: &self.queues()[q],
+                id: self.ids[q],
+                tree: snapshot,
+                flavors: &self.objects.flavors,
+                oracle: &oracle,
+                gates: self.gates,
+            }
+            .assign(&self.workloads[w].pod_sets)
         };
-        let assignment = Assigner {
-            queue: &self.queues()[q],
-            id: self.ids[q],
-            tree: snapshot,
-            flavors: &self.objects.flavors,
-            oracle: &oracle,
-            gates: self.gates,
-        }
-        .assign(&self.workloads[w].pod_sets);
         if assignment.mode() != Mode::Preempt {
             return (assignment, Vec::new());
         }
@@ -638,7 +646,7 @@ impl State<'_> {
                     .map(|(r, c)| (c.flavor.clone(), r.clone()))
             })
             .collect();
-        let targets = (oracle.preemption).targets(snapshot, &preemptor, &assignment.usage, &frs);
+        let targets = preemption().targets(snapshot, &preemptor, &assignment.usage, &frs);
         (assignment, targets)
     }
 
@@ -786,6 +794,7 @@ impl State<'_> {
                     created: workload.created,
                     reserved: self.objects.now.saturating_add(cycle as i64),
                     evicted: false,
+                    mask: 0,
                     usage: e.assignment.usage.clone(),
                 },
             );

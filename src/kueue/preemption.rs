@@ -33,9 +33,40 @@ pub struct Holder {
     pub reserved: i64,
     /// Already being evicted (an `Evicted` condition): such candidates go first.
     pub evicted: bool,
+    /// Its flavor-resources as [`FrBits`].
+    pub mask: u128,
     /// The quota it holds per flavor and resource (a resource with a flavor and 0 counts as
     /// used, as `WorkloadUsesResources` reads the admission).
     pub usage: BTreeMap<FlavorResource, i64>,
+}
+
+/// Flavor-resources as bits, so that "does this holder use any of these" costs one AND
+/// instead of string comparisons (the check runs for every holder of every candidate queue).
+/// The last bit stands for every flavor-resource past the first 127: a hit there is checked
+/// exactly.
+#[derive(Debug, Clone, Default)]
+pub struct FrBits(BTreeMap<FlavorResource, u32>);
+
+const OVERFLOW: u32 = 127;
+
+impl FrBits {
+    /// The mask of `frs`, giving new flavor-resources a bit.
+    pub fn learn<'f>(&mut self, frs: impl IntoIterator<Item = &'f FlavorResource>) -> u128 {
+        let mut mask = 0;
+        for fr in frs {
+            let next = (self.0.len() as u32).min(OVERFLOW);
+            let bit = *self.0.entry(fr.clone()).or_insert(next);
+            mask |= 1u128 << bit;
+        }
+        mask
+    }
+
+    /// The mask of `frs`, from known flavor-resources only (no holder uses the others).
+    pub fn mask<'f>(&self, frs: impl IntoIterator<Item = &'f FlavorResource>) -> u128 {
+        (frs.into_iter())
+            .filter_map(|fr| self.0.get(fr))
+            .fold(0, |m, &bit| m | 1u128 << bit)
+    }
 }
 
 /// The workload that needs the quota.
@@ -112,6 +143,12 @@ impl Variant {
     }
 }
 
+/// The flavor-resources that need preemption, and their [`FrBits`] mask.
+struct Wanted<'f> {
+    frs: &'f BTreeSet<FlavorResource>,
+    mask: u128,
+}
+
 struct Candidate {
     holder: usize,
     /// The cohort below which the candidate's queue must be over quota (the lowest common
@@ -127,6 +164,7 @@ pub struct Preemption<'a> {
     pub holders: &'a [Holder],
     /// Per queue, the holders that still hold quota.
     pub by_queue: &'a [Vec<usize>],
+    pub fr_bits: &'a FrBits,
 }
 
 /// `SatisfiesPreemptionPolicy`.
@@ -156,7 +194,11 @@ impl Preemption<'_> {
     ) -> Vec<Target> {
         let queue = &self.queues[preemptor.queue];
         let id = self.ids[preemptor.queue];
-        let (same, hierarchy, priority) = self.candidates(snapshot, preemptor, usage, frs);
+        let wanted = Wanted {
+            frs,
+            mask: self.fr_bits.mask(frs.iter()),
+        };
+        let (same, hierarchy, priority) = self.candidates(snapshot, preemptor, usage, &wanted);
         let (no_other, no_hierarchy) = (
             hierarchy.is_empty() && priority.is_empty(),
             hierarchy.is_empty(),
@@ -219,13 +261,13 @@ impl Preemption<'_> {
         snapshot: &QuotaTree,
         preemptor: &Preemptor,
         usage: &BTreeMap<FlavorResource, i64>,
-        frs: &BTreeSet<FlavorResource>,
+        wanted: &Wanted,
     ) -> (Vec<Candidate>, Vec<Candidate>, Vec<Candidate>) {
         let queue = &self.queues[preemptor.queue];
         let node = self.ids[preemptor.queue].0;
         let mut same = Vec::new();
         if queue.preemption.within_cluster_queue != PreemptionPolicy::Never {
-            same = self.in_queue(preemptor.queue, None, preemptor, frs, false);
+            same = self.in_queue(preemptor.queue, None, preemptor, wanted, false);
         }
         let (mut hierarchy, mut priority) = (Vec::new(), Vec::new());
         let has_parent = snapshot.ancestors(node).next().is_some();
@@ -239,7 +281,7 @@ impl Preemption<'_> {
                     &mut priority
                 };
                 self.in_subtree(
-                    snapshot, root, root, previous, advantage, preemptor, frs, list,
+                    snapshot, root, root, previous, advantage, preemptor, wanted, list,
                 );
                 let (fits, rest) = snapshot.fits_in_quota(root, &remaining);
                 remaining = rest;
@@ -264,11 +306,11 @@ impl Preemption<'_> {
         skip: Option<usize>,
         advantage: bool,
         preemptor: &Preemptor,
-        frs: &BTreeSet<FlavorResource>,
+        wanted: &Wanted,
         out: &mut Vec<Candidate>,
     ) {
         for &child in snapshot.child_cohorts(cohort) {
-            if Some(child) == skip || snapshot.within_nominal(child, frs) {
+            if Some(child) == skip || snapshot.within_nominal(child, wanted.frs) {
                 continue;
             }
             self.in_subtree(
@@ -278,7 +320,7 @@ impl Preemption<'_> {
                 skip,
                 advantage,
                 preemptor,
-                frs,
+                wanted,
                 out,
             );
         }
@@ -286,10 +328,10 @@ impl Preemption<'_> {
             let Some(q) = self.ids.iter().position(|id| id.0 == child) else {
                 continue;
             };
-            if q == preemptor.queue || snapshot.within_nominal(child, frs) {
+            if q == preemptor.queue || snapshot.within_nominal(child, wanted.frs) {
                 continue;
             }
-            out.extend(self.in_queue(q, Some(subtree_root), preemptor, frs, advantage));
+            out.extend(self.in_queue(q, Some(subtree_root), preemptor, wanted, advantage));
         }
     }
 
@@ -299,12 +341,12 @@ impl Preemption<'_> {
         q: usize,
         lca: Option<usize>,
         preemptor: &Preemptor,
-        frs: &BTreeSet<FlavorResource>,
+        wanted: &Wanted,
         advantage: bool,
     ) -> Vec<Candidate> {
         (self.by_queue[q].iter())
             .filter_map(|&h| {
-                let variant = self.classify(&self.holders[h], preemptor, frs, advantage)?;
+                let variant = self.classify(&self.holders[h], preemptor, wanted, advantage)?;
                 Some(Candidate {
                     holder: h,
                     lca,
@@ -319,10 +361,12 @@ impl Preemption<'_> {
         &self,
         h: &Holder,
         preemptor: &Preemptor,
-        frs: &BTreeSet<FlavorResource>,
+        wanted: &Wanted,
         advantage: bool,
     ) -> Option<Variant> {
-        if !h.usage.keys().any(|fr| frs.contains(fr)) {
+        let hit = h.mask & wanted.mask;
+        let exact = hit & (1u128 << OVERFLOW) == 0;
+        if hit == 0 || (!exact && !h.usage.keys().any(|fr| wanted.frs.contains(fr))) {
             return None;
         }
         let queue = &self.queues[preemptor.queue];
@@ -354,14 +398,15 @@ impl Preemption<'_> {
     }
 
     /// `CandidatesOrdering`: evicted first, other queues before the preemptor's, lower
-    /// priority first, more recently admitted first, then the key.
+    /// priority first, more recently admitted first, then the key (compared last, and
+    /// only on a tie).
     pub(super) fn order(&self, queue: usize, a: usize, b: usize) -> Ordering {
         let (a, b) = (&self.holders[a], &self.holders[b]);
         (b.evicted.cmp(&a.evicted))
             .then((a.queue == queue).cmp(&(b.queue == queue)))
             .then(a.priority.cmp(&b.priority))
             .then(b.reserved.cmp(&a.reserved))
-            .then(a.key.cmp(&b.key))
+            .then_with(|| a.key.cmp(&b.key))
     }
 
     /// `candidateIsValid`: earlier removals may have brought a queue (or a cohort below the
@@ -454,12 +499,16 @@ fn fits(
 pub struct Oracle<'a> {
     pub preemption: Preemption<'a>,
     pub preemptor: Preemptor,
-    pub snapshot: std::cell::RefCell<QuotaTree>,
+    /// The cycle's snapshot; copied on the first question only (most assignments fit or
+    /// cannot fit at all and never ask).
+    pub base: &'a QuotaTree,
+    pub snapshot: std::cell::RefCell<Option<QuotaTree>>,
 }
 
 impl PreemptionOracle for Oracle<'_> {
     fn simulate(&self, queue: QueueId, fr: &FlavorResource, quantity: i64) -> (Possibility, usize) {
-        let snapshot = &mut *self.snapshot.borrow_mut();
+        let mut copy = self.snapshot.borrow_mut();
+        let snapshot = copy.get_or_insert_with(|| self.base.clone());
         let usage = BTreeMap::from([(fr.clone(), quantity)]);
         let frs = BTreeSet::from([fr.clone()]);
         let targets = (self.preemption).targets(snapshot, &self.preemptor, &usage, &frs);

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::api::{self, ClusterQueue};
-use super::preemption::{Holder, Preemption, Preemptor};
+use super::preemption::{FrBits, Holder, Preemption, Preemptor};
 use super::quota::{QueueId, QuotaTree};
 use super::tests::{AdmittedSpec, amount};
 
@@ -91,11 +91,12 @@ fn cluster_queues(values: &[Value]) -> Vec<ClusterQueue> {
     queues
 }
 
-fn holders(admitted: &[AdmittedSpec], queues: &[ClusterQueue]) -> Vec<Holder> {
+fn holders(admitted: &[AdmittedSpec], queues: &[ClusterQueue], bits: &mut FrBits) -> Vec<Holder> {
     (admitted.iter())
         .map(|a| {
             let a = a.admitted();
             Holder {
+                mask: bits.learn(a.usage.keys()),
                 key: format!("{}/{}", a.namespace, a.name),
                 queue: (queues.iter())
                     .position(|q| q.name == a.cluster_queue)
@@ -125,7 +126,8 @@ fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
     let ids: Vec<QueueId> = (queues.iter())
         .map(|q| tree.queue(&q.name).expect("queue"))
         .collect();
-    let holders = holders(&case.admitted, &queues);
+    let mut bits = FrBits::default();
+    let holders = holders(&case.admitted, &queues, &mut bits);
     let mut by_queue = vec![Vec::new(); queues.len()];
     for (i, h) in holders.iter().enumerate() {
         by_queue[h.queue].push(i);
@@ -165,6 +167,7 @@ fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
         ids: &ids,
         holders: &holders,
         by_queue: &by_queue,
+        fr_bits: &bits,
     };
     let targets = preemption.targets(&mut tree, &preemptor, &usage, &frs);
     let got: BTreeMap<String, String> = (targets.iter())
@@ -268,6 +271,7 @@ fn candidates_ordering_agrees_with_upstream() {
                 created: 0,
                 reserved: w.admitted_at,
                 evicted: w.evicted,
+                mask: 0,
                 usage: BTreeMap::new(),
             })
             .collect();
@@ -277,6 +281,7 @@ fn candidates_ordering_agrees_with_upstream() {
             ids: &[],
             holders: &holders,
             by_queue: &[],
+            fr_bits: &FrBits::default(),
         };
         let preemptor = queue_of(&case.preemptor_cq);
         order.sort_by(|&a, &b| preemption.order(preemptor, a, b));

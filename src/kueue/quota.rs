@@ -17,12 +17,13 @@ struct Node {
     parent: Option<usize>,
     child_cohorts: Vec<usize>,
     child_queues: Vec<usize>,
-    quotas: BTreeMap<FlavorResource, ResourceQuota>,
+    /// Per flavor-resource id (see [`QuotaTree::frs`]).
+    quotas: Vec<Option<ResourceQuota>>,
     /// The node's own quota plus what its children lend it.
-    subtree_quota: BTreeMap<FlavorResource, i64>,
+    subtree_quota: Vec<i64>,
     /// What counts against `subtree_quota`: a queue's usage; for a cohort, its children's
     /// usage past their local quota.
-    usage: BTreeMap<FlavorResource, i64>,
+    usage: Vec<i64>,
 }
 
 /// Every ClusterQueue and Cohort of a scenario, linked into trees.
@@ -31,6 +32,9 @@ pub struct QuotaTree {
     nodes: Vec<Node>,
     queues: BTreeMap<String, usize>,
     cohorts: BTreeMap<String, usize>,
+    /// Flavor-resources as dense ids: the nodes' amounts are vectors indexed by them, so the
+    /// tree walks of every availability check compare no strings (shared by the snapshots).
+    frs: std::sync::Arc<BTreeMap<FlavorResource, usize>>,
 }
 
 /// A ClusterQueue of the tree.
@@ -42,15 +46,23 @@ impl QuotaTree {
     /// no quota) and cohorts to their parents. A parent link that would close a cycle is left
     /// out and reported: Kueue marks such cohorts' queues inactive.
     pub fn new(queues: &[ClusterQueue], cohorts: &[Cohort]) -> (QuotaTree, Vec<String>) {
+        let mut frs: BTreeMap<FlavorResource, usize> = BTreeMap::new();
+        for fr in (queues.iter().flat_map(|q| q.quotas.keys()))
+            .chain(cohorts.iter().flat_map(|c| c.quotas.keys()))
+        {
+            let next = frs.len();
+            frs.entry(fr.clone()).or_insert(next);
+        }
         let mut tree = QuotaTree {
             nodes: Vec::new(),
             queues: BTreeMap::new(),
             cohorts: BTreeMap::new(),
+            frs: std::sync::Arc::new(frs),
         };
         let mut warnings = Vec::new();
         for c in cohorts {
             let id = tree.cohort(&c.name);
-            tree.nodes[id].quotas = c.quotas.clone();
+            tree.nodes[id].quotas = tree.dense(&c.quotas);
         }
         for c in cohorts {
             let Some(parent) = &c.parent else { continue };
@@ -68,7 +80,8 @@ impl QuotaTree {
         }
         for q in queues {
             let id = tree.nodes.len();
-            tree.nodes.push(Node::new(&q.name, q.quotas.clone()));
+            let quotas = tree.dense(&q.quotas);
+            tree.nodes.push(Node::new(&q.name, quotas, tree.frs.len()));
             tree.queues.insert(q.name.clone(), id);
             if let Some(cohort) = &q.cohort {
                 let parent = tree.cohort(cohort);
@@ -90,7 +103,8 @@ impl QuotaTree {
             return id;
         }
         let id = self.nodes.len();
-        self.nodes.push(Node::new(name, BTreeMap::new()));
+        let n = self.frs.len();
+        self.nodes.push(Node::new(name, vec![None; n], n));
         self.cohorts.insert(name.to_string(), id);
         id
     }
@@ -103,10 +117,42 @@ impl QuotaTree {
         std::iter::successors(self.nodes[node].parent, |&p| self.nodes[p].parent)
     }
 
+    /// Quotas by flavor-resource id.
+    fn dense(
+        &self,
+        quotas: &BTreeMap<FlavorResource, ResourceQuota>,
+    ) -> Vec<Option<ResourceQuota>> {
+        let mut out = vec![None; self.frs.len()];
+        for (fr, q) in quotas {
+            out[self.frs[fr]] = Some(*q);
+        }
+        out
+    }
+
+    /// The id of a flavor-resource, `None` when no queue or cohort has quota for it.
+    fn id(&self, fr: &FlavorResource) -> Option<usize> {
+        self.frs.get(fr).copied()
+    }
+
+    /// The id of a flavor-resource, registered (with no quota anywhere) when new.
+    fn id_or_add(&mut self, fr: &FlavorResource) -> usize {
+        if let Some(f) = self.id(fr) {
+            return f;
+        }
+        let f = self.frs.len();
+        std::sync::Arc::make_mut(&mut self.frs).insert(fr.clone(), f);
+        for n in &mut self.nodes {
+            n.quotas.push(None);
+            n.subtree_quota.push(0);
+            n.usage.push(0);
+        }
+        f
+    }
+
     /// `updateCohortResourceNode` / `updateClusterQueueResourceNode`.
     fn update_subtree(&mut self, id: usize) {
-        let own: BTreeMap<FlavorResource, i64> = (self.nodes[id].quotas.iter())
-            .map(|(fr, q)| (fr.clone(), q.nominal))
+        let own: Vec<i64> = (self.nodes[id].quotas.iter())
+            .map(|q| q.map_or(0, |q| q.nominal))
             .collect();
         self.nodes[id].subtree_quota = own;
         let children: Vec<usize> = (self.nodes[id].child_cohorts.iter())
@@ -115,86 +161,82 @@ impl QuotaTree {
             .collect();
         for child in children {
             self.update_subtree(child);
-            let lent: Vec<(FlavorResource, i64)> = (self.nodes[child].subtree_quota.iter())
-                .map(|(fr, q)| (fr.clone(), q.saturating_sub(self.local_quota(child, fr))))
-                .collect();
-            for (fr, q) in lent {
-                let e = self.nodes[id].subtree_quota.entry(fr).or_insert(0);
-                *e = e.saturating_add(q);
+            for f in 0..self.frs.len() {
+                let lent =
+                    self.nodes[child].subtree_quota[f].saturating_sub(self.local_quota(child, f));
+                let e = &mut self.nodes[id].subtree_quota[f];
+                *e = e.saturating_add(lent);
             }
         }
     }
 
-    fn subtree(&self, id: usize, fr: &FlavorResource) -> i64 {
-        self.nodes[id].subtree_quota.get(fr).copied().unwrap_or(0)
+    fn subtree(&self, id: usize, f: usize) -> i64 {
+        self.nodes[id].subtree_quota[f]
     }
 
-    fn usage_of(&self, id: usize, fr: &FlavorResource) -> i64 {
-        self.nodes[id].usage.get(fr).copied().unwrap_or(0)
+    fn usage_of(&self, id: usize, f: usize) -> i64 {
+        self.nodes[id].usage[f]
     }
 
     /// The part of a node's quota it keeps from its parent: all but its `lendingLimit`
     /// (without a lending limit, everything is lent).
-    fn local_quota(&self, id: usize, fr: &FlavorResource) -> i64 {
-        match self.nodes[id].quotas.get(fr).and_then(|q| q.lending_limit) {
-            Some(lending) => self.subtree(id, fr).saturating_sub(lending).max(0),
+    fn local_quota(&self, id: usize, f: usize) -> i64 {
+        match self.nodes[id].quotas[f].and_then(|q| q.lending_limit) {
+            Some(lending) => self.subtree(id, f).saturating_sub(lending).max(0),
             None => 0,
         }
     }
 
-    fn local_available(&self, id: usize, fr: &FlavorResource) -> i64 {
-        (self
-            .local_quota(id, fr)
-            .saturating_sub(self.usage_of(id, fr)))
-        .max(0)
+    fn local_available(&self, id: usize, f: usize) -> i64 {
+        (self.local_quota(id, f).saturating_sub(self.usage_of(id, f))).max(0)
     }
 
-    fn available_at(&self, id: usize, fr: &FlavorResource) -> i64 {
+    fn available_at(&self, id: usize, f: usize) -> i64 {
         let node = &self.nodes[id];
         let Some(parent) = node.parent else {
-            return self.subtree(id, fr).saturating_sub(self.usage_of(id, fr));
+            return self.subtree(id, f).saturating_sub(self.usage_of(id, f));
         };
-        let mut from_parent = self.available_at(parent, fr);
-        if let Some(limit) = node.quotas.get(fr).and_then(|q| q.borrowing_limit) {
-            let local = self.local_quota(id, fr);
-            let stored_in_parent = self.subtree(id, fr).saturating_sub(local);
-            let used_in_parent = (self.usage_of(id, fr).saturating_sub(local)).max(0);
+        let mut from_parent = self.available_at(parent, f);
+        if let Some(limit) = node.quotas[f].and_then(|q| q.borrowing_limit) {
+            let local = self.local_quota(id, f);
+            let stored_in_parent = self.subtree(id, f).saturating_sub(local);
+            let used_in_parent = (self.usage_of(id, f).saturating_sub(local)).max(0);
             let most = (stored_in_parent.saturating_sub(used_in_parent)).saturating_add(limit);
             from_parent = from_parent.min(most);
         }
-        self.local_available(id, fr).saturating_add(from_parent)
+        self.local_available(id, f).saturating_add(from_parent)
     }
 
-    fn potential_at(&self, id: usize, fr: &FlavorResource) -> i64 {
+    fn potential_at(&self, id: usize, f: usize) -> i64 {
         let node = &self.nodes[id];
         let Some(parent) = node.parent else {
-            return self.subtree(id, fr);
+            return self.subtree(id, f);
         };
         let mut most = self
-            .local_quota(id, fr)
-            .saturating_add(self.potential_at(parent, fr));
-        if let Some(limit) = node.quotas.get(fr).and_then(|q| q.borrowing_limit) {
-            most = most.min(self.subtree(id, fr).saturating_add(limit));
+            .local_quota(id, f)
+            .saturating_add(self.potential_at(parent, f));
+        if let Some(limit) = node.quotas[f].and_then(|q| q.borrowing_limit) {
+            most = most.min(self.subtree(id, f).saturating_add(limit));
         }
         most
     }
 
     /// What the queue can use now without preempting (`ClusterQueueSnapshot.Available`).
     pub fn available(&self, q: QueueId, fr: &FlavorResource) -> i64 {
-        self.available_at(q.0, fr).max(0)
+        self.id(fr).map_or(0, |f| self.available_at(q.0, f).max(0))
     }
 
     /// The most the queue could ever use (`PotentialAvailable`).
     pub fn potential_available(&self, q: QueueId, fr: &FlavorResource) -> i64 {
-        self.potential_at(q.0, fr)
+        self.id(fr).map_or(0, |f| self.potential_at(q.0, f))
     }
 
     pub fn quota(&self, q: QueueId, fr: &FlavorResource) -> ResourceQuota {
-        self.nodes[q.0].quotas.get(fr).copied().unwrap_or_default()
+        (self.id(fr).and_then(|f| self.nodes[q.0].quotas[f])).unwrap_or_default()
     }
 
     pub fn usage(&self, q: QueueId, fr: &FlavorResource) -> i64 {
-        self.usage_of(q.0, fr)
+        self.id(fr).map_or(0, |f| self.usage_of(q.0, f))
     }
 
     pub fn has_parent(&self, q: QueueId) -> bool {
@@ -203,39 +245,39 @@ impl QuotaTree {
 
     /// Usage past the node's subtree quota (a queue's nominal quota) with `val` more
     /// (`BorrowingWith` of ClusterQueueSnapshot and CohortSnapshot).
-    fn borrowing_with(&self, id: usize, fr: &FlavorResource, val: i64) -> bool {
-        self.subtree(id, fr) < self.usage_of(id, fr).saturating_add(val)
+    fn borrowing_with(&self, id: usize, f: usize, val: i64) -> bool {
+        self.subtree(id, f) < self.usage_of(id, f).saturating_add(val)
     }
 
     pub fn add_usage(&mut self, q: QueueId, fr: &FlavorResource, val: i64) {
-        self.add_usage_at(q.0, fr, val);
+        let f = self.id_or_add(fr);
+        self.add_usage_at(q.0, f, val);
     }
 
-    fn add_usage_at(&mut self, id: usize, fr: &FlavorResource, val: i64) {
-        let local = self.local_available(id, fr);
-        let e = self.nodes[id].usage.entry(fr.clone()).or_insert(0);
+    fn add_usage_at(&mut self, id: usize, f: usize, val: i64) {
+        let local = self.local_available(id, f);
+        let e = &mut self.nodes[id].usage[f];
         *e = e.saturating_add(val);
         if let Some(parent) = self.nodes[id].parent
             && val > local
         {
-            self.add_usage_at(parent, fr, val - local);
+            self.add_usage_at(parent, f, val - local);
         }
     }
 
     pub fn remove_usage(&mut self, q: QueueId, fr: &FlavorResource, val: i64) {
-        self.remove_usage_at(q.0, fr, val);
+        let f = self.id_or_add(fr);
+        self.remove_usage_at(q.0, f, val);
     }
 
-    fn remove_usage_at(&mut self, id: usize, fr: &FlavorResource, val: i64) {
-        let stored_in_parent = self
-            .usage_of(id, fr)
-            .saturating_sub(self.local_quota(id, fr));
-        let e = self.nodes[id].usage.entry(fr.clone()).or_insert(0);
+    fn remove_usage_at(&mut self, id: usize, f: usize, val: i64) {
+        let stored_in_parent = self.usage_of(id, f).saturating_sub(self.local_quota(id, f));
+        let e = &mut self.nodes[id].usage[f];
         *e = e.saturating_sub(val);
         if let Some(parent) = self.nodes[id].parent
             && stored_in_parent > 0
         {
-            self.remove_usage_at(parent, fr, val.min(stored_in_parent));
+            self.remove_usage_at(parent, f, val.min(stored_in_parent));
         }
     }
 
@@ -269,8 +311,10 @@ impl QuotaTree {
         node: usize,
         frs: impl IntoIterator<Item = &'f FlavorResource>,
     ) -> bool {
-        frs.into_iter()
-            .all(|fr| self.subtree(node, fr) >= self.usage_of(node, fr))
+        frs.into_iter().all(|fr| {
+            self.id(fr)
+                .is_none_or(|f| self.subtree(node, f) >= self.usage_of(node, f))
+        })
     }
 
     /// `QuantitiesFitInQuota`: whether `requests` fit in the node's subtree quota on top of
@@ -283,11 +327,18 @@ impl QuotaTree {
         let mut fits = true;
         let mut remaining = BTreeMap::new();
         for (fr, &v) in requests {
-            if self.subtree(node, fr) < self.usage_of(node, fr).saturating_add(v) {
+            let (quota, used, local) = match self.id(fr) {
+                Some(f) => (
+                    self.subtree(node, f),
+                    self.usage_of(node, f),
+                    self.local_available(node, f),
+                ),
+                None => (0, 0, 0),
+            };
+            if quota < used.saturating_add(v) {
                 fits = false;
             }
-            let rest = v.saturating_sub(self.local_available(node, fr)).max(0);
-            remaining.insert(fr.clone(), rest);
+            remaining.insert(fr.clone(), v.saturating_sub(local).max(0));
         }
         (fits, remaining)
     }
@@ -295,7 +346,7 @@ impl QuotaTree {
     /// `ClusterQueueSnapshot.BorrowingWith`: usage past the queue's nominal quota with `val`
     /// more.
     pub fn queue_borrowing_with(&self, q: QueueId, fr: &FlavorResource, val: i64) -> bool {
-        self.quota(q, fr).nominal < self.usage_of(q.0, fr).saturating_add(val)
+        self.quota(q, fr).nominal < self.usage(q, fr).saturating_add(val)
     }
 
     /// `getNodeHeight`: 1 for a cohort of queues, one more per level of child cohorts.
@@ -312,6 +363,15 @@ impl QuotaTree {
     /// whole tree (reclaiming within it could help).
     pub fn borrowing_height(&self, q: QueueId, fr: &FlavorResource, val: i64) -> (usize, bool) {
         let parent = self.nodes[q.0].parent;
+        let Some(f) = self.id(fr) else {
+            // No quota for it anywhere: the whole tree is short of it.
+            let root = self.ancestors(q.0).last().unwrap_or(q.0);
+            return match (val > 0, parent) {
+                (false, _) | (_, None) => (0, parent.is_some()),
+                (true, Some(_)) => (self.height(root), false),
+            };
+        };
+        let fr = f;
         if !self.borrowing_with(q.0, fr, val) || parent.is_none() {
             return (0, parent.is_some());
         }
@@ -329,15 +389,15 @@ impl QuotaTree {
 }
 
 impl Node {
-    fn new(name: &str, quotas: BTreeMap<FlavorResource, ResourceQuota>) -> Node {
+    fn new(name: &str, quotas: Vec<Option<ResourceQuota>>, frs: usize) -> Node {
         Node {
             name: name.to_string(),
             parent: None,
             child_cohorts: Vec::new(),
             child_queues: Vec::new(),
             quotas,
-            subtree_quota: BTreeMap::new(),
-            usage: BTreeMap::new(),
+            subtree_quota: vec![0; frs],
+            usage: vec![0; frs],
         }
     }
 }

@@ -166,8 +166,9 @@ impl<'a> Scheduler<'a> {
         if let Some(&i) = self.spread_index.get(&key) {
             return Some(Arc::clone(&self.spreads[i]));
         }
+        let mut topology = std::mem::take(&mut self.topology);
         let (nodes, gates) = (&self.cluster.nodes, &self.config.feature_gates);
-        let compile = |action| {
+        let mut compile = |action| {
             Arc::new(pod_topology_spread::Spread::compile(
                 pod,
                 constraints,
@@ -175,6 +176,7 @@ impl<'a> Scheduler<'a> {
                 action,
                 nodes,
                 gates,
+                &mut topology,
             ))
         };
         let spec = Arc::new(SpreadSpec {
@@ -182,6 +184,7 @@ impl<'a> Scheduler<'a> {
             filter: compile("DoNotSchedule"),
             score: compile("ScheduleAnyway"),
         });
+        self.topology = topology;
         // From now on each bind updates its tallies; start them from what is bound.
         let none = Removed::default();
         let n = self.cluster.len();

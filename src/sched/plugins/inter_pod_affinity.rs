@@ -204,6 +204,13 @@ impl Topology {
         self.keys.insert(key.to_string(), self.domains.len() - 1);
         self.domains.len() - 1
     }
+
+    /// Each node's domain for `key` ([`NO_DOMAIN`] without the label) and how many domains
+    /// there are, indexed on first use.
+    pub fn domains(&mut self, key: &str, nodes: &[Node]) -> (Arc<[u32]>, usize) {
+        let k = self.key(key, nodes);
+        (Arc::clone(&self.domains[k]), self.sizes[k])
+    }
 }
 
 /// Per topology pair (key, domain): a count or a weight.

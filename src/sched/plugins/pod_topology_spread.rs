@@ -22,7 +22,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use crate::features::FeatureGates;
 use crate::model::{Node, Pod};
 use crate::sched::framework::{Code, Status, names};
-use crate::sched::plugins::inter_pod_affinity::selector_matches;
+use crate::sched::plugins::inter_pod_affinity::{NO_DOMAIN, Topology, selector_matches};
 use crate::sched::plugins::{node_affinity, taint_toleration};
 
 pub const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str =
@@ -42,7 +42,9 @@ struct Constraint {
     selector: Option<LabelSelector>,
     hostname: bool,
     /// Per node: the index of its value for the topology key, if it has the key.
-    domain_of_node: Vec<Option<u32>>,
+    /// Each node's domain (shared with every spec of the key), [`NO_DOMAIN`] without the
+    /// label.
+    domain_of_node: Arc<[u32]>,
     /// Per node: counted for this constraint (has every key of the set, passes the policies).
     counted: Vec<bool>,
     domains: usize,
@@ -51,6 +53,11 @@ struct Constraint {
 }
 
 impl Constraint {
+    /// The node's domain, if it has the topology label.
+    fn domain(&self, node: usize) -> Option<u32> {
+        Some(self.domain_of_node[node]).filter(|&d| d != NO_DOMAIN)
+    }
+
     /// `countPodsMatchSelector`: same namespace, selector matches (no pod here is terminating).
     fn selects(&self, pod: &Pod) -> bool {
         pod.namespace == self.namespace
@@ -94,6 +101,7 @@ impl Spread {
         action: &str,
         nodes: &[Node],
         gates: &FeatureGates,
+        topology: &mut Topology,
     ) -> Spread {
         let chosen: Vec<&TopologySpreadConstraint> = constraints
             .iter()
@@ -125,15 +133,7 @@ impl Spread {
             .map(|c| {
                 let honor_affinity = c.node_affinity_policy.as_deref() != Some("Ignore");
                 let honor_taints = c.node_taints_policy.as_deref() == Some("Honor");
-                let mut values: HashMap<&str, u32> = HashMap::new();
-                let domain_of_node: Vec<Option<u32>> = nodes
-                    .iter()
-                    .map(|n| {
-                        let v = n.labels.get(&c.topology_key)?;
-                        let next = values.len() as u32;
-                        Some(*values.entry(v.as_str()).or_insert(next))
-                    })
-                    .collect();
+                let (domain_of_node, domains) = topology.domains(&c.topology_key, nodes);
                 let counted: Vec<bool> = (0..nodes.len())
                     .map(|i| {
                         has_all_keys[i]
@@ -141,10 +141,10 @@ impl Spread {
                             && (!honor_taints || taints_ok[i])
                     })
                     .collect();
-                let mut counted_domains = vec![false; values.len()];
-                for (d, counted) in domain_of_node.iter().zip(&counted) {
-                    if let (Some(d), true) = (d, counted) {
-                        counted_domains[*d as usize] = true;
+                let mut counted_domains = vec![false; domains];
+                for (&d, counted) in domain_of_node.iter().zip(&counted) {
+                    if d != NO_DOMAIN && *counted {
+                        counted_domains[d as usize] = true;
                     }
                 }
                 Constraint {
@@ -156,7 +156,7 @@ impl Spread {
                     hostname: c.topology_key == HOSTNAME,
                     domain_of_node,
                     counted,
-                    domains: values.len(),
+                    domains,
                 }
             })
             .collect();
@@ -347,7 +347,7 @@ impl Tally {
             if !c.selects(pod) {
                 continue;
             }
-            if let (Some(d), true) = (c.domain_of_node[node], c.counted[node]) {
+            if let (Some(d), true) = (c.domain(node), c.counted[node]) {
                 self.domain[i][d as usize] += n;
             }
             if c.hostname {
@@ -415,7 +415,7 @@ pub fn pre_filter(spread: &Arc<Spread>, tally: &Tally) -> FilterState {
 /// Filter: `matchNum + selfMatchNum - minMatchNum <= maxSkew` for every constraint.
 pub fn filter(s: &FilterState, node: usize) -> Status {
     for (i, c) in s.spread.constraints.iter().enumerate() {
-        let Some(d) = c.domain_of_node[node] else {
+        let Some(d) = c.domain(node) else {
             return Status::new(
                 Code::UnschedulableAndUnresolvable,
                 names::POD_TOPOLOGY_SPREAD,
@@ -451,7 +451,7 @@ pub fn score(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
         let mut size = 0;
         if !c.hostname {
             for &n in feasible.iter().filter(|&&n| !ignored(n)) {
-                if let Some(d) = c.domain_of_node[n]
+                if let Some(d) = c.domain(n)
                     && !domains[d as usize]
                 {
                     domains[d as usize] = true;
@@ -472,7 +472,7 @@ pub fn score(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
             }
             let mut score = 0.0;
             for (i, c) in spread.constraints.iter().enumerate() {
-                let Some(d) = c.domain_of_node[node] else {
+                let Some(d) = c.domain(node) else {
                     continue;
                 };
                 // Hostname constraints count a node's own pods, with no inclusion policy.
