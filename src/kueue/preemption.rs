@@ -290,7 +290,10 @@ impl Preemption<'_> {
             }
         }
         for list in [&mut same, &mut hierarchy, &mut priority] {
-            list.sort_by(|a, b| self.order(preemptor.queue, a.holder, b.holder));
+            // A total order (holders tie on nothing but their index), so unstable is exact.
+            list.sort_unstable_by(|a, b| {
+                (self.order(preemptor.queue, a.holder, b.holder)).then(a.holder.cmp(&b.holder))
+            });
         }
         (same, hierarchy, priority)
     }

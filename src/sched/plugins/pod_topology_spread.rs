@@ -110,30 +110,37 @@ impl Spread {
         if chosen.is_empty() {
             return Spread::default();
         }
-        let has_all_keys: Vec<bool> = nodes
-            .iter()
-            .map(|n| {
-                chosen
-                    .iter()
-                    .all(|c| n.labels.contains_key(&c.topology_key))
-            })
+        let key_domains: Vec<(Arc<[u32]>, usize)> = (chosen.iter())
+            .map(|c| topology.domains(&c.topology_key, nodes))
             .collect();
-        let affinity_ok: Vec<bool> = nodes
-            .iter()
-            .map(|n| node_affinity::required_matches(pod, n))
+        let has_all_keys: Vec<bool> = (0..nodes.len())
+            .map(|i| key_domains.iter().all(|(d, _)| d[i] != NO_DOMAIN))
             .collect();
-        let taints_ok: Vec<bool> = nodes
+        // Node affinity and taints only matter to the constraints that honour them.
+        let affinity_ok: Vec<bool> = match chosen
             .iter()
-            .map(|n| {
-                taint_toleration::find_untolerated(&n.taints, &pod.tolerations, gates).is_none()
-            })
-            .collect();
-        let constraints: Vec<Constraint> = chosen
+            .any(|c| c.node_affinity_policy.as_deref() != Some("Ignore"))
+        {
+            true => (nodes.iter())
+                .map(|n| node_affinity::required_matches(pod, n))
+                .collect(),
+            false => Vec::new(),
+        };
+        let taints_ok: Vec<bool> = match chosen
             .iter()
-            .map(|c| {
+            .any(|c| c.node_taints_policy.as_deref() == Some("Honor"))
+        {
+            true => (nodes.iter())
+                .map(|n| {
+                    taint_toleration::find_untolerated(&n.taints, &pod.tolerations, gates).is_none()
+                })
+                .collect(),
+            false => Vec::new(),
+        };
+        let constraints: Vec<Constraint> = (chosen.iter().zip(key_domains))
+            .map(|(c, (domain_of_node, domains))| {
                 let honor_affinity = c.node_affinity_policy.as_deref() != Some("Ignore");
                 let honor_taints = c.node_taints_policy.as_deref() == Some("Honor");
-                let (domain_of_node, domains) = topology.domains(&c.topology_key, nodes);
                 let counted: Vec<bool> = (0..nodes.len())
                     .map(|i| {
                         has_all_keys[i]
