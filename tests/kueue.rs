@@ -398,3 +398,18 @@ fn finished_jobs_free_quota_and_late_jobs_preempt_over_the_timeline() {
     assert_eq!(k["evictions"][0]["pods"][0], "ml/train-c-node-0-0");
     assert_eq!(k["clusterQueues"][0]["resources"][0]["usage"], "16");
 }
+
+#[test]
+fn a_trainjob_preempted_before_its_pods_exist_gets_none() {
+    let r = run_json("tests/data/kueue/trainjob-reclaim.yaml");
+    let k = &r["scenarios"][0]["kueue"];
+    assert_eq!(k["evictions"][0]["victim"], "team-a/a2");
+    let a2 = kueue_workload(&r, "a2");
+    // Suspended and requeued (a TrainJob is not pod-owned): pending, its eviction on record.
+    assert_eq!((a2["admitted"].as_bool(), a2["reason"].as_str()), (Some(false), Some("Pending")));
+    assert!(a2["evicted"].as_str().unwrap().starts_with("Preempted to accommodate"));
+    let pods: Vec<&str> = (r["scenarios"][0]["pods"].as_array().unwrap().iter())
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(pods, ["a1-node-0-0", "b1", "huge-1", "huge-2"]);
+}

@@ -268,7 +268,8 @@ impl Loader<'_> {
             let arrived = plan.arrive[i].map_or(0, |k| k + 1);
             let first = (arrived..holds.len()).find(|&h| holds[h]);
             let step_of = |phase: usize| phase.checked_sub(1);
-            let infos = decision.last_admitted.as_ref().map(|(_, a)| {
+            // The flavors of its latest admission, if it ever held quota when a phase ended.
+            let infos = (decision.last_admitted.as_ref().filter(|_| first.is_some())).map(|(_, a)| {
                 (a.pod_sets.iter())
                     .map(|ps| pod_set_info(ps, cx.kueue, &workloads[i], decision))
                     .collect::<Vec<_>>()
