@@ -406,8 +406,16 @@ fn a_trainjob_preempted_before_its_pods_exist_gets_none() {
     assert_eq!(k["evictions"][0]["victim"], "team-a/a2");
     let a2 = kueue_workload(&r, "a2");
     // Suspended and requeued (a TrainJob is not pod-owned): pending, its eviction on record.
-    assert_eq!((a2["admitted"].as_bool(), a2["reason"].as_str()), (Some(false), Some("Pending")));
-    assert!(a2["evicted"].as_str().unwrap().starts_with("Preempted to accommodate"));
+    assert_eq!(
+        (a2["admitted"].as_bool(), a2["reason"].as_str()),
+        (Some(false), Some("Pending"))
+    );
+    assert!(
+        a2["evicted"]
+            .as_str()
+            .unwrap()
+            .starts_with("Preempted to accommodate")
+    );
     let pods: Vec<&str> = (r["scenarios"][0]["pods"].as_array().unwrap().iter())
         .map(|p| p["name"].as_str().unwrap())
         .collect();

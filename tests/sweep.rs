@@ -330,3 +330,38 @@ fn unmet_sweep_expectations_exit_1() {
         (Some(0), Some(false))
     );
 }
+
+#[test]
+fn a_sweep_varies_kueue_quotas_and_counts_suspended_trainjobs_as_not_placed() {
+    let out = sweep(
+        &[
+            "sweep",
+            "tests/data/kueue/quota-sweep.yaml",
+            "--format",
+            "json",
+        ],
+        "1",
+    );
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let variants = r["scenarios"][0]["variants"].as_array().unwrap();
+    let aggregate = |name: &str| {
+        (variants.iter())
+            .find(|v| v["name"] == name)
+            .unwrap_or_else(|| panic!("no variant {name}"))["aggregate"]
+            .clone()
+    };
+    let small = aggregate("quota=8");
+    assert_eq!(small["allPlaced"], 0, "{small}");
+    assert_eq!(
+        (
+            small["jobsPlaced"]["ml/a"].as_u64(),
+            small["jobsPlaced"]["ml/b"].as_u64()
+        ),
+        (Some(2), Some(0))
+    );
+    assert_eq!(small["jobsSeen"]["ml/b"], 2);
+    assert_eq!(small["pendingReasons"]["pending in Kueue"], 2);
+    let large = aggregate("quota=16");
+    assert_eq!(large["allPlaced"], 2, "{large}");
+    assert_eq!(large["jobsPlaced"]["ml/b"], 2);
+}

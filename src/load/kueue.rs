@@ -269,11 +269,12 @@ impl Loader<'_> {
             let first = (arrived..holds.len()).find(|&h| holds[h]);
             let step_of = |phase: usize| phase.checked_sub(1);
             // The flavors of its latest admission, if it ever held quota when a phase ended.
-            let infos = (decision.last_admitted.as_ref().filter(|_| first.is_some())).map(|(_, a)| {
-                (a.pod_sets.iter())
-                    .map(|ps| pod_set_info(ps, cx.kueue, &workloads[i], decision))
-                    .collect::<Vec<_>>()
-            });
+            let infos =
+                (decision.last_admitted.as_ref().filter(|_| first.is_some())).map(|(_, a)| {
+                    (a.pod_sets.iter())
+                        .map(|ps| pod_set_info(ps, cx.kueue, &workloads[i], decision))
+                        .collect::<Vec<_>>()
+                });
             let keys: Vec<String> = loaded.pods.iter().map(Pod::key).collect();
             let name = format!("{}/{}", workloads[i].namespace, workloads[i].name);
             // Later phases: evicted (not finished) or admitted again.

@@ -7,6 +7,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Value → how many runs had it.
 pub type Histogram = BTreeMap<u64, u64>;
 
@@ -25,8 +29,12 @@ pub struct RunStats {
     pub jobs_placed: Vec<String>,
     /// Every workload of the run.
     pub jobs: Vec<String>,
-    /// Per pending pod, the reasons that kept it pending.
+    /// Per pending pod, the reasons that kept it pending (and per TrainJob Kueue did not
+    /// admit, `pending in Kueue`).
     pub pending_reasons: BTreeMap<String, u64>,
+    /// TrainJobs Kueue did not admit: they have no pods, so nothing else counts them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub queued_in_kueue: u64,
     /// Per expectation (`spec.expect[i]`): whether it held in this run.
     #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub expectations: BTreeMap<String, bool>,
@@ -56,7 +64,7 @@ pub struct Aggregate {
 impl Aggregate {
     pub fn add(&mut self, r: &RunStats) {
         self.runs += 1;
-        self.all_placed += u64::from(r.pending == 0);
+        self.all_placed += u64::from(r.pending == 0 && r.queued_in_kueue == 0);
         *self.pending_pods.entry(r.pending).or_default() += 1;
         *self
             .gpu_allocation_permille

@@ -281,6 +281,9 @@ fn run_one(sc: &SweepScenario, job: &Job, master: u64, p: &Perturbations) -> Run
         &world.config,
     );
     let mut stats = stats(&scenario.workloads, &outcome);
+    if let Some(k) = &scenario.kueue {
+        kueue_stats(k, &mut stats);
+    }
     let options = &sc.variants[job.variant].options;
     if scenario.expectations.iter().any(|e| e.applies_to(options)) {
         let report = crate::report::ScenarioReport::new(scenario, &scenario.workloads, &outcome);
@@ -399,7 +402,27 @@ pub fn stats(pods: &[crate::model::Pod], outcome: &Outcome) -> RunStats {
             .collect(),
         jobs: jobs.into_keys().collect(),
         pending_reasons: reasons,
+        queued_in_kueue: 0,
         expectations: BTreeMap::new(),
+    }
+}
+
+/// TrainJobs that Kueue keeps suspended have no pods: they count as seen and not placed, so a
+/// run with one is not "all placed". (A queued Pod is a gated pending pod already.)
+fn kueue_stats(k: &crate::load::kueue::KueueOutcome, stats: &mut RunStats) {
+    let decisions = &k.admission.decisions;
+    for ((w, d), kind) in k.workloads.iter().zip(decisions).zip(&k.kinds) {
+        if *kind == "TrainJob" && d.admitted.is_none() && d.finished.is_none() {
+            let key = format!("{}/{}", w.namespace, w.name);
+            if let Err(at) = stats.jobs.binary_search(&key) {
+                stats.jobs.insert(at, key);
+            }
+            stats.queued_in_kueue += 1;
+            *stats
+                .pending_reasons
+                .entry("pending in Kueue".to_string())
+                .or_default() += 1;
+        }
     }
 }
 
