@@ -204,6 +204,7 @@ mod tests {
             jobs: vec!["ml/a".into(), "ml/b".into()],
             jobs_placed: jobs_placed.iter().map(|s| s.to_string()).collect(),
             pending_reasons: [("Insufficient nvidia.com/gpu".to_string(), pending)].into(),
+            queued_in_kueue: 0,
             expectations: [("spec.expect[0]".to_string(), pending == 0)].into(),
         }
     }
