@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::api::{self, ClusterQueue};
 use super::preemption::{FrBits, Holder, Preemption, Preemptor};
 use super::quota::{QueueId, QuotaTree};
-use super::tests::{AdmittedSpec, amount};
+use super::tests::{AdmittedSpec, amount, run_table};
 
 const PREEMPTION_CASES: &str = include_str!("../../tests/data/kueue/preemption-cases.yaml");
 const ORDERING_CASES: &str = include_str!("../../tests/data/kueue/candidates-ordering-cases.yaml");
@@ -21,12 +21,6 @@ const ORDERING_CASES: &str = include_str!("../../tests/data/kueue/candidates-ord
 #[serde(deny_unknown_fields)]
 struct Shared {
     objects: Vec<Value>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SharedDoc {
-    shared: Shared,
 }
 
 #[derive(Debug, Deserialize)]
@@ -188,27 +182,12 @@ fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
 
 #[test]
 fn preemption_cases_agree_with_upstream() {
-    let docs = crate::yaml::parse_documents(
-        PREEMPTION_CASES.to_string(),
-        Path::new("preemption-cases.yaml"),
-    )
-    .expect("case file parses");
-    let mut shared = Shared::default();
-    let (mut failures, mut ran) = (Vec::new(), 0);
-    for doc in docs.iter().filter(|d| !d.value.is_null()) {
-        if doc.value.get("shared").is_some() {
-            shared = serde_json::from_value::<SharedDoc>(doc.value.clone())
-                .expect("shared shape")
-                .shared;
-            continue;
-        }
-        let case: Case = serde_json::from_value(doc.value.clone())
-            .unwrap_or_else(|e| panic!("case shape: {e}: {}", doc.value["name"]));
-        ran += 1;
-        for p in run_case(&shared, &case) {
-            failures.push(format!("{}: {p}", case.name));
-        }
-    }
+    let (ran, failures) = run_table(
+        "preemption-cases.yaml",
+        PREEMPTION_CASES,
+        |c: &Case| &c.name,
+        run_case,
+    );
     assert!(ran >= 30, "only {ran} cases ran");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

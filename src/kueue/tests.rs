@@ -287,8 +287,41 @@ struct Fixture {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SharedDoc {
-    shared: Fixture,
+struct SharedDoc<S> {
+    shared: S,
+}
+
+/// Runs every case of an upstream table (`file`, one case per document; a `shared:` document
+/// sets the fixture of the cases after it) and gives how many ran and every problem found,
+/// each prefixed with its case's name.
+pub(super) fn run_table<S, C>(
+    file: &str,
+    text: &str,
+    name: impl Fn(&C) -> &str,
+    run: impl Fn(&S, &C) -> Vec<String>,
+) -> (usize, Vec<String>)
+where
+    S: serde::de::DeserializeOwned + Default,
+    C: serde::de::DeserializeOwned,
+{
+    let docs =
+        crate::yaml::parse_documents(text.to_string(), Path::new(file)).expect("case file parses");
+    let mut shared = S::default();
+    let (mut ran, mut problems) = (0, Vec::new());
+    for doc in docs.iter().filter(|d| !d.value.is_null()) {
+        if doc.value.get("shared").is_some() {
+            let d: SharedDoc<S> = serde_json::from_value(doc.value.clone()).expect("shared shape");
+            shared = d.shared;
+            continue;
+        }
+        let case: C = serde_json::from_value(doc.value.clone())
+            .unwrap_or_else(|e| panic!("{file}: case shape: {e}: {}", doc.value["name"]));
+        ran += 1;
+        for p in run(&shared, &case) {
+            problems.push(format!("{file}: {}: {p}", name(&case)));
+        }
+    }
+    (ran, problems)
 }
 
 #[derive(Debug, Deserialize)]
@@ -535,24 +568,9 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
 fn schedule_cases_agree_with_upstream() {
     let mut failures = Vec::new();
     for (file, text) in SCHEDULE_CASES {
-        let docs = crate::yaml::parse_documents(text.to_string(), Path::new(file))
-            .expect("case file parses");
-        let mut shared = Fixture::default();
-        let mut ran = 0;
-        for doc in docs.iter().filter(|d| !d.value.is_null()) {
-            if doc.value.get("shared").is_some() {
-                let s: SharedDoc = serde_json::from_value(doc.value.clone()).expect("shared shape");
-                shared = s.shared;
-                continue;
-            }
-            let case: ScheduleCase = serde_json::from_value(doc.value.clone())
-                .unwrap_or_else(|e| panic!("{file}: case shape: {e}: {}", doc.value["name"]));
-            ran += 1;
-            for p in run_schedule(&shared, &case) {
-                failures.push(format!("{file}: {}: {p}", case.name));
-            }
-        }
+        let (ran, mut problems) = run_table(file, text, |c: &ScheduleCase| &c.name, run_schedule);
         assert!(ran >= 10, "{file}: only {ran} cases ran");
+        failures.append(&mut problems);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
