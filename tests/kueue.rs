@@ -421,3 +421,57 @@ fn a_trainjob_preempted_before_its_pods_exist_gets_none() {
         .collect();
     assert_eq!(pods, ["a1-node-0-0", "b1", "huge-1", "huge-2"]);
 }
+
+#[test]
+fn batch_jobs_run_as_the_job_controller_runs_them_and_wait_suspended_in_kueue() {
+    let r = run_json("tests/data/kueue/jobs.yaml");
+    let s = &r["scenarios"][0];
+    let pods: Vec<&str> = (s["pods"].as_array().unwrap().iter())
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    // min(parallelism 4, completions 8) pods of the admitted Job; none of the one Kueue keeps
+    // suspended or of the suspended Job; the Indexed Job's two.
+    assert_eq!(
+        pods,
+        [
+            "plain-0", "plain-1", "sweep-0", "sweep-1", "sweep-2", "sweep-3"
+        ]
+    );
+    let sweep = kueue_workload(&r, "sweep");
+    assert_eq!(
+        (sweep["kind"].as_str(), sweep["admitted"].as_bool()),
+        (Some("Job"), Some(true))
+    );
+    assert_eq!(sweep["podSets"][0]["count"], 4);
+    assert_eq!(sweep["podSets"][0]["requests"]["nvidia.com/gpu"], "8");
+    let second = kueue_workload(&r, "second");
+    assert_eq!(second["admitted"], false);
+    assert!(
+        (s["warnings"].as_array().unwrap().iter())
+            .any(|w| w.as_str().unwrap().starts_with("Job held (")),
+        "{}",
+        s["warnings"]
+    );
+}
+
+#[test]
+fn a_job_is_refused_as_the_api_server_refuses_it() {
+    let dir = common::cli::tempdir("bad-job");
+    std::fs::write(
+        dir.join("s.yaml"),
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  workloads:\n  - apiVersion: batch/v1\n    kind: Job\n    metadata: {name: j}\n    spec:\n      parallelism: -1\n      template:\n        spec:\n          containers: [{name: c, image: busybox}]\n",
+    )
+    .unwrap();
+    let out = schedsim(&["run", dir.join("s.yaml").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for expected in [
+        "spec.workloads[0].spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
+        "spec.workloads[0].spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"",
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+}

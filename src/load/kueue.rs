@@ -57,21 +57,13 @@ const REPLICATED_JOB_LABEL: &str = "jobset.sigs.k8s.io/replicatedjob-name";
 pub(super) struct Queued {
     /// The timeline step it arrives at (`None`: present at the start).
     pub step: Option<usize>,
+    /// `TrainJob`, `Job` (batch/v1) or `Pod`: how Kueue's integration for it works.
+    pub kind: &'static str,
     pub origin: Origin,
     pub loaded: LoadedWorkload,
     /// The TrainJob as decoded, to resolve again with Kueue's runtime patch.
     pub job: Option<TrainJob>,
     pub workload: admission::Workload,
-}
-
-impl Queued {
-    fn kind(&self) -> &'static str {
-        if self.job.is_some() {
-            "TrainJob"
-        } else {
-            "Pod"
-        }
-    }
 }
 
 /// A workload item loaded: what it became and where it came from.
@@ -98,15 +90,21 @@ pub(super) fn queue_name(value: &Value) -> Option<&str> {
         .filter(|q| !q.is_empty())
 }
 
-/// How Kueue queues a loaded workload, when it names a queue.
+/// How Kueue queues a loaded workload, when it names a queue: the kind of integration, the
+/// Workload, and a TrainJob as decoded (to resolve again with Kueue's runtime patch).
 pub(super) fn workload_of(
     origin: &Origin,
     pods: &[Pod],
     cx: &ResolveContext,
-) -> Option<(admission::Workload, Option<TrainJob>)> {
+) -> Option<(&'static str, admission::Workload, Option<TrainJob>)> {
     let value = origin.value();
     let queue_name = queue_name(value)?.to_string();
-    let is_job = origin.kind() == Some("TrainJob");
+    let kind = match origin.kind() {
+        Some("TrainJob") => "TrainJob",
+        Some("Job") => "Job",
+        _ => "Pod",
+    };
+    let is_job = kind == "TrainJob";
     let namespace = value["metadata"]["namespace"]
         .as_str()
         .unwrap_or("default")
@@ -126,10 +124,13 @@ pub(super) fn workload_of(
         None => (pod_priority(pods, cx), None),
     };
     let job = if is_job { origin.decode().ok() } else { None };
-    let pod_sets = if is_job {
-        train_job_pod_sets(pods)
-    } else {
-        pods.iter().map(|p| pod_set(POD_SET_MAIN, p, 1)).collect()
+    // A batch Job has one pod set of `podsCount` pods (Kueue's job_controller.go `PodSets`).
+    let pod_sets = match kind {
+        "TrainJob" => train_job_pod_sets(pods),
+        "Job" => (pods.first().into_iter())
+            .map(|p| pod_set(POD_SET_MAIN, p, pods.len() as i64))
+            .collect(),
+        _ => pods.iter().map(|p| pod_set(POD_SET_MAIN, p, 1)).collect(),
     };
     let workload = admission::Workload {
         namespace,
@@ -138,11 +139,11 @@ pub(super) fn workload_of(
         priority,
         // Created when the scenario is applied, in the order it lists them.
         created: cx.kueue.now,
-        owned_by_pod: !is_job,
+        owned_by_pod: kind == "Pod",
         pod_sets,
         blocked,
     };
-    Some((workload, job))
+    Some((kind, workload, job))
 }
 
 impl Loader<'_> {
@@ -229,7 +230,7 @@ impl Loader<'_> {
         timeline: &[TimelineStep],
         cx: &ResolveContext,
     ) -> Admitted {
-        let kinds: Vec<&'static str> = queued.iter().map(Queued::kind).collect();
+        let kinds: Vec<&'static str> = queued.iter().map(|q| q.kind).collect();
         let arrive: Vec<Option<usize>> = queued.iter().map(|q| q.step).collect();
         let finish: Vec<Vec<usize>> = (timeline.iter())
             .map(|step| {
@@ -248,7 +249,7 @@ impl Loader<'_> {
             })
             .collect();
         let (mut slots, workloads): (Vec<_>, Vec<_>) = (queued.into_iter())
-            .map(|q| (Some((q.origin, q.loaded, q.job)), q.workload))
+            .map(|q| (Some((q.kind, q.origin, q.loaded, q.job)), q.workload))
             .unzip();
         let plan = admission::Timeline { arrive, finish };
         let admitted = admission::admit_over(cx.kueue, &workloads, &plan, cx.namespaces, cx.gates);
@@ -259,7 +260,7 @@ impl Loader<'_> {
         order.extend((0..workloads.len()).filter(|i| !listed.contains(i)));
         let mut out = Vec::new();
         for i in order {
-            let Some((origin, loaded, job)) = slots[i].take() else {
+            let Some((kind, origin, loaded, job)) = slots[i].take() else {
                 continue;
             };
             let decision = &admitted.decisions[i];
@@ -323,6 +324,29 @@ impl Loader<'_> {
                     ));
                 }
                 (Some(_), None) => {}
+                // A batch Job: created suspended, its pods exist once Kueue admits it, with
+                // the pod set info merged into its template (`RunWithPodSetsInfo`).
+                (None, infos) if kind == "Job" => {
+                    let Some(info) = infos.as_ref().and_then(|i| i.first()) else {
+                        continue;
+                    };
+                    let mut loaded = loaded;
+                    let mut conflict = None;
+                    for pod in &mut loaded.pods {
+                        if let Err(m) = merge_into_pod(pod, info) {
+                            conflict = Some(m);
+                        }
+                    }
+                    if let Some(m) = conflict {
+                        loaded.warnings.push(format!(
+                            "Job {name} ({}): Kueue cannot start it: {m}; it stays suspended",
+                            origin.describe()
+                        ));
+                        loaded.pods.clear();
+                        loaded.steps.clear();
+                    }
+                    out.push((Ok((loaded, origin)), first.and_then(step_of)));
+                }
                 // A pod's workload preempted before any phase ended with it admitted: Kueue
                 // deleted the pod.
                 (None, _) if decision.ended() && first.is_none() => {}

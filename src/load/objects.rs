@@ -21,7 +21,7 @@ pub(super) enum Store {
     PriorityClasses,
     Namespaces,
     Runtimes,
-    /// Workload items: TrainJobs, PodGroups.
+    /// Workload items: TrainJobs, Jobs, PodGroups.
     Workloads,
     /// Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, WorkloadPriorityClasses,
     /// and the Workloads it already admitted.
@@ -77,6 +77,11 @@ pub(super) const KINDS: &[ObjectKind] = &[
     ObjectKind {
         kind: "PodGroup",
         api_versions: &[COSCHEDULING_API_VERSION, VOLCANO_API_VERSION],
+        store: Store::Workloads,
+    },
+    ObjectKind {
+        kind: "Job",
+        api_versions: &["batch/v1"],
         store: Store::Workloads,
     },
     ObjectKind {

@@ -86,6 +86,8 @@ pub(super) struct LoadedWorkload {
     pub baseline: Option<Workloads>,
     /// Things to tell the user, already prefixed with what they are about.
     pub warnings: Vec<String>,
+    /// A suspended `batch/v1` Job: its pods exist only once something (Kueue) resumes it.
+    pub suspended: bool,
 }
 
 impl LoadedWorkload {
@@ -97,6 +99,7 @@ impl LoadedWorkload {
             resolved: None,
             baseline: None,
             warnings: Vec::new(),
+            suspended: false,
         }
     }
 }
@@ -144,19 +147,34 @@ impl Loader<'_> {
             }
             let mut take = |loaded: kueue::Loaded| match loaded {
                 // Workloads naming a queue wait for Kueue, from the step they arrive in.
-                Ok((w, origin)) if kueue_on => match kueue::workload_of(&origin, &w.pods, cx) {
-                    Some((workload, job)) => queued.push(kueue::Queued {
+                Ok((w, origin))
+                    if kueue_on
+                        && let Some((kind, workload, job)) =
+                            kueue::workload_of(&origin, &w.pods, cx) =>
+                {
+                    queued.push(kueue::Queued {
                         step: item.step,
+                        kind,
                         origin,
                         loaded: w,
                         job,
                         workload,
-                    }),
-                    None => set.add(w, &origin, item.step, &mut baseline_pods, errors, warnings),
-                },
-                Ok((w, origin)) => {
-                    if let Some(q) = kueue::queue_name(origin.value()) {
+                    })
+                }
+                Ok((mut w, origin)) => {
+                    if let Some(q) = kueue::queue_name(origin.value())
+                        && !kueue_on
+                    {
                         unmanaged.push((q.to_string(), origin.describe()));
+                    }
+                    if w.suspended {
+                        w.warnings.push(format!(
+                            "Job {} ({}) is suspended: the Job controller creates no pods for it",
+                            origin.value()["metadata"]["name"].as_str().unwrap_or(""),
+                            origin.describe()
+                        ));
+                        w.pods.clear();
+                        w.steps.clear();
                     }
                     set.add(w, &origin, item.step, &mut baseline_pods, errors, warnings)
                 }
@@ -211,6 +229,15 @@ impl Loader<'_> {
     fn workload(&self, origin: &Origin, cx: &ResolveContext) -> Result<LoadedWorkload, Errors> {
         match origin.kind().unwrap_or("Pod") {
             "TrainJob" => self.train_job(origin, cx),
+            "Job" => {
+                let job: k8s_openapi::api::batch::v1::Job = origin.decode().map_err(|e| vec![e])?;
+                let pods = origin.check_all(crate::resolve::job::job_pods(&job, "", cx.gates))?;
+                let steps = plan::in_order(pods.len());
+                Ok(LoadedWorkload {
+                    suspended: crate::resolve::job::suspended(&job),
+                    ..LoadedWorkload::pods(pods, steps)
+                })
+            }
             "PodGroup" => origin
                 .decode::<pod_group::PodGroupDoc>()
                 .map_err(|e| vec![e])
@@ -302,6 +329,7 @@ impl Loader<'_> {
             resolved: Some(with.resolved),
             baseline,
             warnings,
+            suspended: false,
         })
     }
 }

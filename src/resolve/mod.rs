@@ -4,6 +4,7 @@
 
 pub mod build;
 pub mod determined;
+pub mod job;
 pub mod migrate;
 mod ml_policy;
 pub mod patches;
