@@ -277,27 +277,10 @@ impl Loader<'_> {
                         .collect::<Vec<_>>()
                 });
             let keys: Vec<String> = loaded.pods.iter().map(Pod::key).collect();
-            let name = format!("{}/{}", workloads[i].namespace, workloads[i].name);
-            // Later phases: evicted (not finished) or admitted again.
             if let Some(first) = first {
-                for h in first + 1..holds.len() {
-                    let step = h - 1;
-                    let pods = PodSelector {
-                        pods: keys.clone(),
-                        workloads: Vec::new(),
-                    };
-                    if holds[h - 1] && !holds[h] && decision.finished != Some(step) {
-                        let message = (admitted.evictions.iter())
-                            .rfind(|e| e.victim == Victim::Queued(i) && e.step == Some(step))
-                            .map_or_else(
-                                || format!("deleted: Kueue evicted {name}"),
-                                |e| format!("deleted: Kueue preempted {name}: {}", e.message),
-                            );
-                        events[step].push(Event::Delete { pods, message });
-                    } else if !holds[h - 1] && holds[h] {
-                        let message = format!("Kueue admitted {name} again");
-                        events[step].push(Event::Recreate { pods, message });
-                    }
+                let name = format!("{}/{}", workloads[i].namespace, workloads[i].name);
+                for (step, event) in later_events(&admitted, i, &holds, first, &keys, &name) {
+                    events[step].push(event);
                 }
             }
             match (job, infos) {
@@ -339,7 +322,9 @@ impl Loader<'_> {
                     }
                     if let Some(m) = conflict {
                         loaded.warnings.push(format!(
-                            "Job {name} ({}): Kueue cannot start it: {m}; it stays suspended",
+                            "Job {}/{} ({}): Kueue cannot start it: {m}; it stays suspended",
+                            workloads[i].namespace,
+                            workloads[i].name,
                             origin.describe()
                         ));
                         loaded.pods.clear();
@@ -396,6 +381,41 @@ impl Loader<'_> {
             outcome,
         }
     }
+}
+
+/// What Kueue does to a workload's pods in the timeline steps after its first admission
+/// (`first`, a phase: 0 the start, k + 1 after step k): deletes them in a step that ends with
+/// the workload evicted (not finished), creates them again in one that ends with it admitted
+/// again.
+fn later_events(
+    admitted: &Admission,
+    i: usize,
+    holds: &[bool],
+    first: usize,
+    keys: &[String],
+    name: &str,
+) -> Vec<(usize, Event)> {
+    let mut out = Vec::new();
+    for h in first + 1..holds.len() {
+        let step = h - 1;
+        let pods = PodSelector {
+            pods: keys.to_vec(),
+            workloads: Vec::new(),
+        };
+        if holds[h - 1] && !holds[h] && admitted.decisions[i].finished != Some(step) {
+            let message = (admitted.evictions.iter())
+                .rfind(|e| e.victim == Victim::Queued(i) && e.step == Some(step))
+                .map_or_else(
+                    || format!("deleted: Kueue evicted {name}"),
+                    |e| format!("deleted: Kueue preempted {name}: {}", e.message),
+                );
+            out.push((step, Event::Delete { pods, message }));
+        } else if !holds[h - 1] && holds[h] {
+            let message = format!("Kueue admitted {name} again");
+            out.push((step, Event::Recreate { pods, message }));
+        }
+    }
+    out
 }
 
 /// What admission made of the queued workloads: each one's pods with the timeline step they
