@@ -143,10 +143,11 @@ impl Variant {
     }
 }
 
-/// The flavor-resources that need preemption, and their [`FrBits`] mask.
+/// The flavor-resources that need preemption, their [`FrBits`] mask and their quota-tree ids.
 struct Wanted<'f> {
     frs: &'f BTreeSet<FlavorResource>,
     mask: u128,
+    ids: Vec<usize>,
 }
 
 struct Candidate {
@@ -197,6 +198,7 @@ impl Preemption<'_> {
         let wanted = Wanted {
             frs,
             mask: self.fr_bits.mask(frs.iter()),
+            ids: snapshot.fr_ids(frs),
         };
         let (same, hierarchy, priority) = self.candidates(snapshot, preemptor, usage, &wanted);
         let (no_other, no_hierarchy) = (
@@ -231,7 +233,7 @@ impl Preemption<'_> {
         for &borrowing in attempts {
             let mut targets: Vec<Target> = Vec::new();
             for c in &all {
-                if !self.valid(snapshot, preemptor, c, borrowing, frs) {
+                if !self.valid(snapshot, preemptor, c, borrowing, &wanted.ids) {
                     continue;
                 }
                 self.remove(snapshot, c.holder);
@@ -313,7 +315,7 @@ impl Preemption<'_> {
         out: &mut Vec<Candidate>,
     ) {
         for &child in snapshot.child_cohorts(cohort) {
-            if Some(child) == skip || snapshot.within_nominal(child, wanted.frs) {
+            if Some(child) == skip || snapshot.within_nominal(child, &wanted.ids) {
                 continue;
             }
             self.in_subtree(
@@ -331,7 +333,7 @@ impl Preemption<'_> {
             let Some(q) = self.ids.iter().position(|id| id.0 == child) else {
                 continue;
             };
-            if q == preemptor.queue || snapshot.within_nominal(child, wanted.frs) {
+            if q == preemptor.queue || snapshot.within_nominal(child, &wanted.ids) {
                 continue;
             }
             out.extend(self.in_queue(q, Some(subtree_root), preemptor, wanted, advantage));
@@ -420,7 +422,7 @@ impl Preemption<'_> {
         preemptor: &Preemptor,
         c: &Candidate,
         borrowing: bool,
-        frs: &BTreeSet<FlavorResource>,
+        ids: &[usize],
     ) -> bool {
         let h = &self.holders[c.holder];
         if h.queue == preemptor.queue {
@@ -430,14 +432,14 @@ impl Preemption<'_> {
             return false;
         }
         let node = self.ids[h.queue].0;
-        if snapshot.within_nominal(node, frs) {
+        if snapshot.within_nominal(node, ids) {
             return false;
         }
         for ancestor in snapshot.ancestors(node) {
             if Some(ancestor) == c.lca {
                 break;
             }
-            if snapshot.within_nominal(ancestor, frs) {
+            if snapshot.within_nominal(ancestor, ids) {
                 return false;
             }
         }

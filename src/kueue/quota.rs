@@ -304,17 +304,20 @@ impl QuotaTree {
         format!("/{}", parts.join("/"))
     }
 
-    /// `IsWithinNominalInResources`: the node's usage within its subtree quota for each of
-    /// `frs`.
-    pub(super) fn within_nominal<'f>(
+    /// The ids of `frs` that have quota or usage somewhere (the others are within every
+    /// node's quota: nothing uses them), for [`Self::within_nominal`] in loops.
+    pub(super) fn fr_ids<'f>(
         &self,
-        node: usize,
         frs: impl IntoIterator<Item = &'f FlavorResource>,
-    ) -> bool {
-        frs.into_iter().all(|fr| {
-            self.id(fr)
-                .is_none_or(|f| self.subtree(node, f) >= self.usage_of(node, f))
-        })
+    ) -> Vec<usize> {
+        frs.into_iter().filter_map(|fr| self.id(fr)).collect()
+    }
+
+    /// `IsWithinNominalInResources`: the node's usage within its subtree quota for each of
+    /// the flavor-resources `ids` (see [`Self::fr_ids`]).
+    pub(super) fn within_nominal(&self, node: usize, ids: &[usize]) -> bool {
+        ids.iter()
+            .all(|&f| self.subtree(node, f) >= self.usage_of(node, f))
     }
 
     /// `QuantitiesFitInQuota`: whether `requests` fit in the node's subtree quota on top of
