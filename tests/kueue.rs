@@ -475,3 +475,38 @@ fn a_job_is_refused_as_the_api_server_refuses_it() {
         );
     }
 }
+
+/// The generated Kueue cluster with in-queue preemption added to every ClusterQueue: a
+/// high-priority job preempts its queue's low-priority ones, and before it is admitted a
+/// borrower of the cohort takes the freed quota, again and again (Kueue#6929). schedsim stops
+/// and names the pair instead of cycling.
+#[test]
+fn a_preemption_livelock_is_reported_not_cycled() {
+    let dir = common::cli::tempdir("kueue-livelock");
+    let out = dir.to_str().unwrap();
+    ok(&[
+        "generate",
+        "--nodes",
+        "500",
+        "--pods",
+        "10",
+        "--kueue-jobs",
+        "1000",
+        "--kueue-queues",
+        "20",
+        "--out",
+        out,
+    ]);
+    let file = dir.join("kueue-scenario.yaml");
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "        reclaimWithinCohort: Any\n",
+        "        reclaimWithinCohort: Any\n        withinClusterQueue: LowerPriority\n",
+    );
+    std::fs::write(&file, text).unwrap();
+    let r = run_json(file.to_str().unwrap());
+    let warnings = r["scenarios"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains("Kueue admission does not settle: team-18/job-00078 preempted team-18/job-00138 three times"),
+        "{warnings}"
+    );
+}
