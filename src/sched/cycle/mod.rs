@@ -315,6 +315,9 @@ pub struct Scheduler<'a> {
     signatures: HashMap<(String, String), u32>,
     /// Bound pods grouped by signatures, for InterPodAffinity.
     groups: BTreeMap<(u32, u32), AlikePods>,
+    /// The groups of each namespace, in creation order: PodTopologySpread counts only pods of
+    /// the incoming pod's namespace, so a new spec tallies these alone.
+    groups_in_namespace: HashMap<String, Vec<(u32, u32)>>,
     /// Bound pods with required pod anti-affinity (their rules apply to every incoming pod).
     bound_with_anti_affinity: usize,
     /// Bound pods with any pod (anti-)affinity term (they score incoming pods).
@@ -437,6 +440,7 @@ impl<'a> Scheduler<'a> {
             bound_with_anti_affinity: 0,
             signatures: HashMap::new(),
             groups: BTreeMap::new(),
+            groups_in_namespace: HashMap::new(),
             bound_with_pod_affinity: 0,
             spreads: Vec::new(),
             tallies: Vec::new(),
@@ -523,6 +527,7 @@ impl<'a> Scheduler<'a> {
         self.spread_index.clear();
         self.tallies.clear();
         self.groups.clear();
+        self.groups_in_namespace.clear();
         self.topology = Default::default();
         self.profiles = CompiledProfile::compile(&self.config.profiles(), &self.cluster.table);
         self.bound_with_anti_affinity = 0;

@@ -22,14 +22,17 @@ impl<'a> Scheduler<'a> {
             ),
         );
         let terms_signature = *self.signatures.entry(terms_key).or_insert(next);
-        let group = self
-            .groups
-            .entry((labels_signature, terms_signature))
-            .or_insert_with(|| AlikePods {
-                pod: pod_id,
-                terms: inter_pod_affinity::PodTerms::compile(pod),
-                nodes: BTreeMap::new(),
-            });
+        let key = (labels_signature, terms_signature);
+        if !self.groups.contains_key(&key) {
+            (self.groups_in_namespace.entry(pod.namespace.clone()))
+                .or_default()
+                .push(key);
+        }
+        let group = self.groups.entry(key).or_insert_with(|| AlikePods {
+            pod: pod_id,
+            terms: inter_pod_affinity::PodTerms::compile(pod),
+            nodes: BTreeMap::new(),
+        });
         *group.nodes.entry(node).or_default() += 1;
         let request = PodRequest::new(&self.cluster.table, pod);
         self.cluster.account(node, &request, 1);
@@ -187,10 +190,10 @@ impl<'a> Scheduler<'a> {
         self.topology = topology;
         // From now on each bind updates its tallies; start them from what is bound.
         let none = Removed::default();
-        let n = self.cluster.len();
+        let (n, ns) = (self.cluster.len(), pod.namespace.as_str());
         self.tallies.push((
-            pod_topology_spread::Tally::of(&spec.filter, n, self.spread_groups(&none)),
-            pod_topology_spread::Tally::of(&spec.score, n, self.spread_groups(&none)),
+            pod_topology_spread::Tally::of(&spec.filter, n, self.spread_groups(ns, &none)),
+            pod_topology_spread::Tally::of(&spec.score, n, self.spread_groups(ns, &none)),
         ));
         self.spreads.push(Arc::clone(&spec));
         self.spread_index.insert(key, spec.index);
@@ -241,7 +244,7 @@ impl<'a> Scheduler<'a> {
                         false => Some(pod_topology_spread::Tally::of(
                             &sp.filter,
                             self.cluster.len(),
-                            self.spread_groups(removed),
+                            self.spread_groups(&pod.namespace, removed),
                         )),
                     };
                     let tally = tally.as_ref().unwrap_or(&self.tallies[sp.index].0);
@@ -276,13 +279,15 @@ impl<'a> Scheduler<'a> {
         out
     }
 
-    /// The bound pods grouped by alikeness, as PodTopologySpread counts them.
+    /// The bound pods of `namespace` grouped by alikeness, as PodTopologySpread counts them
+    /// (`countPodsMatchSelector` counts the incoming pod's namespace only).
     pub(super) fn spread_groups<'s>(
         &'s self,
+        namespace: &str,
         removed: &'s Removed,
     ) -> impl Iterator<Item = pod_topology_spread::BoundGroup<'s>> + 's {
-        self.groups
-            .iter()
+        (self.groups_in_namespace.get(namespace).into_iter().flatten())
+            .map(|key| (key, &self.groups[key]))
             .map(|(key, g)| (g, removed.nodes(key, g)))
             .filter(|(_, nodes)| !nodes.is_empty())
             .map(|(g, nodes)| pod_topology_spread::BoundGroup {
