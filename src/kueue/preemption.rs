@@ -156,6 +156,21 @@ struct Candidate {
     /// ancestor with the preemptor's queue); none for the preemptor's own queue.
     lca: Option<usize>,
     variant: Variant,
+    /// Its [`rank`], kept beside it so that sorting reads no holder.
+    rank: Rank,
+}
+
+/// `CandidatesOrdering`'s keys but the last: not evicted, in the preemptor's queue
+/// (`queue`), priority, reservation time (negated: the most recent first).
+type Rank = (bool, bool, i32, i64);
+
+fn rank(h: &Holder, queue: usize) -> Rank {
+    (
+        !h.evicted,
+        h.queue == queue,
+        h.priority,
+        h.reserved.saturating_neg(),
+    )
 }
 
 /// The admitted workloads and the queues they are in: what preemption chooses from.
@@ -292,10 +307,8 @@ impl Preemption<'_> {
             }
         }
         for list in [&mut same, &mut hierarchy, &mut priority] {
-            // A total order (holders tie on nothing but their index), so unstable is exact.
-            list.sort_unstable_by(|a, b| {
-                (self.order(preemptor.queue, a.holder, b.holder)).then(a.holder.cmp(&b.holder))
-            });
+            // A total order, so unstable is exact.
+            list.sort_unstable_by(|a, b| self.by_rank((a.rank, a.holder), (b.rank, b.holder)));
         }
         (same, hierarchy, priority)
     }
@@ -351,11 +364,13 @@ impl Preemption<'_> {
     ) -> Vec<Candidate> {
         (self.by_queue[q].iter())
             .filter_map(|&h| {
-                let variant = self.classify(&self.holders[h], preemptor, wanted, advantage)?;
+                let holder = &self.holders[h];
+                let variant = self.classify(holder, preemptor, wanted, advantage)?;
                 Some(Candidate {
                     holder: h,
                     lca,
                     variant,
+                    rank: rank(holder, preemptor.queue),
                 })
             })
             .collect()
@@ -403,15 +418,19 @@ impl Preemption<'_> {
     }
 
     /// `CandidatesOrdering`: evicted first, other queues before the preemptor's, lower
-    /// priority first, more recently admitted first, then the key (compared last, and
-    /// only on a tie).
+    /// priority first, more recently admitted first ([`rank`]), then the key (compared only
+    /// on a tie), then the holder (a total order).
+    fn by_rank(&self, (ra, a): (Rank, usize), (rb, b): (Rank, usize)) -> Ordering {
+        (ra.cmp(&rb))
+            .then_with(|| self.holders[a].key.cmp(&self.holders[b].key))
+            .then(a.cmp(&b))
+    }
+
+    /// [`Self::by_rank`] of two holders, for a preemptor in queue `queue`.
+    #[cfg(test)]
     pub(super) fn order(&self, queue: usize, a: usize, b: usize) -> Ordering {
-        let (a, b) = (&self.holders[a], &self.holders[b]);
-        (b.evicted.cmp(&a.evicted))
-            .then((a.queue == queue).cmp(&(b.queue == queue)))
-            .then(a.priority.cmp(&b.priority))
-            .then(b.reserved.cmp(&a.reserved))
-            .then_with(|| a.key.cmp(&b.key))
+        let rank_of = |h: usize| rank(&self.holders[h], queue);
+        self.by_rank((rank_of(a), a), (rank_of(b), b))
     }
 
     /// `candidateIsValid`: earlier removals may have brought a queue (or a cohort below the

@@ -286,13 +286,17 @@ impl<'a> Scheduler<'a> {
         namespace: &str,
         removed: &'s Removed,
     ) -> impl Iterator<Item = pod_topology_spread::BoundGroup<'s>> + 's {
-        (self.groups_in_namespace.get(namespace).into_iter().flatten())
-            .map(|key| (key, &self.groups[key]))
-            .map(|(key, g)| (g, removed.nodes(key, g)))
-            .filter(|(_, nodes)| !nodes.is_empty())
-            .map(|(g, nodes)| pod_topology_spread::BoundGroup {
-                pod: self.bound_pod(g.pod),
-                nodes,
-            })
+        (self
+            .groups_in_namespace
+            .get(namespace)
+            .into_iter()
+            .flatten())
+        .map(|key| (key, &self.groups[key]))
+        .map(|(key, g)| (g, removed.nodes(key, g)))
+        .filter(|(_, nodes)| !nodes.is_empty())
+        .map(|(g, nodes)| pod_topology_spread::BoundGroup {
+            pod: self.bound_pod(g.pod),
+            nodes,
+        })
     }
 }
