@@ -510,3 +510,27 @@ fn a_preemption_livelock_is_reported_not_cycled() {
         "{warnings}"
     );
 }
+
+#[test]
+fn jobsets_get_a_pod_set_per_replicated_job_and_wait_suspended_in_kueue() {
+    let r = run_json("tests/data/kueue/jobsets.yaml");
+    let s = &r["scenarios"][0];
+    let pods: Vec<&str> = (s["pods"].as_array().unwrap().iter())
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(pods.len(), 10, "{pods:?}");
+    assert!(pods.contains(&"train-workers-1-1") && !pods.iter().any(|p| p.starts_with("third-")));
+    let train = kueue_workload(&r, "train");
+    assert_eq!(train["kind"], "JobSet");
+    let sets: Vec<(&str, u64)> = (train["podSets"].as_array().unwrap().iter())
+        .map(|p| (p["name"].as_str().unwrap(), p["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(sets, [("driver", 1), ("workers", 4)]);
+    assert_eq!(train["podSets"][1]["requests"]["nvidia.com/gpu"], "8");
+    let third = kueue_workload(&r, "third");
+    assert_eq!(third["admitted"], false);
+    assert_eq!(
+        third["message"],
+        "couldn't assign flavors to pod set workers: insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more needed"
+    );
+}

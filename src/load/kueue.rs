@@ -102,6 +102,7 @@ pub(super) fn workload_of(
     let kind = match origin.kind() {
         Some("TrainJob") => "TrainJob",
         Some("Job") => "Job",
+        Some("JobSet") => "JobSet",
         _ => "Pod",
     };
     let is_job = kind == "TrainJob";
@@ -125,8 +126,10 @@ pub(super) fn workload_of(
     };
     let job = if is_job { origin.decode().ok() } else { None };
     // A batch Job has one pod set of `podsCount` pods (Kueue's job_controller.go `PodSets`).
+    // A JobSet (and a TrainJob's) has one per replicated job of replicas × podsCount pods
+    // (the jobset integration's `PodSets`).
     let pod_sets = match kind {
-        "TrainJob" => train_job_pod_sets(pods),
+        "TrainJob" | "JobSet" => train_job_pod_sets(pods),
         "Job" => (pods.first().into_iter())
             .map(|p| pod_set(POD_SET_MAIN, p, pods.len() as i64))
             .collect(),
@@ -307,22 +310,25 @@ impl Loader<'_> {
                     ));
                 }
                 (Some(_), None) => {}
-                // A batch Job: created suspended, its pods exist once Kueue admits it, with
-                // the pod set info merged into its template (`RunWithPodSetsInfo`).
-                (None, infos) if kind == "Job" => {
-                    let Some(info) = infos.as_ref().and_then(|i| i.first()) else {
+                // A batch Job or a JobSet: created suspended, its pods exist once Kueue admits
+                // it, with each pod set's info merged into its template (`RunWithPodSetsInfo`).
+                (None, infos) if kind == "Job" || kind == "JobSet" => {
+                    let Some(infos) = infos else {
                         continue;
                     };
                     let mut loaded = loaded;
                     let mut conflict = None;
                     for pod in &mut loaded.pods {
-                        if let Err(m) = merge_into_pod(pod, info) {
+                        let set = (pod.labels.get(REPLICATED_JOB_LABEL))
+                            .map_or(POD_SET_MAIN, String::as_str);
+                        let info = infos.iter().find(|i| kind == "Job" || i.name == set);
+                        if let Some(Err(m)) = info.map(|info| merge_into_pod(pod, info)) {
                             conflict = Some(m);
                         }
                     }
                     if let Some(m) = conflict {
                         loaded.warnings.push(format!(
-                            "Job {}/{} ({}): Kueue cannot start it: {m}; it stays suspended",
+                            "{kind} {}/{} ({}): Kueue cannot start it: {m}; it stays suspended",
                             workloads[i].namespace,
                             workloads[i].name,
                             origin.describe()

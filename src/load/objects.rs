@@ -21,7 +21,7 @@ pub(super) enum Store {
     PriorityClasses,
     Namespaces,
     Runtimes,
-    /// Workload items: TrainJobs, Jobs, PodGroups.
+    /// Workload items: TrainJobs, Jobs, JobSets, PodGroups.
     Workloads,
     /// Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, WorkloadPriorityClasses,
     /// and the Workloads it already admitted.
@@ -82,6 +82,11 @@ pub(super) const KINDS: &[ObjectKind] = &[
     ObjectKind {
         kind: "Job",
         api_versions: &["batch/v1"],
+        store: Store::Workloads,
+    },
+    ObjectKind {
+        kind: "JobSet",
+        api_versions: crate::resolve::jobset::API_VERSIONS,
         store: Store::Workloads,
     },
     ObjectKind {

@@ -169,7 +169,8 @@ impl Loader<'_> {
                     }
                     if w.suspended {
                         w.warnings.push(format!(
-                            "Job {} ({}) is suspended: the Job controller creates no pods for it",
+                            "{} {} ({}) is suspended: its controller creates no pods for it",
+                            origin.kind().unwrap_or("Job"),
                             origin.value()["metadata"]["name"].as_str().unwrap_or(""),
                             origin.describe()
                         ));
@@ -235,6 +236,29 @@ impl Loader<'_> {
                 let steps = plan::in_order(pods.len());
                 Ok(LoadedWorkload {
                     suspended: crate::resolve::job::suspended(&job),
+                    ..LoadedWorkload::pods(pods, steps)
+                })
+            }
+            "JobSet" => {
+                use crate::resolve::jobset;
+                let api_version = origin.value()["apiVersion"].as_str().unwrap_or("");
+                if !jobset::API_VERSIONS.contains(&api_version) {
+                    return Err(vec![origin.error_at(
+                        "apiVersion",
+                        format!(
+                            "unsupported apiVersion {api_version:?} for kind JobSet (expected one of {:?})",
+                            jobset::API_VERSIONS
+                        ),
+                    )]);
+                }
+                let js: jobset::JobSet = origin.decode().map_err(|e| vec![e])?;
+                let (pods, notes) = origin.check_all(jobset::jobset_pods(&js, cx.gates))?;
+                let steps = plan::in_order(pods.len());
+                Ok(LoadedWorkload {
+                    suspended: jobset::suspended(&js),
+                    warnings: (notes.into_iter())
+                        .map(|n| format!("{n} ({})", origin.describe()))
+                        .collect(),
                     ..LoadedWorkload::pods(pods, steps)
                 })
             }

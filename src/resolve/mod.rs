@@ -5,6 +5,7 @@
 pub mod build;
 pub mod determined;
 pub mod job;
+pub mod jobset;
 pub mod migrate;
 mod ml_policy;
 pub mod patches;
