@@ -534,3 +534,17 @@ fn jobsets_get_a_pod_set_per_replicated_job_and_wait_suspended_in_kueue() {
         "couldn't assign flavors to pod set workers: insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more needed"
     );
 }
+
+#[test]
+fn a_determined_trials_pods_that_name_a_queue_go_through_kueues_pod_integration() {
+    let r = run_json("tests/data/kueue/determined.yaml");
+    let first = kueue_workload(&r, "gpt-pretrain-16-0");
+    assert_eq!(
+        (first["kind"].as_str(), first["admitted"].as_bool()),
+        (Some("Pod"), Some(true))
+    );
+    let second = kueue_workload(&r, "gpt-pretrain-16-1");
+    assert_eq!(second["admitted"], false);
+    assert_eq!(pod(&r, "gpt-pretrain-16-0")["status"], "Scheduled");
+    assert_eq!(pod(&r, "gpt-pretrain-16-1")["status"], "SchedulingGated");
+}

@@ -111,19 +111,11 @@ pub(super) fn workload_of(
         .unwrap_or("default")
         .to_string();
     let name = value["metadata"]["name"].as_str().unwrap_or("").to_string();
-    // `jobframework.ExtractPriority`: the WorkloadPriorityClass the label names (none found:
-    // no Workload is created, only a `WorkloadPriorityClassNotFound` event), else the
-    // PriorityClass of the first pod template naming one, else the default.
-    let (priority, blocked) = match value["metadata"]["labels"][PRIORITY_CLASS_LABEL].as_str() {
-        Some(class) => match cx.kueue.priority_classes.get(class) {
-            Some(&v) => (v, None),
-            None => (
-                0,
-                Some(format!("WorkloadPriorityClass {class:?} not found")),
-            ),
-        },
-        None => (pod_priority(pods, cx), None),
-    };
+    let (priority, blocked) = priority(
+        value["metadata"]["labels"][PRIORITY_CLASS_LABEL].as_str(),
+        pods,
+        cx,
+    );
     let job = if is_job { origin.decode().ok() } else { None };
     // A batch Job has one pod set of `podsCount` pods (Kueue's job_controller.go `PodSets`).
     // A JobSet (and a TrainJob's) has one per replicated job of replicas × podsCount pods
@@ -518,6 +510,40 @@ fn gate(pod: &mut Pod) {
 }
 
 /// `GetPriorityFromPriorityClass` of the first pod that names a class (else the default).
+/// `jobframework.ExtractPriority`: the WorkloadPriorityClass the label names (none found: no
+/// Workload is created, only a `WorkloadPriorityClassNotFound` event), else the PriorityClass
+/// of the first pod template naming one, else the default.
+fn priority(class_label: Option<&str>, pods: &[Pod], cx: &ResolveContext) -> (i32, Option<String>) {
+    match class_label {
+        Some(class) => match cx.kueue.priority_classes.get(class) {
+            Some(&v) => (v, None),
+            None => (
+                0,
+                Some(format!("WorkloadPriorityClass {class:?} not found")),
+            ),
+        },
+        None => (pod_priority(pods, cx), None),
+    }
+}
+
+/// Kueue's pod integration for a pod that names a queue but comes from no object of its own
+/// (a Determined trial's pods): one Workload of pod set `main`, owned by the pod.
+pub(super) fn pod_workload(pod: &Pod, cx: &ResolveContext) -> Option<admission::Workload> {
+    let queue_name = pod.labels.get(QUEUE_NAME_LABEL).filter(|q| !q.is_empty())?;
+    let class = pod.labels.get(PRIORITY_CLASS_LABEL).map(String::as_str);
+    let (priority, blocked) = priority(class, std::slice::from_ref(pod), cx);
+    Some(admission::Workload {
+        namespace: pod.namespace.clone(),
+        name: pod.name.clone(),
+        queue_name: queue_name.clone(),
+        priority,
+        created: cx.kueue.now,
+        owned_by_pod: true,
+        pod_sets: vec![pod_set(POD_SET_MAIN, pod, 1)],
+        blocked,
+    })
+}
+
 fn pod_priority(pods: &[Pod], cx: &ResolveContext) -> i32 {
     let mut probe = (pods.iter())
         .find(|p| p.priority_class.is_some())

@@ -146,6 +146,40 @@ impl Loader<'_> {
                 set.baseline_unit_starts.push(set.baseline.steps.len());
             }
             let mut take = |loaded: kueue::Loaded| match loaded {
+                // A Determined trial's pods that name a queue: Kueue's pod integration queues
+                // each pod (Determined itself knows nothing of Kueue).
+                Ok((w, origin))
+                    if kueue_on
+                        && origin.value().get("determined").is_some()
+                        && w.pods.iter().any(|p| kueue::pod_workload(p, cx).is_some()) =>
+                {
+                    for pod in w.pods {
+                        let workload = kueue::pod_workload(&pod, cx);
+                        let loaded = LoadedWorkload {
+                            warnings: Vec::new(),
+                            ..LoadedWorkload::pods(vec![pod], plan::in_order(1))
+                        };
+                        match workload {
+                            Some(workload) => queued.push(kueue::Queued {
+                                step: item.step,
+                                kind: "Pod",
+                                origin: origin.clone(),
+                                loaded,
+                                job: None,
+                                workload,
+                            }),
+                            None => set.add(
+                                loaded,
+                                &origin,
+                                item.step,
+                                &mut baseline_pods,
+                                errors,
+                                warnings,
+                            ),
+                        }
+                    }
+                    warnings.extend(w.warnings);
+                }
                 // Workloads naming a queue wait for Kueue, from the step they arrive in.
                 Ok((w, origin))
                     if kueue_on
