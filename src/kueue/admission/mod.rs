@@ -21,181 +21,20 @@
 //! Not simulated: fair sharing, admission checks, partial admission, topology-aware
 //! scheduling, the flavor scan position a later cycle resumes from.
 
+mod model;
+
+pub use model::*;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::api::{ClusterQueue, Cohort, FlavorResource, PreemptionPolicy, QueueingStrategy};
-use super::api::{ResourceFlavor, ResourceQuota};
-use super::assigner::{Assigner, Assignment, Mode, PodSet};
-use super::preemption::{self, FrBits, Holder, Oracle, Preemption, Preemptor, Reason, Target};
+use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy, QueueingStrategy};
+use super::assigner::{Assigner, Assignment, Mode};
+use super::preemption::{self, FrBits, Holder, Oracle, Preemption, Preemptor, Target};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
 use crate::sched::plugins::inter_pod_affinity::{NamespaceLabels, labels_of, selector_matches};
-
-/// The Kueue objects of a scenario.
-#[derive(Debug, Clone, Default)]
-pub struct Objects {
-    pub flavors: BTreeMap<String, ResourceFlavor>,
-    pub cluster_queues: Vec<ClusterQueue>,
-    pub cohorts: Vec<Cohort>,
-    /// (namespace, LocalQueue name) → ClusterQueue name.
-    pub local_queues: BTreeMap<(String, String), String>,
-    /// WorkloadPriorityClass name → value.
-    pub priority_classes: BTreeMap<String, i32>,
-    /// Workloads that hold quota from the start (in Kueue's cache, not in any queue).
-    pub admitted: Vec<Admitted>,
-    /// The simulation's start, in seconds since the epoch: after every timestamp of the
-    /// admitted workloads (0 without any). Queued workloads are created then, and the cycles
-    /// reserve quota one second apart after it.
-    pub now: i64,
-    /// What reading the objects noticed (Workload objects that hold no quota, …).
-    pub warnings: Vec<String>,
-}
-
-impl Objects {
-    /// Whether Kueue is part of the scenario at all (else the queue-name label is inert).
-    pub fn is_empty(&self) -> bool {
-        self.cluster_queues.is_empty() && self.local_queues.is_empty()
-    }
-}
-
-/// A workload admitted before the simulation starts: it holds quota and may be preempted.
-#[derive(Debug, Clone, Default)]
-pub struct Admitted {
-    pub namespace: String,
-    pub name: String,
-    pub cluster_queue: String,
-    pub priority: i32,
-    /// Creation (the queue-order timestamp) and quota reservation times, in seconds.
-    pub created: i64,
-    pub reserved: i64,
-    /// Already being evicted (an `Evicted` condition).
-    pub evicted: bool,
-    pub usage: BTreeMap<FlavorResource, i64>,
-    /// The job that owns it (kind, name), whose pods go when it is preempted.
-    pub owner: Option<(String, String)>,
-}
-
-/// A workload as Kueue queues it.
-#[derive(Debug, Clone)]
-pub struct Workload {
-    pub namespace: String,
-    pub name: String,
-    /// The `kueue.x-k8s.io/queue-name` label: a LocalQueue of the namespace.
-    pub queue_name: String,
-    pub priority: i32,
-    /// The queue-order timestamp (creation), in seconds; ties keep the list's order.
-    pub created: i64,
-    /// A plain pod's workload: evicted, it ends with its pod instead of being requeued.
-    pub owned_by_pod: bool,
-    pub pod_sets: Vec<PodSet>,
-    /// Why no Workload object exists (the job's integration could not create it): the
-    /// event's message. Such a workload is never queued.
-    pub blocked: Option<String>,
-}
-
-/// A workload that lost its quota to a preemption.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Victim {
-    /// One of the queued workloads (an index of `decisions`).
-    Queued(usize),
-    /// One of `Objects::admitted`.
-    Admitted(usize),
-}
-
-/// An eviction by preemption: the Evicted and Preempted conditions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Eviction {
-    pub victim: Victim,
-    /// The timeline step after which it happened (`None`: at the start).
-    pub step: Option<usize>,
-    /// The preempting workload (an index of `decisions`).
-    pub by: usize,
-    pub cycle: usize,
-    pub reason: Reason,
-    /// `Preempted to accommodate a workload … due to …; preemptor path: …; preemptee path: …`.
-    pub message: String,
-}
-
-/// What Kueue decided for one workload.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
-    /// The ClusterQueue its LocalQueue points at, if it has one.
-    pub cluster_queue: Option<String>,
-    /// The QuotaReserved condition's reason: `QuotaReserved`, `Pending`, `Inadmissible`,
-    /// `Preempted` for a pod's workload that ended with its eviction (or the event reason
-    /// when no Workload exists).
-    pub reason: &'static str,
-    /// The condition's message, verbatim.
-    pub message: String,
-    /// When admitted: the cycle (from 1) and the flavors per pod set.
-    pub admitted: Option<(usize, Assignment)>,
-    /// Its latest admission, kept when it is evicted or finishes.
-    pub last_admitted: Option<(usize, Assignment)>,
-    /// Where a workload not admitted waits when the cycles stop.
-    pub waiting: Waiting,
-    /// The workloads it preempted (indices of `Admission::evictions`).
-    pub preempted: Vec<usize>,
-    /// Its last eviction, if it was preempted (an index of `Admission::evictions`).
-    pub evicted: Option<usize>,
-    /// The timeline step in which it finished (its quota released), if it did.
-    pub finished: Option<usize>,
-}
-
-impl Decision {
-    /// Preempted and not requeued: a pod's workload, whose pod Kueue deleted.
-    pub fn ended(&self) -> bool {
-        self.admitted.is_none() && self.evicted.is_some() && self.waiting == Waiting::Nowhere
-    }
-}
-
-/// Where a workload waits (`cluster_queue.go`: the heap, or the inadmissible workloads).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Waiting {
-    /// Admitted, or never queued (no LocalQueue, no ClusterQueue, no Workload object), or
-    /// ended by its eviction.
-    Nowhere,
-    /// In its ClusterQueue's heap: it is tried again next cycle.
-    Heap,
-    /// Parked among the inadmissible workloads until quota is freed.
-    Inadmissible,
-}
-
-/// One flavor-resource of a ClusterQueue after admission.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuotaUsage {
-    pub flavor: String,
-    pub resource: String,
-    pub quota: ResourceQuota,
-    pub usage: i64,
-}
-
-/// A ClusterQueue after admission.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueueUsage {
-    pub name: String,
-    pub cohort: Option<String>,
-    pub strategy: QueueingStrategy,
-    pub resources: Vec<QuotaUsage>,
-}
-
-/// Every decision (indexed as the workloads), the admission order, the evictions and the
-/// quota used.
-#[derive(Debug, Clone, Default)]
-pub struct Admission {
-    pub decisions: Vec<Decision>,
-    /// Admitted workloads, in the order Kueue admitted them (a workload preempted later is
-    /// left out unless it was admitted again).
-    pub order: Vec<usize>,
-    /// Evictions by preemption, in the order Kueue issued them.
-    pub evictions: Vec<Eviction>,
-    /// Which workloads hold quota once admission settles: at the start, then after each
-    /// timeline step.
-    pub holding: Vec<Vec<bool>>,
-    pub queues: Vec<QueueUsage>,
-    pub warnings: Vec<String>,
-}
 
 /// Why a head went back to its queue (`RequeueReason`, for `RequeueIfNotPresent`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,15 +67,6 @@ pub fn admit(
     gates: &FeatureGates,
 ) -> Admission {
     admit_cycles(objects, workloads, namespaces, gates, usize::MAX)
-}
-
-/// When workloads arrive and finish: the scenario's timeline as Kueue sees it.
-#[derive(Debug, Clone, Default)]
-pub struct Timeline {
-    /// Per workload, the timeline step it arrives at (`None`: present at the start).
-    pub arrive: Vec<Option<usize>>,
-    /// Per timeline step, the workloads that finish in it (their quota is released).
-    pub finish: Vec<Vec<usize>>,
 }
 
 /// [`admit`] over a timeline: admission settles at the start, then after each step's
