@@ -40,6 +40,22 @@ pub struct Holder {
     pub usage: BTreeMap<FlavorResource, i64>,
 }
 
+impl Holder {
+    /// Its usage counted in `tree` (`ids`: the tree's id of each ClusterQueue).
+    pub fn add_usage(&self, tree: &mut QuotaTree, ids: &[QueueId]) {
+        for (fr, &v) in &self.usage {
+            tree.add_usage(ids[self.queue], fr, v);
+        }
+    }
+
+    /// Its usage taken out of `tree`.
+    pub fn remove_usage(&self, tree: &mut QuotaTree, ids: &[QueueId]) {
+        for (fr, &v) in &self.usage {
+            tree.remove_usage(ids[self.queue], fr, v);
+        }
+    }
+}
+
 /// Flavor-resources as bits, so that "does this holder use any of these" costs one AND
 /// instead of string comparisons (the check runs for every holder of every candidate queue).
 /// The last bit stands for every flavor-resource past the first 127: a hit there is checked
@@ -487,17 +503,11 @@ impl Preemption<'_> {
     }
 
     pub fn remove(&self, snapshot: &mut QuotaTree, holder: usize) {
-        let h = &self.holders[holder];
-        for (fr, &v) in &h.usage {
-            snapshot.remove_usage(self.ids[h.queue], fr, v);
-        }
+        self.holders[holder].remove_usage(snapshot, self.ids);
     }
 
     pub fn add(&self, snapshot: &mut QuotaTree, holder: usize) {
-        let h = &self.holders[holder];
-        for (fr, &v) in &h.usage {
-            snapshot.add_usage(self.ids[h.queue], fr, v);
-        }
+        self.holders[holder].add_usage(snapshot, self.ids);
     }
 }
 

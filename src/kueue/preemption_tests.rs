@@ -125,9 +125,7 @@ fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
     let mut by_queue = vec![Vec::new(); queues.len()];
     for (i, h) in holders.iter().enumerate() {
         by_queue[h.queue].push(i);
-        for (fr, &v) in &h.usage {
-            tree.add_usage(ids[h.queue], fr, v);
-        }
+        h.add_usage(&mut tree, &ids);
     }
     // `TotalRequestsFor`: count × request per assigned flavor; zero requests need no flavor.
     let mut usage = BTreeMap::new();

@@ -32,6 +32,8 @@ use crate::kueue::assigner::{PodSet, PodSetAssignment};
 use crate::kueue::workload::workload_object;
 use crate::model::Pod;
 use crate::model::validate::FieldError;
+use crate::resolve::job::JOB_NAME_LABELS;
+use crate::resolve::jobset::{JOBSET_NAME_LABEL, REPLICATED_JOB_LABEL};
 use crate::resolve::trainjob::{RuntimePatch, TrainJob};
 use crate::sched::plan::{Event, PodSelector};
 
@@ -47,10 +49,6 @@ const LOCAL_QUEUE_LABEL: &str = "kueue.x-k8s.io/local-queue-name";
 const CLUSTER_QUEUE_LABEL: &str = "kueue.x-k8s.io/cluster-queue-name";
 /// The pod set of a plain pod (`kueue.DefaultPodSetName`).
 const POD_SET_MAIN: &str = "main";
-/// The label JobSet puts on its pods: the JobSet's name.
-const REPLICATED_JOB_SET_LABEL: &str = "jobset.sigs.k8s.io/jobset-name";
-/// The label the Trainer puts on a replicated job's pods.
-const REPLICATED_JOB_LABEL: &str = "jobset.sigs.k8s.io/replicatedjob-name";
 
 /// A workload held back for Kueue: what it resolved to without admission, and as Kueue
 /// queues it.
@@ -451,8 +449,8 @@ pub(super) fn evict_existing_pods(
         };
         let label = match kind.as_str() {
             "Pod" => None,
-            "Job" => Some("batch.kubernetes.io/job-name"),
-            "JobSet" | "TrainJob" => Some(REPLICATED_JOB_SET_LABEL),
+            "Job" => Some(JOB_NAME_LABELS[0]),
+            "JobSet" | "TrainJob" => Some(JOBSET_NAME_LABEL),
             other => {
                 warnings.push(format!(
                     "Workload {}/{} was preempted; schedsim cannot tell the pods of a {other} apart, so they are left running",

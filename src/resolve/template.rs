@@ -92,8 +92,8 @@ pub(super) fn object_entry<'a>(v: &'a mut Value, key: &str) -> &'a mut Map<Strin
 /// `labelAndAnnotateObject`); per-pod indices are added when pods are made.
 pub(super) fn jobset_labels(template: &mut Value, jobset: &str, rjob: &str, replicas: i32) {
     for (k, v) in [
-        ("jobset.sigs.k8s.io/jobset-name", jobset.to_string()),
-        ("jobset.sigs.k8s.io/replicatedjob-name", rjob.to_string()),
+        (super::jobset::JOBSET_NAME_LABEL, jobset.to_string()),
+        (super::jobset::REPLICATED_JOB_LABEL, rjob.to_string()),
         (
             "jobset.sigs.k8s.io/replicatedjob-replicas",
             replicas.to_string(),

@@ -400,9 +400,7 @@ impl State<'_> {
     /// A workload starts holding quota.
     fn hold(&mut self, what: Victim, mut holder: Holder) {
         holder.mask = self.fr_bits.learn(holder.usage.keys());
-        for (fr, &v) in &holder.usage {
-            self.tree.add_usage(self.ids[holder.queue], fr, v);
-        }
+        holder.add_usage(&mut self.tree, &self.ids);
         let h = self.holders.len();
         self.by_queue[holder.queue].push(h);
         self.holders.push(holder);
@@ -415,9 +413,7 @@ impl State<'_> {
     /// A holder loses its quota.
     fn release(&mut self, h: usize) {
         let holder = &self.holders[h];
-        for (fr, &v) in &holder.usage {
-            self.tree.remove_usage(self.ids[holder.queue], fr, v);
-        }
+        holder.remove_usage(&mut self.tree, &self.ids);
         self.by_queue[holder.queue].retain(|&x| x != h);
         if let Victim::Queued(w) = self.holder_is[h] {
             self.holder_of[w] = None;
@@ -533,12 +529,12 @@ impl State<'_> {
                 let others: Vec<usize> = preempted.iter().copied().collect();
                 let mut gone = by_queue.clone();
                 for &h in &others {
-                    self.remove_from(&mut snapshot, h);
+                    self.holders[h].remove_usage(&mut snapshot, &self.ids);
                     gone[self.holders[h].queue].retain(|&x| x != h);
                 }
                 let (assignment, targets) = self.assign(&mut snapshot, &gone, w, q);
                 for &h in &others {
-                    self.add_to(&mut snapshot, h);
+                    self.holders[h].add_usage(&mut snapshot, &self.ids);
                 }
                 self.out.decisions[w].message = assignment.message();
                 deferred = assignment.mode() == Mode::Fit;
@@ -666,28 +662,14 @@ impl State<'_> {
             .chain(e.targets.iter().map(|t| t.holder))
             .collect();
         for &h in &gone {
-            self.remove_from(snapshot, h);
+            self.holders[h].remove_usage(snapshot, &self.ids);
         }
         let id = self.ids[e.queue];
         let ok = (e.assignment.usage.iter()).all(|(fr, &v)| snapshot.available(id, fr) >= v);
         for &h in &gone {
-            self.add_to(snapshot, h);
+            self.holders[h].add_usage(snapshot, &self.ids);
         }
         ok
-    }
-
-    fn remove_from(&self, snapshot: &mut QuotaTree, h: usize) {
-        let holder = &self.holders[h];
-        for (fr, &v) in &holder.usage {
-            snapshot.remove_usage(self.ids[holder.queue], fr, v);
-        }
-    }
-
-    fn add_to(&self, snapshot: &mut QuotaTree, h: usize) {
-        let holder = &self.holders[h];
-        for (fr, &v) in &holder.usage {
-            snapshot.add_usage(self.ids[holder.queue], fr, v);
-        }
     }
 
     /// `IssuePreemptions` for one target: the victim's quota is released (its pods terminate
