@@ -46,9 +46,6 @@ use origin::{Origin, suggestion};
 use scenario::ScenarioDoc;
 use workloads::{ResolveContext, Source, WorkloadItem, WorkloadSet};
 
-/// The label JobSet's headless Service selects a TrainJob's pods by.
-const JOBSET_NAME_LABEL: &str = "jobset.sigs.k8s.io/jobset-name";
-
 /// The scheduler name of the default profile.
 const DEFAULT_SCHEDULER: &str = "default-scheduler";
 
@@ -343,11 +340,16 @@ impl Loader<'_> {
         if !errors.is_empty() {
             return Err(errors);
         }
+        // JobSet's headless Service selects a TrainJob's pods by their JobSet name label.
         let services = (set.train_jobs.iter())
             .filter(|j| j.headless_service)
             .map(|j| ServiceSelector {
                 namespace: j.namespace.clone(),
-                selector: [(JOBSET_NAME_LABEL.to_string(), j.name.clone())].into(),
+                selector: [(
+                    crate::resolve::jobset::JOBSET_NAME_LABEL.to_string(),
+                    j.name.clone(),
+                )]
+                .into(),
             })
             .collect();
         let profiles = self

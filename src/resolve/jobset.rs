@@ -18,6 +18,22 @@ use crate::model::validate::FieldError;
 pub const API_VERSIONS: &[&str] = &["jobset.x-k8s.io/v1alpha2"];
 pub const JOBSET_NAME_LABEL: &str = "jobset.sigs.k8s.io/jobset-name";
 pub const REPLICATED_JOB_LABEL: &str = "jobset.sigs.k8s.io/replicatedjob-name";
+/// The index of a replicated job's Job, set on the Job's pods with the labels below.
+pub const JOB_INDEX_LABEL: &str = "jobset.sigs.k8s.io/job-index";
+
+/// The labels JobSet puts on every pod of a replicated job (`jobset_controller.go`
+/// `labelAndAnnotateObject`); the Job index is added per Job.
+pub fn pod_labels(jobset: &str, rjob: &str, replicas: i32) -> [(&'static str, String); 4] {
+    [
+        (JOBSET_NAME_LABEL, jobset.to_string()),
+        (REPLICATED_JOB_LABEL, rjob.to_string()),
+        (
+            "jobset.sigs.k8s.io/replicatedjob-replicas",
+            replicas.to_string(),
+        ),
+        ("jobset.sigs.k8s.io/restart-attempt", "0".to_string()),
+    ]
+}
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct JobSet {
@@ -126,15 +142,8 @@ pub fn jobset_pods(
             match job_pods(&job, &format!("{path}.template"), gates) {
                 Ok(mut job_pods) => {
                     for p in &mut job_pods {
-                        for (k, v) in [
-                            (JOBSET_NAME_LABEL, name.clone()),
-                            (REPLICATED_JOB_LABEL, rjob.name.clone()),
-                            (
-                                "jobset.sigs.k8s.io/replicatedjob-replicas",
-                                replicas.to_string(),
-                            ),
-                            ("jobset.sigs.k8s.io/job-index", j.to_string()),
-                        ] {
+                        let labels = pod_labels(&name, &rjob.name, replicas);
+                        for (k, v) in labels.into_iter().chain([(JOB_INDEX_LABEL, j.to_string())]) {
                             p.labels.insert(k.to_string(), v);
                         }
                         p.workload = Some(name.clone());

@@ -107,7 +107,7 @@ pub fn train_job_pods(
                 let job_name = format!("{}-{}-{j}", job.name(), rjob.name);
                 p.name = format!("{job_name}-{k}");
                 for (key, value) in [
-                    ("jobset.sigs.k8s.io/job-index", j.to_string()),
+                    (jobset::JOB_INDEX_LABEL, j.to_string()),
                     ("batch.kubernetes.io/job-name", job_name.clone()),
                     ("batch.kubernetes.io/job-completion-index", k.to_string()),
                 ] {

@@ -88,18 +88,10 @@ pub(super) fn object_entry<'a>(v: &'a mut Value, key: &str) -> &'a mut Map<Strin
     e.as_object_mut().expect("just made an object")
 }
 
-/// The labels JobSet puts on every pod of a replicated job (`jobset_controller.go`
-/// `labelAndAnnotateObject`); per-pod indices are added when pods are made.
+/// JobSet's labels ([`super::jobset::pod_labels`]) on a replicated job's pod template; per-pod
+/// indices are added when pods are made.
 pub(super) fn jobset_labels(template: &mut Value, jobset: &str, rjob: &str, replicas: i32) {
-    for (k, v) in [
-        (super::jobset::JOBSET_NAME_LABEL, jobset.to_string()),
-        (super::jobset::REPLICATED_JOB_LABEL, rjob.to_string()),
-        (
-            "jobset.sigs.k8s.io/replicatedjob-replicas",
-            replicas.to_string(),
-        ),
-        ("jobset.sigs.k8s.io/restart-attempt", "0".to_string()),
-    ] {
+    for (k, v) in super::jobset::pod_labels(jobset, rjob, replicas) {
         set_meta(template, "labels", k, &v);
     }
 }
