@@ -459,7 +459,7 @@ fn a_job_is_refused_as_the_api_server_refuses_it() {
     let dir = common::cli::tempdir("bad-job");
     std::fs::write(
         dir.join("s.yaml"),
-        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  workloads:\n  - apiVersion: batch/v1\n    kind: Job\n    metadata: {name: j}\n    spec:\n      parallelism: -1\n      template:\n        spec:\n          containers: [{name: c, image: busybox}]\n",
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  workloads:\n  - apiVersion: batch/v1\n    kind: Job\n    metadata: {name: j}\n    spec:\n      parallelism: -1\n      template:\n        spec:\n          containers: [{name: c, image: busybox}]\n  - apiVersion: batch/v1\n    kind: Job\n    metadata: {name: k}\n    spec:\n      completionMode: Indexed\n      parallelism: 2\n      template:\n        spec:\n          restartPolicy: Never\n          containers: [{name: c, image: busybox}]\n",
     )
     .unwrap();
     let out = schedsim(&["run", dir.join("s.yaml").to_str().unwrap()]);
@@ -468,6 +468,7 @@ fn a_job_is_refused_as_the_api_server_refuses_it() {
     for expected in [
         "spec.workloads[0].spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
         "spec.workloads[0].spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"",
+        "spec.workloads[1].spec.completions: Required value: when completion mode is Indexed",
     ] {
         assert!(
             stderr.contains(expected),
@@ -547,4 +548,106 @@ fn a_determined_trials_pods_that_name_a_queue_go_through_kueues_pod_integration(
     assert_eq!(second["admitted"], false);
     assert_eq!(pod(&r, "gpt-pretrain-16-0")["status"], "Scheduled");
     assert_eq!(pod(&r, "gpt-pretrain-16-1")["status"], "SchedulingGated");
+}
+
+/// The JobSet CRD requires neither replicated jobs nor non-negative replicas: such a JobSet
+/// loads, creates no Job, and a warning says so.
+#[test]
+fn a_jobset_without_jobs_loads_and_creates_no_pods() {
+    let dir = common::cli::tempdir("empty-jobset");
+    std::fs::write(
+        dir.join("s.yaml"),
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  workloads:\n  - {apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, metadata: {name: empty}, spec: {}}\n  - apiVersion: jobset.x-k8s.io/v1alpha2\n    kind: JobSet\n    metadata: {name: none}\n    spec:\n      replicatedJobs:\n      - name: w\n        replicas: -1\n        template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}\n",
+    )
+    .unwrap();
+    let r = run_json(dir.join("s.yaml").to_str().unwrap());
+    let s = &r["scenarios"][0];
+    assert_eq!(s["pods"].as_array().unwrap().len(), 0);
+    let warnings = s["warnings"].to_string();
+    assert!(
+        warnings.contains("JobSet empty has no replicatedJobs: it creates no Job")
+            && warnings
+                .contains("JobSet none: replicated job w has -1 replicas: it creates no Job"),
+        "{warnings}"
+    );
+}
+
+/// The preemption scenario with its two jobs arriving in a timeline step: the running sweeps'
+/// pods keep their GPUs until that step, when Kueue's evictions delete them.
+#[test]
+fn running_workloads_preempted_in_a_timeline_step_lose_their_pods_in_that_step() {
+    let dir = common::cli::tempdir("kueue-preempt-later");
+    let text = std::fs::read_to_string("scenarios/kueue-preemption.yaml").unwrap();
+    let (head, jobs) = text.split_once("  workloads:\n").unwrap();
+    let jobs: String = jobs.lines().map(|l| format!("    {l}\n")).collect();
+    let head = head.replace(
+        "file: ../fixtures/runtimes/torch_distributed.yaml",
+        &format!(
+            "file: {}/fixtures/runtimes/torch_distributed.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    );
+    let scenario = format!("{head}  timeline:\n    - name: jobs arrive\n      arrive:\n{jobs}");
+    std::fs::write(dir.join("s.yaml"), scenario).unwrap();
+    let out = ok(&[
+        "run",
+        dir.join("s.yaml").to_str().unwrap(),
+        "--format",
+        "json",
+        "--allow-any-path",
+    ]);
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let s = &r["scenarios"][0];
+    assert_eq!(s["kueue"]["evictions"][0]["step"], 1);
+    let preempted = s["preemptedExistingPods"].to_string();
+    assert!(
+        preempted.contains("research/sweep-c-node-0-0-t2w8c")
+            && preempted.contains("research/sweep-b-node-0-0-m4k9d"),
+        "{preempted}"
+    );
+    assert_eq!(pod(&r, "llm-finetune-node-0-0")["node"], "h100-2");
+    assert_eq!(pod(&r, "urgent-eval-node-0-0")["node"], "h100-1");
+}
+
+/// The JobSet webhook defaults a replicated job to `Indexed` completion and an `OnFailure`
+/// restart policy: a JobSet that sets neither loads; with parallelism but no completions, the
+/// API server refuses the `Indexed` Job the controller would create.
+#[test]
+fn a_jobsets_jobs_get_the_jobset_webhooks_defaults() {
+    let dir = common::cli::tempdir("jobset-defaults");
+    let scenario = |counts: &str| {
+        format!(
+            "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {{name: s}}\nspec:\n  nodes:\n  - pool: {{count: 1, namePrefix: n-, template: {{status: {{allocatable: {{cpu: 8, memory: 8Gi, pods: \"110\"}}}}}}}}\n  workloads:\n  - apiVersion: jobset.x-k8s.io/v1alpha2\n    kind: JobSet\n    metadata: {{name: js}}\n    spec:\n      replicatedJobs:\n      - name: w\n        replicas: 2\n        template: {{spec: {{{counts}template: {{spec: {{containers: [{{name: c, image: busybox}}]}}}}}}}}\n"
+        )
+    };
+    std::fs::write(
+        dir.join("ok.yaml"),
+        scenario("parallelism: 2, completions: 2, "),
+    )
+    .unwrap();
+    let r = run_json(dir.join("ok.yaml").to_str().unwrap());
+    assert_eq!(r["scenarios"][0]["pods"].as_array().unwrap().len(), 4);
+    std::fs::write(dir.join("bad.yaml"), scenario("parallelism: 2, ")).unwrap();
+    let out = schedsim(&["run", dir.join("bad.yaml").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("spec.workloads[0].spec.replicatedJobs[0].template.spec.completions: Required value: when completion mode is Indexed"),
+        "{stderr}"
+    );
+}
+
+/// `SetDefaults_Job`: an `Indexed` Job that sets neither parallelism nor completions gets one
+/// of each, and runs one pod.
+#[test]
+fn an_indexed_job_without_counts_runs_one_pod() {
+    let dir = common::cli::tempdir("indexed-job");
+    std::fs::write(
+        dir.join("s.yaml"),
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  nodes:\n  - pool: {count: 1, namePrefix: n-, template: {status: {allocatable: {cpu: 8, memory: 8Gi, pods: \"110\"}}}}\n  workloads:\n  - apiVersion: batch/v1\n    kind: Job\n    metadata: {name: one}\n    spec:\n      completionMode: Indexed\n      template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}\n",
+    )
+    .unwrap();
+    let r = run_json(dir.join("s.yaml").to_str().unwrap());
+    assert_eq!(pod(&r, "one-0")["status"], "Scheduled");
+    assert_eq!(r["scenarios"][0]["pods"].as_array().unwrap().len(), 1);
 }

@@ -1,9 +1,10 @@
 //! A `batch/v1` Job as the Job controller runs it: `min(parallelism, completions)` pods from
 //! its template at a time, labelled with the Job's name (and, for an `Indexed` Job, each pod's
 //! completion index). Follows kubernetes `pkg/controller/job/job_controller.go` (how many pods
-//! are active), `pkg/apis/batch/v1/defaults.go` (parallelism 1, completionMode `NonIndexed`)
-//! and `pkg/apis/batch/validation/validation.go` (`validateJobSpec`: non-negative counts, a
-//! restart policy of `OnFailure` or `Never` — the pod template's default `Always` is refused).
+//! are active), `pkg/apis/batch/v1/defaults.go` (parallelism 1, completions 1 when neither is
+//! set, completionMode `NonIndexed`) and `pkg/apis/batch/validation/validation.go`
+//! (`validateJobSpec`: non-negative counts, an `Indexed` Job's completions, a restart policy
+//! of `OnFailure` or `Never` — the pod template's default `Always` is refused).
 //! A suspended Job has no pods until it is resumed (by Kueue, when it admits the Job).
 //!
 //! Pod names are `<job>-<i>` (the controller adds a random suffix; schedsim's are stable so
@@ -77,8 +78,13 @@ pub fn job_pods(job: &Job, path: &str, gates: &FeatureGates) -> Result<Vec<Pod>,
             format!("Unsupported value: {restart:?}: supported values: \"OnFailure\", \"Never\""),
         ));
     }
+    // `SetDefaults_Job`: with neither parallelism nor completions set, both default to 1.
+    let completions = match (spec.completions, spec.parallelism) {
+        (None, None) => Some(1),
+        (c, _) => c,
+    };
     let indexed = spec.completion_mode.as_deref() == Some("Indexed");
-    if indexed && spec.completions.is_none() {
+    if indexed && completions.is_none() {
         errs.push(FieldError::new(
             &at("spec.completions"),
             "Required value: when completion mode is Indexed".into(),

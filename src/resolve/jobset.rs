@@ -6,7 +6,7 @@
 //! when it admits it). `dependsOn` and startup policies are not simulated: every replicated
 //! job starts at once (a warning says so when a JobSet uses them).
 
-use k8s_openapi::api::batch::v1::{Job, JobTemplateSpec};
+use k8s_openapi::api::batch::v1::{Job, JobSpec, JobTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 
@@ -84,12 +84,6 @@ pub fn jobset_pods(
             "Required value: name or generateName is required".into(),
         ));
     }
-    if js.spec.replicated_jobs.is_empty() {
-        errs.push(FieldError::new(
-            "spec.replicatedJobs",
-            "Required value".into(),
-        ));
-    }
     // The pod limit before any pod exists (replicas may be anything).
     let total: u64 = (js.spec.replicated_jobs.iter())
         .map(|r| {
@@ -120,23 +114,31 @@ pub fn jobset_pods(
             "JobSet {name}: startupPolicy and dependsOn are not simulated; every replicated job starts at once"
         ));
     }
+    // The CRD requires neither replicated jobs nor non-negative replicas: the controller then
+    // creates no Job, and says nothing; schedsim says so.
+    if js.spec.replicated_jobs.is_empty() {
+        notes.push(format!(
+            "JobSet {name} has no replicatedJobs: it creates no Job"
+        ));
+    }
     for (i, rjob) in js.spec.replicated_jobs.iter().enumerate() {
         let path = format!("spec.replicatedJobs[{i}]");
         let replicas = rjob.replicas.unwrap_or(1);
-        if replicas < 0 {
-            errs.push(FieldError::new(
-                &format!("{path}.replicas"),
-                format!("Invalid value: {replicas}: must be greater than or equal to 0"),
+        if replicas <= 0 {
+            notes.push(format!(
+                "JobSet {name}: replicated job {} has {replicas} replicas: it creates no Job",
+                rjob.name
             ));
-            continue;
         }
-        for j in 0..replicas {
+        for j in 0..replicas.max(0) {
             let mut metadata = rjob.template.metadata.clone().unwrap_or_default();
             metadata.name = Some(format!("{name}-{}-{j}", rjob.name));
             metadata.namespace = js.metadata.namespace.clone();
             let job = Job {
                 metadata,
-                spec: rjob.template.spec.clone(),
+                spec: Some(webhook_defaults(
+                    rjob.template.spec.clone().unwrap_or_default(),
+                )),
                 status: None,
             };
             match job_pods(&job, &format!("{path}.template"), gates) {
@@ -163,4 +165,13 @@ pub fn jobset_pods(
     } else {
         Err(errs)
     }
+}
+
+/// The JobSet webhook's defaults for a replicated job's Job (`pkg/webhooks/jobset_webhook.go`
+/// `Default`): completion mode `Indexed`, pod restart policy `OnFailure`.
+fn webhook_defaults(mut spec: JobSpec) -> JobSpec {
+    spec.completion_mode.get_or_insert_with(|| "Indexed".into());
+    (spec.template.spec.get_or_insert_default().restart_policy)
+        .get_or_insert_with(|| "OnFailure".into());
+    spec
 }
