@@ -12,8 +12,8 @@
 //! Kueue breaks the last tie between candidates by UID, which is random; schedsim has no UIDs
 //! and uses the workload's `namespace/name` instead, so ties resolve the same way every run.
 
-use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy};
 use super::assigner::{Possibility, PreemptionOracle};
@@ -24,6 +24,9 @@ use super::quota::{QueueId, QuotaTree};
 pub struct Holder {
     /// `namespace/name`: the last tie-break (Kueue's is the UID).
     pub key: String,
+    /// The position of `key` among the keys of every workload that may hold quota, so that
+    /// the tie-break compares integers (see [`order_keys`]).
+    pub key_order: u32,
     /// Index of its ClusterQueue.
     pub queue: usize,
     pub priority: i32,
@@ -53,6 +56,18 @@ impl Holder {
         for (fr, &v) in &self.usage {
             tree.remove_usage(ids[self.queue], fr, v);
         }
+    }
+}
+
+/// Sets each holder's `key_order` from the sorted order of their keys.
+pub fn order_keys(holders: &mut [Holder]) {
+    let mut keys: Vec<&str> = holders.iter().map(|h| h.key.as_str()).collect();
+    keys.sort_unstable();
+    let orders: Vec<u32> = (holders.iter())
+        .map(|h| keys.partition_point(|k| *k < h.key.as_str()) as u32)
+        .collect();
+    for (h, order) in holders.iter_mut().zip(orders) {
+        h.key_order = order;
     }
 }
 
@@ -168,6 +183,10 @@ struct Wanted<'f> {
 
 struct Candidate {
     holder: usize,
+    /// The holder's queue.
+    queue: usize,
+    /// Which list it came from: hierarchical advantage 0, priority 1, own queue 2.
+    list: u8,
     /// The cohort below which the candidate's queue must be over quota (the lowest common
     /// ancestor with the preemptor's queue); none for the preemptor's own queue.
     lca: Option<usize>,
@@ -176,9 +195,9 @@ struct Candidate {
     rank: Rank,
 }
 
-/// `CandidatesOrdering`'s keys but the last: not evicted, in the preemptor's queue
-/// (`queue`), priority, reservation time (negated: the most recent first).
-type Rank = (bool, bool, i32, i64);
+/// `CandidatesOrdering`'s keys: not evicted, in the preemptor's queue (`queue`), priority,
+/// reservation time (negated: the most recent first), the key (as its order).
+type Rank = (bool, bool, i32, i64, u32);
 
 fn rank(h: &Holder, queue: usize) -> Rank {
     (
@@ -186,7 +205,62 @@ fn rank(h: &Holder, queue: usize) -> Rank {
         h.queue == queue,
         h.priority,
         h.reserved.saturating_neg(),
+        h.key_order,
     )
+}
+
+/// The order `GetTargets` tries candidates in: the evicted ones first, then by list
+/// (hierarchical advantage, priority, own queue), each list in `CandidatesOrdering`; the
+/// holder makes it total.
+type TryOrder = (bool, u8, Rank, usize);
+
+/// A queue's candidates not read yet, the next on top.
+type Unread = BinaryHeap<Reverse<(TryOrder, usize)>>;
+
+/// The candidates in [`TryOrder`], sorted only as far as they are read, queue by queue: the
+/// search usually stops after a few, or drops whole queues as they come back within their
+/// quota (a full sort, then a walk over every candidate of a cohort, dominated admission).
+struct Ordered<'c> {
+    candidates: &'c [Candidate],
+    /// Per queue (a run of `candidates`), its unread candidates; `None` once dropped.
+    queues: Vec<Option<Unread>>,
+}
+
+impl<'c> Ordered<'c> {
+    /// `candidates` come in runs, one per queue; only those `usable` are read.
+    fn new(candidates: &'c [Candidate], usable: impl Fn(&Candidate) -> bool) -> Ordered<'c> {
+        let runs = candidates.chunk_by(|a, b| a.queue == b.queue);
+        let mut start = 0;
+        let queues = runs
+            .map(|run| {
+                let heap = (run.iter().enumerate())
+                    .filter(|(_, c)| usable(c))
+                    .map(|(i, c)| Reverse(((c.rank.0, c.list, c.rank, c.holder), start + i)))
+                    .collect();
+                start += run.len();
+                Some(heap)
+            })
+            .collect();
+        Ordered { candidates, queues }
+    }
+
+    /// The next candidate in order among the queues that `queue_valid` keeps. A queue it
+    /// refuses is dropped with all its candidates: validity is the same for all of a queue's
+    /// candidates and, as the search only removes usage, once lost it stays lost.
+    fn next(&mut self, mut queue_valid: impl FnMut(&Candidate) -> bool) -> Option<&'c Candidate> {
+        loop {
+            let (q, &Reverse((_, c))) = (self.queues.iter().enumerate())
+                .filter_map(|(q, heap)| Some((q, heap.as_ref()?.peek()?)))
+                .min_by_key(|(_, head)| head.0)?;
+            let candidate = &self.candidates[c];
+            if !queue_valid(candidate) {
+                self.queues[q] = None;
+                continue;
+            }
+            self.queues[q].as_mut().and_then(BinaryHeap::pop);
+            return Some(candidate);
+        }
+    }
 }
 
 /// The admitted workloads and the queues they are in: what preemption chooses from.
@@ -231,24 +305,9 @@ impl Preemption<'_> {
             mask: self.fr_bits.mask(frs.iter()),
             ids: snapshot.fr_ids(frs),
         };
-        let (same, hierarchy, priority) = self.candidates(snapshot, preemptor, usage, &wanted);
-        let (no_other, no_hierarchy) = (
-            hierarchy.is_empty() && priority.is_empty(),
-            hierarchy.is_empty(),
-        );
-        let mut all: Vec<Candidate> = Vec::new();
-        let (mut evicted, mut rest) = (Vec::new(), Vec::new());
-        for list in [hierarchy, priority, same] {
-            for c in list {
-                if self.holders[c.holder].evicted {
-                    evicted.push(c);
-                } else {
-                    rest.push(c);
-                }
-            }
-        }
-        all.append(&mut evicted);
-        all.append(&mut rest);
+        let candidates = self.candidates(snapshot, preemptor, usage, &wanted);
+        let no_hierarchy = !candidates.iter().any(|c| c.list == 0);
+        let no_other = candidates.iter().all(|c| c.list == 2);
 
         let forbidden = borrow_within_cohort_forbidden(queue);
         let under_nominal = frs
@@ -263,15 +322,17 @@ impl Preemption<'_> {
         };
         for &borrowing in attempts {
             let mut targets: Vec<Target> = Vec::new();
-            for c in &all {
-                if !self.valid(snapshot, preemptor, c, borrowing, &wanted.ids) {
-                    continue;
-                }
-                self.remove(snapshot, c.holder);
-                targets.push(Target {
+            // `candidateIsValid`: no reclaiming without borrowing while borrowing.
+            let usable =
+                |c: &Candidate| !(borrowing && c.variant == Variant::ReclaimWithoutBorrowing);
+            let mut ordered = Ordered::new(&candidates, usable);
+            while let Some(c) = ordered.next(|c| self.queue_valid(snapshot, c, &wanted.ids)) {
+                let target = Target {
                     holder: c.holder,
                     reason: c.variant.reason(),
-                });
+                };
+                self.remove(snapshot, target.holder);
+                targets.push(target);
                 if fits(snapshot, id, usage, borrowing) {
                     let targets = self.fill_back(snapshot, id, usage, targets, borrowing);
                     for t in &targets {
@@ -287,34 +348,28 @@ impl Preemption<'_> {
         Vec::new()
     }
 
-    /// The candidates in the preemptor's own queue, those over which it has a hierarchical
-    /// advantage, and those it may only take by priority, each in `CandidatesOrdering`.
+    /// The candidates in the preemptor's own queue (list 2), those over which it has a
+    /// hierarchical advantage (list 0), and those it may only take by priority (list 1).
     fn candidates(
         &self,
         snapshot: &QuotaTree,
         preemptor: &Preemptor,
         usage: &BTreeMap<FlavorResource, i64>,
         wanted: &Wanted,
-    ) -> (Vec<Candidate>, Vec<Candidate>, Vec<Candidate>) {
+    ) -> Vec<Candidate> {
         let queue = &self.queues[preemptor.queue];
         let node = self.ids[preemptor.queue].0;
-        let mut same = Vec::new();
+        let mut out = Vec::new();
         if queue.preemption.within_cluster_queue != PreemptionPolicy::Never {
-            same = self.in_queue(preemptor.queue, None, preemptor, wanted, false);
+            self.in_queue(preemptor.queue, None, preemptor, wanted, false, &mut out);
         }
-        let (mut hierarchy, mut priority) = (Vec::new(), Vec::new());
         let has_parent = snapshot.ancestors(node).next().is_some();
         if has_parent && queue.preemption.reclaim_within_cohort != PreemptionPolicy::Never {
             let (mut advantage, mut remaining) = snapshot.fits_in_quota(node, usage);
             let mut previous = None;
             for root in snapshot.ancestors(node).collect::<Vec<_>>() {
-                let list = if advantage {
-                    &mut hierarchy
-                } else {
-                    &mut priority
-                };
                 self.in_subtree(
-                    snapshot, root, root, previous, advantage, preemptor, wanted, list,
+                    snapshot, root, root, previous, advantage, preemptor, wanted, &mut out,
                 );
                 let (fits, rest) = snapshot.fits_in_quota(root, &remaining);
                 remaining = rest;
@@ -322,11 +377,7 @@ impl Preemption<'_> {
                 previous = Some(root);
             }
         }
-        for list in [&mut same, &mut hierarchy, &mut priority] {
-            // A total order, so unstable is exact.
-            list.sort_unstable_by(|a, b| self.by_rank((a.rank, a.holder), (b.rank, b.holder)));
-        }
-        (same, hierarchy, priority)
+        out
     }
 
     /// `collectCandidatesInSubtree`: queues over their quota below `cohort`, skipping the
@@ -365,11 +416,11 @@ impl Preemption<'_> {
             if q == preemptor.queue || snapshot.within_nominal(child, &wanted.ids) {
                 continue;
             }
-            out.extend(self.in_queue(q, Some(subtree_root), preemptor, wanted, advantage));
+            self.in_queue(q, Some(subtree_root), preemptor, wanted, advantage, out);
         }
     }
 
-    /// `getCandidatesFromCQ`.
+    /// `getCandidatesFromCQ`, into `out`.
     fn in_queue(
         &self,
         q: usize,
@@ -377,19 +428,25 @@ impl Preemption<'_> {
         preemptor: &Preemptor,
         wanted: &Wanted,
         advantage: bool,
-    ) -> Vec<Candidate> {
-        (self.by_queue[q].iter())
-            .filter_map(|&h| {
-                let holder = &self.holders[h];
-                let variant = self.classify(holder, preemptor, wanted, advantage)?;
-                Some(Candidate {
-                    holder: h,
-                    lca,
-                    variant,
-                    rank: rank(holder, preemptor.queue),
-                })
+        out: &mut Vec<Candidate>,
+    ) {
+        let list = match (q == preemptor.queue, advantage) {
+            (true, _) => 2,
+            (false, true) => 0,
+            (false, false) => 1,
+        };
+        out.extend(self.by_queue[q].iter().filter_map(|&h| {
+            let holder = &self.holders[h];
+            let variant = self.classify(holder, preemptor, wanted, advantage)?;
+            Some(Candidate {
+                holder: h,
+                queue: q,
+                list,
+                lca,
+                variant,
+                rank: rank(holder, preemptor.queue),
             })
-            .collect()
+        }));
     }
 
     /// `classifyPreemptionVariant` (`None`: never).
@@ -433,40 +490,23 @@ impl Preemption<'_> {
         })
     }
 
-    /// `CandidatesOrdering`: evicted first, other queues before the preemptor's, lower
-    /// priority first, more recently admitted first ([`rank`]), then the key (compared only
-    /// on a tie), then the holder (a total order).
-    fn by_rank(&self, (ra, a): (Rank, usize), (rb, b): (Rank, usize)) -> Ordering {
-        (ra.cmp(&rb))
-            .then_with(|| self.holders[a].key.cmp(&self.holders[b].key))
-            .then(a.cmp(&b))
-    }
-
-    /// [`Self::by_rank`] of two holders, for a preemptor in queue `queue`.
+    /// `CandidatesOrdering` of two holders, for a preemptor in queue `queue`: evicted first,
+    /// other queues before the preemptor's, lower priority first, more recently admitted
+    /// first, then the key ([`rank`]).
     #[cfg(test)]
-    pub(super) fn order(&self, queue: usize, a: usize, b: usize) -> Ordering {
+    pub(super) fn order(&self, queue: usize, a: usize, b: usize) -> std::cmp::Ordering {
         let rank_of = |h: usize| rank(&self.holders[h], queue);
-        self.by_rank((rank_of(a), a), (rank_of(b), b))
+        (rank_of(a), a).cmp(&(rank_of(b), b))
     }
 
-    /// `candidateIsValid`: earlier removals may have brought a queue (or a cohort below the
-    /// common ancestor) back within its quota.
-    fn valid(
-        &self,
-        snapshot: &QuotaTree,
-        preemptor: &Preemptor,
-        c: &Candidate,
-        borrowing: bool,
-        ids: &[usize],
-    ) -> bool {
-        let h = &self.holders[c.holder];
-        if h.queue == preemptor.queue {
-            return true;
+    /// `candidateIsValid` but for its borrowing check: earlier removals may have brought the
+    /// candidate's queue (or a cohort below the common ancestor) back within its quota. The
+    /// same for every candidate of a queue.
+    fn queue_valid(&self, snapshot: &QuotaTree, c: &Candidate, ids: &[usize]) -> bool {
+        if c.list == 2 {
+            return true; // the preemptor's own queue
         }
-        if borrowing && c.variant == Variant::ReclaimWithoutBorrowing {
-            return false;
-        }
-        let node = self.ids[h.queue].0;
+        let node = self.ids[c.queue].0;
         if snapshot.within_nominal(node, ids) {
             return false;
         }

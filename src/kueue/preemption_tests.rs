@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::api::{self, ClusterQueue};
-use super::preemption::{FrBits, Holder, Preemption, Preemptor};
+use super::preemption::{FrBits, Holder, Preemption, Preemptor, order_keys};
 use super::quota::{QueueId, QuotaTree};
 use super::tests::{AdmittedSpec, amount, run_table};
 
@@ -86,12 +86,13 @@ fn cluster_queues(values: &[Value]) -> Vec<ClusterQueue> {
 }
 
 fn holders(admitted: &[AdmittedSpec], queues: &[ClusterQueue], bits: &mut FrBits) -> Vec<Holder> {
-    (admitted.iter())
+    let mut holders: Vec<Holder> = (admitted.iter())
         .map(|a| {
             let a = a.admitted();
             Holder {
                 mask: bits.learn(a.usage.keys()),
                 key: format!("{}/{}", a.namespace, a.name),
+                key_order: 0,
                 queue: (queues.iter())
                     .position(|q| q.name == a.cluster_queue)
                     .unwrap_or(usize::MAX),
@@ -102,7 +103,9 @@ fn holders(admitted: &[AdmittedSpec], queues: &[ClusterQueue], bits: &mut FrBits
                 usage: a.usage,
             }
         })
-        .collect()
+        .collect();
+    order_keys(&mut holders);
+    holders
 }
 
 fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
@@ -240,9 +243,10 @@ fn candidates_ordering_agrees_with_upstream() {
             })
             .collect();
         let queue_of = |n: &str| queues.iter().position(|q| q.name == n).expect("queue");
-        let holders: Vec<Holder> = (case.workloads.iter())
+        let mut holders: Vec<Holder> = (case.workloads.iter())
             .map(|w| Holder {
                 key: w.name.clone(),
+                key_order: 0,
                 queue: queue_of(&w.cluster_queue),
                 priority: w.priority,
                 created: 0,
@@ -252,6 +256,7 @@ fn candidates_ordering_agrees_with_upstream() {
                 usage: BTreeMap::new(),
             })
             .collect();
+        order_keys(&mut holders);
         let mut order: Vec<usize> = (0..holders.len()).collect();
         let preemption = Preemption {
             queues: &queues,

@@ -89,6 +89,8 @@ struct State<'a> {
     ids: Vec<QueueId>,
     tree: QuotaTree,
     holders: Vec<Holder>,
+    /// The keys of every workload that may hold quota, sorted: a holder's `key_order`.
+    keys: Vec<String>,
     fr_bits: FrBits,
     /// Per ClusterQueue, the holders that hold quota now.
     by_queue: Vec<Vec<usize>>,
@@ -149,6 +151,18 @@ fn run(
         ids,
         tree,
         holders: Vec::new(),
+        keys: {
+            let mut keys: Vec<String> = (objects.admitted.iter())
+                .map(|a| format!("{}/{}", a.namespace, a.name))
+                .chain(
+                    workloads
+                        .iter()
+                        .map(|w| format!("{}/{}", w.namespace, w.name)),
+                )
+                .collect();
+            keys.sort_unstable();
+            keys
+        },
         fr_bits: FrBits::default(),
         by_queue: vec![Vec::new(); queues.len()],
         holder_of: vec![None; workloads.len()],
@@ -172,6 +186,7 @@ fn run(
                 Victim::Admitted(i),
                 Holder {
                     key: format!("{}/{}", a.namespace, a.name),
+                    key_order: 0,
                     queue: q,
                     priority: a.priority,
                     created: a.created,
@@ -400,6 +415,7 @@ impl State<'_> {
     /// A workload starts holding quota.
     fn hold(&mut self, what: Victim, mut holder: Holder) {
         holder.mask = self.fr_bits.learn(holder.usage.keys());
+        holder.key_order = self.keys.partition_point(|k| *k < holder.key) as u32;
         holder.add_usage(&mut self.tree, &self.ids);
         let h = self.holders.len();
         self.by_queue[holder.queue].push(h);
@@ -615,6 +631,7 @@ impl State<'_> {
                 Victim::Queued(w),
                 Holder {
                     key: format!("{}/{}", workload.namespace, workload.name),
+                    key_order: 0,
                     queue: q,
                     priority: workload.priority,
                     created: workload.created,
