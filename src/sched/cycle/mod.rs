@@ -38,6 +38,7 @@ use crate::sched::profile::{self, Profile, Weights};
 
 mod compiled;
 mod diagnose;
+mod label_index;
 mod preemption;
 mod score;
 mod state;
@@ -318,6 +319,8 @@ pub struct Scheduler<'a> {
     /// The groups of each namespace, in creation order: PodTopologySpread counts only pods of
     /// the incoming pod's namespace, so a new spec tallies these alone.
     groups_in_namespace: HashMap<String, Vec<(u32, u32)>>,
+    /// The groups by each label of their pods.
+    groups_by_label: label_index::LabelIndex<(u32, u32)>,
     /// Bound pods with required pod anti-affinity (their rules apply to every incoming pod).
     bound_with_anti_affinity: usize,
     /// Bound pods with any pod (anti-)affinity term (they score incoming pods).
@@ -325,6 +328,10 @@ pub struct Scheduler<'a> {
     /// Compiled topology spread constraints, by pod spec (see [`SpreadSpec`]).
     spreads: Vec<Arc<SpreadSpec>>,
     spread_index: HashMap<String, usize>,
+    /// The spreads that select only pods with a given label (see [`SpreadSpec::label`]),
+    /// filed under it, and per namespace the others: the spreads a bind can change.
+    spreads_by_label: label_index::LabelIndex<usize>,
+    spreads_unlabelled: HashMap<String, Vec<usize>>,
     /// Per spread: the bound pods its filter and score constraints select (kept per bind).
     tallies: Vec<(pod_topology_spread::Tally, pod_topology_spread::Tally)>,
     /// Node → topology domain per key, for InterPodAffinity.
@@ -346,6 +353,8 @@ struct SpreadSpec {
     index: usize,
     filter: Arc<pod_topology_spread::Spread>,
     score: Arc<pod_topology_spread::Spread>,
+    /// A label `(key, value)` that all its constraints require: it counts no pod without it.
+    label: Option<(String, String)>,
 }
 
 /// The PreFilter states of the plugins that look at bound pods, for one pod.
@@ -441,10 +450,13 @@ impl<'a> Scheduler<'a> {
             signatures: HashMap::new(),
             groups: BTreeMap::new(),
             groups_in_namespace: HashMap::new(),
+            groups_by_label: Default::default(),
             bound_with_pod_affinity: 0,
             spreads: Vec::new(),
             tallies: Vec::new(),
             spread_index: HashMap::new(),
+            spreads_by_label: Default::default(),
+            spreads_unlabelled: HashMap::new(),
             removed_gates: HashMap::new(),
             topology: Default::default(),
             profiles: CompiledProfile::compile(&config.profiles(), &cluster.table),
@@ -525,9 +537,12 @@ impl<'a> Scheduler<'a> {
         self.template_index.clear();
         self.spreads.clear();
         self.spread_index.clear();
+        self.spreads_by_label.clear();
+        self.spreads_unlabelled.clear();
         self.tallies.clear();
         self.groups.clear();
         self.groups_in_namespace.clear();
+        self.groups_by_label.clear();
         self.topology = Default::default();
         self.profiles = CompiledProfile::compile(&self.config.profiles(), &self.cluster.table);
         self.bound_with_anti_affinity = 0;

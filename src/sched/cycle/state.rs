@@ -27,6 +27,9 @@ impl<'a> Scheduler<'a> {
             (self.groups_in_namespace.entry(pod.namespace.clone()))
                 .or_default()
                 .push(key);
+            for (k, v) in &pod.labels {
+                self.groups_by_label.insert(&pod.namespace, k, v, key);
+            }
         }
         let group = self.groups.entry(key).or_insert_with(|| AlikePods {
             pod: pod_id,
@@ -68,8 +71,14 @@ impl<'a> Scheduler<'a> {
 
     /// Keeps the counts that tell whether InterPodAffinity has work to do.
     /// Keeps every spread's tallies of the pods it selects.
+    /// Only the spreads of the pod's namespace that may select it are visited.
     pub(super) fn count_spread(&mut self, pod: &Pod, node: usize, sign: i64) {
-        for (spec, (filter, score)) in self.spreads.iter().zip(self.tallies.iter_mut()) {
+        let ns = pod.namespace.as_str();
+        let unlabelled = self.spreads_unlabelled.get(ns).map_or(&[][..], Vec::as_slice);
+        let labelled = (pod.labels.iter())
+            .flat_map(|(k, v)| self.spreads_by_label.get(ns, k, v).iter());
+        for &i in unlabelled.iter().chain(labelled) {
+            let (spec, (filter, score)) = (&self.spreads[i], &mut self.tallies[i]);
             filter.add(&spec.filter, pod, node, sign);
             score.add(&spec.score, pod, node, sign);
         }
@@ -182,19 +191,28 @@ impl<'a> Scheduler<'a> {
                 &mut topology,
             ))
         };
+        let (filter, score) = (compile("DoNotSchedule"), compile("ScheduleAnyway"));
         let spec = Arc::new(SpreadSpec {
             index: self.spreads.len(),
-            filter: compile("DoNotSchedule"),
-            score: compile("ScheduleAnyway"),
+            label: pod_topology_spread::required_label([&*filter, &*score]),
+            filter,
+            score,
         });
         self.topology = topology;
         // From now on each bind updates its tallies; start them from what is bound.
         let none = Removed::default();
-        let (n, ns) = (self.cluster.len(), pod.namespace.as_str());
+        let n = self.cluster.len();
+        let groups = || self.spread_groups(&pod.namespace, spec.label.as_ref(), &none);
         self.tallies.push((
-            pod_topology_spread::Tally::of(&spec.filter, n, self.spread_groups(ns, &none)),
-            pod_topology_spread::Tally::of(&spec.score, n, self.spread_groups(ns, &none)),
+            pod_topology_spread::Tally::of(&spec.filter, n, groups()),
+            pod_topology_spread::Tally::of(&spec.score, n, groups()),
         ));
+        match &spec.label {
+            Some((k, v)) => (self.spreads_by_label).insert(&pod.namespace, k, v, spec.index),
+            None => (self.spreads_unlabelled.entry(pod.namespace.clone()))
+                .or_default()
+                .push(spec.index),
+        }
         self.spreads.push(Arc::clone(&spec));
         self.spread_index.insert(key, spec.index);
         Some(spec)
@@ -244,7 +262,7 @@ impl<'a> Scheduler<'a> {
                         false => Some(pod_topology_spread::Tally::of(
                             &sp.filter,
                             self.cluster.len(),
-                            self.spread_groups(&pod.namespace, removed),
+                            self.spread_groups(&pod.namespace, sp.label.as_ref(), removed),
                         )),
                     };
                     let tally = tally.as_ref().unwrap_or(&self.tallies[sp.index].0);
@@ -280,18 +298,20 @@ impl<'a> Scheduler<'a> {
     }
 
     /// The bound pods of `namespace` grouped by alikeness, as PodTopologySpread counts them
-    /// (`countPodsMatchSelector` counts the incoming pod's namespace only).
+    /// (`countPodsMatchSelector` counts the incoming pod's namespace only); with `label`,
+    /// only those carrying it.
     pub(super) fn spread_groups<'s>(
         &'s self,
         namespace: &str,
+        label: Option<&(String, String)>,
         removed: &'s Removed,
     ) -> impl Iterator<Item = pod_topology_spread::BoundGroup<'s>> + 's {
-        (self
-            .groups_in_namespace
-            .get(namespace)
-            .into_iter()
-            .flatten())
-        .map(|key| (key, &self.groups[key]))
+        let keys = match label {
+            Some((k, v)) => self.groups_by_label.get(namespace, k, v),
+            None => (self.groups_in_namespace.get(namespace)).map_or(&[][..], Vec::as_slice),
+        };
+        (keys.iter())
+            .map(|key| (key, &self.groups[key]))
         .map(|(key, g)| (g, removed.nodes(key, g)))
         .filter(|(_, nodes)| !nodes.is_empty())
         .map(|(g, nodes)| pod_topology_spread::BoundGroup {

@@ -181,6 +181,21 @@ impl Spread {
     }
 }
 
+/// A label `(key, value)` in the `matchLabels` of every constraint of `spreads` that selects
+/// anything: no pod without it is counted, so bound pods can be looked up by it.
+pub fn required_label<'s>(spreads: impl IntoIterator<Item = &'s Spread>) -> Option<(String, String)> {
+    let mut selectors = (spreads.into_iter())
+        .flat_map(|s| &s.constraints)
+        .filter_map(|c| c.selector.as_ref());
+    let first = selectors.next()?;
+    let rest: Vec<&LabelSelector> = selectors.collect();
+    (first.match_labels.iter().flatten())
+        .find(|(k, v)| {
+            (rest.iter()).all(|s| s.match_labels.as_ref().and_then(|m| m.get(*k)) == Some(*v))
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+}
+
 /// `v1.DefaultPodTopologySpread`-era system defaults (`podtopologyspread/plugin.go`,
 /// `systemDefaultConstraints`).
 fn system_default_constraints() -> Vec<TopologySpreadConstraint> {
