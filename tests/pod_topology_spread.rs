@@ -241,7 +241,9 @@ fn schedule_anyway_never_filters_but_scores_toward_the_emptier_zone() {
 #[test]
 fn score_follows_upstreams_formula() {
     use schedsim::sched::plugins::inter_pod_affinity::Topology;
-    use schedsim::sched::plugins::pod_topology_spread::{BoundGroup, Spread, Tally, score};
+    use schedsim::sched::plugins::pod_topology_spread::{
+        BoundGroup, CountedNodes, Spread, Tally, score,
+    };
     use std::collections::BTreeMap;
     let nodes = nodes(false, false);
     let e = on(&[("a1", "node-a"), ("x1", "node-x"), ("x2", "node-x")]);
@@ -277,6 +279,7 @@ fn score_follows_upstreams_formula() {
             nodes,
             &gates,
             &mut Topology::default(),
+            &mut CountedNodes::default(),
         )
     };
     let spread = compile(&zone, &nodes);
@@ -310,7 +313,8 @@ fn score_follows_upstreams_formula() {
 fn system_default_constraints_follow_the_services_selecting_the_pod() {
     use schedsim::sched::plugins::inter_pod_affinity::Topology;
     use schedsim::sched::plugins::pod_topology_spread::{
-        BoundGroup, ServiceSelector, Services, Spread, Tally, default_constraints, score,
+        BoundGroup, CountedNodes, ServiceSelector, Services, Spread, Tally, default_constraints,
+        score,
     };
     let services = Services::new(&[ServiceSelector {
         namespace: "default".into(),
@@ -362,6 +366,7 @@ fn system_default_constraints_follow_the_services_selecting_the_pod() {
         &nodes,
         &FeatureGates::default(),
         &mut Topology::default(),
+        &mut CountedNodes::default(),
     );
     let groups = [BoundGroup {
         pod: &bound,

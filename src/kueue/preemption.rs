@@ -12,8 +12,7 @@
 //! Kueue breaks the last tie between candidates by UID, which is random; schedsim has no UIDs
 //! and uses the workload's `namespace/name` instead, so ties resolve the same way every run.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy};
 use super::assigner::{Possibility, PreemptionOracle};
@@ -181,6 +180,7 @@ struct Wanted<'f> {
     ids: Vec<usize>,
 }
 
+#[derive(Clone, Copy)]
 struct Candidate {
     holder: usize,
     /// The holder's queue.
@@ -214,51 +214,140 @@ fn rank(h: &Holder, queue: usize) -> Rank {
 /// holder makes it total.
 type TryOrder = (bool, u8, Rank, usize);
 
-/// A queue's candidates not read yet, the next on top.
-type Unread = BinaryHeap<Reverse<(TryOrder, usize)>>;
-
-/// The candidates in [`TryOrder`], sorted only as far as they are read, queue by queue: the
-/// search usually stops after a few, or drops whole queues as they come back within their
-/// quota (a full sort, then a walk over every candidate of a cohort, dominated admission).
-struct Ordered<'c> {
-    candidates: &'c [Candidate],
-    /// Per queue (a run of `candidates`), its unread candidates; `None` once dropped.
-    queues: Vec<Option<Unread>>,
+fn try_order(c: &Candidate) -> TryOrder {
+    (c.rank.0, c.list, c.rank, c.holder)
 }
 
-impl<'c> Ordered<'c> {
-    /// `candidates` come in runs, one per queue; only those `usable` are read.
-    fn new(candidates: &'c [Candidate], usable: impl Fn(&Candidate) -> bool) -> Ordered<'c> {
-        let runs = candidates.chunk_by(|a, b| a.queue == b.queue);
-        let mut start = 0;
-        let queues = runs
-            .map(|run| {
-                let heap = (run.iter().enumerate())
-                    .filter(|(_, c)| usable(c))
-                    .map(|(i, c)| Reverse(((c.rank.0, c.list, c.rank, c.holder), start + i)))
-                    .collect();
-                start += run.len();
-                Some(heap)
-            })
-            .collect();
-        Ordered { candidates, queues }
+/// A holder's place among the holders of its queue: [`TryOrder`] restricted to one queue,
+/// where the list and "in the preemptor's queue" are the same for all. Each queue's holders
+/// are kept in this order, so candidates are read in order without sorting.
+pub fn queue_order(h: &Holder, holder: usize) -> (bool, i32, i64, u32, usize) {
+    (
+        !h.evicted,
+        h.priority,
+        h.reserved.saturating_neg(),
+        h.key_order,
+        holder,
+    )
+}
+
+/// Per queue, its holders in [`queue_order`] (what [`Preemption::by_queue`] wants).
+pub fn holders_by_queue(holders: &[Holder], queues: usize) -> Vec<Vec<usize>> {
+    let mut by_queue = vec![Vec::new(); queues];
+    for (i, h) in holders.iter().enumerate() {
+        by_queue[h.queue].push(i);
+    }
+    for list in &mut by_queue {
+        list.sort_by_key(|&i| queue_order(&holders[i], i));
+    }
+    by_queue
+}
+
+/// A queue whose holders may be candidates, as `collectCandidatesInSubtree` and
+/// `getCandidatesFromCQ` find it.
+#[derive(Clone, Copy)]
+struct Source {
+    queue: usize,
+    lca: Option<usize>,
+    /// Hierarchical advantage 0, priority 1, the preemptor's own queue 2.
+    list: u8,
+    advantage: bool,
+}
+
+/// The candidates of some [`Source`]s in [`TryOrder`], each queue read (and its holders
+/// classified) only as far as the search goes: it usually stops after a few, or drops whole
+/// queues as they come back within their quota. Collecting, classifying and sorting every
+/// holder of a cohort for each question dominated admission at cluster size.
+struct Walk<'w> {
+    preemption: &'w Preemption<'w>,
+    preemptor: &'w Preemptor,
+    wanted: &'w Wanted<'w>,
+    /// In a borrowing attempt candidates reclaiming without borrowing are not valid.
+    borrowing: bool,
+    sources: Vec<Source>,
+    /// Per source: how far its queue is read, and its next candidate (`None`: not read yet).
+    read: Vec<usize>,
+    heads: Vec<Option<Candidate>>,
+    /// Sources dropped or read to the end.
+    done: Vec<bool>,
+}
+
+impl<'w> Walk<'w> {
+    fn new(
+        preemption: &'w Preemption<'w>,
+        preemptor: &'w Preemptor,
+        wanted: &'w Wanted<'w>,
+        sources: &[Source],
+        borrowing: bool,
+    ) -> Walk<'w> {
+        Walk {
+            preemption,
+            preemptor,
+            wanted,
+            borrowing,
+            sources: sources.to_vec(),
+            read: vec![0; sources.len()],
+            heads: vec![None; sources.len()],
+            done: vec![false; sources.len()],
+        }
     }
 
-    /// The next candidate in order among the queues that `queue_valid` keeps. A queue it
-    /// refuses is dropped with all its candidates: validity is the same for all of a queue's
-    /// candidates and, as the search only removes usage, once lost it stays lost.
-    fn next(&mut self, mut queue_valid: impl FnMut(&Candidate) -> bool) -> Option<&'c Candidate> {
-        loop {
-            let (q, &Reverse((_, c))) = (self.queues.iter().enumerate())
-                .filter_map(|(q, heap)| Some((q, heap.as_ref()?.peek()?)))
-                .min_by_key(|(_, head)| head.0)?;
-            let candidate = &self.candidates[c];
-            if !queue_valid(candidate) {
-                self.queues[q] = None;
+    /// The next candidate of source `s`, reading on in its queue.
+    fn advance(&mut self, s: usize) -> Option<Candidate> {
+        let (p, source) = (self.preemption, self.sources[s]);
+        let list = &p.by_queue[source.queue];
+        while let Some(&h) = list.get(self.read[s]) {
+            self.read[s] += 1;
+            let holder = &p.holders[h];
+            let Some(variant) = p.classify(holder, self.preemptor, self.wanted, source.advantage)
+            else {
+                continue;
+            };
+            // `candidateIsValid`: no reclaiming without borrowing while borrowing.
+            if self.borrowing && variant == Variant::ReclaimWithoutBorrowing {
                 continue;
             }
-            self.queues[q].as_mut().and_then(BinaryHeap::pop);
-            return Some(candidate);
+            return Some(Candidate {
+                holder: h,
+                queue: source.queue,
+                list: source.list,
+                lca: source.lca,
+                variant,
+                rank: rank(holder, self.preemptor.queue),
+            });
+        }
+        None
+    }
+
+    /// Whether source `s` has any candidate at all.
+    fn any(&mut self, s: usize) -> bool {
+        self.head(s).is_some()
+    }
+
+    fn head(&mut self, s: usize) -> Option<Candidate> {
+        if self.heads[s].is_none() && !self.done[s] {
+            self.heads[s] = self.advance(s);
+            self.done[s] = self.heads[s].is_none();
+        }
+        self.heads[s]
+    }
+
+    /// The next candidate among the queues still valid (`candidateIsValid`'s quota part). A
+    /// queue found back within its quota is dropped with all its candidates: validity is the
+    /// same for all of a queue's candidates and, as the search only removes usage, once lost
+    /// it stays lost.
+    fn next(&mut self, snapshot: &QuotaTree) -> Option<Candidate> {
+        loop {
+            let (s, c) = (0..self.sources.len())
+                .filter_map(|s| Some((s, self.head(s)?)))
+                .min_by_key(|(_, c)| try_order(c))?;
+            if !self.preemption.queue_valid(snapshot, &c, &self.wanted.ids) {
+                self.done[s] = true;
+                self.heads[s] = None;
+                continue;
+            }
+            self.heads[s] = None;
+            return Some(c);
         }
     }
 }
@@ -268,7 +357,7 @@ pub struct Preemption<'a> {
     pub queues: &'a [ClusterQueue],
     pub ids: &'a [QueueId],
     pub holders: &'a [Holder],
-    /// Per queue, the holders that still hold quota.
+    /// Per queue, the holders that still hold quota, in [`queue_order`].
     pub by_queue: &'a [Vec<usize>],
     pub fr_bits: &'a FrBits,
 }
@@ -305,9 +394,13 @@ impl Preemption<'_> {
             mask: self.fr_bits.mask(frs.iter()),
             ids: snapshot.fr_ids(frs),
         };
-        let candidates = self.candidates(snapshot, preemptor, usage, &wanted);
-        let no_hierarchy = !candidates.iter().any(|c| c.list == 0);
-        let no_other = candidates.iter().all(|c| c.list == 2);
+        let sources = self.sources(snapshot, preemptor, usage, &wanted);
+        let mut any = Walk::new(self, preemptor, &wanted, &sources, false);
+        let has = |list: u8, walk: &mut Walk| {
+            (0..sources.len()).any(|s| sources[s].list == list && walk.any(s))
+        };
+        let no_hierarchy = !has(0, &mut any);
+        let no_other = no_hierarchy && !has(1, &mut any);
 
         let forbidden = borrow_within_cohort_forbidden(queue);
         let under_nominal = frs
@@ -322,11 +415,8 @@ impl Preemption<'_> {
         };
         for &borrowing in attempts {
             let mut targets: Vec<Target> = Vec::new();
-            // `candidateIsValid`: no reclaiming without borrowing while borrowing.
-            let usable =
-                |c: &Candidate| !(borrowing && c.variant == Variant::ReclaimWithoutBorrowing);
-            let mut ordered = Ordered::new(&candidates, usable);
-            while let Some(c) = ordered.next(|c| self.queue_valid(snapshot, c, &wanted.ids)) {
+            let mut walk = Walk::new(self, preemptor, &wanted, &sources, borrowing);
+            while let Some(c) = walk.next(snapshot) {
                 let target = Target {
                     holder: c.holder,
                     reason: c.variant.reason(),
@@ -348,28 +438,39 @@ impl Preemption<'_> {
         Vec::new()
     }
 
-    /// The candidates in the preemptor's own queue (list 2), those over which it has a
-    /// hierarchical advantage (list 0), and those it may only take by priority (list 1).
-    fn candidates(
+    /// The queues to take candidates from: the preemptor's own (list 2), those over which it
+    /// has a hierarchical advantage (list 0), and those it may only take by priority (list 1).
+    fn sources(
         &self,
         snapshot: &QuotaTree,
         preemptor: &Preemptor,
         usage: &BTreeMap<FlavorResource, i64>,
         wanted: &Wanted,
-    ) -> Vec<Candidate> {
+    ) -> Vec<Source> {
         let queue = &self.queues[preemptor.queue];
         let node = self.ids[preemptor.queue].0;
         let mut out = Vec::new();
         if queue.preemption.within_cluster_queue != PreemptionPolicy::Never {
-            self.in_queue(preemptor.queue, None, preemptor, wanted, false, &mut out);
+            out.push(Source {
+                queue: preemptor.queue,
+                lca: None,
+                list: 2,
+                advantage: false,
+            });
         }
         let has_parent = snapshot.ancestors(node).next().is_some();
         if has_parent && queue.preemption.reclaim_within_cohort != PreemptionPolicy::Never {
             let (mut advantage, mut remaining) = snapshot.fits_in_quota(node, usage);
             let mut previous = None;
             for root in snapshot.ancestors(node).collect::<Vec<_>>() {
+                let source = Source {
+                    queue: 0,
+                    lca: Some(root),
+                    list: if advantage { 0 } else { 1 },
+                    advantage,
+                };
                 self.in_subtree(
-                    snapshot, root, root, previous, advantage, preemptor, wanted, &mut out,
+                    snapshot, root, previous, source, preemptor, wanted, &mut out,
                 );
                 let (fits, rest) = snapshot.fits_in_quota(root, &remaining);
                 remaining = rest;
@@ -387,27 +488,17 @@ impl Preemption<'_> {
         &self,
         snapshot: &QuotaTree,
         cohort: usize,
-        subtree_root: usize,
         skip: Option<usize>,
-        advantage: bool,
+        source: Source,
         preemptor: &Preemptor,
         wanted: &Wanted,
-        out: &mut Vec<Candidate>,
+        out: &mut Vec<Source>,
     ) {
         for &child in snapshot.child_cohorts(cohort) {
             if Some(child) == skip || snapshot.within_nominal(child, &wanted.ids) {
                 continue;
             }
-            self.in_subtree(
-                snapshot,
-                child,
-                subtree_root,
-                skip,
-                advantage,
-                preemptor,
-                wanted,
-                out,
-            );
+            self.in_subtree(snapshot, child, skip, source, preemptor, wanted, out);
         }
         for &child in snapshot.child_queues(cohort) {
             let Some(q) = self.ids.iter().position(|id| id.0 == child) else {
@@ -416,37 +507,8 @@ impl Preemption<'_> {
             if q == preemptor.queue || snapshot.within_nominal(child, &wanted.ids) {
                 continue;
             }
-            self.in_queue(q, Some(subtree_root), preemptor, wanted, advantage, out);
+            out.push(Source { queue: q, ..source });
         }
-    }
-
-    /// `getCandidatesFromCQ`, into `out`.
-    fn in_queue(
-        &self,
-        q: usize,
-        lca: Option<usize>,
-        preemptor: &Preemptor,
-        wanted: &Wanted,
-        advantage: bool,
-        out: &mut Vec<Candidate>,
-    ) {
-        let list = match (q == preemptor.queue, advantage) {
-            (true, _) => 2,
-            (false, true) => 0,
-            (false, false) => 1,
-        };
-        out.extend(self.by_queue[q].iter().filter_map(|&h| {
-            let holder = &self.holders[h];
-            let variant = self.classify(holder, preemptor, wanted, advantage)?;
-            Some(Candidate {
-                holder: h,
-                queue: q,
-                list,
-                lca,
-                variant,
-                rank: rank(holder, preemptor.queue),
-            })
-        }));
     }
 
     /// `classifyPreemptionVariant` (`None`: never).

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::api::{self, ClusterQueue};
-use super::preemption::{FrBits, Holder, Preemption, Preemptor, order_keys};
+use super::preemption::{FrBits, Holder, Preemption, Preemptor, holders_by_queue, order_keys};
 use super::quota::{QueueId, QuotaTree};
 use super::tests::{AdmittedSpec, amount, run_table};
 
@@ -125,9 +125,8 @@ fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
         .collect();
     let mut bits = FrBits::default();
     let holders = holders(&case.admitted, &queues, &mut bits);
-    let mut by_queue = vec![Vec::new(); queues.len()];
-    for (i, h) in holders.iter().enumerate() {
-        by_queue[h.queue].push(i);
+    let by_queue = holders_by_queue(&holders, queues.len());
+    for h in &holders {
         h.add_usage(&mut tree, &ids);
     }
     // `TotalRequestsFor`: count × request per assigned flavor; zero requests need no flavor.

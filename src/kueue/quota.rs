@@ -7,6 +7,7 @@
 //! `resources.Amount` does.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::api::{ClusterQueue, Cohort, FlavorResource, ResourceQuota};
 
@@ -21,20 +22,23 @@ struct Node {
     quotas: Vec<Option<ResourceQuota>>,
     /// The node's own quota plus what its children lend it.
     subtree_quota: Vec<i64>,
-    /// What counts against `subtree_quota`: a queue's usage; for a cohort, its children's
-    /// usage past their local quota.
-    usage: Vec<i64>,
 }
 
-/// Every ClusterQueue and Cohort of a scenario, linked into trees.
+/// Every ClusterQueue and Cohort of a scenario, linked into trees. The shape and quotas are
+/// shared between a tree and its snapshots; only usage is copied (admission takes a snapshot
+/// every cycle and the preemption oracle another per workload).
 #[derive(Debug, Clone)]
 pub struct QuotaTree {
-    nodes: Vec<Node>,
-    queues: BTreeMap<String, usize>,
-    cohorts: BTreeMap<String, usize>,
+    nodes: Arc<Vec<Node>>,
+    queues: Arc<BTreeMap<String, usize>>,
+    cohorts: Arc<BTreeMap<String, usize>>,
     /// Flavor-resources as dense ids: the nodes' amounts are vectors indexed by them, so the
-    /// tree walks of every availability check compare no strings (shared by the snapshots).
-    frs: std::sync::Arc<BTreeMap<FlavorResource, usize>>,
+    /// tree walks of every availability check compare no strings.
+    frs: Arc<BTreeMap<FlavorResource, usize>>,
+    /// What counts against each node's `subtree_quota`, per node and flavor-resource id
+    /// (`node * frs + id`): a queue's usage; for a cohort, its children's usage past their
+    /// local quota.
+    usage: Vec<i64>,
 }
 
 /// A ClusterQueue of the tree.
@@ -54,15 +58,17 @@ impl QuotaTree {
             frs.entry(fr.clone()).or_insert(next);
         }
         let mut tree = QuotaTree {
-            nodes: Vec::new(),
-            queues: BTreeMap::new(),
-            cohorts: BTreeMap::new(),
-            frs: std::sync::Arc::new(frs),
+            nodes: Arc::new(Vec::new()),
+            queues: Arc::new(BTreeMap::new()),
+            cohorts: Arc::new(BTreeMap::new()),
+            frs: Arc::new(frs),
+            usage: Vec::new(),
         };
         let mut warnings = Vec::new();
         for c in cohorts {
             let id = tree.cohort(&c.name);
-            tree.nodes[id].quotas = tree.dense(&c.quotas);
+            let quotas = tree.dense(&c.quotas);
+            tree.nodes_mut()[id].quotas = quotas;
         }
         for c in cohorts {
             let Some(parent) = &c.parent else { continue };
@@ -75,20 +81,22 @@ impl QuotaTree {
                 ));
                 continue;
             }
-            tree.nodes[id].parent = Some(parent);
-            tree.nodes[parent].child_cohorts.push(id);
+            tree.nodes_mut()[id].parent = Some(parent);
+            tree.nodes_mut()[parent].child_cohorts.push(id);
         }
         for q in queues {
             let id = tree.nodes.len();
             let quotas = tree.dense(&q.quotas);
-            tree.nodes.push(Node::new(&q.name, quotas, tree.frs.len()));
-            tree.queues.insert(q.name.clone(), id);
+            let frs = tree.frs.len();
+            tree.nodes_mut().push(Node::new(&q.name, quotas, frs));
+            Arc::make_mut(&mut tree.queues).insert(q.name.clone(), id);
             if let Some(cohort) = &q.cohort {
                 let parent = tree.cohort(cohort);
-                tree.nodes[id].parent = Some(parent);
-                tree.nodes[parent].child_queues.push(id);
+                tree.nodes_mut()[id].parent = Some(parent);
+                tree.nodes_mut()[parent].child_queues.push(id);
             }
         }
+        tree.usage = vec![0; tree.nodes.len() * tree.frs.len()];
         let roots: Vec<usize> = (0..tree.nodes.len())
             .filter(|&i| tree.nodes[i].parent.is_none())
             .collect();
@@ -104,9 +112,15 @@ impl QuotaTree {
         }
         let id = self.nodes.len();
         let n = self.frs.len();
-        self.nodes.push(Node::new(name, vec![None; n], n));
-        self.cohorts.insert(name.to_string(), id);
+        self.nodes_mut().push(Node::new(name, vec![None; n], n));
+        self.usage.resize(self.nodes.len() * n, 0);
+        Arc::make_mut(&mut self.cohorts).insert(name.to_string(), id);
         id
+    }
+
+    /// The nodes, to change (a snapshot gets its own copy).
+    fn nodes_mut(&mut self) -> &mut Vec<Node> {
+        Arc::make_mut(&mut self.nodes)
     }
 
     pub fn queue(&self, name: &str) -> Option<QueueId> {
@@ -140,12 +154,17 @@ impl QuotaTree {
             return f;
         }
         let f = self.frs.len();
-        std::sync::Arc::make_mut(&mut self.frs).insert(fr.clone(), f);
-        for n in &mut self.nodes {
+        Arc::make_mut(&mut self.frs).insert(fr.clone(), f);
+        for n in self.nodes_mut() {
             n.quotas.push(None);
             n.subtree_quota.push(0);
-            n.usage.push(0);
         }
+        // Each node's row grows by one.
+        let old = std::mem::take(&mut self.usage);
+        self.usage = (old.chunks(f.max(1)).take(self.nodes.len()))
+            .flat_map(|row| row.iter().copied().take(f).chain([0]))
+            .collect();
+        self.usage.resize(self.nodes.len() * (f + 1), 0);
         f
     }
 
@@ -154,7 +173,7 @@ impl QuotaTree {
         let own: Vec<i64> = (self.nodes[id].quotas.iter())
             .map(|q| q.map_or(0, |q| q.nominal))
             .collect();
-        self.nodes[id].subtree_quota = own;
+        self.nodes_mut()[id].subtree_quota = own;
         let children: Vec<usize> = (self.nodes[id].child_cohorts.iter())
             .chain(&self.nodes[id].child_queues)
             .copied()
@@ -164,7 +183,7 @@ impl QuotaTree {
             for f in 0..self.frs.len() {
                 let lent =
                     self.nodes[child].subtree_quota[f].saturating_sub(self.local_quota(child, f));
-                let e = &mut self.nodes[id].subtree_quota[f];
+                let e = &mut self.nodes_mut()[id].subtree_quota[f];
                 *e = e.saturating_add(lent);
             }
         }
@@ -175,7 +194,7 @@ impl QuotaTree {
     }
 
     fn usage_of(&self, id: usize, f: usize) -> i64 {
-        self.nodes[id].usage[f]
+        self.usage[id * self.frs.len() + f]
     }
 
     /// The part of a node's quota it keeps from its parent: all but its `lendingLimit`
@@ -256,8 +275,8 @@ impl QuotaTree {
 
     fn add_usage_at(&mut self, id: usize, f: usize, val: i64) {
         let local = self.local_available(id, f);
-        let e = &mut self.nodes[id].usage[f];
-        *e = e.saturating_add(val);
+        let at = id * self.frs.len() + f;
+        self.usage[at] = self.usage[at].saturating_add(val);
         if let Some(parent) = self.nodes[id].parent
             && val > local
         {
@@ -272,8 +291,8 @@ impl QuotaTree {
 
     fn remove_usage_at(&mut self, id: usize, f: usize, val: i64) {
         let stored_in_parent = self.usage_of(id, f).saturating_sub(self.local_quota(id, f));
-        let e = &mut self.nodes[id].usage[f];
-        *e = e.saturating_sub(val);
+        let at = id * self.frs.len() + f;
+        self.usage[at] = self.usage[at].saturating_sub(val);
         if let Some(parent) = self.nodes[id].parent
             && stored_in_parent > 0
         {
@@ -400,7 +419,44 @@ impl Node {
             child_queues: Vec::new(),
             quotas,
             subtree_quota: vec![0; frs],
-            usage: vec![0; frs],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flavor-resource no quota names (a running Workload's usage can have one) gets an id
+    /// later; the usage already counted, in every node, and the snapshots taken before, stay.
+    #[test]
+    fn a_new_flavor_resource_keeps_the_usage_counted() {
+        let fr = |f: &str| (f.to_string(), "nvidia.com/gpu".to_string());
+        let quota = |nominal| ResourceQuota {
+            nominal,
+            ..ResourceQuota::default()
+        };
+        let queue = |name: &str, nominal| ClusterQueue {
+            name: name.into(),
+            cohort: Some("all".into()),
+            quotas: BTreeMap::from([(fr("a100"), quota(nominal))]),
+            ..ClusterQueue::default()
+        };
+        let (mut tree, _) = QuotaTree::new(&[queue("a", 4), queue("b", 8)], &[]);
+        let (a, b) = (tree.queue("a").unwrap(), tree.queue("b").unwrap());
+        tree.add_usage(a, &fr("a100"), 6); // borrows 2 from the cohort
+        tree.add_usage(b, &fr("a100"), 3);
+        let before = tree.clone();
+        tree.add_usage(b, &fr("h100"), 2);
+        assert_eq!(tree.usage(a, &fr("a100")), 6);
+        assert_eq!(tree.usage(b, &fr("a100")), 3);
+        assert_eq!(tree.usage(b, &fr("h100")), 2);
+        assert_eq!(tree.available(a, &fr("a100")), 3);
+        assert_eq!(tree.available(b, &fr("a100")), 3);
+        assert_eq!(before.usage(b, &fr("h100")), 0);
+        assert_eq!(before.available(a, &fr("a100")), 3);
+        tree.remove_usage(a, &fr("a100"), 6);
+        assert_eq!(tree.available(a, &fr("a100")), 9);
+        assert_eq!(before.usage(a, &fr("a100")), 6);
     }
 }

@@ -92,7 +92,7 @@ struct State<'a> {
     /// The keys of every workload that may hold quota, sorted: a holder's `key_order`.
     keys: Vec<String>,
     fr_bits: FrBits,
-    /// Per ClusterQueue, the holders that hold quota now.
+    /// Per ClusterQueue, the holders that hold quota now, in `preemption::queue_order`.
     by_queue: Vec<Vec<usize>>,
     /// The holder of each queued workload while it is admitted.
     holder_of: Vec<Option<usize>>,
@@ -418,7 +418,11 @@ impl State<'_> {
         holder.key_order = self.keys.partition_point(|k| *k < holder.key) as u32;
         holder.add_usage(&mut self.tree, &self.ids);
         let h = self.holders.len();
-        self.by_queue[holder.queue].push(h);
+        let list = &mut self.by_queue[holder.queue];
+        let at = list.partition_point(|&x| {
+            preemption::queue_order(&self.holders[x], x) < preemption::queue_order(&holder, h)
+        });
+        list.insert(at, h);
         self.holders.push(holder);
         self.holder_is.push(what);
         if let Victim::Queued(w) = what {

@@ -332,6 +332,8 @@ pub struct Scheduler<'a> {
     /// filed under it, and per namespace the others: the spreads a bind can change.
     spreads_by_label: label_index::LabelIndex<usize>,
     spreads_unlabelled: HashMap<String, Vec<usize>>,
+    /// The nodes each set of constraints counts, shared between specs.
+    counted_nodes: pod_topology_spread::CountedNodes,
     /// Per spread: the bound pods its filter and score constraints select (kept per bind).
     tallies: Vec<(pod_topology_spread::Tally, pod_topology_spread::Tally)>,
     /// Node → topology domain per key, for InterPodAffinity.
@@ -457,6 +459,7 @@ impl<'a> Scheduler<'a> {
             spread_index: HashMap::new(),
             spreads_by_label: Default::default(),
             spreads_unlabelled: HashMap::new(),
+            counted_nodes: Default::default(),
             removed_gates: HashMap::new(),
             topology: Default::default(),
             profiles: CompiledProfile::compile(&config.profiles(), &cluster.table),
@@ -539,6 +542,7 @@ impl<'a> Scheduler<'a> {
         self.spread_index.clear();
         self.spreads_by_label.clear();
         self.spreads_unlabelled.clear();
+        self.counted_nodes = Default::default();
         self.tallies.clear();
         self.groups.clear();
         self.groups_in_namespace.clear();

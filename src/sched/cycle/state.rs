@@ -74,9 +74,12 @@ impl<'a> Scheduler<'a> {
     /// Only the spreads of the pod's namespace that may select it are visited.
     pub(super) fn count_spread(&mut self, pod: &Pod, node: usize, sign: i64) {
         let ns = pod.namespace.as_str();
-        let unlabelled = self.spreads_unlabelled.get(ns).map_or(&[][..], Vec::as_slice);
-        let labelled = (pod.labels.iter())
-            .flat_map(|(k, v)| self.spreads_by_label.get(ns, k, v).iter());
+        let unlabelled = self
+            .spreads_unlabelled
+            .get(ns)
+            .map_or(&[][..], Vec::as_slice);
+        let labelled =
+            (pod.labels.iter()).flat_map(|(k, v)| self.spreads_by_label.get(ns, k, v).iter());
         for &i in unlabelled.iter().chain(labelled) {
             let (spec, (filter, score)) = (&self.spreads[i], &mut self.tallies[i]);
             filter.add(&spec.filter, pod, node, sign);
@@ -179,6 +182,7 @@ impl<'a> Scheduler<'a> {
             return Some(Arc::clone(&self.spreads[i]));
         }
         let mut topology = std::mem::take(&mut self.topology);
+        let counted_nodes = &mut self.counted_nodes;
         let (nodes, gates) = (&self.cluster.nodes, &self.config.feature_gates);
         let mut compile = |action| {
             Arc::new(pod_topology_spread::Spread::compile(
@@ -189,6 +193,7 @@ impl<'a> Scheduler<'a> {
                 nodes,
                 gates,
                 &mut topology,
+                counted_nodes,
             ))
         };
         let (filter, score) = (compile("DoNotSchedule"), compile("ScheduleAnyway"));
@@ -312,11 +317,11 @@ impl<'a> Scheduler<'a> {
         };
         (keys.iter())
             .map(|key| (key, &self.groups[key]))
-        .map(|(key, g)| (g, removed.nodes(key, g)))
-        .filter(|(_, nodes)| !nodes.is_empty())
-        .map(|(g, nodes)| pod_topology_spread::BoundGroup {
-            pod: self.bound_pod(g.pod),
-            nodes,
-        })
+            .map(|(key, g)| (g, removed.nodes(key, g)))
+            .filter(|(_, nodes)| !nodes.is_empty())
+            .map(|(g, nodes)| pod_topology_spread::BoundGroup {
+                pod: self.bound_pod(g.pod),
+                nodes,
+            })
     }
 }

@@ -46,10 +46,12 @@ struct Constraint {
     /// label.
     domain_of_node: Arc<[u32]>,
     /// Per node: counted for this constraint (has every key of the set, passes the policies).
-    counted: Vec<bool>,
+    counted: Arc<[bool]>,
     domains: usize,
     /// Per domain: a counted node carries it (a key of `TpValueToMatchNum`).
-    counted_domains: Vec<bool>,
+    counted_domains: Arc<[bool]>,
+    /// How many domains a counted node carries.
+    counted_domain_total: usize,
 }
 
 impl Constraint {
@@ -68,12 +70,106 @@ impl Constraint {
     }
 }
 
+/// The nodes a set of constraints counts, which depend on the topology keys, the inclusion
+/// policies and the pod's node affinity and tolerations, not on its selectors: shared by
+/// every spec that has the same (one per job would otherwise hold several vectors of nodes
+/// each, and compute them again).
+#[derive(Debug, Default)]
+pub struct CountedNodes(std::collections::HashMap<String, Arc<NodeSets>>);
+
+#[derive(Debug)]
+struct NodeSets {
+    /// Per node: it carries every constraint's topology key.
+    has_all_keys: Arc<[bool]>,
+    /// Per constraint: per node, counted; per domain, carried by a counted node.
+    counted: Vec<Arc<[bool]>>,
+    counted_domains: Vec<Arc<[bool]>>,
+}
+
+impl CountedNodes {
+    fn get(
+        &mut self,
+        pod: &Pod,
+        chosen: &[&TopologySpreadConstraint],
+        key_domains: &[(Arc<[u32]>, usize)],
+        nodes: &[Node],
+        gates: &FeatureGates,
+    ) -> Arc<NodeSets> {
+        let honor_affinity =
+            |c: &TopologySpreadConstraint| c.node_affinity_policy.as_deref() != Some("Ignore");
+        let honor_taints =
+            |c: &TopologySpreadConstraint| c.node_taints_policy.as_deref() == Some("Honor");
+        let (any_affinity, any_taints) = (
+            chosen.iter().any(|c| honor_affinity(c)),
+            chosen.iter().any(|c| honor_taints(c)),
+        );
+        let policies: Vec<(&str, bool, bool)> = (chosen.iter())
+            .map(|c| (c.topology_key.as_str(), honor_affinity(c), honor_taints(c)))
+            .collect();
+        let key = serde_json::to_string(&(
+            policies,
+            any_affinity.then(|| {
+                let node_affinity = pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref());
+                (&pod.node_selector, node_affinity)
+            }),
+            any_taints.then_some(&pod.tolerations),
+        ))
+        .expect("pod fields serialize");
+        if let Some(sets) = self.0.get(&key) {
+            return Arc::clone(sets);
+        }
+        let has_all_keys: Arc<[bool]> = (0..nodes.len())
+            .map(|i| key_domains.iter().all(|(d, _)| d[i] != NO_DOMAIN))
+            .collect();
+        // Node affinity and taints only matter to the constraints that honour them.
+        let affinity_ok: Vec<bool> = match any_affinity {
+            true => (nodes.iter())
+                .map(|n| node_affinity::required_matches(pod, n))
+                .collect(),
+            false => Vec::new(),
+        };
+        let taints_ok: Vec<bool> = match any_taints {
+            true => (nodes.iter())
+                .map(|n| {
+                    taint_toleration::find_untolerated(&n.taints, &pod.tolerations, gates).is_none()
+                })
+                .collect(),
+            false => Vec::new(),
+        };
+        let (mut counted, mut counted_domains) = (Vec::new(), Vec::new());
+        for (c, (domain_of_node, domains)) in chosen.iter().zip(key_domains) {
+            let nodes_counted: Arc<[bool]> = (0..nodes.len())
+                .map(|i| {
+                    has_all_keys[i]
+                        && (!honor_affinity(c) || affinity_ok[i])
+                        && (!honor_taints(c) || taints_ok[i])
+                })
+                .collect();
+            let mut domains_counted = vec![false; *domains];
+            for (&d, counted) in domain_of_node.iter().zip(nodes_counted.iter()) {
+                if d != NO_DOMAIN && *counted {
+                    domains_counted[d as usize] = true;
+                }
+            }
+            counted.push(nodes_counted);
+            counted_domains.push(domains_counted.into());
+        }
+        let sets = Arc::new(NodeSets {
+            has_all_keys,
+            counted,
+            counted_domains,
+        });
+        self.0.insert(key, Arc::clone(&sets));
+        sets
+    }
+}
+
 /// A pod's constraints of one `whenUnsatisfiable` kind, compiled against the cluster's nodes.
 #[derive(Debug, Clone, Default)]
 pub struct Spread {
     constraints: Vec<Constraint>,
     /// Per node: it carries every constraint's topology key (`nodeLabelsMatchSpreadConstraints`).
-    has_all_keys: Vec<bool>,
+    has_all_keys: Arc<[bool]>,
     /// Score ignores nodes without every key — except for the system default constraints
     /// (`requireAllTopologies` in `scoring.go`).
     require_all_topologies: bool,
@@ -94,6 +190,7 @@ impl Spread {
     ///
     /// `constraints` are the pod's own or, when it has none, the profile's defaults
     /// ([`default_constraints`]); `system_defaults` says they are the system defaults.
+    #[allow(clippy::too_many_arguments)]
     pub fn compile(
         pod: &Pod,
         constraints: &[TopologySpreadConstraint],
@@ -102,6 +199,7 @@ impl Spread {
         nodes: &[Node],
         gates: &FeatureGates,
         topology: &mut Topology,
+        counted_nodes: &mut CountedNodes,
     ) -> Spread {
         let chosen: Vec<&TopologySpreadConstraint> = constraints
             .iter()
@@ -113,64 +211,28 @@ impl Spread {
         let key_domains: Vec<(Arc<[u32]>, usize)> = (chosen.iter())
             .map(|c| topology.domains(&c.topology_key, nodes))
             .collect();
-        let has_all_keys: Vec<bool> = (0..nodes.len())
-            .map(|i| key_domains.iter().all(|(d, _)| d[i] != NO_DOMAIN))
-            .collect();
-        // Node affinity and taints only matter to the constraints that honour them.
-        let affinity_ok: Vec<bool> = match chosen
-            .iter()
-            .any(|c| c.node_affinity_policy.as_deref() != Some("Ignore"))
-        {
-            true => (nodes.iter())
-                .map(|n| node_affinity::required_matches(pod, n))
-                .collect(),
-            false => Vec::new(),
-        };
-        let taints_ok: Vec<bool> = match chosen
-            .iter()
-            .any(|c| c.node_taints_policy.as_deref() == Some("Honor"))
-        {
-            true => (nodes.iter())
-                .map(|n| {
-                    taint_toleration::find_untolerated(&n.taints, &pod.tolerations, gates).is_none()
-                })
-                .collect(),
-            false => Vec::new(),
-        };
+        let sets = counted_nodes.get(pod, &chosen, &key_domains, nodes, gates);
         let constraints: Vec<Constraint> = (chosen.iter().zip(key_domains))
-            .map(|(c, (domain_of_node, domains))| {
-                let honor_affinity = c.node_affinity_policy.as_deref() != Some("Ignore");
-                let honor_taints = c.node_taints_policy.as_deref() == Some("Honor");
-                let counted: Vec<bool> = (0..nodes.len())
-                    .map(|i| {
-                        has_all_keys[i]
-                            && (!honor_affinity || affinity_ok[i])
-                            && (!honor_taints || taints_ok[i])
-                    })
-                    .collect();
-                let mut counted_domains = vec![false; domains];
-                for (&d, counted) in domain_of_node.iter().zip(&counted) {
-                    if d != NO_DOMAIN && *counted {
-                        counted_domains[d as usize] = true;
-                    }
-                }
-                Constraint {
-                    counted_domains,
+            .zip(sets.counted.iter().zip(&sets.counted_domains))
+            .map(
+                |((c, (domain_of_node, domains)), (counted, counted_domains))| Constraint {
+                    counted_domain_total: counted_domains.iter().filter(|p| **p).count(),
+                    counted_domains: Arc::clone(counted_domains),
                     max_skew: i64::from(c.max_skew),
                     min_domains: c.min_domains.map_or(1, i64::from),
                     namespace: pod.namespace.clone(),
                     selector: selector_with_label_keys(pod, c),
                     hostname: c.topology_key == HOSTNAME,
                     domain_of_node,
-                    counted,
+                    counted: Arc::clone(counted),
                     domains,
-                }
-            })
+                },
+            )
             .collect();
         let self_match = constraints.iter().map(|c| c.selects(pod)).collect();
         Spread {
             constraints,
-            has_all_keys,
+            has_all_keys: Arc::clone(&sets.has_all_keys),
             require_all_topologies: !system_defaults,
             self_match,
         }
@@ -183,7 +245,9 @@ impl Spread {
 
 /// A label `(key, value)` in the `matchLabels` of every constraint of `spreads` that selects
 /// anything: no pod without it is counted, so bound pods can be looked up by it.
-pub fn required_label<'s>(spreads: impl IntoIterator<Item = &'s Spread>) -> Option<(String, String)> {
+pub fn required_label<'s>(
+    spreads: impl IntoIterator<Item = &'s Spread>,
+) -> Option<(String, String)> {
     let mut selectors = (spreads.into_iter())
         .flat_map(|s| &s.constraints)
         .filter_map(|c| c.selector.as_ref());
@@ -337,28 +401,89 @@ fn selector_with_label_keys(pod: &Pod, c: &TopologySpreadConstraint) -> Option<L
 /// instead of walking every bound pod.
 #[derive(Debug, Clone)]
 pub struct Tally {
-    domain: Vec<Vec<i64>>,
-    node: Vec<Vec<i64>>,
+    domain: Vec<Counts>,
+    node: Vec<Counts>,
+}
+
+/// Pods counted per domain or node: a sorted list while few are counted (most specs select
+/// one job's pods, and a vector per node for each made tallies most of the memory at 5,000
+/// nodes), a vector past that.
+#[derive(Debug, Clone)]
+enum Counts {
+    Few {
+        size: usize,
+        counts: Vec<(u32, i64)>,
+    },
+    Many(Vec<i64>),
+}
+
+/// Past this many counted domains a [`Counts`] becomes a vector.
+const FEW: usize = 32;
+
+impl Counts {
+    fn new(size: usize) -> Counts {
+        Counts::Few {
+            size,
+            counts: Vec::new(),
+        }
+    }
+
+    fn get(&self, i: usize) -> i64 {
+        match self {
+            Counts::Few { counts, .. } => counts
+                .binary_search_by_key(&(i as u32), |&(d, _)| d)
+                .map_or(0, |at| counts[at].1),
+            Counts::Many(v) => v[i],
+        }
+    }
+
+    fn add(&mut self, i: usize, n: i64) {
+        match self {
+            Counts::Few { size, counts } => {
+                match counts.binary_search_by_key(&(i as u32), |&(d, _)| d) {
+                    Ok(at) => counts[at].1 += n,
+                    Err(at) => counts.insert(at, (i as u32, n)),
+                }
+                if counts.len() > FEW {
+                    let mut v = vec![0; *size];
+                    for &(d, n) in counts.iter() {
+                        v[d as usize] = n;
+                    }
+                    *self = Counts::Many(v);
+                }
+            }
+            Counts::Many(v) => v[i] += n,
+        }
+    }
+
+    /// The least count over the domains marked in `counted` (`total` of them), 0 for none.
+    fn min_counted(&self, counted: &[bool], total: usize) -> i64 {
+        match self {
+            Counts::Many(v) => (v.iter().zip(counted))
+                .filter(|(_, p)| **p)
+                .map(|(n, _)| *n)
+                .min()
+                .unwrap_or(0),
+            Counts::Few { counts, .. } => {
+                let present = counts.iter().filter(|(d, _)| counted[*d as usize]);
+                let least = present.clone().map(|(_, n)| *n).min();
+                match present.count() < total {
+                    true => least.map_or(0, |m| m.min(0)),
+                    false => least.unwrap_or(0),
+                }
+            }
+        }
+    }
 }
 
 impl Tally {
     pub fn new(spread: &Spread, nodes: usize) -> Tally {
         Tally {
-            domain: spread
-                .constraints
-                .iter()
-                .map(|c| vec![0; c.domains])
+            domain: (spread.constraints.iter())
+                .map(|c| Counts::new(c.domains))
                 .collect(),
-            node: spread
-                .constraints
-                .iter()
-                .map(|c| {
-                    if c.hostname {
-                        vec![0; nodes]
-                    } else {
-                        Vec::new()
-                    }
-                })
+            node: (spread.constraints.iter())
+                .map(|c| Counts::new(if c.hostname { nodes } else { 0 }))
                 .collect(),
         }
     }
@@ -370,10 +495,10 @@ impl Tally {
                 continue;
             }
             if let (Some(d), true) = (c.domain(node), c.counted[node]) {
-                self.domain[i][d as usize] += n;
+                self.domain[i].add(d as usize, n);
             }
             if c.hostname {
-                self.node[i][node] += n;
+                self.node[i].add(node, n);
             }
         }
     }
@@ -400,7 +525,7 @@ impl Tally {
 #[derive(Debug)]
 pub struct FilterState {
     spread: Arc<Spread>,
-    counts: Vec<Vec<i64>>,
+    counts: Vec<Counts>,
     min_match: Vec<i64>,
 }
 
@@ -414,17 +539,10 @@ pub fn pre_filter(spread: &Arc<Spread>, tally: &Tally) -> FilterState {
         .iter()
         .zip(&counts)
         .map(|(c, counts)| {
-            let domains = c.counted_domains.iter().filter(|p| **p).count() as i64;
-            if domains < c.min_domains {
+            if (c.counted_domain_total as i64) < c.min_domains {
                 return 0;
             }
-            counts
-                .iter()
-                .zip(&c.counted_domains)
-                .filter(|(_, p)| **p)
-                .map(|(n, _)| *n)
-                .min()
-                .unwrap_or(0)
+            counts.min_counted(&c.counted_domains, c.counted_domain_total)
         })
         .collect();
     FilterState {
@@ -444,7 +562,7 @@ pub fn filter(s: &FilterState, node: usize) -> Status {
                 ERR_REASON_NODE_LABEL_NOT_MATCH,
             );
         };
-        let skew = s.counts[i][d as usize] + i64::from(s.spread.self_match[i]) - s.min_match[i];
+        let skew = s.counts[i].get(d as usize) + i64::from(s.spread.self_match[i]) - s.min_match[i];
         if skew > c.max_skew {
             return Status::new(
                 Code::Unschedulable,
@@ -499,9 +617,9 @@ pub fn score(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
                 };
                 // Hostname constraints count a node's own pods, with no inclusion policy.
                 let count = if c.hostname {
-                    tally.node[i][node]
+                    tally.node[i].get(node)
                 } else if scored[i][d as usize] {
-                    tally.domain[i][d as usize]
+                    tally.domain[i].get(d as usize)
                 } else {
                     0
                 };
@@ -519,4 +637,46 @@ pub fn score(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
             Some(s) => 100 * (max + min - s) / max,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counts;
+
+    /// The list form and the vector form count alike, before and after the switch, with
+    /// counts that go back to 0 and domains never counted.
+    #[test]
+    fn few_and_many_counts_agree() {
+        let size = 200;
+        let counted: Vec<bool> = (0..size).map(|d| d % 3 != 0).collect();
+        let total = counted.iter().filter(|p| **p).count();
+        let mut few = Counts::new(size);
+        let mut many = Counts::Many(vec![0; size]);
+        let mut was_few_at_least_once_past_start = false;
+        for step in 0..400usize {
+            let d = (step * 37) % size;
+            let n = if step % 5 == 4 { -1 } else { 1 };
+            let n = if many.get(d) + n < 0 { 1 } else { n };
+            few.add(d, n);
+            many.add(d, n);
+            was_few_at_least_once_past_start |= step > 0 && matches!(few, Counts::Few { .. });
+            for i in 0..size {
+                assert_eq!(few.get(i), many.get(i), "domain {i} after step {step}");
+            }
+            assert_eq!(
+                few.min_counted(&counted, total),
+                many.min_counted(&counted, total),
+                "after step {step}"
+            );
+        }
+        assert!(was_few_at_least_once_past_start);
+        assert!(matches!(few, Counts::Many(_)), "switches to a vector");
+        // All counted domains non-zero: the minimum is a real count, not 0.
+        let mut full = Counts::new(4);
+        for d in 0..4 {
+            full.add(d, 2 + d as i64);
+        }
+        assert_eq!(full.min_counted(&[true, true, false, true], 3), 2);
+        assert_eq!(Counts::new(4).min_counted(&[false; 4], 0), 0);
+    }
 }
