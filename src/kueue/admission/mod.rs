@@ -25,7 +25,7 @@ mod model;
 
 pub use model::*;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
@@ -110,8 +110,20 @@ struct State<'a> {
     /// cycles go round (a preemptor whose freed quota others take first).
     repeats: BTreeMap<(usize, Victim), usize>,
     livelock: Option<(usize, Victim)>,
+    /// Per workload, its pod sets as a number: workloads with the same pod sets get the same
+    /// flavors.
+    pod_sets_id: Vec<u32>,
+    /// Per root of the quota tree, the assignments (and preemption targets) nominations found
+    /// since its usage last changed. Heads that look alike to the assigner get the same answer
+    /// from the same quota, and after a release every parked workload of a cohort comes back,
+    /// to be nominated against an unchanged cohort one after another.
+    assigned: BTreeMap<usize, HashMap<AssignKey, (Assignment, Vec<Target>)>>,
     out: Admission,
 }
+
+/// What an assignment depends on besides the quota: the queue, the pod sets, and the
+/// preemptor's priority and (only under LowerOrNewerEqualPriority) its creation time.
+type AssignKey = (usize, u32, i32, Option<i64>);
 
 /// [`admit`] for at most `max_cycles` scheduling cycles (Kueue's unit tests run one).
 pub fn admit_cycles(
@@ -174,6 +186,16 @@ fn run(
         phase: None,
         repeats: BTreeMap::new(),
         livelock: None,
+        pod_sets_id: {
+            let mut ids: HashMap<String, u32> = HashMap::new();
+            (workloads.iter())
+                .map(|w| {
+                    let next = ids.len() as u32;
+                    *ids.entry(format!("{:?}", w.pod_sets)).or_insert(next)
+                })
+                .collect()
+        },
+        assigned: BTreeMap::new(),
         out: Admission {
             decisions: Vec::with_capacity(workloads.len()),
             warnings: (objects.warnings.iter().cloned()).chain(warnings).collect(),
@@ -417,6 +439,7 @@ impl State<'_> {
         holder.mask = self.fr_bits.learn(holder.usage.keys());
         holder.key_order = self.keys.partition_point(|k| *k < holder.key) as u32;
         holder.add_usage(&mut self.tree, &self.ids);
+        self.quota_changed(holder.queue);
         let h = self.holders.len();
         let list = &mut self.by_queue[holder.queue];
         let at = list.partition_point(|&x| {
@@ -435,9 +458,47 @@ impl State<'_> {
         let holder = &self.holders[h];
         holder.remove_usage(&mut self.tree, &self.ids);
         self.by_queue[holder.queue].retain(|&x| x != h);
+        self.quota_changed(self.holders[h].queue);
         if let Victim::Queued(w) = self.holder_is[h] {
             self.holder_of[w] = None;
         }
+    }
+
+    /// Usage changed in queue `q`: what was assigned in its tree no longer holds.
+    fn quota_changed(&mut self, q: usize) {
+        let root = self.tree.root_of(self.ids[q]);
+        self.assigned.remove(&root);
+    }
+
+    /// [`Self::assign`] against the quota as it is (a snapshot just taken), answered from
+    /// earlier nominations in the same tree when nothing has changed since.
+    fn assign_now(
+        &mut self,
+        snapshot: &mut QuotaTree,
+        by_queue: &[Vec<usize>],
+        w: usize,
+        q: usize,
+    ) -> (Assignment, Vec<Target>) {
+        let policies = &self.queues()[q].preemption;
+        let newer = [
+            policies.within_cluster_queue,
+            policies.reclaim_within_cohort,
+        ]
+        .contains(&PreemptionPolicy::LowerOrNewerEqualPriority);
+        let workload = &self.workloads[w];
+        let key = (
+            q,
+            self.pod_sets_id[w],
+            workload.priority,
+            newer.then_some(workload.created),
+        );
+        let root = self.tree.root_of(self.ids[q]);
+        if let Some(known) = self.assigned.get(&root).and_then(|m| m.get(&key)) {
+            return known.clone();
+        }
+        let found = self.assign(snapshot, by_queue, w, q);
+        (self.assigned.entry(root).or_default()).insert(key, found.clone());
+        found
     }
 
     fn preemptor(&self, w: usize, q: usize) -> Preemptor {
@@ -525,7 +586,7 @@ impl State<'_> {
                     "workload namespace doesn't match ClusterQueue selector".into();
                 requeue.push((q, key, Requeue::NamespaceMismatch));
             } else {
-                let (assignment, targets) = self.assign(&mut snapshot, &by_queue, w, q);
+                let (assignment, targets) = self.assign_now(&mut snapshot, &by_queue, w, q);
                 self.out.decisions[w].message = assignment.message();
                 entries.push(Entry {
                     key,
