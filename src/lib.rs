@@ -45,14 +45,22 @@ pub fn simulate(scenario: &load::Scenario) -> report::ScenarioReport {
     if let Some(base) = &scenario.baseline {
         let without =
             report::ScenarioReport::new(scenario, &base.pods, &schedule(&base.pods, &base.steps));
-        report.override_effects = scenario
-            .train_jobs
-            .iter()
+        let (with_index, without_index) = (
+            report::model::ReportIndex::new(&report),
+            report::model::ReportIndex::new(&without),
+        );
+        let effects = (scenario.train_jobs.iter())
             .filter(|j| j.has_overrides)
             .map(|j| {
-                report::model::OverrideEffect::compare(&j.name, &j.namespace, &report, &without)
+                report::model::OverrideEffect::compare(
+                    &j.name,
+                    &j.namespace,
+                    &with_index,
+                    &without_index,
+                )
             })
             .collect();
+        report.override_effects = effects;
     }
     report
 }

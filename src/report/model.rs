@@ -1,7 +1,7 @@
 //! The report model: what happened to every pod and node, in input order. This is the stable
 //! JSON format documented in the README (fields may be added, never renamed or removed).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -410,30 +410,55 @@ pub struct Move {
     pub pods: usize,
 }
 
+/// A report's pods by job and its nodes by name, so that comparing every job of a
+/// cluster-sized run reads each job's pods once instead of scanning the report per job.
+pub struct ReportIndex<'r> {
+    /// Namespace → job → pods.
+    pods: HashMap<&'r str, HashMap<&'r str, Vec<&'r PodReport>>>,
+    nodes: HashMap<&'r str, &'r NodeReport>,
+}
+
+impl<'r> ReportIndex<'r> {
+    pub fn new(report: &'r ScenarioReport) -> Self {
+        let mut pods: HashMap<&str, HashMap<&str, Vec<&PodReport>>> = HashMap::new();
+        for p in &report.pods {
+            if let Some(job) = &p.workload {
+                let jobs = pods.entry(p.namespace.as_str()).or_default();
+                jobs.entry(job.as_str()).or_default().push(p);
+            }
+        }
+        let mut nodes = HashMap::new();
+        for n in &report.nodes {
+            nodes.entry(n.name.as_str()).or_insert(n);
+        }
+        ReportIndex { pods, nodes }
+    }
+
+    fn pods_of(&self, namespace: &str, job: &str) -> &[&'r PodReport] {
+        (self.pods.get(namespace))
+            .and_then(|jobs| jobs.get(job))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The pool and GPU product of the node a pod was placed on.
+    fn placed_on(&self, p: &PodReport) -> Option<(String, Option<String>)> {
+        // An initializer that ran to completion was placed too.
+        let placed = matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded);
+        let node = p.node.as_ref().filter(|_| placed)?;
+        let n = self.nodes.get(node.as_str())?;
+        Some((n.pool.clone(), n.gpu_product.clone()))
+    }
+}
+
 impl OverrideEffect {
     /// Compares the pods of `job` in two reports of the same scenario.
-    pub fn compare(
-        job: &str,
-        namespace: &str,
-        with: &ScenarioReport,
-        without: &ScenarioReport,
-    ) -> Self {
-        let pods_of = |r: &ScenarioReport| -> Vec<PodReport> {
-            r.pods
-                .iter()
-                .filter(|p| p.workload.as_deref() == Some(job) && p.namespace == namespace)
-                .cloned()
-                .collect()
-        };
-        let (a, b) = (pods_of(with), pods_of(without));
-        let where_of = |r: &ScenarioReport, p: &PodReport| -> Option<(String, Option<String>)> {
-            // An initializer that ran to completion was placed too.
-            let placed = matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded);
-            let node = p.node.as_ref().filter(|_| placed)?;
-            let n = r.nodes.iter().find(|n| &n.name == node)?;
-            Some((n.pool.clone(), n.gpu_product.clone()))
-        };
-        let placement = |r: &ScenarioReport, pods: &[PodReport]| {
+    pub fn compare(job: &str, namespace: &str, with: &ReportIndex, without: &ReportIndex) -> Self {
+        let (a, b) = (
+            with.pods_of(namespace, job),
+            without.pods_of(namespace, job),
+        );
+        let where_of = |r: &ReportIndex, p: &PodReport| r.placed_on(p);
+        let placement = |r: &ReportIndex, pods: &[&PodReport]| {
             let mut pl = Placement {
                 pods: pods.len(),
                 ..Default::default()
@@ -456,7 +481,7 @@ impl OverrideEffect {
             Some(g) => format!("{pool} ({g})"),
             None => pool.clone(),
         };
-        for p in &a {
+        for p in a {
             let base = b.iter().find(|q| q.name == p.name);
             let now = where_of(with, p);
             let before = base.and_then(|q| where_of(without, q));
@@ -500,8 +525,8 @@ impl OverrideEffect {
         OverrideEffect {
             train_job: job.to_string(),
             namespace: namespace.to_string(),
-            with_overrides: placement(with, &a),
-            without_overrides: placement(without, &b),
+            with_overrides: placement(with, a),
+            without_overrides: placement(without, b),
             became_unschedulable,
             became_schedulable,
             moved,
