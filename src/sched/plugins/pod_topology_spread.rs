@@ -587,7 +587,8 @@ pub fn score(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
     let mut scored: Vec<Vec<bool>> = Vec::with_capacity(spread.constraints.len());
     let mut weights: Vec<f64> = Vec::with_capacity(spread.constraints.len());
     for c in &spread.constraints {
-        let mut domains = vec![false; c.domains];
+        // Hostname constraints read no domain set (a node is its own domain).
+        let mut domains = vec![false; if c.hostname { 0 } else { c.domains }];
         let mut size = 0;
         if !c.hostname {
             for &n in feasible.iter().filter(|&&n| !ignored(n)) {
