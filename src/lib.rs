@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod check;
 pub mod cli;
+pub mod dra;
 pub mod error;
 pub mod features;
 pub mod generate;

@@ -1,0 +1,438 @@
+//! CEL device selectors as DRA evaluates them: a `device` variable with `driver`,
+//! `attributes[domain][id]` and `capacity[domain][id]`, where an attribute without a domain
+//! belongs to the driver's and a domain the device lacks reads as an empty map; attribute
+//! values are strings, ints, bools and semantic versions, capacities are quantities. A port of
+//! kubernetes `staging/src/k8s.io/dynamic-resource-allocation/cel/compile.go`
+//! (`DeviceMatches`, `parseQualifiedName`, `newStringInterfaceMapWithDefault`) with the
+//! Kubernetes CEL library's `quantity` and `semver` types (`apiserver/pkg/cel/library`).
+//!
+//! Evaluated with the `cel` crate (cel-rust), the maintained Rust CEL interpreter. It checks
+//! types at run time, not at compile time, so an expression upstream refuses when compiling
+//! for its type (`must evaluate to bool`) is refused here when it runs, with the same outcome
+//! for allocation: an error.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use cel::common::traits::Indexer;
+use cel::common::types::{CelString, Kind, Type};
+use cel::common::value::{CowVal, Val};
+use cel::objects::{Key, Map, Opaque, Value};
+use cel::{Context, ExecutionError, Program};
+use k8s_openapi::api::resource::v1::{DeviceAttribute, DeviceCapacity};
+
+use crate::model::quantity::Quantity;
+
+/// A compiled selector.
+pub struct Selector {
+    program: Program,
+}
+
+/// The device a selector is asked about.
+pub struct Device<'d> {
+    pub driver: &'d str,
+    pub attributes: &'d BTreeMap<String, DeviceAttribute>,
+    pub capacity: &'d BTreeMap<String, DeviceCapacity>,
+}
+
+impl Selector {
+    /// `CompileCELExpression`: a parse error reads as upstream's `compilation failed: …`.
+    pub fn compile(expression: &str) -> Result<Selector, String> {
+        Program::compile(expression)
+            .map(|program| Selector { program })
+            .map_err(|e| format!("compilation failed: {e}"))
+    }
+
+    /// `DeviceMatches`: whether the device satisfies the selector; an error when the
+    /// expression fails on it (a missing attribute, a type mismatch) or is not a bool.
+    pub fn matches(&self, device: &Device) -> Result<bool, String> {
+        let mut context = Context::default();
+        register(&mut context);
+        context.add_variable_as_val("device", Box::new(DeviceVal::new(device)?));
+        match self.program.execute(&context) {
+            Ok(Value::Bool(b)) => Ok(b),
+            Ok(other) => Err(format!(
+                "CEL result of type {} could not be converted to bool",
+                type_name(&other)
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+fn type_name(v: &Value) -> String {
+    match v {
+        Value::Int(_) => "int".into(),
+        Value::UInt(_) => "uint".into(),
+        Value::Float(_) => "double".into(),
+        Value::String(_) => "string".into(),
+        Value::Bool(_) => "bool".into(),
+        Value::List(_) => "list".into(),
+        Value::Map(_) => "map".into(),
+        Value::Null => "null_type".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// `parseQualifiedName`: `domain/id`, or the driver's domain for a bare id.
+fn split_name<'n>(name: &'n str, driver: &'n str) -> (&'n str, &'n str) {
+    name.split_once('/').unwrap_or((driver, name))
+}
+
+/// The `device` variable: a struct with three fields.
+#[derive(Debug, Clone)]
+struct DeviceVal {
+    driver: Value,
+    attributes: Domains,
+    capacity: Domains,
+}
+
+impl DeviceVal {
+    fn new(d: &Device) -> Result<DeviceVal, String> {
+        let mut attributes: BTreeMap<String, HashMap<Key, Value>> = BTreeMap::new();
+        for (name, attr) in d.attributes {
+            let value = attribute_value(attr).map_err(|e| format!("attribute {name}: {e}"))?;
+            let (domain, id) = split_name(name, d.driver);
+            (attributes.entry(domain.to_owned()).or_default()).insert(Key::from(id), value);
+        }
+        let mut capacity: BTreeMap<String, HashMap<Key, Value>> = BTreeMap::new();
+        for (name, cap) in d.capacity {
+            let q: Quantity = (cap.value.0.parse())
+                .map_err(|e| format!("capacity {name}: quantity {:?}: {e}", cap.value.0))?;
+            let (domain, id) = split_name(name, d.driver);
+            (capacity.entry(domain.to_owned()).or_default())
+                .insert(Key::from(id), Value::Opaque(Arc::new(CelQuantity(q))));
+        }
+        let domains = |m: BTreeMap<String, HashMap<Key, Value>>| {
+            Domains(Arc::new(
+                m.into_iter()
+                    .map(|(k, v)| (k, Value::Map(Map { map: Arc::new(v) })))
+                    .collect(),
+            ))
+        };
+        Ok(DeviceVal {
+            driver: Value::String(Arc::new(d.driver.to_owned())),
+            attributes: domains(attributes),
+            capacity: domains(capacity),
+        })
+    }
+}
+
+/// `getAttributeValue`.
+fn attribute_value(a: &DeviceAttribute) -> Result<Value, String> {
+    if let Some(i) = a.int {
+        return Ok(Value::Int(i));
+    }
+    if let Some(b) = a.bool {
+        return Ok(Value::Bool(b));
+    }
+    if let Some(s) = &a.string {
+        return Ok(Value::String(Arc::new(s.clone())));
+    }
+    if let Some(v) = &a.version {
+        let v = semver::Version::parse(v).map_err(|e| format!("parse semantic version: {e}"))?;
+        return Ok(Value::Opaque(Arc::new(Semver(v))));
+    }
+    Err("unsupported attribute value".into())
+}
+
+static DEVICE_TYPE: std::sync::LazyLock<Type> =
+    std::sync::LazyLock::new(|| Type::simple_type(Kind::Struct, "kubernetes.DRADevice"));
+static DOMAINS_TYPE: std::sync::LazyLock<Type> =
+    std::sync::LazyLock::new(|| Type::simple_type(Kind::Map, "map"));
+
+impl Val for DeviceVal {
+    fn get_type(&self) -> &Type {
+        &DEVICE_TYPE
+    }
+    fn cel_type() -> &'static Type {
+        &DEVICE_TYPE
+    }
+    fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
+    where
+        Self: 'v,
+    {
+        Some(self)
+    }
+    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
+        Box::new(self.clone())
+    }
+}
+
+impl Indexer for DeviceVal {
+    fn get<'b, 'v>(&'b self, idx: &dyn Val) -> Result<CowVal<'b, 'v>, ExecutionError>
+    where
+        Self: 'v,
+    {
+        match idx.downcast_ref::<CelString>().map(|s| s.inner()) {
+            Some("driver") => Ok(CowVal::Owned(boxed(self.driver.clone())?)),
+            Some("attributes") => Ok(CowVal::owned(self.attributes.clone())),
+            Some("capacity") => Ok(CowVal::owned(self.capacity.clone())),
+            Some(field) => Err(ExecutionError::no_such_key(field)),
+            None => Err(ExecutionError::no_such_key("?")),
+        }
+    }
+    fn steal<'v>(self: Box<Self>, idx: &dyn Val) -> Result<Box<dyn Val + 'v>, ExecutionError>
+    where
+        Self: 'v,
+    {
+        self.get(idx).map(CowVal::into_owned)
+    }
+}
+
+fn boxed<'v>(v: Value) -> Result<Box<dyn Val + 'v>, ExecutionError> {
+    Box::<dyn Val>::try_from(v).map(|b| b as Box<dyn Val + 'v>)
+}
+
+/// `attributes` or `capacity`: domain → map; a domain the device lacks is an empty map
+/// (`newStringInterfaceMapWithDefault`).
+#[derive(Debug, Clone)]
+struct Domains(Arc<BTreeMap<String, Value>>);
+
+impl Val for Domains {
+    fn get_type(&self) -> &Type {
+        &DOMAINS_TYPE
+    }
+    fn cel_type() -> &'static Type {
+        &DOMAINS_TYPE
+    }
+    fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
+    where
+        Self: 'v,
+    {
+        Some(self)
+    }
+    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
+        Box::new(self.clone())
+    }
+}
+
+impl Indexer for Domains {
+    fn get<'b, 'v>(&'b self, idx: &dyn Val) -> Result<CowVal<'b, 'v>, ExecutionError>
+    where
+        Self: 'v,
+    {
+        let Some(domain) = idx.downcast_ref::<CelString>().map(|s| s.inner()) else {
+            return Err(ExecutionError::no_such_key("?"));
+        };
+        let value = (self.0.get(domain).cloned()).unwrap_or_else(|| {
+            Value::Map(Map {
+                map: Arc::new(HashMap::new()),
+            })
+        });
+        Ok(CowVal::Owned(boxed(value)?))
+    }
+    fn steal<'v>(self: Box<Self>, idx: &dyn Val) -> Result<Box<dyn Val + 'v>, ExecutionError>
+    where
+        Self: 'v,
+    {
+        self.get(idx).map(CowVal::into_owned)
+    }
+}
+
+/// The Kubernetes CEL library's `Quantity`; equal when their values are.
+#[derive(Debug, Clone)]
+struct CelQuantity(Quantity);
+
+impl PartialEq for CelQuantity {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.cmp_value(&other.0).is_eq()
+    }
+}
+impl Eq for CelQuantity {}
+impl Opaque for CelQuantity {
+    fn runtime_type_name(&self) -> &str {
+        "kubernetes.Quantity"
+    }
+}
+
+/// The Kubernetes CEL library's `Semver`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Semver(semver::Version);
+
+impl Opaque for Semver {
+    fn runtime_type_name(&self) -> &str {
+        "kubernetes.Semver"
+    }
+}
+
+fn as_quantity(v: &Value) -> Option<&Quantity> {
+    match v {
+        Value::Opaque(o) => o.downcast_ref::<CelQuantity>().map(|q| &q.0),
+        _ => None,
+    }
+}
+
+fn as_semver(v: &Value) -> Option<&semver::Version> {
+    match v {
+        Value::Opaque(o) => o.downcast_ref::<Semver>().map(|s| &s.0),
+        _ => None,
+    }
+}
+
+fn no_overload(function: &str) -> ExecutionError {
+    ExecutionError::function_error(function, "no such overload")
+}
+
+/// Compares a quantity with a quantity, or a version with a version.
+fn compare(function: &str, a: &Value, b: &Value) -> Result<std::cmp::Ordering, ExecutionError> {
+    match (as_quantity(a), as_quantity(b), as_semver(a), as_semver(b)) {
+        (Some(x), Some(y), _, _) => Ok(x.cmp_value(y)),
+        (_, _, Some(x), Some(y)) => Ok(x.cmp_precedence(y)),
+        _ => Err(no_overload(function)),
+    }
+}
+
+/// `quantity`, `isQuantity`, `semver`, `isSemver` and their methods
+/// (`apiserver/pkg/cel/library/quantity.go`, `semverlib.go`).
+fn register(context: &mut Context) {
+    use cel::extractors::This;
+    let parse_quantity = |s: &str| s.parse::<Quantity>().ok();
+    let _ = context.add_function("quantity", move |s: Arc<String>| {
+        parse_quantity(&s)
+            .map(|q| Value::Opaque(Arc::new(CelQuantity(q))))
+            .ok_or_else(|| ExecutionError::function_error("quantity", "invalid quantity"))
+    });
+    let _ = context.add_function("isQuantity", move |s: Arc<String>| {
+        parse_quantity(&s).is_some()
+    });
+    let _ = context.add_function("semver", |s: Arc<String>| {
+        semver::Version::parse(&s)
+            .map(|v| Value::Opaque(Arc::new(Semver(v))))
+            .map_err(|_| ExecutionError::function_error("semver", "invalid semver"))
+    });
+    let _ = context.add_function("isSemver", |s: Arc<String>| {
+        semver::Version::parse(&s).is_ok()
+    });
+    let _ = context.add_function("compareTo", |This(a): This<Value>, b: Value| {
+        compare("compareTo", &a, &b).map(|o| o as i64)
+    });
+    let _ = context.add_function("isGreaterThan", |This(a): This<Value>, b: Value| {
+        compare("isGreaterThan", &a, &b).map(|o| o.is_gt())
+    });
+    let _ = context.add_function("isLessThan", |This(a): This<Value>, b: Value| {
+        compare("isLessThan", &a, &b).map(|o| o.is_lt())
+    });
+    let _ = context.add_function("asInteger", |This(a): This<Value>| {
+        let q = as_quantity(&a).ok_or_else(|| no_overload("asInteger"))?;
+        q.as_int64().ok_or_else(|| {
+            ExecutionError::function_error("asInteger", "cannot convert value to integer")
+        })
+    });
+    let _ = context.add_function("isInteger", |This(a): This<Value>| {
+        let q = as_quantity(&a).ok_or_else(|| no_overload("isInteger"))?;
+        Ok::<bool, ExecutionError>(q.as_int64().is_some())
+    });
+    let _ = context.add_function("sign", |This(a): This<Value>| {
+        let q = as_quantity(&a).ok_or_else(|| no_overload("sign"))?;
+        Ok::<i64, ExecutionError>(if q.is_zero() {
+            0
+        } else if q.is_negative() {
+            -1
+        } else {
+            1
+        })
+    });
+    let version_part = |name: &'static str, part: fn(&semver::Version) -> u64| {
+        move |This(a): This<Value>| {
+            let v = as_semver(&a).ok_or_else(|| no_overload(name))?;
+            Ok::<i64, ExecutionError>(part(v) as i64)
+        }
+    };
+    let _ = context.add_function("major", version_part("major", |v| v.major));
+    let _ = context.add_function("minor", version_part("minor", |v| v.minor));
+    let _ = context.add_function("patch", version_part("patch", |v| v.patch));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
+
+    fn eval(expression: &str) -> Result<bool, String> {
+        let attributes = BTreeMap::from([
+            (
+                "productName".to_string(),
+                DeviceAttribute {
+                    string: Some("NVIDIA A100-SXM4-40GB".into()),
+                    ..Default::default()
+                },
+            ),
+            (
+                "gpu.nvidia.com/index".to_string(),
+                DeviceAttribute {
+                    int: Some(3),
+                    ..Default::default()
+                },
+            ),
+            (
+                "driverVersion".to_string(),
+                DeviceAttribute {
+                    version: Some("550.54.15".into()),
+                    ..Default::default()
+                },
+            ),
+            (
+                "example.com/mig".to_string(),
+                DeviceAttribute {
+                    bool: Some(false),
+                    ..Default::default()
+                },
+            ),
+        ]);
+        let capacity = BTreeMap::from([(
+            "memory".to_string(),
+            DeviceCapacity {
+                value: K8sQuantity("40Gi".into()),
+                ..Default::default()
+            },
+        )]);
+        let device = Device {
+            driver: "gpu.nvidia.com",
+            attributes: &attributes,
+            capacity: &capacity,
+        };
+        Selector::compile(expression)?.matches(&device)
+    }
+
+    #[test]
+    fn selectors_read_driver_attributes_and_capacity() {
+        let yes = [
+            r#"device.driver == "gpu.nvidia.com""#,
+            r#"device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-40GB""#,
+            r#"device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A100")"#,
+            r#"device.attributes["gpu.nvidia.com"].index == 3"#,
+            r#"device.attributes["example.com"].mig == false"#,
+            r#"device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) == 0"#,
+            r#"device.capacity["gpu.nvidia.com"].memory.isGreaterThan(quantity("39Gi"))"#,
+            r#"device.capacity["gpu.nvidia.com"].memory == quantity("40960Mi")"#,
+            r#"device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("550.0.0"))"#,
+            r#"device.attributes["gpu.nvidia.com"].driverVersion.major() == 550"#,
+            r#"size(device.attributes["other.example.com"]) == 0"#,
+            r#"!has(device.attributes["gpu.nvidia.com"].uuid)"#,
+            r#""productName" in device.attributes["gpu.nvidia.com"]"#,
+        ];
+        for e in yes {
+            assert_eq!(eval(e), Ok(true), "{e}");
+        }
+        let no = [
+            r#"device.attributes["gpu.nvidia.com"].productName == "H100""#,
+            r#"device.capacity["gpu.nvidia.com"].memory.isLessThan(quantity("40Gi"))"#,
+        ];
+        for e in no {
+            assert_eq!(eval(e), Ok(false), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_missing_attribute_or_a_non_bool_is_an_error() {
+        let missing = eval(r#"device.attributes["gpu.nvidia.com"].uuid == "x""#).unwrap_err();
+        assert!(missing.to_lowercase().contains("no such key"), "{missing}");
+        assert!(eval(r#"device.driver"#).is_err());
+        assert!(
+            eval(r#"device.driver =="#)
+                .unwrap_err()
+                .starts_with("compilation failed")
+        );
+    }
+}
