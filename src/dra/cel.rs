@@ -14,11 +14,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use cel::common::traits::Indexer;
+use cel::common::traits::{Container, Indexer, Iterable};
 use cel::common::types::{CelString, Kind, Type};
 use cel::common::value::{CowVal, Val};
 use cel::objects::{Key, Map, Opaque, Value};
-use cel::{Context, ExecutionError, Program};
+use cel::{Context, Env, ExecutionError, Program};
 use k8s_openapi::api::resource::v1::{DeviceAttribute, DeviceCapacity};
 
 use crate::model::quantity::Quantity;
@@ -38,7 +38,7 @@ pub struct Device<'d> {
 impl Selector {
     /// `CompileCELExpression`: a parse error reads as upstream's `compilation failed: …`.
     pub fn compile(expression: &str) -> Result<Selector, String> {
-        Program::compile(expression)
+        ENV.compile(expression)
             .map(|program| Selector { program })
             .map_err(|e| format!("compilation failed: {e}"))
     }
@@ -46,7 +46,7 @@ impl Selector {
     /// `DeviceMatches`: whether the device satisfies the selector; an error when the
     /// expression fails on it (a missing attribute, a type mismatch) or is not a bool.
     pub fn matches(&self, device: &Device) -> Result<bool, String> {
-        let mut context = Context::default();
+        let mut context = Context::with_env(Arc::clone(&ENV));
         register(&mut context);
         context.add_variable_as_val("device", Box::new(DeviceVal::new(device)?));
         match self.program.execute(&context) {
@@ -55,9 +55,59 @@ impl Selector {
                 "CEL result of type {} could not be converted to bool",
                 type_name(&other)
             )),
+            Err(ExecutionError::NoSuchKey(key)) => Err(format!("no such key: {key}")),
             Err(e) => Err(e.to_string()),
         }
     }
+}
+
+/// The standard environment with the strings and lists extensions the Kubernetes CEL base
+/// environment also has (`split`, `lowerAscii`, …; `matches` is standard).
+static ENV: std::sync::LazyLock<Arc<Env>> = std::sync::LazyLock::new(|| {
+    let mut env = Env::stdlib();
+    env.add_extension(cel::extensions::strings)
+        .and_then(|()| env.add_extension(cel::extensions::lists))
+        .and_then(|()| env.add_macro(bind_macro()))
+        .expect("the cel crate's own extensions declare");
+    Arc::new(env)
+});
+
+/// `cel.bind(name, init, expr)` (cel-go `ext.Bindings`, which DRA's environment includes):
+/// `expr` with `name` bound to `init`, expanded as cel-go expands it, into a comprehension
+/// over an empty list whose accumulator is the binding.
+fn bind_macro() -> cel::parser::Macro {
+    use cel::common::ast::{ComprehensionExpr, Expr, ListExpr, LiteralValue};
+    cel::parser::Macro::receiver("bind", 3, |helper, target, args| {
+        if !matches!(target.as_ref().map(|t| &t.expr), Some(Expr::Ident(n)) if n == "cel") {
+            return Ok(None);
+        }
+        let (result, init, name) = (args.remove(2), args.remove(1), args.remove(0));
+        let Expr::Ident(var) = name.expr else {
+            return Err(helper.new_error(
+                name.id,
+                "cel.bind() variable names must be simple identifiers",
+            ));
+        };
+        let empty = helper.next_expr(Expr::List(ListExpr {
+            elements: Vec::new(),
+            optional_indices: Vec::new(),
+        }));
+        let never = helper.next_expr(Expr::Literal(LiteralValue::Boolean(false.into())));
+        let step = helper.next_expr(Expr::Ident(var.clone()));
+        target.take();
+        Ok(Some(helper.next_expr(Expr::Comprehension(Box::new(
+            ComprehensionExpr {
+                iter_range: empty,
+                iter_var: "#unused".into(),
+                iter_var2: None,
+                accu_var: var,
+                accu_init: init,
+                loop_cond: never,
+                loop_step: step,
+                result,
+            },
+        )))))
+    })
 }
 
 fn type_name(v: &Value) -> String {
@@ -103,12 +153,13 @@ impl DeviceVal {
             (capacity.entry(domain.to_owned()).or_default())
                 .insert(Key::from(id), Value::Opaque(Arc::new(CelQuantity(q))));
         }
-        let domains = |m: BTreeMap<String, HashMap<Key, Value>>| {
-            Domains(Arc::new(
+        let domains = |m: BTreeMap<String, HashMap<Key, Value>>| Domains {
+            keys: Arc::new(m.keys().map(|k| CelString::from(k.clone())).collect()),
+            map: Arc::new(
                 m.into_iter()
                     .map(|(k, v)| (k, Value::Map(Map { map: Arc::new(v) })))
                     .collect(),
-            ))
+            ),
         };
         Ok(DeviceVal {
             driver: Value::String(Arc::new(d.driver.to_owned())),
@@ -187,7 +238,11 @@ fn boxed<'v>(v: Value) -> Result<Box<dyn Val + 'v>, ExecutionError> {
 /// `attributes` or `capacity`: domain → map; a domain the device lacks is an empty map
 /// (`newStringInterfaceMapWithDefault`).
 #[derive(Debug, Clone)]
-struct Domains(Arc<BTreeMap<String, Value>>);
+struct Domains {
+    map: Arc<BTreeMap<String, Value>>,
+    /// The domains, for `in` and the macros that iterate a map's keys.
+    keys: Arc<Vec<CelString<'static>>>,
+}
 
 impl Val for Domains {
     fn get_type(&self) -> &Type {
@@ -202,8 +257,41 @@ impl Val for Domains {
     {
         Some(self)
     }
+    fn as_container(&self) -> Option<&dyn Container> {
+        Some(self)
+    }
+    fn as_iterable<'b, 'v>(&'b self) -> Option<&'b (dyn Iterable + 'v)>
+    where
+        Self: 'v,
+    {
+        Some(self)
+    }
     fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
         Box::new(self.clone())
+    }
+}
+
+impl Container for Domains {
+    fn contains(&self, value: &dyn Val) -> Result<bool, ExecutionError> {
+        let key = value.downcast_ref::<CelString>().map(|s| s.inner());
+        Ok(key.is_some_and(|k| self.map.contains_key(k)))
+    }
+}
+
+struct Keys<'b>(std::slice::Iter<'b, CelString<'static>>);
+
+impl<'b, 'v> cel::common::traits::Iterator<'b, 'v> for Keys<'b> {
+    fn next(&mut self) -> Option<&'b (dyn Val + 'v)> {
+        self.0.next().map(|k| k as &dyn Val)
+    }
+}
+
+impl Iterable for Domains {
+    fn iter<'b, 'v>(&'b self) -> Box<dyn cel::common::traits::Iterator<'b, 'v> + 'b>
+    where
+        Self: 'v,
+    {
+        Box::new(Keys(self.keys.iter()))
     }
 }
 
@@ -215,7 +303,7 @@ impl Indexer for Domains {
         let Some(domain) = idx.downcast_ref::<CelString>().map(|s| s.inner()) else {
             return Err(ExecutionError::no_such_key("?"));
         };
-        let value = (self.0.get(domain).cloned()).unwrap_or_else(|| {
+        let value = (self.map.get(domain).cloned()).unwrap_or_else(|| {
             Value::Map(Map {
                 map: Arc::new(HashMap::new()),
             })
@@ -283,6 +371,47 @@ fn compare(function: &str, a: &Value, b: &Value) -> Result<std::cmp::Ordering, E
     }
 }
 
+/// `semver(string)` or `semver(string, normalize)`.
+fn semver_args(
+    f: &str,
+    args: &cel::extractors::Arguments,
+) -> Result<(Arc<String>, bool), ExecutionError> {
+    match args.0.as_slice() {
+        [Value::String(s)] => Ok((Arc::clone(s), false)),
+        [Value::String(s), Value::Bool(n)] => Ok((Arc::clone(s), *n)),
+        _ => Err(no_overload(f)),
+    }
+}
+
+/// A semantic version; with `normalize`, a leading `v`, missing minor or patch numbers and
+/// leading zeros are accepted (`apiserver/pkg/cel/library/semverlib.go`, `normalizeVersion`).
+fn parse_semver(s: &str, normalize: bool) -> Option<semver::Version> {
+    if !normalize {
+        return semver::Version::parse(s).ok();
+    }
+    let s = s.strip_prefix('v').unwrap_or(s);
+    let (core, rest) = match s.find(['-', '+']) {
+        Some(at) => s.split_at(at),
+        None => (s, ""),
+    };
+    let mut parts: Vec<String> = core
+        .split('.')
+        .map(|p| {
+            let trimmed = p.trim_start_matches('0');
+            if trimmed.is_empty() && !p.is_empty() {
+                "0".into()
+            } else {
+                trimmed.into()
+            }
+        })
+        .collect();
+    if parts.len() > 3 {
+        return None;
+    }
+    parts.resize(3, "0".into());
+    semver::Version::parse(&format!("{}{rest}", parts.join("."))).ok()
+}
+
 /// `quantity`, `isQuantity`, `semver`, `isSemver` and their methods
 /// (`apiserver/pkg/cel/library/quantity.go`, `semverlib.go`).
 fn register(context: &mut Context) {
@@ -296,13 +425,15 @@ fn register(context: &mut Context) {
     let _ = context.add_function("isQuantity", move |s: Arc<String>| {
         parse_quantity(&s).is_some()
     });
-    let _ = context.add_function("semver", |s: Arc<String>| {
-        semver::Version::parse(&s)
+    let _ = context.add_function("semver", |args: cel::extractors::Arguments| {
+        let (s, normalize) = semver_args("semver", &args)?;
+        parse_semver(&s, normalize)
             .map(|v| Value::Opaque(Arc::new(Semver(v))))
-            .map_err(|_| ExecutionError::function_error("semver", "invalid semver"))
+            .ok_or_else(|| ExecutionError::function_error("semver", "invalid semver"))
     });
-    let _ = context.add_function("isSemver", |s: Arc<String>| {
-        semver::Version::parse(&s).is_ok()
+    let _ = context.add_function("isSemver", |args: cel::extractors::Arguments| {
+        let (s, normalize) = semver_args("isSemver", &args)?;
+        Ok::<bool, ExecutionError>(parse_semver(&s, normalize).is_some())
     });
     let _ = context.add_function("compareTo", |This(a): This<Value>, b: Value| {
         compare("compareTo", &a, &b).map(|o| o as i64)

@@ -1,0 +1,873 @@
+//! The structured-parameters allocator: which devices of the ResourceSlices a node can reach
+//! satisfy a pod's ResourceClaims. A port of kubernetes
+//! `staging/src/k8s.io/dynamic-resource-allocation/structured/internal/stable/allocator_stable.go`
+//! (`Allocate`, `validateDeviceRequest`, `allocateOne`, `isSelectable`, `selectorsMatch`,
+//! `allocateDevice`, `matchAttributeConstraint`, `lookupAttribute`, `createNodeSelector`) and
+//! the pool gathering of `internal/incubating/pools_incubating.go` (`GatherPools`,
+//! `checkSlicesInPool`): an exhaustive depth-first search that takes the first complete
+//! solution, claim by claim, request by request, device by device.
+//!
+//! Upstream visits pools in Go map order, which is random; schedsim visits them sorted by
+//! driver and pool name, so that the same inputs always give the same devices. Not
+//! simulated: partitionable devices (shared counters), consumable capacity, device taints,
+//! binding conditions; slices that use them are left out, as upstream does with those
+//! features off.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use k8s_openapi::api::core::v1::{NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
+use k8s_openapi::api::resource::v1::{
+    Device, DeviceAttribute, DeviceClass, DeviceSelector, ResourceClaim, ResourceSlice,
+};
+
+use super::cel::{self, Selector};
+use crate::model::Node;
+use crate::sched::plugins::node_affinity;
+
+/// `resourceapi.AllocationResultsMaxSize`.
+pub const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
+
+/// Why allocation failed with an error rather than finding no devices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllocateError {
+    /// Wraps `ErrFailedAllocationOnNode`: allocation failed on this node only (the scheduler
+    /// reports it as the node's reason, and an error only when every node fails).
+    OnNode(String),
+    /// Allocation cannot work for these claims (a missing class, a CEL error, …).
+    Fatal(String),
+}
+
+impl AllocateError {
+    pub fn message(&self) -> &str {
+        match self {
+            AllocateError::OnNode(m) | AllocateError::Fatal(m) => m,
+        }
+    }
+}
+
+/// A device: (driver, pool, device).
+pub type DeviceId = (String, String, String);
+
+/// The optional features the allocator honours (`internal.Features`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Features {
+    /// DRAPrioritizedList: `firstAvailable` requests.
+    pub prioritized_list: bool,
+    /// DRAAdminAccess.
+    pub admin_access: bool,
+}
+
+/// One allocated device (`DeviceRequestAllocationResult`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceResult {
+    /// The request, or `request/subrequest`.
+    pub request: String,
+    pub driver: String,
+    pub pool: String,
+    pub device: String,
+    pub admin_access: Option<bool>,
+}
+
+/// A claim's allocation (`AllocationResult` without configs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Allocation {
+    pub devices: Vec<DeviceResult>,
+    /// Where the devices can be used; `None`: everywhere.
+    pub node_selector: Option<NodeSelector>,
+}
+
+/// Compiled CEL selectors, by expression.
+#[derive(Default)]
+pub struct Selectors(std::cell::RefCell<HashMap<String, std::rc::Rc<Result<Selector, String>>>>);
+
+impl Selectors {
+    fn get(&self, expression: &str) -> std::rc::Rc<Result<Selector, String>> {
+        let mut cache = self.0.borrow_mut();
+        let entry = cache
+            .entry(expression.to_owned())
+            .or_insert_with(|| std::rc::Rc::new(Selector::compile(expression)));
+        std::rc::Rc::clone(entry)
+    }
+}
+
+/// What the allocator reads besides the claims.
+pub struct Allocator<'a> {
+    pub features: Features,
+    /// Devices allocated to other claims.
+    pub allocated: &'a HashSet<DeviceId>,
+    pub classes: &'a BTreeMap<String, DeviceClass>,
+    pub slices: &'a [ResourceSlice],
+    pub selectors: &'a Selectors,
+}
+
+/// A resource pool as seen from one node (`Pool`).
+struct Pool<'a> {
+    driver: &'a str,
+    name: &'a str,
+    incomplete: bool,
+    invalid: bool,
+    slices: Vec<&'a ResourceSlice>,
+}
+
+impl Pool<'_> {
+    fn id(&self) -> String {
+        format!("{}/{}", self.driver, self.name)
+    }
+}
+
+/// `NodeMatches`.
+fn node_matches(
+    node: &Node,
+    name: Option<&str>,
+    all: bool,
+    selector: Option<&NodeSelector>,
+) -> bool {
+    match (name.filter(|n| !n.is_empty()), all, selector) {
+        (Some(n), _, _) => node.name == n,
+        (None, true, _) => true,
+        (None, false, Some(s)) => node_affinity::terms_match(&s.node_selector_terms, node),
+        _ => false,
+    }
+}
+
+/// `GatherPools`: per pool, the newest generation's slices that reach the node.
+fn gather_pools<'a>(slices: &'a [ResourceSlice], node: &Node) -> Vec<Pool<'a>> {
+    let mut pools: BTreeMap<(&str, &str), Vec<&ResourceSlice>> = BTreeMap::new();
+    for slice in slices {
+        let spec = &slice.spec;
+        if spec.per_device_node_selection.is_some()
+            || spec.shared_counters.as_ref().is_some_and(|c| !c.is_empty())
+        {
+            continue; // partitionable devices: not simulated
+        }
+        let (name, all) = (spec.node_name.as_deref(), spec.all_nodes.unwrap_or(false));
+        let targets = name.is_some_and(|n| !n.is_empty()) || all || spec.node_selector.is_some();
+        if !targets || !node_matches(node, name, all, spec.node_selector.as_ref()) {
+            continue;
+        }
+        let list = pools.entry((&spec.driver, &spec.pool.name)).or_default();
+        match list.first().map(|s| s.spec.pool.generation) {
+            Some(g) if spec.pool.generation < g => {}
+            Some(g) if spec.pool.generation > g => *list = vec![slice],
+            _ => list.push(slice),
+        }
+    }
+    let mut out = Vec::new();
+    for ((driver, name), list) in pools {
+        let (generation, count) = (
+            list[0].spec.pool.generation,
+            list[0].spec.pool.resource_slice_count,
+        );
+        let mut complete = list.len() as i64 == count;
+        if !complete {
+            // `checkSlicesInPool`: slices for other nodes count toward completeness, and a newer
+            // generation anywhere makes this one obsolete.
+            let same_pool = slices
+                .iter()
+                .filter(|s| s.spec.driver == driver && s.spec.pool.name == name);
+            if same_pool
+                .clone()
+                .any(|s| s.spec.pool.generation > generation)
+            {
+                continue;
+            }
+            complete = same_pool
+                .filter(|s| s.spec.pool.generation == generation)
+                .count() as i64
+                == count;
+        }
+        let mut seen = HashSet::new();
+        let invalid = complete
+            && (list.iter())
+                .flat_map(|s| s.spec.devices.iter().flatten())
+                .any(|d| !seen.insert(d.name.as_str()));
+        out.push(Pool {
+            driver,
+            name,
+            incomplete: !complete,
+            invalid,
+            slices: if complete { list } else { Vec::new() },
+        });
+    }
+    out
+}
+
+/// A request or subrequest (`requestAccessor`).
+struct Request<'a> {
+    name: &'a str,
+    /// The parent of a subrequest.
+    parent: Option<&'a str>,
+    class_name: &'a str,
+    mode: &'a str,
+    count: i64,
+    admin_access: Option<bool>,
+    selectors: &'a [DeviceSelector],
+}
+
+impl Request<'_> {
+    /// `request` or `parent/subrequest`.
+    fn full_name(&self) -> String {
+        match self.parent {
+            Some(p) => format!("{p}/{}", self.name),
+            None => self.name.to_owned(),
+        }
+    }
+
+    fn admin(&self) -> bool {
+        self.admin_access.unwrap_or(false)
+    }
+}
+
+struct RequestData<'a> {
+    request: Request<'a>,
+    class: &'a DeviceClass,
+    num_devices: usize,
+    /// For allocation mode All: the devices, decided up front.
+    all_devices: Option<Vec<Candidate<'a>>>,
+}
+
+#[derive(Clone, Copy)]
+struct Candidate<'a> {
+    slice: &'a ResourceSlice,
+    device: &'a Device,
+}
+
+impl Candidate<'_> {
+    fn id(&self) -> DeviceId {
+        (
+            self.slice.spec.driver.clone(),
+            self.slice.spec.pool.name.clone(),
+            self.device.name.clone(),
+        )
+    }
+}
+
+/// (claim, request, subrequest).
+type RequestKey = (usize, usize, usize);
+
+/// `matchAttributeConstraint`.
+struct MatchAttribute {
+    requests: BTreeSet<String>,
+    attribute: String,
+    first: Option<DeviceAttribute>,
+    devices: usize,
+}
+
+impl MatchAttribute {
+    fn applies(&self, request: &str, sub: Option<&str>) -> bool {
+        self.requests.is_empty()
+            || self.requests.contains(request)
+            || sub.is_some_and(|s| self.requests.contains(&format!("{request}/{s}")))
+    }
+
+    fn add(&mut self, request: &str, sub: Option<&str>, c: &Candidate) -> bool {
+        if !self.applies(request, sub) {
+            return true;
+        }
+        let Some(attribute) = lookup_attribute(c, &self.attribute) else {
+            return false;
+        };
+        let Some(first) = &self.first else {
+            self.first = Some(attribute.clone());
+            self.devices = 1;
+            return true;
+        };
+        let same = if attribute.string.is_some() {
+            first.string.is_some() && attribute.string == first.string
+        } else if attribute.int.is_some() {
+            first.int.is_some() && attribute.int == first.int
+        } else if attribute.bool.is_some() {
+            first.bool.is_some() && attribute.bool == first.bool
+        } else if attribute.version.is_some() {
+            first.version.is_some() && attribute.version == first.version
+        } else {
+            false
+        };
+        if same {
+            self.devices += 1;
+        }
+        same
+    }
+
+    fn remove(&mut self, request: &str, sub: Option<&str>) {
+        if !self.applies(request, sub) {
+            return;
+        }
+        self.devices -= 1;
+        if self.devices == 0 {
+            self.first = None;
+        }
+    }
+}
+
+/// `lookupAttribute`: the fully qualified name, or the bare id for the driver's own domain.
+fn lookup_attribute<'d>(c: &Candidate<'d>, name: &str) -> Option<&'d DeviceAttribute> {
+    let attributes = c.device.attributes.as_ref()?;
+    if let Some(a) = attributes.get(name) {
+        return Some(a);
+    }
+    let (domain, id) = name.split_once('/')?;
+    (domain == c.slice.spec.driver)
+        .then(|| attributes.get(id))
+        .flatten()
+}
+
+/// Why the search stops without a solution.
+enum Stop {
+    /// `errAllocationResultMaxSizeExceeded`: backtrack further.
+    MaxSize,
+    Error(String),
+}
+
+struct Internal<'a> {
+    request: String,
+    candidate: Candidate<'a>,
+    admin_access: Option<bool>,
+}
+
+/// One `Allocate` call.
+struct Run<'a, 'c> {
+    alloc: &'c Allocator<'a>,
+    claims: &'c [&'a ResourceClaim],
+    pools: Vec<Pool<'a>>,
+    requests: HashMap<RequestKey, RequestData<'a>>,
+    selected_sub: HashMap<(usize, usize), usize>,
+    constraints: Vec<Vec<MatchAttribute>>,
+    matches: HashMap<(DeviceId, RequestKey), bool>,
+    /// Devices picked so far, with the claims they are picked for.
+    allocating: HashMap<DeviceId, BTreeSet<usize>>,
+    result: Vec<Vec<Internal<'a>>>,
+}
+
+fn claim_key(c: &ResourceClaim) -> String {
+    match &c.metadata.namespace {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{}", c.metadata.name.as_deref().unwrap_or("")),
+        _ => c.metadata.name.clone().unwrap_or_default(),
+    }
+}
+
+impl<'a> Allocator<'a> {
+    /// `Allocate`: one allocation per claim, `None` when they cannot all be allocated on
+    /// `node`, an error when allocation cannot work at all (unknown class, CEL error, …).
+    pub fn allocate(
+        &self,
+        node: &Node,
+        claims: &[&'a ResourceClaim],
+    ) -> Result<Option<Vec<Allocation>>, AllocateError> {
+        let mut run = Run {
+            alloc: self,
+            claims,
+            pools: gather_pools(self.slices, node),
+            requests: HashMap::new(),
+            selected_sub: HashMap::new(),
+            constraints: Vec::new(),
+            matches: HashMap::new(),
+            allocating: HashMap::new(),
+            result: (0..claims.len()).map(|_| Vec::new()).collect(),
+        };
+        run.validate().map_err(AllocateError::Fatal)?;
+        match run.allocate_one((0, 0, 0, 0), false) {
+            Ok(true) => {}
+            Ok(false) | Err(Stop::MaxSize) => {
+                // Not fatal for other nodes; upstream surfaces it only when every node fails.
+                if run.pools.iter().any(|p| p.invalid) {
+                    return Err(AllocateError::OnNode(
+                        "invalid resource pools were encountered".into(),
+                    ));
+                }
+                return Ok(None);
+            }
+            Err(Stop::Error(e)) => return Err(AllocateError::Fatal(e)),
+        }
+        let out = (run.result.iter())
+            .map(|devices| Allocation {
+                node_selector: node_selector(devices),
+                devices: (devices.iter())
+                    .map(|d| {
+                        let (driver, pool, device) = d.candidate.id();
+                        DeviceResult {
+                            request: d.request.clone(),
+                            driver,
+                            pool,
+                            device,
+                            admin_access: d.admin_access,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        Ok(Some(out))
+    }
+}
+
+impl<'a> Run<'a, '_> {
+    /// The checks `Allocate` makes before searching, and each request's data.
+    fn validate(&mut self) -> Result<(), String> {
+        for (ci, claim) in self.claims.iter().enumerate() {
+            let devices = claim.spec.devices.as_ref();
+            let mut min_devices = 0;
+            for (ri, request) in devices
+                .and_then(|d| d.requests.as_ref())
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let subs = request.first_available.as_deref().unwrap_or(&[]);
+                if !subs.is_empty() {
+                    if !self.alloc.features.prioritized_list {
+                        return Err(format!(
+                            "claim {}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
+                            claim_key(claim),
+                            request.name
+                        ));
+                    }
+                    let mut least = usize::MAX;
+                    for (si, sub) in subs.iter().enumerate() {
+                        let data = self.request_data(
+                            ci,
+                            Request {
+                                name: &sub.name,
+                                parent: Some(&request.name),
+                                class_name: &sub.device_class_name,
+                                mode: sub.allocation_mode.as_deref().unwrap_or("ExactCount"),
+                                count: sub.count.unwrap_or(1),
+                                admin_access: None,
+                                selectors: sub.selectors.as_deref().unwrap_or(&[]),
+                            },
+                            (ci, ri, si),
+                        )?;
+                        least = least.min(data.num_devices);
+                        self.requests.insert((ci, ri, si), data);
+                    }
+                    min_devices += least;
+                } else {
+                    let exact = request.exactly.as_ref();
+                    let data = self.request_data(
+                        ci,
+                        Request {
+                            name: &request.name,
+                            parent: None,
+                            class_name: exact.map_or("", |e| e.device_class_name.as_str()),
+                            mode: (exact.and_then(|e| e.allocation_mode.as_deref()))
+                                .unwrap_or("ExactCount"),
+                            count: exact.and_then(|e| e.count).unwrap_or(1),
+                            admin_access: exact.and_then(|e| e.admin_access),
+                            selectors: (exact.and_then(|e| e.selectors.as_deref())).unwrap_or(&[]),
+                        },
+                        (ci, ri, 0),
+                    )?;
+                    min_devices += data.num_devices;
+                    self.requests.insert((ci, ri, 0), data);
+                }
+            }
+            if min_devices > ALLOCATION_RESULTS_MAX_SIZE {
+                return Err(format!(
+                    "claim {}: number of requested devices {min_devices} exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}",
+                    claim_key(claim)
+                ));
+            }
+            let mut constraints = Vec::new();
+            for (i, c) in devices
+                .and_then(|d| d.constraints.as_ref())
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let Some(attribute) = &c.match_attribute else {
+                    return Err(format!(
+                        "claim {}, constraint #{i}: empty constraint (unsupported constraint type?)",
+                        claim_key(claim)
+                    ));
+                };
+                constraints.push(MatchAttribute {
+                    requests: c.requests.iter().flatten().cloned().collect(),
+                    attribute: attribute.clone(),
+                    first: None,
+                    devices: 0,
+                });
+            }
+            self.constraints.push(constraints);
+        }
+        Ok(())
+    }
+
+    /// `validateDeviceRequest`.
+    fn request_data(
+        &mut self,
+        ci: usize,
+        request: Request<'a>,
+        key: RequestKey,
+    ) -> Result<RequestData<'a>, String> {
+        let claim = claim_key(self.claims[ci]);
+        for (i, s) in request.selectors.iter().enumerate() {
+            if s.cel.is_none() {
+                return Err(format!(
+                    "claim {claim}, request {}, selector #{i}: CEL expression empty (unsupported selector type?)",
+                    request.name
+                ));
+            }
+        }
+        if !self.alloc.features.admin_access && request.admin_access.is_some() {
+            return Err(format!(
+                "claim {claim}, request {}: admin access is requested, but the feature is disabled",
+                request.name
+            ));
+        }
+        if request.class_name.is_empty() {
+            return Err(format!(
+                "claim {claim}, request {}: missing device class name (unsupported request type?)",
+                request.name
+            ));
+        }
+        let Some(class) = self.alloc.classes.get(request.class_name) else {
+            return Err(format!(
+                "claim {claim}, request {}: could not retrieve device class {}: deviceclass.resource.k8s.io \"{}\" not found",
+                request.name, request.class_name, request.class_name
+            ));
+        };
+        let mut data = RequestData {
+            request,
+            class,
+            num_devices: 0,
+            all_devices: None,
+        };
+        match data.request.mode {
+            "ExactCount" => data.num_devices = data.request.count.max(0) as usize,
+            "All" => {
+                let mut all = Vec::new();
+                for p in &self.pools {
+                    if p.incomplete {
+                        return Err(format!(
+                            "claim {claim}, request {}: asks for all devices, but resource pool {} is currently being updated",
+                            data.request.name,
+                            p.id()
+                        ));
+                    }
+                    if p.invalid {
+                        return Err(format!(
+                            "claim {claim}, request {}: asks for all devices, but resource pool {} is currently invalid",
+                            data.request.name,
+                            p.id()
+                        ));
+                    }
+                }
+                let candidates: Vec<Candidate<'a>> = (self.pools.iter())
+                    .flat_map(|p| p.slices.iter())
+                    .flat_map(|s| {
+                        s.spec.devices.iter().flatten().map(move |d| Candidate {
+                            slice: s,
+                            device: d,
+                        })
+                    })
+                    .collect();
+                for c in candidates {
+                    if self.selectable(key, data.class, data.request.selectors, &c)? {
+                        all.push(c);
+                    }
+                }
+                data.num_devices = all.len();
+                data.all_devices = Some(all);
+            }
+            other => {
+                return Err(format!(
+                    "claim {claim}, request {}: unsupported count mode {other}",
+                    data.request.name
+                ));
+            }
+        }
+        Ok(data)
+    }
+
+    /// `isSelectable`: the class's and the request's selectors all match (cached per device
+    /// and request).
+    fn selectable(
+        &mut self,
+        key: RequestKey,
+        class: &'a DeviceClass,
+        selectors: &'a [DeviceSelector],
+        c: &Candidate,
+    ) -> Result<bool, String> {
+        let id = c.id();
+        if let Some(&m) = self.matches.get(&(id.clone(), key)) {
+            return Ok(m);
+        }
+        let class_selectors = class.spec.selectors.as_deref().unwrap_or(&[]);
+        let m = self.selectors_match(key.0, c, Some(class), class_selectors)?
+            && self.selectors_match(key.0, c, None, selectors)?;
+        self.matches.insert((id, key), m);
+        Ok(m)
+    }
+
+    /// `selectorsMatch`.
+    fn selectors_match(
+        &self,
+        ci: usize,
+        c: &Candidate,
+        class: Option<&DeviceClass>,
+        selectors: &[DeviceSelector],
+    ) -> Result<bool, String> {
+        let empty = BTreeMap::new();
+        let empty_capacity = BTreeMap::new();
+        let owner = |what: &str| match class {
+            Some(class) => format!(
+                "class {}: {what}",
+                class.metadata.name.as_deref().unwrap_or("")
+            ),
+            None => format!("claim {}: {what}", claim_key(self.claims[ci])),
+        };
+        for (i, s) in selectors.iter().enumerate() {
+            let Some(expression) = s.cel.as_ref().map(|c| c.expression.as_str()) else {
+                continue;
+            };
+            let compiled = self.alloc.selectors.get(expression);
+            let selector = match &*compiled {
+                Ok(s) => s,
+                Err(e) => return Err(owner(&format!("selector #{i}: CEL compile error: {e}"))),
+            };
+            let device = cel::Device {
+                driver: &c.slice.spec.driver,
+                attributes: c.device.attributes.as_ref().unwrap_or(&empty),
+                capacity: c.device.capacity.as_ref().unwrap_or(&empty_capacity),
+            };
+            match selector.matches(&device) {
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
+                Err(e) => {
+                    let (d, p, n) = c.id();
+                    return Err(owner(&format!(
+                        "selector #{i} on device {d}/{p}/{n}: CEL runtime error: {e}"
+                    )));
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn in_use(&self, id: &DeviceId) -> bool {
+        self.alloc.allocated.contains(id) || self.allocating.get(id).is_some_and(|c| !c.is_empty())
+    }
+
+    fn in_use_by_claim(&self, id: &DeviceId, ci: usize) -> bool {
+        self.allocating.get(id).is_some_and(|c| c.contains(&ci))
+    }
+
+    /// `allocateOne`: (claim, request, subrequest, device) to fill next; `in_sub` when working
+    /// on one particular subrequest.
+    fn allocate_one(
+        &mut self,
+        r: (usize, usize, usize, usize),
+        in_sub: bool,
+    ) -> Result<bool, Stop> {
+        let (ci, ri, si, di) = r;
+        if ci >= self.claims.len() {
+            return Ok(true);
+        }
+        let requests = (self.claims[ci].spec.devices.as_ref())
+            .and_then(|d| d.requests.as_ref())
+            .map_or(0, Vec::len);
+        if ri >= requests {
+            return match self.allocate_one((ci + 1, 0, 0, 0), false) {
+                Err(Stop::MaxSize) => Ok(false),
+                other => other,
+            };
+        }
+        let key = (ci, ri, si);
+        if !in_sub && self.requests[&key].request.parent.is_some() {
+            let mut all_exceeded = true;
+            for sub in 0.. {
+                if !self.requests.contains_key(&(ci, ri, sub)) {
+                    return if all_exceeded {
+                        Err(Stop::MaxSize)
+                    } else {
+                        Ok(false)
+                    };
+                }
+                match self.allocate_one((ci, ri, sub, di), true) {
+                    Err(Stop::MaxSize) => continue,
+                    Err(e) => return Err(e),
+                    Ok(true) => {
+                        self.selected_sub.insert((ci, ri), sub);
+                        return Ok(true);
+                    }
+                    Ok(false) => all_exceeded = false,
+                }
+            }
+        }
+        let data = &self.requests[&key];
+        let all_mode = data.request.mode == "All";
+        if all_mode && data.all_devices.as_ref().is_none_or(Vec::is_empty) {
+            return Ok(false);
+        }
+        if di >= data.num_devices {
+            return self.allocate_one((ci, ri + 1, 0, 0), false);
+        }
+        if self.result[ci].len() + data.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE {
+            return Err(Stop::MaxSize);
+        }
+        if all_mode {
+            let c = data.all_devices.as_ref().expect("all mode")[di];
+            if !self.allocate_device(key, c, true).map_err(Stop::Error)? {
+                return Ok(false);
+            }
+            let done = self.allocate_one((ci, ri, si, di + 1), in_sub);
+            if !matches!(done, Ok(true)) {
+                self.deallocate(key);
+            }
+            return done;
+        }
+        let admin = data.request.admin();
+        let candidates: Vec<Candidate<'a>> = (self.pools.iter())
+            .filter(|p| !p.incomplete && !p.invalid)
+            .flat_map(|p| p.slices.iter())
+            .flat_map(|s| {
+                s.spec.devices.iter().flatten().map(move |d| Candidate {
+                    slice: s,
+                    device: d,
+                })
+            })
+            .collect();
+        for c in candidates {
+            let id = c.id();
+            if (admin && self.in_use_by_claim(&id, ci)) || (!admin && self.in_use(&id)) {
+                continue;
+            }
+            let data = &self.requests[&key];
+            let (class, selectors) = (data.class, data.request.selectors);
+            if !self
+                .selectable(key, class, selectors, &c)
+                .map_err(Stop::Error)?
+            {
+                continue;
+            }
+            if !self.allocate_device(key, c, false).map_err(Stop::Error)? {
+                continue;
+            }
+            match self.allocate_one((ci, ri, si, di + 1), in_sub) {
+                Ok(true) => return Ok(true),
+                other => {
+                    self.deallocate(key);
+                    other?;
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// `allocateDevice`: takes the device for the request if it is free and the claim's
+    /// constraints allow it; `must` (allocation mode All) makes a constraint violation an
+    /// error.
+    fn allocate_device(
+        &mut self,
+        key: RequestKey,
+        c: Candidate<'a>,
+        must: bool,
+    ) -> Result<bool, String> {
+        let (ci, _, _) = key;
+        let data = &self.requests[&key];
+        let id = c.id();
+        let admin = data.request.admin();
+        if (admin && self.in_use_by_claim(&id, ci)) || (!admin && self.in_use(&id)) {
+            return Ok(false);
+        }
+        let (base, sub) = match data.request.parent {
+            Some(p) => (p, Some(data.request.name)),
+            None => (data.request.name, None),
+        };
+        let constraints = &mut self.constraints[ci];
+        for i in 0..constraints.len() {
+            if !constraints[i].add(base, sub, &c) {
+                if must {
+                    let (d, p, n) = id;
+                    return Err(format!(
+                        "claim {}, request {}: cannot add device {d}/{p}/{n} because a claim constraint would not be satisfied",
+                        claim_key(self.claims[ci]),
+                        data.request.name
+                    ));
+                }
+                for earlier in &mut constraints[..i] {
+                    earlier.remove(base, sub);
+                }
+                return Ok(false);
+            }
+        }
+        self.allocating.entry(id).or_default().insert(ci);
+        self.result[ci].push(Internal {
+            request: data.request.full_name(),
+            candidate: c,
+            admin_access: admin.then_some(true),
+        });
+        Ok(true)
+    }
+
+    /// The rollback of the last [`Self::allocate_device`] for `key`'s claim.
+    fn deallocate(&mut self, key: RequestKey) {
+        let ci = key.0;
+        let Some(last) = self.result[ci].pop() else {
+            return;
+        };
+        let data = &self.requests[&key];
+        let (base, sub) = match data.request.parent {
+            Some(p) => (p, Some(data.request.name)),
+            None => (data.request.name, None),
+        };
+        for c in &mut self.constraints[ci] {
+            c.remove(base, sub);
+        }
+        if let Some(claims) = self.allocating.get_mut(&last.candidate.id()) {
+            claims.remove(&ci);
+        }
+    }
+}
+
+/// `createNodeSelector`: a node-local device pins the allocation to its node; node selectors
+/// of the slices add up into one term.
+fn node_selector(devices: &[Internal]) -> Option<NodeSelector> {
+    let mut term = NodeSelectorTerm::default();
+    for d in devices {
+        let spec = &d.candidate.slice.spec;
+        if let Some(name) = spec.node_name.as_ref().filter(|n| !n.is_empty()) {
+            return Some(NodeSelector {
+                node_selector_terms: vec![NodeSelectorTerm {
+                    match_fields: Some(vec![NodeSelectorRequirement {
+                        key: "metadata.name".into(),
+                        operator: "In".into(),
+                        values: Some(vec![name.clone()]),
+                    }]),
+                    ..Default::default()
+                }],
+            });
+        }
+        if let Some(selector) = &spec.node_selector
+            && let [only] = selector.node_selector_terms.as_slice()
+        {
+            add_requirements(only.match_fields.as_deref(), &mut term.match_fields);
+            add_requirements(
+                only.match_expressions.as_deref(),
+                &mut term.match_expressions,
+            );
+        }
+    }
+    let has = |r: &Option<Vec<NodeSelectorRequirement>>| r.as_ref().is_some_and(|r| !r.is_empty());
+    (has(&term.match_fields) || has(&term.match_expressions)).then(|| NodeSelector {
+        node_selector_terms: vec![term],
+    })
+}
+
+/// `addNewNodeSelectorRequirements`: each requirement once (values compared as sets).
+fn add_requirements(
+    from: Option<&[NodeSelectorRequirement]>,
+    to: &mut Option<Vec<NodeSelectorRequirement>>,
+) {
+    for r in from.unwrap_or(&[]) {
+        let values: BTreeSet<&String> = r.values.iter().flatten().collect();
+        let list = to.get_or_insert_with(Vec::new);
+        let known = list.iter().any(|e| {
+            e.key == r.key
+                && e.operator == r.operator
+                && e.values.iter().flatten().collect::<BTreeSet<_>>() == values
+        });
+        if !known {
+            list.push(r.clone());
+        }
+    }
+}

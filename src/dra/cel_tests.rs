@@ -1,0 +1,118 @@
+//! Selectors against upstream's table (`dynamic-resource-allocation/cel/compile_test.go`),
+//! transcribed as data into `tests/data/dra/cel-cases.yaml`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use k8s_openapi::api::resource::v1::{DeviceAttribute, DeviceCapacity};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use serde::Deserialize;
+
+use super::cel::{Device, Selector};
+
+const CASES: &str = include_str!("../../tests/data/dra/cel-cases.yaml");
+
+#[derive(Debug, Deserialize)]
+struct File {
+    cases: Vec<Case>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Case {
+    name: String,
+    expression: String,
+    #[serde(default)]
+    driver: String,
+    #[serde(default)]
+    attributes: BTreeMap<String, DeviceAttribute>,
+    #[serde(default)]
+    capacity: BTreeMap<String, String>,
+    #[serde(default)]
+    features: Vec<String>,
+    expect: Expect,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Expect {
+    #[serde(rename = "match")]
+    matches: Option<bool>,
+    compile_error: Option<String>,
+    runtime_error: Option<String>,
+}
+
+/// Whether an upstream error text can be expected verbatim: cel-go's static type checks
+/// (`must evaluate to bool`, `undeclared reference`) and its Go type names (`types.Int`) have
+/// no counterpart in a checker-less interpreter, which fails the same expressions when they
+/// run, with its own words.
+fn verbatim(expected: &str) -> bool {
+    !(expected.contains("types.")
+        || expected.contains("cel.Semver")
+        || expected.contains("must evaluate to")
+        || expected.contains("undeclared reference"))
+}
+
+fn run(case: &Case) -> Result<(), String> {
+    let capacity: BTreeMap<String, DeviceCapacity> = (case.capacity.iter())
+        .map(|(k, v)| {
+            let value = Quantity(v.clone());
+            (
+                k.clone(),
+                DeviceCapacity {
+                    value,
+                    ..Default::default()
+                },
+            )
+        })
+        .collect();
+    let device = Device {
+        driver: &case.driver,
+        attributes: &case.attributes,
+        capacity: &capacity,
+    };
+    let got = Selector::compile(&case.expression).and_then(|s| s.matches(&device));
+    let e = &case.expect;
+    match (
+        &got,
+        e.matches,
+        e.compile_error.as_ref().or(e.runtime_error.as_ref()),
+    ) {
+        (Ok(m), Some(want), _) if *m == want => Ok(()),
+        (Err(message), None, Some(want)) if !verbatim(want) || message.contains(want.as_str()) => {
+            Ok(())
+        }
+        _ => Err(format!("got {got:?}, want {e:?}")),
+    }
+}
+
+#[test]
+fn selectors_agree_with_upstream_cases() {
+    let docs = crate::yaml::parse_documents(CASES.to_string(), Path::new("cel-cases.yaml"))
+        .expect("case file parses");
+    let doc = docs
+        .iter()
+        .find(|d| !d.value.is_null())
+        .expect("one document");
+    let file: File = serde_json::from_value(doc.value.clone()).expect("case shape");
+    // Gated alpha features (list-valued attributes, consumable capacity) and the runtime cost
+    // limit are not simulated.
+    let supported: Vec<&Case> = (file.cases.iter())
+        .filter(|c| c.features.is_empty())
+        .collect();
+    let failures: Vec<String> = (supported.iter())
+        .filter_map(|c| {
+            run(c)
+                .err()
+                .map(|e| format!("{}: {}: {e}", c.name, c.expression))
+        })
+        .collect();
+    assert!(supported.len() >= 25, "only {} cases", supported.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases fail:\n{}",
+        failures.len(),
+        supported.len(),
+        failures.join("\n")
+    );
+}
