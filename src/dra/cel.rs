@@ -38,9 +38,21 @@ pub struct Device<'d> {
 impl Selector {
     /// `CompileCELExpression`: a parse error reads as upstream's `compilation failed: …`.
     pub fn compile(expression: &str) -> Result<Selector, String> {
-        ENV.compile(expression)
-            .map(|program| Selector { program })
-            .map_err(|e| format!("compilation failed: {e}"))
+        let program = ENV
+            .compile(expression)
+            .map_err(|e| format!("compilation failed: {e}"))?;
+        if let Some((name, at)) = undeclared(program.expression(), &mut Vec::new()) {
+            let start = (program.source_info().offset_for(at)).map_or(0, |(s, _)| s as usize);
+            return Err(format!(
+                "compilation failed: {}",
+                issue(
+                    expression,
+                    start,
+                    &format!("undeclared reference to '{name}' (in container '')")
+                )
+            ));
+        }
+        Ok(Selector { program })
     }
 
     /// `DeviceMatches`: whether the device satisfies the selector; an error when the
@@ -59,6 +71,82 @@ impl Selector {
             Err(e) => Err(e.to_string()),
         }
     }
+}
+
+/// Identifiers CEL declares besides `device`: the type names.
+const DECLARED: [&str; 11] = [
+    "device",
+    "int",
+    "uint",
+    "double",
+    "bool",
+    "string",
+    "bytes",
+    "list",
+    "map",
+    "null_type",
+    "type",
+];
+
+/// The first identifier that is neither declared nor bound by an enclosing comprehension, and
+/// its node: cel-go's checker refuses such an expression when compiling it (`bound` holds
+/// the names in scope).
+fn undeclared<'e>(e: &'e cel::IdedExpr, bound: &mut Vec<&'e str>) -> Option<(&'e str, u64)> {
+    use cel::common::ast::{EntryExpr, Expr};
+    match &e.expr {
+        Expr::Ident(name) => {
+            let known = DECLARED.contains(&name.as_str()) || bound.contains(&name.as_str());
+            (!known && !name.starts_with('@')).then_some((name.as_str(), e.id))
+        }
+        Expr::Select(s) => undeclared(&s.operand, bound),
+        Expr::Call(c) => {
+            (c.target.iter().map(|t| &**t).chain(&c.args)).find_map(|a| undeclared(a, bound))
+        }
+        Expr::List(l) => l.elements.iter().find_map(|a| undeclared(a, bound)),
+        Expr::Map(m) => m.entries.iter().find_map(|entry| match &entry.expr {
+            EntryExpr::MapEntry(m) => {
+                undeclared(&m.key, bound).or_else(|| undeclared(&m.value, bound))
+            }
+            EntryExpr::StructField(f) => undeclared(&f.value, bound),
+        }),
+        Expr::Struct(s) => s.entries.iter().find_map(|entry| match &entry.expr {
+            EntryExpr::MapEntry(m) => {
+                undeclared(&m.key, bound).or_else(|| undeclared(&m.value, bound))
+            }
+            EntryExpr::StructField(f) => undeclared(&f.value, bound),
+        }),
+        Expr::Comprehension(c) => {
+            if let Some(found) =
+                undeclared(&c.iter_range, bound).or_else(|| undeclared(&c.accu_init, bound))
+            {
+                return Some(found);
+            }
+            let depth = bound.len();
+            bound.extend([c.iter_var.as_str(), c.accu_var.as_str()]);
+            bound.extend(c.iter_var2.as_deref());
+            let found = [&c.loop_cond, &c.loop_step, &c.result]
+                .into_iter()
+                .find_map(|a| undeclared(a, bound));
+            bound.truncate(depth);
+            found
+        }
+        Expr::Literal(_) | Expr::Unspecified => None,
+    }
+}
+
+/// A cel-go issue as `Issues.String` prints it: position, message, and the source line with
+/// a caret under the column.
+fn issue(source: &str, offset: usize, message: &str) -> String {
+    let before = &source[..offset.min(source.len())];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = source[line_start..offset.min(source.len())].chars().count();
+    let text = source[line_start..].lines().next().unwrap_or("");
+    format!(
+        "ERROR: <input>:{line}:{}: {message}\n | {text}\n | {}^",
+        column + 1,
+        ".".repeat(column)
+    )
 }
 
 /// The standard environment with the strings and lists extensions the Kubernetes CEL base

@@ -5,4 +5,6 @@ pub mod allocator;
 pub mod cel;
 
 #[cfg(test)]
+mod allocator_tests;
+#[cfg(test)]
 mod cel_tests;

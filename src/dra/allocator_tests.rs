@@ -1,0 +1,191 @@
+//! The allocator against upstream's table (`allocatortesting/allocator_testing.go`),
+//! transcribed as data into `tests/data/dra/allocator-cases.yaml`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use k8s_openapi::api::core::v1::NodeSelector;
+use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
+use serde::Deserialize;
+
+use super::allocator::{Allocation, Allocator, DeviceResult, Features, Selectors};
+use crate::model::Node;
+
+const CASES: &str = include_str!("../../tests/data/dra/allocator-cases.yaml");
+
+#[derive(Debug, Deserialize)]
+struct File {
+    cases: Vec<Case>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Case {
+    name: String,
+    #[serde(default)]
+    features: Vec<String>,
+    node: Option<NodeSpec>,
+    #[serde(default)]
+    classes: Vec<DeviceClass>,
+    #[serde(default)]
+    slices: Vec<ResourceSlice>,
+    #[serde(default)]
+    claims: Vec<ResourceClaim>,
+    #[serde(default)]
+    allocated: Vec<DeviceRef>,
+    expect: Expect,
+}
+
+#[derive(Debug, Deserialize)]
+struct NodeSpec {
+    name: String,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DeviceRef {
+    driver: String,
+    pool: String,
+    device: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Expect {
+    results: Option<Vec<ResultSpec>>,
+    #[serde(default)]
+    unsatisfiable: bool,
+    error: Option<String>,
+    error_match: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultSpec {
+    #[serde(default)]
+    devices: Vec<DeviceSpec>,
+    node_selector: Option<NodeSelector>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DeviceSpec {
+    request: String,
+    driver: String,
+    pool: String,
+    device: String,
+    admin_access: Option<bool>,
+}
+
+fn node(spec: Option<&NodeSpec>) -> Node {
+    let k8s = k8s_openapi::api::core::v1::Node {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: spec.map(|s| s.name.clone()),
+            labels: spec.map(|s| s.labels.clone()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut errors = Vec::new();
+    crate::model::objects::node_from_k8s(&k8s, "node", &mut errors)
+}
+
+fn run(case: &Case) -> Result<(), String> {
+    let features = Features {
+        prioritized_list: case.features.iter().any(|f| f == "DRAPrioritizedList"),
+        admin_access: case.features.iter().any(|f| f == "DRAAdminAccess"),
+    };
+    let classes: BTreeMap<String, DeviceClass> = (case.classes.iter())
+        .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.clone()))
+        .collect();
+    let allocated: HashSet<_> = (case.allocated.iter())
+        .map(|d| (d.driver.clone(), d.pool.clone(), d.device.clone()))
+        .collect();
+    let selectors = Selectors::default();
+    let allocator = Allocator {
+        features,
+        allocated: &allocated,
+        classes: &classes,
+        slices: &case.slices,
+        selectors: &selectors,
+    };
+    let claims: Vec<&ResourceClaim> = case.claims.iter().collect();
+    let got = allocator.allocate(&node(case.node.as_ref()), &claims);
+    let want = &case.expect;
+    match (got, &want.results, want.unsatisfiable, &want.error) {
+        (Ok(Some(got)), Some(results), _, _) => {
+            let want: Vec<Allocation> = (results.iter())
+                .map(|r| Allocation {
+                    devices: (r.devices.iter())
+                        .map(|d| DeviceResult {
+                            request: d.request.clone(),
+                            driver: d.driver.clone(),
+                            pool: d.pool.clone(),
+                            device: d.device.clone(),
+                            admin_access: d.admin_access,
+                        })
+                        .collect(),
+                    node_selector: r.node_selector.clone(),
+                })
+                .collect();
+            (got == want)
+                .then_some(())
+                .ok_or_else(|| format!("got {got:#?}\nwant {want:#?}"))
+        }
+        (Ok(None), None, true, None) => Ok(()),
+        (Err(e), None, _, Some(expected)) => {
+            let message = e.message();
+            let ok = match want.error_match.as_deref().unwrap_or("substring") {
+                "exact" => message == expected,
+                "regexp" => regex_lite_match(expected, message),
+                _ => message.contains(expected.as_str()),
+            };
+            ok.then_some(())
+                .ok_or_else(|| format!("error {message:?}, want {expected:?}"))
+        }
+        (got, ..) => Err(format!("got {got:?}, want {want:?}")),
+    }
+}
+
+/// The Go tests' regexps are literal text with `.*` gaps: each piece appears in order.
+fn regex_lite_match(pattern: &str, text: &str) -> bool {
+    let mut rest = text;
+    for piece in pattern
+        .trim_start_matches('^')
+        .trim_end_matches('$')
+        .split(".*")
+    {
+        let piece = piece.replace('\\', "");
+        match rest.find(piece.as_str()) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[test]
+fn allocator_agrees_with_upstream_cases() {
+    let docs = crate::yaml::parse_documents(CASES.to_string(), Path::new("allocator-cases.yaml"))
+        .expect("case file parses");
+    let doc = docs
+        .iter()
+        .find(|d| !d.value.is_null())
+        .expect("one document");
+    let file: File = serde_json::from_value::<File>(doc.value.clone()).expect("case shape");
+    let mut failures = Vec::new();
+    for case in &file.cases {
+        if let Err(e) = run(case) {
+            failures.push(format!("{}: {e}", case.name));
+        }
+    }
+    assert!(file.cases.len() >= 20, "only {} cases", file.cases.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases fail:\n{}",
+        failures.len(),
+        file.cases.len(),
+        failures.join("\n\n")
+    );
+}
