@@ -165,6 +165,122 @@ fn regex_lite_match(pattern: &str, text: &str) -> bool {
     true
 }
 
+fn cases() -> File {
+    let docs = crate::yaml::parse_documents(CASES.to_string(), Path::new("allocator-cases.yaml"))
+        .expect("case file parses");
+    let doc = docs
+        .iter()
+        .find(|d| !d.value.is_null())
+        .expect("one document");
+    serde_json::from_value::<File>(doc.value.clone()).expect("case shape")
+}
+
+fn allocator_for<'a>(
+    case: &Case,
+    classes: &'a BTreeMap<String, DeviceClass>,
+    allocated: &'a HashSet<(String, String, String)>,
+    slices: &'a [ResourceSlice],
+    selectors: &'a Selectors,
+) -> Allocator<'a> {
+    Allocator {
+        features: Features {
+            prioritized_list: case.features.iter().any(|f| f == "DRAPrioritizedList"),
+            admin_access: case.features.iter().any(|f| f == "DRAAdminAccess"),
+        },
+        allocated,
+        classes,
+        slices,
+        selectors,
+    }
+}
+
+/// Properties over every upstream case that allocates: no device goes to two requests
+/// (admin access aside) nor is one already in use; and a copy of a pool's device under a new
+/// name never makes an allocation that succeeded fail (requests for exact counts only: "All"
+/// asks for every device, so a new one can break it; and a device without the attributes a
+/// selector reads is a CEL error upstream too).
+#[test]
+fn allocations_never_reuse_a_device_and_more_devices_never_hurt() {
+    let (mut checked, mut grown) = (0, 0);
+    for case in &cases().cases {
+        let classes: BTreeMap<String, DeviceClass> = (case.classes.iter())
+            .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.clone()))
+            .collect();
+        let allocated: HashSet<_> = (case.allocated.iter())
+            .map(|d| (d.driver.clone(), d.pool.clone(), d.device.clone()))
+            .collect();
+        let selectors = Selectors::default();
+        let claims: Vec<&ResourceClaim> = case.claims.iter().collect();
+        let node = node(case.node.as_ref());
+        let alloc = allocator_for(case, &classes, &allocated, &case.slices, &selectors);
+        let Ok(Some(got)) = alloc.allocate(&node, &claims) else {
+            continue;
+        };
+        checked += 1;
+        let mut seen = HashSet::new();
+        for d in got.iter().flat_map(|a| &a.devices) {
+            let id = (d.driver.clone(), d.pool.clone(), d.device.clone());
+            if d.admin_access != Some(true) {
+                assert!(
+                    seen.insert(id.clone()),
+                    "{}: {id:?} allocated twice",
+                    case.name
+                );
+                assert!(
+                    !allocated.contains(&id),
+                    "{}: {id:?} already in use",
+                    case.name
+                );
+            }
+        }
+        let exact_only = (case.claims.iter())
+            .flat_map(|c| {
+                c.spec
+                    .devices
+                    .iter()
+                    .flat_map(|d| d.requests.iter().flatten())
+            })
+            .all(|r| {
+                r.exactly
+                    .as_ref()
+                    .is_some_and(|e| e.allocation_mode.as_deref() != Some("All"))
+            });
+        let Some(slice) = case.slices.first() else {
+            continue;
+        };
+        if !exact_only {
+            continue;
+        }
+        let mut slices = case.slices.clone();
+        let mut extra = slice
+            .spec
+            .devices
+            .iter()
+            .flatten()
+            .next()
+            .cloned()
+            .unwrap_or_default();
+        extra.name = "schedsim-extra-device".into();
+        slices[0]
+            .spec
+            .devices
+            .get_or_insert_with(Vec::new)
+            .push(extra);
+        let more = allocator_for(case, &classes, &allocated, &slices, &selectors);
+        let after = more.allocate(&node, &claims);
+        assert!(
+            matches!(after, Ok(Some(_))),
+            "{}: one device more and allocation gives {after:?}",
+            case.name
+        );
+        grown += 1;
+    }
+    assert!(
+        checked >= 40 && grown >= 25,
+        "checked {checked}, grown {grown}"
+    );
+}
+
 #[test]
 fn allocator_agrees_with_upstream_cases() {
     let docs = crate::yaml::parse_documents(CASES.to_string(), Path::new("allocator-cases.yaml"))
