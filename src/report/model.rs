@@ -293,14 +293,14 @@ pub struct StuckWorkload {
 /// Workloads with at least one bound pod and at least one pod that is not running.
 fn stuck_workloads(workloads: &[Pod], pods: &[PodReport]) -> Vec<StuckWorkload> {
     let mut stuck: Vec<StuckWorkload> = Vec::new();
+    // Each workload's place in `stuck` (first-seen order), found without scanning it.
+    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
     for (pod, report) in workloads.iter().zip(pods) {
         let Some(name) = &pod.workload else { continue };
-        let i = match stuck
-            .iter()
-            .position(|w| &w.workload == name && w.namespace == pod.namespace)
-        {
-            Some(i) => i,
+        let i = match index.get(&(pod.namespace.as_str(), name.as_str())) {
+            Some(&i) => i,
             None => {
+                index.insert((pod.namespace.as_str(), name.as_str()), stuck.len());
                 stuck.push(StuckWorkload {
                     workload: name.clone(),
                     namespace: pod.namespace.clone(),
