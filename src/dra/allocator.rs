@@ -21,8 +21,6 @@ use k8s_openapi::api::resource::v1::{
 };
 
 use super::cel::{self, Selector};
-use crate::model::Node;
-use crate::sched::plugins::node_affinity;
 
 /// `resourceapi.AllocationResultsMaxSize`.
 pub const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
@@ -115,9 +113,16 @@ impl Pool<'_> {
     }
 }
 
+/// The node an allocation is for: its name, and whether a slice's node selector selects it
+/// (the caller's node-affinity matching, `nodeaffinity.NewNodeSelector(…).Match`).
+pub struct NodeView<'n> {
+    pub name: &'n str,
+    pub selects: &'n dyn Fn(&NodeSelector) -> bool,
+}
+
 /// `NodeMatches`.
 fn node_matches(
-    node: &Node,
+    node: &NodeView,
     name: Option<&str>,
     all: bool,
     selector: Option<&NodeSelector>,
@@ -125,13 +130,13 @@ fn node_matches(
     match (name.filter(|n| !n.is_empty()), all, selector) {
         (Some(n), _, _) => node.name == n,
         (None, true, _) => true,
-        (None, false, Some(s)) => node_affinity::terms_match(&s.node_selector_terms, node),
+        (None, false, Some(s)) => (node.selects)(s),
         _ => false,
     }
 }
 
 /// `GatherPools`: per pool, the newest generation's slices that reach the node.
-fn gather_pools<'a>(slices: &'a [ResourceSlice], node: &Node) -> Vec<Pool<'a>> {
+fn gather_pools<'a>(slices: &'a [ResourceSlice], node: &NodeView) -> Vec<Pool<'a>> {
     let mut pools: BTreeMap<(&str, &str), Vec<&ResourceSlice>> = BTreeMap::new();
     for slice in slices {
         let spec = &slice.spec;
@@ -351,7 +356,7 @@ impl<'a> Allocator<'a> {
     /// `node`, an error when allocation cannot work at all (unknown class, CEL error, …).
     pub fn allocate(
         &self,
-        node: &Node,
+        node: &NodeView,
         claims: &[&'a ResourceClaim],
     ) -> Result<Option<Vec<Allocation>>, AllocateError> {
         let mut run = Run {

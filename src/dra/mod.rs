@@ -3,8 +3,3 @@
 
 pub mod allocator;
 pub mod cel;
-
-#[cfg(test)]
-mod allocator_tests;
-#[cfg(test)]
-mod cel_tests;

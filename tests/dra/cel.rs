@@ -2,20 +2,14 @@
 //! transcribed as data into `tests/data/dra/cel-cases.yaml`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use k8s_openapi::api::resource::v1::{DeviceAttribute, DeviceCapacity};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use serde::Deserialize;
 
-use super::cel::{Device, Selector};
+use schedsim::dra::cel::{Device, Selector};
 
-const CASES: &str = include_str!("../../tests/data/dra/cel-cases.yaml");
-
-#[derive(Debug, Deserialize)]
-struct File {
-    cases: Vec<Case>,
-}
+const CASES: &str = include_str!("../data/dra/cel-cases.yaml");
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -87,18 +81,10 @@ fn run(case: &Case) -> Result<(), String> {
 
 #[test]
 fn selectors_agree_with_upstream_cases() {
-    let docs = crate::yaml::parse_documents(CASES.to_string(), Path::new("cel-cases.yaml"))
-        .expect("case file parses");
-    let doc = docs
-        .iter()
-        .find(|d| !d.value.is_null())
-        .expect("one document");
-    let file: File = serde_json::from_value(doc.value.clone()).expect("case shape");
+    let cases: Vec<Case> = super::cases(CASES, "cel-cases.yaml");
     // Gated alpha features (list-valued attributes, consumable capacity) and the runtime cost
     // limit are not simulated.
-    let supported: Vec<&Case> = (file.cases.iter())
-        .filter(|c| c.features.is_empty())
-        .collect();
+    let supported: Vec<&Case> = (cases.iter()).filter(|c| c.features.is_empty()).collect();
     let failures: Vec<String> = (supported.iter())
         .filter_map(|c| {
             run(c)

@@ -2,21 +2,18 @@
 //! transcribed as data into `tests/data/dra/allocator-cases.yaml`.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
 
 use k8s_openapi::api::core::v1::NodeSelector;
 use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim, ResourceSlice};
 use serde::Deserialize;
 
-use super::allocator::{Allocation, Allocator, DeviceResult, Features, Selectors};
-use crate::model::Node;
+use schedsim::dra::allocator::{
+    AllocateError, Allocation, Allocator, DeviceResult, Features, NodeView, Selectors,
+};
+use schedsim::model::Node;
+use schedsim::sched::plugins::node_affinity::terms_match;
 
-const CASES: &str = include_str!("../../tests/data/dra/allocator-cases.yaml");
-
-#[derive(Debug, Deserialize)]
-struct File {
-    cases: Vec<Case>,
-}
+const CASES: &str = include_str!("../data/dra/allocator-cases.yaml");
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -88,30 +85,60 @@ fn node(spec: Option<&NodeSpec>) -> Node {
         ..Default::default()
     };
     let mut errors = Vec::new();
-    crate::model::objects::node_from_k8s(&k8s, "node", &mut errors)
+    schedsim::model::objects::node_from_k8s(&k8s, "node", &mut errors)
+}
+
+/// What a case allocates against, but the slices.
+struct Fixture {
+    features: Features,
+    classes: BTreeMap<String, DeviceClass>,
+    allocated: HashSet<(String, String, String)>,
+    node: Node,
+}
+
+impl Fixture {
+    fn of(case: &Case) -> Fixture {
+        Fixture {
+            features: Features {
+                prioritized_list: case.features.iter().any(|f| f == "DRAPrioritizedList"),
+                admin_access: case.features.iter().any(|f| f == "DRAAdminAccess"),
+            },
+            classes: (case.classes.iter())
+                .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.clone()))
+                .collect(),
+            allocated: (case.allocated.iter())
+                .map(|d| (d.driver.clone(), d.pool.clone(), d.device.clone()))
+                .collect(),
+            node: node(case.node.as_ref()),
+        }
+    }
+
+    /// The case's claims allocated from `slices`.
+    fn allocate(
+        &self,
+        case: &Case,
+        slices: &[ResourceSlice],
+    ) -> Result<Option<Vec<Allocation>>, AllocateError> {
+        let selectors = Selectors::default();
+        let allocator = Allocator {
+            features: self.features,
+            allocated: &self.allocated,
+            classes: &self.classes,
+            slices,
+            selectors: &selectors,
+        };
+        let selects = |s: &NodeSelector| terms_match(&s.node_selector_terms, &self.node);
+        let view = NodeView {
+            name: &self.node.name,
+            selects: &selects,
+        };
+        let claims: Vec<&ResourceClaim> = case.claims.iter().collect();
+        allocator.allocate(&view, &claims)
+    }
 }
 
 fn run(case: &Case) -> Result<(), String> {
-    let features = Features {
-        prioritized_list: case.features.iter().any(|f| f == "DRAPrioritizedList"),
-        admin_access: case.features.iter().any(|f| f == "DRAAdminAccess"),
-    };
-    let classes: BTreeMap<String, DeviceClass> = (case.classes.iter())
-        .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.clone()))
-        .collect();
-    let allocated: HashSet<_> = (case.allocated.iter())
-        .map(|d| (d.driver.clone(), d.pool.clone(), d.device.clone()))
-        .collect();
-    let selectors = Selectors::default();
-    let allocator = Allocator {
-        features,
-        allocated: &allocated,
-        classes: &classes,
-        slices: &case.slices,
-        selectors: &selectors,
-    };
-    let claims: Vec<&ResourceClaim> = case.claims.iter().collect();
-    let got = allocator.allocate(&node(case.node.as_ref()), &claims);
+    let got = Fixture::of(case).allocate(case, &case.slices);
     let want = &case.expect;
     match (got, &want.results, want.unsatisfiable, &want.error) {
         (Ok(Some(got)), Some(results), _, _) => {
@@ -165,35 +192,6 @@ fn regex_lite_match(pattern: &str, text: &str) -> bool {
     true
 }
 
-fn cases() -> File {
-    let docs = crate::yaml::parse_documents(CASES.to_string(), Path::new("allocator-cases.yaml"))
-        .expect("case file parses");
-    let doc = docs
-        .iter()
-        .find(|d| !d.value.is_null())
-        .expect("one document");
-    serde_json::from_value::<File>(doc.value.clone()).expect("case shape")
-}
-
-fn allocator_for<'a>(
-    case: &Case,
-    classes: &'a BTreeMap<String, DeviceClass>,
-    allocated: &'a HashSet<(String, String, String)>,
-    slices: &'a [ResourceSlice],
-    selectors: &'a Selectors,
-) -> Allocator<'a> {
-    Allocator {
-        features: Features {
-            prioritized_list: case.features.iter().any(|f| f == "DRAPrioritizedList"),
-            admin_access: case.features.iter().any(|f| f == "DRAAdminAccess"),
-        },
-        allocated,
-        classes,
-        slices,
-        selectors,
-    }
-}
-
 /// Properties over every upstream case that allocates: no device goes to two requests
 /// (admin access aside) nor is one already in use; and a copy of a pool's device under a new
 /// name never makes an allocation that succeeded fail (requests for exact counts only: "All"
@@ -202,18 +200,9 @@ fn allocator_for<'a>(
 #[test]
 fn allocations_never_reuse_a_device_and_more_devices_never_hurt() {
     let (mut checked, mut grown) = (0, 0);
-    for case in &cases().cases {
-        let classes: BTreeMap<String, DeviceClass> = (case.classes.iter())
-            .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.clone()))
-            .collect();
-        let allocated: HashSet<_> = (case.allocated.iter())
-            .map(|d| (d.driver.clone(), d.pool.clone(), d.device.clone()))
-            .collect();
-        let selectors = Selectors::default();
-        let claims: Vec<&ResourceClaim> = case.claims.iter().collect();
-        let node = node(case.node.as_ref());
-        let alloc = allocator_for(case, &classes, &allocated, &case.slices, &selectors);
-        let Ok(Some(got)) = alloc.allocate(&node, &claims) else {
+    for case in &super::cases::<Case>(CASES, "allocator-cases.yaml") {
+        let fixture = Fixture::of(case);
+        let Ok(Some(got)) = fixture.allocate(case, &case.slices) else {
             continue;
         };
         checked += 1;
@@ -227,7 +216,7 @@ fn allocations_never_reuse_a_device_and_more_devices_never_hurt() {
                     case.name
                 );
                 assert!(
-                    !allocated.contains(&id),
+                    !fixture.allocated.contains(&id),
                     "{}: {id:?} already in use",
                     case.name
                 );
@@ -266,8 +255,7 @@ fn allocations_never_reuse_a_device_and_more_devices_never_hurt() {
             .devices
             .get_or_insert_with(Vec::new)
             .push(extra);
-        let more = allocator_for(case, &classes, &allocated, &slices, &selectors);
-        let after = more.allocate(&node, &claims);
+        let after = fixture.allocate(case, &slices);
         assert!(
             matches!(after, Ok(Some(_))),
             "{}: one device more and allocation gives {after:?}",
@@ -283,25 +271,19 @@ fn allocations_never_reuse_a_device_and_more_devices_never_hurt() {
 
 #[test]
 fn allocator_agrees_with_upstream_cases() {
-    let docs = crate::yaml::parse_documents(CASES.to_string(), Path::new("allocator-cases.yaml"))
-        .expect("case file parses");
-    let doc = docs
-        .iter()
-        .find(|d| !d.value.is_null())
-        .expect("one document");
-    let file: File = serde_json::from_value::<File>(doc.value.clone()).expect("case shape");
+    let cases: Vec<Case> = super::cases(CASES, "allocator-cases.yaml");
     let mut failures = Vec::new();
-    for case in &file.cases {
+    for case in &cases {
         if let Err(e) = run(case) {
             failures.push(format!("{}: {e}", case.name));
         }
     }
-    assert!(file.cases.len() >= 20, "only {} cases", file.cases.len());
+    assert!(cases.len() >= 20, "only {} cases", cases.len());
     assert!(
         failures.is_empty(),
         "{} of {} cases fail:\n{}",
         failures.len(),
-        file.cases.len(),
+        cases.len(),
         failures.join("\n\n")
     );
 }
