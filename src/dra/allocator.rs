@@ -336,7 +336,6 @@ struct Run<'a, 'c> {
     claims: &'c [&'a ResourceClaim],
     pools: Vec<Pool<'a>>,
     requests: HashMap<RequestKey, RequestData<'a>>,
-    selected_sub: HashMap<(usize, usize), usize>,
     constraints: Vec<Vec<MatchAttribute>>,
     matches: HashMap<(DeviceId, RequestKey), bool>,
     /// Devices picked so far, with the claims they are picked for.
@@ -364,7 +363,6 @@ impl<'a> Allocator<'a> {
             claims,
             pools: gather_pools(self.slices, node),
             requests: HashMap::new(),
-            selected_sub: HashMap::new(),
             constraints: Vec::new(),
             matches: HashMap::new(),
             allocating: HashMap::new(),
@@ -373,7 +371,7 @@ impl<'a> Allocator<'a> {
         run.validate().map_err(AllocateError::Fatal)?;
         match run.allocate_one((0, 0, 0, 0), false) {
             Ok(true) => {}
-            Ok(false) | Err(Stop::MaxSize) => {
+            Ok(false) => {
                 // Not fatal for other nodes; upstream surfaces it only when every node fails.
                 if run.pools.iter().any(|p| p.invalid) {
                     return Err(AllocateError::OnNode(
@@ -381,6 +379,11 @@ impl<'a> Allocator<'a> {
                     ));
                 }
                 return Ok(None);
+            }
+            // The first claim's requests alone exceed the limit (`errAllocationResultMaxSizeExceeded`
+            // is only absorbed between claims, and `Allocate` returns it as it is).
+            Err(Stop::MaxSize) => {
+                return Err(AllocateError::Fatal("allocation max size exceeded".into()));
             }
             Err(Stop::Error(e)) => return Err(AllocateError::Fatal(e)),
         }
@@ -690,10 +693,7 @@ impl<'a> Run<'a, '_> {
                 match self.allocate_one((ci, ri, sub, di), true) {
                     Err(Stop::MaxSize) => continue,
                     Err(e) => return Err(e),
-                    Ok(true) => {
-                        self.selected_sub.insert((ci, ri), sub);
-                        return Ok(true);
-                    }
+                    Ok(true) => return Ok(true),
                     Ok(false) => all_exceeded = false,
                 }
             }
