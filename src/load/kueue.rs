@@ -293,8 +293,10 @@ impl Loader<'_> {
                 (Some(mut job), Some(infos)) => {
                     add_runtime_patch(&mut job, &infos);
                     let step = first.and_then(step_of);
+                    // Kueue's patch is an override: the runtime-only baseline stays as it was.
+                    let baseline = loaded.baseline;
                     out.push((
-                        self.resolve_train_job(&origin, job, cx)
+                        self.resolve_train_job(&origin, job, cx, baseline)
                             .map(|w| (w, origin)),
                         step,
                     ));

@@ -332,15 +332,17 @@ impl Loader<'_> {
             )]);
         }
         let job: TrainJob = origin.decode().map_err(|e| vec![e])?;
-        self.resolve_train_job(origin, job, cx)
+        self.resolve_train_job(origin, job, cx, None)
     }
 
-    /// A decoded TrainJob (Kueue's runtime patch added, maybe), resolved.
+    /// A decoded TrainJob (Kueue's runtime patch added, maybe), resolved. `baseline`: its
+    /// runtime-only pods when already resolved (they do not depend on the overrides).
     pub(super) fn resolve_train_job(
         &self,
         origin: &Origin,
         job: TrainJob,
         cx: &ResolveContext,
+        baseline: Option<Workloads>,
     ) -> Result<LoadedWorkload, Errors> {
         let pods = |overrides: bool, track: bool| {
             let opts = BuildOptions {
@@ -358,14 +360,16 @@ impl Loader<'_> {
         };
         let with = pods(true, self.options.provenance)?;
         // The runtime-only baseline of the override effect.
-        let baseline = if with.resolved.has_overrides {
-            let without = pods(false, false)?;
-            Some(Workloads {
-                pods: without.pods,
-                steps: without.steps,
-            })
-        } else {
-            None
+        let baseline = match (with.resolved.has_overrides, baseline) {
+            (false, _) => None,
+            (true, Some(known)) => Some(known),
+            (true, None) => {
+                let without = pods(false, false)?;
+                Some(Workloads {
+                    pods: without.pods,
+                    steps: without.steps,
+                })
+            }
         };
         let r = &with.resolved;
         let warnings = r
