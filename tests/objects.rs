@@ -86,3 +86,26 @@ fn a_bad_object_in_a_referenced_file_names_that_file() {
         "{stderr}"
     );
 }
+
+/// Pods that use DRA claims are loaded and placed, with a warning that their claims are not
+/// checked (the DynamicResources plugin is not simulated yet), not silently as plain pods.
+#[test]
+fn pods_with_resource_claims_are_placed_with_a_warning() {
+    let loaded = load("tests/data/objects/resource-claims.yaml");
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let s = &loaded.scenarios[0];
+    let claims: Vec<usize> = s
+        .workloads
+        .iter()
+        .map(|p| p.resource_claims.len())
+        .collect();
+    assert_eq!(claims, [0, 1]);
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    let w = &s.warnings[0];
+    assert!(
+        w.starts_with(
+            "1 pod(s) use DRA ResourceClaims (spec.resourceClaims), such as pod default/inference ("
+        ) && w.contains("schedsim does not allocate devices yet"),
+        "{w}"
+    );
+}

@@ -185,6 +185,7 @@ pub fn pod_from_k8s(
         has_restartable_init_container: init.iter().any(|(_, r)| *r),
         start_time: pod.status.as_ref().and_then(|s| s.start_time.clone()),
         topology_spread_constraints: spec.topology_spread_constraints.clone().unwrap_or_default(),
+        resource_claims: spec.resource_claims.clone().unwrap_or_default(),
         pod_group: PodGroupRef::of(
             pod.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
             pod.metadata

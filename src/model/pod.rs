@@ -40,6 +40,8 @@ pub struct Pod {
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     /// The gang the pod belongs to, from its labels or annotations.
     pub pod_group: Option<PodGroupRef>,
+    /// `spec.resourceClaims`: the DRA claims the pod uses (by name or from a template).
+    pub resource_claims: Vec<k8s_openapi::api::core::v1::PodResourceClaim>,
 }
 
 /// How a pod names its gang. Each gang scheduler has its own marker.
