@@ -335,6 +335,9 @@ struct Run<'a, 'c> {
     alloc: &'c Allocator<'a>,
     claims: &'c [&'a ResourceClaim],
     pools: Vec<Pool<'a>>,
+    /// The devices of the complete, valid pools, in search order (pools by driver and name,
+    /// slices and devices as listed).
+    devices: Vec<Candidate<'a>>,
     requests: HashMap<RequestKey, RequestData<'a>>,
     constraints: Vec<Vec<MatchAttribute>>,
     matches: HashMap<(DeviceId, RequestKey), bool>,
@@ -358,10 +361,22 @@ impl<'a> Allocator<'a> {
         node: &NodeView,
         claims: &[&'a ResourceClaim],
     ) -> Result<Option<Vec<Allocation>>, AllocateError> {
+        let pools = gather_pools(self.slices, node);
+        let devices = (pools.iter())
+            .filter(|p| !p.incomplete && !p.invalid)
+            .flat_map(|p| p.slices.iter())
+            .flat_map(|s| {
+                (s.spec.devices.iter().flatten()).map(move |d| Candidate {
+                    slice: s,
+                    device: d,
+                })
+            })
+            .collect();
         let mut run = Run {
             alloc: self,
             claims,
-            pools: gather_pools(self.slices, node),
+            devices,
+            pools,
             requests: HashMap::new(),
             constraints: Vec::new(),
             matches: HashMap::new(),
@@ -559,16 +574,8 @@ impl<'a> Run<'a, '_> {
                         ));
                     }
                 }
-                let candidates: Vec<Candidate<'a>> = (self.pools.iter())
-                    .flat_map(|p| p.slices.iter())
-                    .flat_map(|s| {
-                        s.spec.devices.iter().flatten().map(move |d| Candidate {
-                            slice: s,
-                            device: d,
-                        })
-                    })
-                    .collect();
-                for c in candidates {
+                // Every pool is complete and valid here, so these are all the node's devices.
+                for c in self.devices.clone() {
                     if self.selectable(key, data.class, data.request.selectors, &c)? {
                         all.push(c);
                     }
@@ -721,17 +728,8 @@ impl<'a> Run<'a, '_> {
             return done;
         }
         let admin = data.request.admin();
-        let candidates: Vec<Candidate<'a>> = (self.pools.iter())
-            .filter(|p| !p.incomplete && !p.invalid)
-            .flat_map(|p| p.slices.iter())
-            .flat_map(|s| {
-                s.spec.devices.iter().flatten().map(move |d| Candidate {
-                    slice: s,
-                    device: d,
-                })
-            })
-            .collect();
-        for c in candidates {
+        for i in 0..self.devices.len() {
+            let c = self.devices[i];
             let id = c.id();
             if (admin && self.in_use_by_claim(&id, ci)) || (!admin && self.in_use(&id)) {
                 continue;

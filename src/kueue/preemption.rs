@@ -24,7 +24,7 @@ pub struct Holder {
     /// `namespace/name`: the last tie-break (Kueue's is the UID).
     pub key: String,
     /// The position of `key` among the keys of every workload that may hold quota, so that
-    /// the tie-break compares integers (see [`order_keys`]).
+    /// the tie-break compares integers (see [`KeyOrder`]).
     pub key_order: u32,
     /// Index of its ClusterQueue.
     pub queue: usize,
@@ -58,15 +58,19 @@ impl Holder {
     }
 }
 
-/// Sets each holder's `key_order` from the sorted order of their keys.
-pub fn order_keys(holders: &mut [Holder]) {
-    let mut keys: Vec<&str> = holders.iter().map(|h| h.key.as_str()).collect();
-    keys.sort_unstable();
-    let orders: Vec<u32> = (holders.iter())
-        .map(|h| keys.partition_point(|k| *k < h.key.as_str()) as u32)
-        .collect();
-    for (h, order) in holders.iter_mut().zip(orders) {
-        h.key_order = order;
+/// The keys of every workload that may hold quota, sorted: a holder's `key_order` is its
+/// key's place among them.
+pub struct KeyOrder(Vec<String>);
+
+impl KeyOrder {
+    pub fn new(keys: impl IntoIterator<Item = String>) -> KeyOrder {
+        let mut keys: Vec<String> = keys.into_iter().collect();
+        keys.sort_unstable();
+        KeyOrder(keys)
+    }
+
+    pub fn of(&self, key: &str) -> u32 {
+        self.0.partition_point(|k| k.as_str() < key) as u32
     }
 }
 
@@ -231,16 +235,11 @@ pub fn queue_order(h: &Holder, holder: usize) -> (bool, i32, i64, u32, usize) {
     )
 }
 
-/// Per queue, its holders in [`queue_order`] (what [`Preemption::by_queue`] wants).
-pub fn holders_by_queue(holders: &[Holder], queues: usize) -> Vec<Vec<usize>> {
-    let mut by_queue = vec![Vec::new(); queues];
-    for (i, h) in holders.iter().enumerate() {
-        by_queue[h.queue].push(i);
-    }
-    for list in &mut by_queue {
-        list.sort_by_key(|&i| queue_order(&holders[i], i));
-    }
-    by_queue
+/// Puts holder `h` (`holder`, not yet in `holders`) into its queue's list (what
+/// [`Preemption::by_queue`] holds) at its place in [`queue_order`].
+pub fn insert_in_order(list: &mut Vec<usize>, holders: &[Holder], h: usize, holder: &Holder) {
+    let at = list.partition_point(|&x| queue_order(&holders[x], x) < queue_order(holder, h));
+    list.insert(at, h);
 }
 
 /// A queue whose holders may be candidates, as `collectCandidatesInSubtree` and

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::api::{self, ClusterQueue};
-use super::preemption::{FrBits, Holder, Preemption, Preemptor, holders_by_queue, order_keys};
+use super::preemption::{FrBits, Holder, KeyOrder, Preemption, Preemptor, insert_in_order};
 use super::quota::{QueueId, QuotaTree};
 use super::tests::{AdmittedSpec, amount, run_table};
 
@@ -108,6 +108,14 @@ fn holders(admitted: &[AdmittedSpec], queues: &[ClusterQueue], bits: &mut FrBits
     holders
 }
 
+/// Each holder's `key_order` among the keys of `holders`.
+fn order_keys(holders: &mut [Holder]) {
+    let keys = KeyOrder::new(holders.iter().map(|h| h.key.clone()));
+    for h in holders {
+        h.key_order = keys.of(&h.key);
+    }
+}
+
 fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
     let mut values: Vec<Value> = (shared.objects.iter())
         .filter(|v| case.queues == "shared" || v["kind"] != "ClusterQueue")
@@ -125,7 +133,10 @@ fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
         .collect();
     let mut bits = FrBits::default();
     let holders = holders(&case.admitted, &queues, &mut bits);
-    let by_queue = holders_by_queue(&holders, queues.len());
+    let mut by_queue = vec![Vec::new(); queues.len()];
+    for (i, h) in holders.iter().enumerate() {
+        insert_in_order(&mut by_queue[h.queue], &holders, i, h);
+    }
     for h in &holders {
         h.add_usage(&mut tree, &ids);
     }

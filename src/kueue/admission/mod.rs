@@ -31,7 +31,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy, QueueingStrategy};
 use super::assigner::{Assigner, Assignment, Mode};
-use super::preemption::{self, FrBits, Holder, Oracle, Preemption, Preemptor, Target};
+use super::preemption::{self, FrBits, Holder, KeyOrder, Oracle, Preemption, Preemptor, Target};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
 use crate::sched::plugins::inter_pod_affinity::{NamespaceLabels, labels_of, selector_matches};
@@ -89,8 +89,8 @@ struct State<'a> {
     ids: Vec<QueueId>,
     tree: QuotaTree,
     holders: Vec<Holder>,
-    /// The keys of every workload that may hold quota, sorted: a holder's `key_order`.
-    keys: Vec<String>,
+    /// Every key a holder may have: a holder's `key_order`.
+    keys: KeyOrder,
     fr_bits: FrBits,
     /// Per ClusterQueue, the holders that hold quota now, in `preemption::queue_order`.
     by_queue: Vec<Vec<usize>>,
@@ -163,18 +163,15 @@ fn run(
         ids,
         tree,
         holders: Vec::new(),
-        keys: {
-            let mut keys: Vec<String> = (objects.admitted.iter())
+        keys: KeyOrder::new(
+            (objects.admitted.iter())
                 .map(|a| format!("{}/{}", a.namespace, a.name))
                 .chain(
                     workloads
                         .iter()
                         .map(|w| format!("{}/{}", w.namespace, w.name)),
-                )
-                .collect();
-            keys.sort_unstable();
-            keys
-        },
+                ),
+        ),
         fr_bits: FrBits::default(),
         by_queue: vec![Vec::new(); queues.len()],
         holder_of: vec![None; workloads.len()],
@@ -437,15 +434,11 @@ impl State<'_> {
     /// A workload starts holding quota.
     fn hold(&mut self, what: Victim, mut holder: Holder) {
         holder.mask = self.fr_bits.learn(holder.usage.keys());
-        holder.key_order = self.keys.partition_point(|k| *k < holder.key) as u32;
+        holder.key_order = self.keys.of(&holder.key);
         holder.add_usage(&mut self.tree, &self.ids);
         self.quota_changed(holder.queue);
         let h = self.holders.len();
-        let list = &mut self.by_queue[holder.queue];
-        let at = list.partition_point(|&x| {
-            preemption::queue_order(&self.holders[x], x) < preemption::queue_order(&holder, h)
-        });
-        list.insert(at, h);
+        preemption::insert_in_order(&mut self.by_queue[holder.queue], &self.holders, h, &holder);
         self.holders.push(holder);
         self.holder_is.push(what);
         if let Victim::Queued(w) = what {
