@@ -151,7 +151,7 @@ fn to_output(j: &ResolvedTrainJob, explain: bool) -> TrainJobOut {
                 parallelism: r.parallelism,
                 pods: r.pod_count(),
                 depends_on: r.depends_on.iter().cloned().collect(),
-                pod_template: r.pod_template.clone(),
+                pod_template: r.pod_template.value().into_owned(),
                 provenance: explain.then(|| r.provenance.clone()),
             })
             .collect(),
@@ -208,7 +208,7 @@ fn render_yaml(jobs: &[&ResolvedTrainJob]) -> String {
             }
             let _ = writeln!(out, "    podTemplate:");
             out.push_str(&yaml::render(
-                &r.pod_template,
+                &r.pod_template.value(),
                 Some(Schema::PodTemplateSpec),
                 &r.provenance,
                 6,

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use super::origin::Origin;
 use super::scenario::TimelineStep;
-use super::workloads::{LoadedWorkload, ResolveContext};
+use super::workloads::{Baseline, LoadedWorkload, ResolveContext};
 use super::{Errors, Loader};
 use crate::kueue::admission::{self, Admission, Objects, Victim};
 use crate::kueue::api;
@@ -293,8 +293,12 @@ impl Loader<'_> {
                 (Some(mut job), Some(infos)) => {
                     add_runtime_patch(&mut job, &infos);
                     let step = first.and_then(step_of);
-                    // Kueue's patch is an override: the runtime-only baseline stays as it was.
-                    let baseline = loaded.baseline;
+                    // Kueue's patch is an override: the runtime-only baseline is as it was
+                    // (resolved now when the job waited for Kueue without one).
+                    let baseline = match loaded.baseline {
+                        Some(known) => Baseline::Known(known),
+                        None => Baseline::Resolve,
+                    };
                     out.push((
                         self.resolve_train_job(&origin, job, cx, baseline)
                             .map(|w| (w, origin)),

@@ -257,6 +257,7 @@ impl Loader<'_> {
             gates: &gates,
             initializers: sd.spec.initializers,
             clock: &clock,
+            alike: &crate::resolve::alike::Alike::default(),
         };
         // Workload items, the workload objects of spec.objects, then the timeline's arrivals.
         let item = |path: String, value, step| WorkloadItem {

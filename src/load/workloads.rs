@@ -17,7 +17,7 @@ use crate::model::objects;
 use crate::model::pod_group::{PodGroup, PodGroups};
 use crate::resolve::build::{BuildOptions, ResolvedTrainJob};
 use crate::resolve::trainjob::{self, TrainJob};
-use crate::resolve::{self, InitializerLifecycle, Runtimes};
+use crate::resolve::{InitializerLifecycle, Runtimes};
 use crate::sched::plan::{self, Step};
 use crate::yaml::Document;
 
@@ -44,6 +44,18 @@ pub(super) struct ResolveContext<'a> {
     pub gates: &'a FeatureGates,
     pub initializers: InitializerLifecycle,
     pub clock: &'a str,
+    /// TrainJobs alike but for their name, resolved once.
+    pub alike: &'a crate::resolve::alike::Alike,
+}
+
+/// The runtime-only baseline of a TrainJob with overrides (see [`Loader::resolve_train_job`]).
+pub(super) enum Baseline {
+    /// Resolve it with the job.
+    Resolve,
+    /// Already resolved: it does not depend on the overrides, Kueue's patch included.
+    Known(Workloads),
+    /// Not yet: the job waits for Kueue, and gets its baseline once admitted.
+    Later,
 }
 
 /// Every workload pod and step, the baseline, and per timeline step its arrivals.
@@ -332,17 +344,23 @@ impl Loader<'_> {
             )]);
         }
         let job: TrainJob = origin.decode().map_err(|e| vec![e])?;
-        self.resolve_train_job(origin, job, cx, None)
+        // A TrainJob waiting for Kueue gets pods (and a baseline) only once admitted; its
+        // baseline does not depend on Kueue's patch, so it is resolved then.
+        let baseline = match !cx.kueue.is_empty() && kueue::queue_name(origin.value()).is_some() {
+            true => Baseline::Later,
+            false => Baseline::Resolve,
+        };
+        self.resolve_train_job(origin, job, cx, baseline)
     }
 
-    /// A decoded TrainJob (Kueue's runtime patch added, maybe), resolved. `baseline`: its
-    /// runtime-only pods when already resolved (they do not depend on the overrides).
+    /// A decoded TrainJob (Kueue's runtime patch added, maybe), resolved, with its
+    /// runtime-only baseline as `baseline` says.
     pub(super) fn resolve_train_job(
         &self,
         origin: &Origin,
         job: TrainJob,
         cx: &ResolveContext,
-        baseline: Option<Workloads>,
+        baseline: Baseline,
     ) -> Result<LoadedWorkload, Errors> {
         let pods = |overrides: bool, track: bool| {
             let opts = BuildOptions {
@@ -350,7 +368,7 @@ impl Loader<'_> {
                 track,
                 clock: cx.clock,
             };
-            origin.check_all(resolve::train_job_pods(
+            origin.check_all(cx.alike.train_job_pods(
                 &job,
                 cx.runtimes,
                 opts,
@@ -361,9 +379,9 @@ impl Loader<'_> {
         let with = pods(true, self.options.provenance)?;
         // The runtime-only baseline of the override effect.
         let baseline = match (with.resolved.has_overrides, baseline) {
-            (false, _) => None,
-            (true, Some(known)) => Some(known),
-            (true, None) => {
+            (false, _) | (true, Baseline::Later) => None,
+            (true, Baseline::Known(known)) => Some(known),
+            (true, Baseline::Resolve) => {
                 let without = pods(false, false)?;
                 Some(Workloads {
                     pods: without.pods,

@@ -355,7 +355,7 @@ fn verdicts(d: &Diagnosis, node_name: &dyn Fn(usize) -> String) -> Vec<Verdict> 
     let mut nodes = nodes.map(Vec::into_iter);
     d.statuses
         .iter()
-        .zip(d.status_counts())
+        .zip(d.status_counts().iter().copied())
         .map(|(s, count)| (s, count, nodes.as_mut().and_then(Iterator::next)))
         .filter(|(_, count, _)| *count > 0)
         .map(|(s, count, nodes)| Verdict {

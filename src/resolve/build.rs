@@ -43,9 +43,58 @@ pub struct ResolvedJob {
     /// `trainer.kubeflow.org/trainjob-ancestor-step` of the Job template.
     pub ancestor: Option<String>,
     /// The final PodTemplateSpec.
-    pub pod_template: Value,
+    pub pod_template: PodTemplate,
     /// Field path → stage, when tracking was asked for.
     pub provenance: Provenance,
+}
+
+/// A resolved pod template. TrainJobs alike but for their name share one (see `alike`): each
+/// job's own name replaces the stand-in's when the template is read.
+#[derive(Clone)]
+pub struct PodTemplate {
+    shared: std::sync::Arc<Value>,
+    /// `(stand-in, name)`.
+    rename: Option<std::sync::Arc<(String, String)>>,
+}
+
+impl PodTemplate {
+    pub fn new(value: Value) -> Self {
+        PodTemplate {
+            shared: std::sync::Arc::new(value),
+            rename: None,
+        }
+    }
+
+    /// The template, with the job's own name in it.
+    pub fn value(&self) -> std::borrow::Cow<'_, Value> {
+        match &self.rename {
+            None => std::borrow::Cow::Borrowed(&self.shared),
+            Some(r) => {
+                let mut v = (*self.shared).clone();
+                super::alike::replace_in_value(&mut v, &r.0, &r.1);
+                std::borrow::Cow::Owned(v)
+            }
+        }
+    }
+
+    /// The same template read with `from` replaced by `to`.
+    pub(super) fn renamed(&self, from: &str, to: &str) -> Self {
+        let shared = match self.rename {
+            None => std::sync::Arc::clone(&self.shared),
+            Some(_) => std::sync::Arc::new(self.value().into_owned()),
+        };
+        PodTemplate {
+            shared,
+            rename: Some(std::sync::Arc::new((from.to_string(), to.to_string()))),
+        }
+    }
+}
+
+impl std::fmt::Debug for PodTemplate {
+    /// As the template reads, whether shared or not.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value().fmt(f)
+    }
 }
 
 impl ResolvedJob {
@@ -412,7 +461,7 @@ pub fn build(
             parallelism,
             depends_on,
             ancestor,
-            pod_template: template,
+            pod_template: PodTemplate::new(template),
             provenance: stages.into_provenance(),
         });
     }

@@ -2,6 +2,7 @@
 //! the override merge into replicated jobs, and each replicated job into its pods, with the
 //! order in which JobSet creates them (`dependsOn`).
 
+pub mod alike;
 pub mod build;
 pub mod determined;
 pub mod job;
@@ -98,7 +99,7 @@ pub fn train_job_pods(
     let mut pods = Vec::new();
     let mut ranges: HashMap<&str, std::ops::Range<usize>> = HashMap::new();
     for rjob in &resolved.jobs {
-        let template = template_pod(job, &rjob.pod_template, gates)
+        let template = template_pod(job, &rjob.pod_template.value(), gates)
             .map_err(|errs| attribute(job, runtime, &rjob.name, errs))?;
         let start = pods.len();
         for j in 0..rjob.replicas.max(0) {
@@ -206,7 +207,7 @@ fn pod_group(
     for rjob in &resolved.jobs {
         let count = rjob.parallelism.max(0);
         min_member += count as u32;
-        let mut template = rjob.pod_template.clone();
+        let mut template = rjob.pod_template.value().into_owned();
         for list in ["containers", "initContainers"] {
             if let Some(cs) = template["spec"][list].as_array_mut() {
                 for c in cs {
@@ -312,7 +313,7 @@ fn attribute(
             // The invalid field and the object holding it (a volume with two sources was made
             // by whoever added the second one).
             let keyed = resolved.map(|r| {
-                let k = keyed_path(&r.pod_template, &e.path);
+                let k = keyed_path(&r.pod_template.value(), &e.path);
                 match k.rfind(['.', '[']) {
                     Some(i) if k[..i].ends_with(']') => k[..i].to_string(),
                     _ => k,

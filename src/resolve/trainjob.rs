@@ -14,7 +14,7 @@ pub const API_VERSIONS: &[&str] = &[
     "trainer.kubeflow.org/v2alpha1",
 ];
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct TrainJob {
     #[serde(default)]
     pub metadata: ObjectMeta,
@@ -22,7 +22,7 @@ pub struct TrainJob {
     pub spec: TrainJobSpec,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TrainJobSpec {
     #[serde(default)]
@@ -50,7 +50,7 @@ pub struct TrainJobSpec {
     pub managed_by: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RuntimeRef {
     #[serde(default)]
@@ -62,7 +62,7 @@ pub struct RuntimeRef {
     pub kind: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Trainer {
     #[serde(default)]
@@ -82,7 +82,7 @@ pub struct Trainer {
     pub num_proc_per_node: Option<Value>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct Initializer {
     #[serde(default)]
     pub dataset: Option<InitializerSpec>,
@@ -90,7 +90,7 @@ pub struct Initializer {
     pub model: Option<InitializerSpec>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializerSpec {
     #[serde(default)]

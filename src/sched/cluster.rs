@@ -88,7 +88,7 @@ impl ResourceTable {
 }
 
 /// A pod's requests in the table's indices.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PodRequest {
     /// Non-zero exact requests (filtering; BalancedAllocation).
     pub sparse: Vec<(usize, i64)>,

@@ -13,62 +13,65 @@ pub const NO_PREEMPTION_VICTIMS: &str = "No preemption victims found for incomin
 pub const NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER: &str =
     "not eligible due to preemptionPolicy=Never.";
 
-/// The statuses of one failed scheduling attempt: every node's status (nodes a PreFilter
-/// narrowed away carry the "absent" status), stored once per distinct status.
+/// The statuses of one failed scheduling attempt: how many nodes got each distinct status
+/// (nodes a PreFilter narrowed away carry the "absent" status) and, when the run keeps them,
+/// which nodes.
 #[derive(Debug, Clone, Default)]
 pub struct Diagnosis {
-    /// Distinct statuses, indexed by `node_status`.
+    /// Distinct statuses, indexed by `counts` and `node_status`.
     pub statuses: Vec<Status>,
-    /// Per node, in node order: index into `statuses`. Empty when the run keeps only
-    /// counts ([`SchedulerConfig::drop_node_verdicts`](super::SchedulerConfig)).
-    pub node_status: Vec<u16>,
-    /// Per status, how many nodes have it; filled when `node_status` is dropped.
+    /// Per status, how many nodes have it.
     pub counts: Vec<usize>,
+    /// Per node, in node order: index into `statuses`. Empty when the run keeps only counts
+    /// ([`SchedulerConfig::drop_node_verdicts`](super::SchedulerConfig)): a per-node verdict
+    /// costs 2 bytes per node per pending pod, and filling it a pass over every node.
+    pub node_status: Vec<u16>,
     pub pre_filter_msg: Option<String>,
     pub post_filter_msg: Option<String>,
 }
 
 impl Diagnosis {
-    /// Every one of `num_nodes` nodes with the same status.
-    pub fn uniform(num_nodes: usize, status: Status) -> Self {
+    /// Every one of `num_nodes` nodes with the same status; `keep_nodes`: fill `node_status`.
+    pub fn uniform(num_nodes: usize, status: Status, keep_nodes: bool) -> Self {
         Diagnosis {
             statuses: vec![status],
-            node_status: vec![0; num_nodes],
+            counts: vec![num_nodes],
+            node_status: if keep_nodes {
+                vec![0; num_nodes]
+            } else {
+                Vec::new()
+            },
             ..Default::default()
         }
     }
 
-    /// Index of `status`, adding it if new (there are only a handful per pod).
+    /// Index of `status`, adding it (with no node yet) if new; there are only a handful per
+    /// pod.
     pub fn intern(&mut self, status: Status) -> u16 {
         match self.statuses.iter().position(|s| *s == status) {
             Some(i) => i as u16,
             None => {
                 self.statuses.push(status);
+                self.counts.push(0);
                 (self.statuses.len() - 1) as u16
             }
         }
     }
 
+    /// Moves `node` from status `from` (`None`: it had none yet) to status `to`.
+    pub fn assign(&mut self, node: usize, from: Option<u16>, to: u16) {
+        if let Some(from) = from {
+            self.counts[from as usize] -= 1;
+        }
+        self.counts[to as usize] += 1;
+        if !self.node_status.is_empty() {
+            self.node_status[node] = to;
+        }
+    }
+
     /// How many nodes have each status.
-    pub fn status_counts(&self) -> Vec<usize> {
-        if self.node_status.is_empty() {
-            return self.counts.clone();
-        }
-        let mut counts = vec![0usize; self.statuses.len()];
-        for &s in &self.node_status {
-            counts[s as usize] += 1;
-        }
-        counts
-    }
-
-    /// Keeps the count per status and drops the per-node vector (2 bytes per node).
-    pub fn drop_node_status(&mut self) {
-        self.counts = self.status_counts();
-        self.node_status = Vec::new();
-    }
-
-    pub fn status_of(&self, node: usize) -> &Status {
-        &self.statuses[self.node_status[node] as usize]
+    pub fn status_counts(&self) -> &[usize] {
+        &self.counts
     }
 }
 
@@ -81,7 +84,7 @@ pub fn fit_error_message(num_all_nodes: usize, d: &Diagnosis) -> String {
     } else {
         let per_status = d.status_counts();
         let mut histogram: BTreeMap<&str, usize> = BTreeMap::new();
-        for (status, count) in d.statuses.iter().zip(per_status) {
+        for (status, &count) in d.statuses.iter().zip(per_status) {
             for r in &status.reasons {
                 *histogram.entry(r).or_insert(0) += count;
             }

@@ -6,74 +6,109 @@ use super::*;
 impl<'a> Scheduler<'a> {
     /// Every node's status for a pod that fits nowhere: the first Filter plugin that fails it,
     /// in the profile's order (`RunFilterPlugins` stops at the first failure). The static
-    /// filters' verdict comes from the template; resources and bound pods are checked here.
+    /// filters' verdicts and their counts come from the template; resources and bound pods are
+    /// checked here, on the template's candidates alone when every static filter runs first.
+    /// Also returns, in node order, the nodes whose status is `Unschedulable`: those
+    /// preemption might help.
     pub(super) fn diagnose(
         &self,
         t: usize,
         request: &PodRequest,
         bound_filters: &BoundPodFilters,
-    ) -> Diagnosis {
+    ) -> (Diagnosis, Vec<u32>) {
         let template = &self.templates[t];
+        let compiled = self.compiled();
         let mut d = Diagnosis {
             statuses: template.statuses.clone(),
-            node_status: template.static_verdict.clone(),
+            counts: template.static_counts.clone(),
+            node_status: match self.config.drop_node_verdicts {
+                true => Vec::new(),
+                false => template.static_verdict.clone(),
+            },
             ..Default::default()
         };
         let mut seen: Vec<(node_resources_fit::Insufficient, u16)> = Vec::new();
-        for node in 0..self.cluster.len() {
-            let verdict = template.static_verdict[node];
-            let compiled = self.compiled();
-            if verdict != PASS && (compiled.static_first || verdict == template.absent) {
-                continue;
-            }
-            let failed_static =
-                (verdict != PASS).then(|| template.statuses[verdict as usize].plugin);
+        let mut might_help = Vec::new();
+        // A node's first failing per-pod filter, or `None` when its static verdict comes first.
+        let mut per_pod = |d: &mut Diagnosis, node: usize, failed_static: Option<&str>| {
             for &plugin in &compiled.filters {
-                match plugin {
+                let status = match plugin {
                     Plugin::NodeResourcesFit => {
                         let lack = node_resources_fit::check(request, self.cluster.resources(node));
                         if lack.is_empty() {
                             continue;
                         }
-                        d.node_status[node] = match seen.iter().find(|(l, _)| *l == lack) {
+                        return Some(match seen.iter().find(|(l, _)| *l == lack) {
                             Some((_, i)) => *i,
                             None => {
                                 let i = d.intern(lack.status(&self.cluster.table));
                                 seen.push((lack, i));
                                 i
                             }
-                        };
+                        });
                     }
                     Plugin::PodTopologySpread | Plugin::InterPodAffinity => {
-                        let status = bound_filters.status(plugin, node);
-                        if status.is_success() {
-                            continue;
-                        }
-                        d.node_status[node] = d.intern(status);
+                        bound_filters.status(plugin, node)
                     }
                     // A static filter: the template's verdict if it is the one that failed.
-                    _ if failed_static == Some(plugin.name()) => {}
+                    _ if failed_static == Some(plugin.name()) => return None,
                     _ => continue,
+                };
+                if !status.is_success() {
+                    return Some(d.intern(status));
                 }
-                break;
+            }
+            None
+        };
+        if compiled.static_first {
+            // Nodes failing a static filter keep its verdict; only candidates are checked.
+            for c in &template.candidates {
+                let node = c.node as usize;
+                if let Some(i) = per_pod(&mut d, node, None) {
+                    d.assign(node, None, i);
+                    if diagnosis::preemption_might_help(&d.statuses[i as usize]) {
+                        might_help.push(c.node);
+                    }
+                }
+            }
+            if !template.resolvable_static.is_empty() {
+                might_help.extend(&template.resolvable_static);
+                might_help.sort_unstable();
+            }
+        } else {
+            for node in 0..self.cluster.len() {
+                let verdict = template.static_verdict[node];
+                let mut last = verdict;
+                if verdict != template.absent || verdict == PASS {
+                    let failed_static =
+                        (verdict != PASS).then(|| template.statuses[verdict as usize].plugin);
+                    if let Some(i) = per_pod(&mut d, node, failed_static) {
+                        d.assign(node, (verdict != PASS).then_some(verdict), i);
+                        last = i;
+                    }
+                }
+                if last != PASS && diagnosis::preemption_might_help(&d.statuses[last as usize]) {
+                    might_help.push(node as u32);
+                }
             }
         }
-        d
+        (d, might_help)
     }
 
-    /// A pending pod's outcome with FitError's message; its per-node verdicts are dropped
-    /// first when the run does not need them (the counts per status stay, for the reasons and
-    /// the message, which then needs no second pass over the nodes).
-    pub(super) fn pending(&self, mut d: Diagnosis) -> PodOutcome {
-        if self.config.drop_node_verdicts {
-            d.drop_node_status();
-        }
+    /// A pending pod's outcome with FitError's message.
+    pub(super) fn pending(&self, d: Diagnosis) -> PodOutcome {
         let message = diagnosis::fit_error_message(self.cluster.len(), &d);
         unschedulable(message, d)
     }
 
-    /// PostFilter (DefaultPreemption), then the final message.
-    pub(super) fn fail(&mut self, pod: &Pod, request: &PodRequest, mut d: Diagnosis) -> PodOutcome {
+    /// PostFilter (DefaultPreemption) over the nodes preemption might help, then the final
+    /// message.
+    pub(super) fn fail(
+        &mut self,
+        pod: &Pod,
+        request: &PodRequest,
+        (mut d, might_help): (Diagnosis, Vec<u32>),
+    ) -> PodOutcome {
         if !self
             .profile()
             .framework
@@ -82,7 +117,7 @@ impl<'a> Scheduler<'a> {
             // No PostFilter plugin: the FitError alone.
             return self.pending(d);
         }
-        match preemption::post_filter(self, pod, request, &d) {
+        match preemption::post_filter(self, pod, request, &might_help) {
             preemption::Result::Preempt { node, victims } => {
                 for &(n, v) in &victims {
                     self.unbind(n, v);

@@ -236,6 +236,11 @@ struct Template {
     /// before any Filter runs), or `PASS`.
     absent: u16,
     statuses: Vec<Status>,
+    /// Per status: how many nodes have it as their static verdict.
+    static_counts: Vec<usize>,
+    /// Nodes whose static verdict is `Unschedulable` (preemption might help them; upstream's
+    /// static filters all answer `UnschedulableAndUnresolvable`, so normally none).
+    resolvable_static: Vec<u32>,
     /// Nodes that pass every static filter, with their raw NodeAffinity and TaintToleration scores.
     candidates: Vec<Candidate>,
 }
@@ -345,6 +350,25 @@ pub struct Scheduler<'a> {
     current: usize,
     /// The Services whose selectors default PodTopologySpread constraints select pods by.
     services: pod_topology_spread::Services,
+    /// Binds, unbinds and node replacements so far: while it stands still, a cycle that
+    /// failed fails again, alike, for a pod it cannot tell apart (see [`FailureKey`]).
+    mutations: u64,
+    /// The last failed cycle of each kind of pod, with `mutations` when it ran.
+    failures: HashMap<FailureKey, (u64, PodOutcome)>,
+}
+
+/// What a failed cycle read of a pod whose labels no Filter reads (no PodTopologySpread
+/// `DoNotSchedule` constraint, no InterPodAffinity work): its profile, its template (static
+/// filters, requests), and what preemption reads of it. Two such pods fail alike on an
+/// unchanged cluster: the cycle's Filter, the diagnosis and PostFilter's what-ifs read nothing
+/// else of them, and a failure changes no state (a preemption does, and is never kept).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct FailureKey {
+    profile: usize,
+    template: usize,
+    request: PodRequest,
+    priority: i32,
+    never_preempt: bool,
 }
 
 /// A pod spec's PodTopologySpread constraints compiled against the nodes: the
@@ -473,6 +497,8 @@ impl<'a> Scheduler<'a> {
             rng: ChaCha8Rng::seed_from_u64(config.seed),
             feasible: Vec::new(),
             binds: 0,
+            mutations: 0,
+            failures: HashMap::new(),
         }
     }
 
@@ -520,6 +546,8 @@ impl<'a> Scheduler<'a> {
         &mut self,
         nodes: Vec<Node>,
     ) -> (Vec<Option<usize>>, Vec<(usize, usize)>) {
+        self.mutations += 1;
+        self.failures.clear();
         let all: Vec<&Pod> = self.existing.iter().chain(self.pods).collect();
         let old = std::mem::replace(&mut self.cluster, Cluster::new(nodes, &all));
         let index: HashMap<&str, usize> = self
@@ -629,16 +657,41 @@ impl<'a> Scheduler<'a> {
             false => node_affinity.or(gang),
         };
         if let Some(reject) = reject {
-            let mut d = Diagnosis::uniform(self.cluster.len(), reject.clone());
+            let n = self.cluster.len();
+            let mut d = Diagnosis::uniform(n, reject.clone(), !self.config.drop_node_verdicts);
             d.pre_filter_msg = Some(reject.message());
-            return self.fail(pod, &request, d);
+            let might_help = match diagnosis::preemption_might_help(&reject) {
+                true => (0..n as u32).collect(),
+                false => Vec::new(),
+            };
+            return self.fail(pod, &request, (d, might_help));
         }
         let (spread, bound_filters) = self.pre_filter_bound(pod);
+        let failure_key = (bound_filters.spread.is_none() && bound_filters.affinity.is_none())
+            .then(|| FailureKey {
+                profile: self.current,
+                template: t,
+                request: request.clone(),
+                priority: pod.priority,
+                never_preempt: pod.never_preempt,
+            });
+        if let Some(key) = &failure_key
+            && let Some((at, outcome)) = self.failures.get(key)
+            && *at == self.mutations
+        {
+            return outcome.clone();
+        }
         self.find_feasible(t, &request, &bound_filters);
         match self.feasible.len() {
             0 => {
                 let d = self.diagnose(t, &request, &bound_filters);
-                self.fail(pod, &request, d)
+                let outcome = self.fail(pod, &request, d);
+                if let Some(key) = failure_key
+                    && outcome.phase == PodPhase::Unschedulable
+                {
+                    self.failures.insert(key, (self.mutations, outcome.clone()));
+                }
+                outcome
             }
             // "When only one node after predicate, just use it."
             1 => scheduled(self.feasible[0].node as usize),

@@ -29,11 +29,13 @@ struct Candidate {
     victims: Vec<(usize, i32)>,
 }
 
+/// `might_help`: the nodes whose status is `Unschedulable`, in node order
+/// (`nodesWherePreemptionMightHelp`).
 pub(crate) fn post_filter(
     s: &mut Scheduler<'_>,
     pod: &Pod,
     request: &PodRequest,
-    d: &Diagnosis,
+    might_help: &[u32],
 ) -> Result {
     if pod.never_preempt {
         return Result::Message(format!(
@@ -41,7 +43,8 @@ pub(crate) fn post_filter(
             diagnosis::NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER
         ));
     }
-    // Nodes never tried keep the "absent" status of the new FitError.
+    // Nodes never tried keep the "absent" status of the new FitError; only counts are needed
+    // for its message.
     let mut fit_error = Diagnosis::uniform(
         s.cluster.len(),
         Status::new(
@@ -49,13 +52,12 @@ pub(crate) fn post_filter(
             names::DEFAULT_PREEMPTION,
             diagnosis::PREEMPTION_NOT_HELPFUL,
         ),
+        false,
     );
     let mut candidates = Vec::new();
     let mut no_victims: Option<u16> = None;
-    for node in 0..s.cluster.len() {
-        if !diagnosis::preemption_might_help(d.status_of(node)) {
-            continue;
-        }
+    for &node in might_help {
+        let node = node as usize;
         match select_victims_on_node(s, node, pod, request) {
             NodeVerdict::Victims(victims) => candidates.push(Candidate { node, victims }),
             NodeVerdict::NoVictims => {
@@ -66,10 +68,11 @@ pub(crate) fn post_filter(
                         diagnosis::NO_PREEMPTION_VICTIMS,
                     ))
                 });
-                fit_error.node_status[node] = i;
+                fit_error.assign(node, Some(0), i);
             }
             NodeVerdict::StillFails(status) => {
-                fit_error.node_status[node] = fit_error.intern(status)
+                let i = fit_error.intern(status);
+                fit_error.assign(node, Some(0), i);
             }
         }
     }

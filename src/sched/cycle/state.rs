@@ -6,6 +6,7 @@ use super::*;
 
 impl<'a> Scheduler<'a> {
     pub(crate) fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
+        self.mutations += 1;
         let next = self.signatures.len() as u32;
         let labels_signature = *self
             .signatures
@@ -55,6 +56,7 @@ impl<'a> Scheduler<'a> {
     pub(crate) fn unbind(&mut self, node: usize, pod_id: usize) {
         if let Some(pos) = self.bound[node].iter().position(|b| b.pod == pod_id) {
             let b = self.bound[node].remove(pos);
+            self.mutations += 1;
             self.cluster.account(node, &b.request, -1);
             if let Some(g) = self.groups.get_mut(&b.group)
                 && let Some(n) = g.nodes.get_mut(&node)

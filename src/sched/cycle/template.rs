@@ -36,6 +36,8 @@ impl<'a> Scheduler<'a> {
             static_verdict: vec![PASS; n],
             absent: PASS,
             statuses: Vec::new(),
+            static_counts: Vec::new(),
+            resolvable_static: Vec::new(),
             candidates: Vec::new(),
         };
         let pre_filter = match profile
@@ -84,6 +86,15 @@ impl<'a> Scheduler<'a> {
             } else {
                 template.static_verdict[i] =
                     intern(&mut status_index, &mut template.statuses, status);
+            }
+        }
+        template.static_counts = vec![0; template.statuses.len()];
+        for (i, &v) in template.static_verdict.iter().enumerate() {
+            if v != PASS {
+                template.static_counts[v as usize] += 1;
+                if diagnosis::preemption_might_help(&template.statuses[v as usize]) {
+                    template.resolvable_static.push(i as u32);
+                }
             }
         }
         template
