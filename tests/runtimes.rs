@@ -37,7 +37,13 @@ fn counts(p: &TrainJobPods) -> Vec<(String, i32)> {
 }
 
 fn env(p: &TrainJobPods, job: &str, name: &str) -> Option<String> {
-    let template = &p.resolved.jobs.iter().find(|j| j.name == job)?.pod_template;
+    let template = &*p
+        .resolved
+        .jobs
+        .iter()
+        .find(|j| j.name == job)?
+        .pod_template
+        .value();
     let node = template["spec"]["containers"]
         .as_array()?
         .iter()
@@ -181,7 +187,8 @@ fn mpi_launcher_gets_hostfile_and_slots() {
         .iter()
         .find(|j| j.name == "launcher")
         .unwrap()
-        .pod_template;
+        .pod_template
+        .value();
     let volumes: Vec<&str> = launcher["spec"]["volumes"]
         .as_array()
         .unwrap()
@@ -224,7 +231,8 @@ fn initializers_arrive_first_and_complete_before_the_trainer() {
         "torchtune-llama3.2-1b",
         json!({"initializer": {"dataset": {"storageUri": "hf://my/dataset"}}}),
     );
-    let ds = &p.resolved.jobs[0].pod_template["spec"]["containers"][0]["env"];
+    let template = p.resolved.jobs[0].pod_template.value();
+    let ds = &template["spec"]["containers"][0]["env"];
     assert_eq!(
         ds[0],
         json!({"name": "STORAGE_URI", "value": "hf://my/dataset"})

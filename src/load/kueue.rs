@@ -232,9 +232,9 @@ impl Loader<'_> {
                 };
                 (queued.iter().enumerate())
                     .filter(|(_, q)| {
-                        let names = q.loaded.pods.iter().filter_map(|p| p.workload.as_ref());
-                        let mut keys = q.loaded.pods.iter().map(Pod::key).peekable();
-                        names.into_iter().any(|n| sel.workloads.contains(n))
+                        let names = q.loaded.pod_workloads();
+                        let mut keys = q.loaded.pod_keys().into_iter().peekable();
+                        names.iter().any(|n| sel.workloads.contains(n))
                             || (keys.peek().is_some() && keys.all(|k| sel.pods.contains(&k)))
                     })
                     .map(|(i, _)| i)
@@ -269,7 +269,7 @@ impl Loader<'_> {
                         .map(|ps| pod_set_info(ps, cx.kueue, &workloads[i], decision))
                         .collect::<Vec<_>>()
                 });
-            let keys: Vec<String> = loaded.pods.iter().map(Pod::key).collect();
+            let keys: Vec<String> = loaded.pod_keys();
             if let Some(first) = first {
                 let name = format!("{}/{}", workloads[i].namespace, workloads[i].name);
                 for (step, event) in later_events(&admitted, i, &holds, first, &keys, &name) {

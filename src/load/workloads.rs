@@ -100,6 +100,8 @@ pub(super) struct LoadedWorkload {
     pub warnings: Vec<String>,
     /// A suspended `batch/v1` Job: its pods exist only once something (Kueue) resumes it.
     pub suspended: bool,
+    /// A TrainJob waiting for Kueue: its pods, not made yet (`pods` is empty).
+    pub unmade: Option<crate::resolve::alike::Unmade>,
 }
 
 impl LoadedWorkload {
@@ -112,6 +114,32 @@ impl LoadedWorkload {
             baseline: None,
             warnings: Vec::new(),
             suspended: false,
+            unmade: None,
+        }
+    }
+
+    /// Pods like the workload's in all but maybe their names: what Kueue's pod sets read.
+    pub fn pods_alike(&self) -> &[Pod] {
+        self.unmade.as_ref().map_or(&self.pods, |u| u.alike())
+    }
+
+    /// The workload each of its pods names (`Pod::workload`).
+    pub fn pod_workloads(&self) -> Vec<String> {
+        match &self.unmade {
+            Some(u) => u.workloads(),
+            None => self
+                .pods
+                .iter()
+                .filter_map(|p| p.workload.clone())
+                .collect(),
+        }
+    }
+
+    /// `namespace/name` of each of its pods.
+    pub fn pod_keys(&self) -> Vec<String> {
+        match &self.unmade {
+            Some(u) => u.keys(),
+            None => self.pods.iter().map(Pod::key).collect(),
         }
     }
 }
@@ -196,7 +224,7 @@ impl Loader<'_> {
                 Ok((w, origin))
                     if kueue_on
                         && let Some((kind, workload, job)) =
-                            kueue::workload_of(&origin, &w.pods, cx) =>
+                            kueue::workload_of(&origin, w.pods_alike(), cx) =>
                 {
                     queued.push(kueue::Queued {
                         step: item.step,
@@ -208,6 +236,7 @@ impl Loader<'_> {
                     })
                 }
                 Ok((mut w, origin)) => {
+                    debug_assert!(w.unmade.is_none(), "an unmade TrainJob is always queued");
                     if let Some(q) = kueue::queue_name(origin.value())
                         && !kueue_on
                     {
@@ -345,12 +374,25 @@ impl Loader<'_> {
         }
         let job: TrainJob = origin.decode().map_err(|e| vec![e])?;
         // A TrainJob waiting for Kueue gets pods (and a baseline) only once admitted; its
-        // baseline does not depend on Kueue's patch, so it is resolved then.
-        let baseline = match !cx.kueue.is_empty() && kueue::queue_name(origin.value()).is_some() {
-            true => Baseline::Later,
-            false => Baseline::Resolve,
-        };
-        self.resolve_train_job(origin, job, cx, baseline)
+        // baseline does not depend on Kueue's patch, so it is resolved then. Until then its
+        // shape's pods stand for its own (a cluster queues thousands of jobs it never admits).
+        if !cx.kueue.is_empty() && kueue::queue_name(origin.value()).is_some() {
+            let opts = BuildOptions {
+                overrides: true,
+                track: self.options.provenance,
+                clock: cx.clock,
+            };
+            if let Some(unmade) =
+                (cx.alike).unmade(&job, cx.runtimes, opts, cx.gates, cx.initializers)
+            {
+                return Ok(LoadedWorkload {
+                    unmade: Some(unmade),
+                    ..LoadedWorkload::pods(Vec::new(), Vec::new())
+                });
+            }
+            return self.resolve_train_job(origin, job, cx, Baseline::Later);
+        }
+        self.resolve_train_job(origin, job, cx, Baseline::Resolve)
     }
 
     /// A decoded TrainJob (Kueue's runtime patch added, maybe), resolved, with its
@@ -410,6 +452,7 @@ impl Loader<'_> {
             baseline,
             warnings,
             suspended: false,
+            unmade: None,
         })
     }
 }

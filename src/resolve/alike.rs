@@ -15,19 +15,56 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use serde_json::Value;
 
 use super::build::BuildOptions;
 use super::{InitializerLifecycle, Runtimes, TrainJobPods, train_job_pods};
 use crate::features::FeatureGates;
+use crate::model::Pod;
 use crate::model::validate::FieldError;
 use crate::resolve::trainjob::TrainJob;
 
 /// The shapes seen so far (`None`: a shape that is not shared). One per scenario: the
 /// runtimes, gates and initializer lifecycle it was made with are part of every shape.
 #[derive(Default)]
-pub struct Alike(RefCell<HashMap<String, Option<TrainJobPods>>>);
+pub struct Alike(RefCell<HashMap<String, Option<Rc<TrainJobPods>>>>);
+
+/// A TrainJob's pods before they are made (a job waiting for Kueue): its shape's pods, the
+/// job's own in everything but their names, and what names them.
+pub struct Unmade {
+    shape: Rc<TrainJobPods>,
+    stand_in: String,
+    name: String,
+}
+
+impl Unmade {
+    /// Pods like the job's in everything but their names (pod sets, priorities).
+    pub fn alike(&self) -> &[Pod] {
+        &self.shape.pods
+    }
+
+    /// The workload each of the job's pods names.
+    pub fn workloads(&self) -> Vec<String> {
+        (self.shape.pods.iter())
+            .filter_map(|p| p.workload.as_ref())
+            .map(|w| w.replace(&self.stand_in, &self.name))
+            .collect()
+    }
+
+    /// `namespace/name` of each of the job's pods.
+    pub fn keys(&self) -> Vec<String> {
+        (self.shape.pods.iter())
+            .map(|p| {
+                let name = p.name.replace(&self.stand_in, &self.name);
+                format!("{}/{name}", p.namespace)
+            })
+            .collect()
+    }
+}
 
 impl Alike {
     /// [`train_job_pods`], shared between TrainJobs alike but for their name.
@@ -39,31 +76,67 @@ impl Alike {
         gates: &FeatureGates,
         initializers: InitializerLifecycle,
     ) -> Result<TrainJobPods, Vec<FieldError>> {
-        let resolve = |job: &TrainJob| train_job_pods(job, runtimes, opts, gates, initializers);
+        match self.shape(job, runtimes, opts, gates, initializers) {
+            Some((shape, stand_in)) => Ok(rename(&shape, &stand_in, job.name())),
+            None => train_job_pods(job, runtimes, opts, gates, initializers),
+        }
+    }
+
+    /// The job's pods unmade, when its shape is shared (`None`: resolve it on its own).
+    pub fn unmade(
+        &self,
+        job: &TrainJob,
+        runtimes: &Runtimes,
+        opts: BuildOptions,
+        gates: &FeatureGates,
+        initializers: InitializerLifecycle,
+    ) -> Option<Unmade> {
+        let (shape, stand_in) = self.shape(job, runtimes, opts, gates, initializers)?;
+        Some(Unmade {
+            shape,
+            stand_in,
+            name: job.name().to_string(),
+        })
+    }
+
+    /// The job's shape resolved under a stand-in name, and the stand-in, if shared.
+    fn shape(
+        &self,
+        job: &TrainJob,
+        runtimes: &Runtimes,
+        opts: BuildOptions,
+        gates: &FeatureGates,
+        initializers: InitializerLifecycle,
+    ) -> Option<(Rc<TrainJobPods>, String)> {
         let name = job.name();
         if opts.track || !is_dns1035_label(name) {
-            return resolve(job);
+            return None;
         }
-        let mut nameless = job.clone();
-        nameless.metadata.name = None;
-        let key = serde_json::to_string(&(&nameless, name.len(), opts.overrides, opts.clock))
-            .expect("a TrainJob serializes");
+        let nameless = ObjectMeta {
+            name: None,
+            ..job.metadata.clone()
+        };
+        let key =
+            serde_json::to_string(&(&nameless, &job.spec, name.len(), opts.overrides, opts.clock))
+                .expect("a TrainJob serializes");
         let (first, second) = (stand_in(name.len(), "qz"), stand_in(name.len(), "xk"));
         let mut shapes = self.0.borrow_mut();
         let shape = shapes.entry(key).or_insert_with(|| {
             let named = |stand_in: &str| {
-                let mut j = nameless.clone();
-                j.metadata.name = Some(stand_in.to_string());
-                resolve(&j).ok()
+                let j = TrainJob {
+                    metadata: ObjectMeta {
+                        name: Some(stand_in.to_string()),
+                        ..nameless.clone()
+                    },
+                    spec: job.spec.clone(),
+                };
+                train_job_pods(&j, runtimes, opts, gates, initializers).ok()
             };
             let (a, b) = (named(&first)?, named(&second)?);
             let renamed = rename(&a, &first, &second);
-            (format!("{renamed:?}") == format!("{b:?}")).then_some(a)
+            (format!("{renamed:?}") == format!("{b:?}")).then(|| Rc::new(a))
         });
-        match shape {
-            Some(shape) => Ok(rename(shape, &first, name)),
-            None => resolve(job),
-        }
+        Some((Rc::clone(shape.as_ref()?), first))
     }
 }
 

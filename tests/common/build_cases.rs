@@ -113,7 +113,7 @@ pub fn check_jobs(m: &mut Matcher, expected: &[ExpectJob], resolved: &ResolvedTr
         }
         m.check(
             &exp.pod_template,
-            Some(&act.pod_template),
+            Some(&act.pod_template.value()),
             &format!("{path}.podTemplate"),
             "",
         );
@@ -194,7 +194,7 @@ pub fn summary(r: &ResolvedTrainJob) -> JobSummary {
                 j.name.clone(),
                 j.replicas,
                 j.parallelism,
-                j.pod_template.clone(),
+                j.pod_template.value().into_owned(),
             )
         })
         .collect()

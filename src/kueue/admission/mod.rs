@@ -26,6 +26,7 @@ mod model;
 pub use model::*;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
@@ -55,8 +56,26 @@ type QueueKey = (std::cmp::Reverse<i32>, i64, usize);
 struct Entry {
     key: QueueKey,
     queue: usize,
+    nominated: Rc<Nominated>,
+}
+
+/// What a nomination found: flavors, preemption targets, and the condition message they
+/// give. Shared between the heads that look alike to the assigner in a cycle and after it,
+/// while their quota tree is unchanged (most heads of a busy queue are answered this way).
+struct Nominated {
     assignment: Assignment,
     targets: Vec<Target>,
+    message: String,
+}
+
+impl Nominated {
+    fn new((assignment, targets): (Assignment, Vec<Target>)) -> Rc<Self> {
+        Rc::new(Nominated {
+            message: assignment.message(),
+            assignment,
+            targets,
+        })
+    }
 }
 
 /// Runs Kueue's admission over `workloads` (in creation order) until nothing changes.
@@ -117,7 +136,7 @@ struct State<'a> {
     /// since its usage last changed. Heads that look alike to the assigner get the same answer
     /// from the same quota, and after a release every parked workload of a cohort comes back,
     /// to be nominated against an unchanged cohort one after another.
-    assigned: BTreeMap<usize, HashMap<AssignKey, (Assignment, Vec<Target>)>>,
+    assigned: BTreeMap<usize, HashMap<AssignKey, Rc<Nominated>>>,
     out: Admission,
 }
 
@@ -471,7 +490,7 @@ impl State<'_> {
         by_queue: &[Vec<usize>],
         w: usize,
         q: usize,
-    ) -> (Assignment, Vec<Target>) {
+    ) -> Rc<Nominated> {
         let policies = &self.queues()[q].preemption;
         let newer = [
             policies.within_cluster_queue,
@@ -487,10 +506,10 @@ impl State<'_> {
         );
         let root = self.tree.root_of(self.ids[q]);
         if let Some(known) = self.assigned.get(&root).and_then(|m| m.get(&key)) {
-            return known.clone();
+            return Rc::clone(known);
         }
-        let found = self.assign(snapshot, by_queue, w, q);
-        (self.assigned.entry(root).or_default()).insert(key, found.clone());
+        let found = Nominated::new(self.assign(snapshot, by_queue, w, q));
+        (self.assigned.entry(root).or_default()).insert(key, Rc::clone(&found));
         found
     }
 
@@ -579,25 +598,28 @@ impl State<'_> {
                     "workload namespace doesn't match ClusterQueue selector".into();
                 requeue.push((q, key, Requeue::NamespaceMismatch));
             } else {
-                let (assignment, targets) = self.assign_now(&mut snapshot, &by_queue, w, q);
-                self.out.decisions[w].message = assignment.message();
+                let nominated = self.assign_now(&mut snapshot, &by_queue, w, q);
+                self.out.decisions[w].message = nominated.message.clone();
                 entries.push(Entry {
                     key,
                     queue: q,
-                    assignment,
-                    targets,
+                    nominated,
                 });
             }
         }
         // makeClassicalIterator: not borrowing first, then priority, then creation order.
-        entries.sort_by_key(|e| (e.assignment.borrowing, e.key));
+        entries.sort_by_key(|e| (e.nominated.assignment.borrowing, e.key));
         let (mut admitted, mut evicted) = (0, 0);
         let mut preempted: BTreeSet<usize> = BTreeSet::new();
         for mut e in entries {
             let (q, id, w) = (e.queue, self.ids[e.queue], e.key.2);
             let mut fits = self.fits(&mut snapshot, &preempted, &e);
             let mut deferred = false;
-            if e.targets.iter().any(|t| preempted.contains(&t.holder)) {
+            if e.nominated
+                .targets
+                .iter()
+                .any(|t| preempted.contains(&t.holder))
+            {
                 // updateAssignmentIfNeeded: the assignment again, with the victims of the
                 // cycle's other preemptions gone.
                 let others: Vec<usize> = preempted.iter().copied().collect();
@@ -606,34 +628,31 @@ impl State<'_> {
                     self.holders[h].remove_usage(&mut snapshot, &self.ids);
                     gone[self.holders[h].queue].retain(|&x| x != h);
                 }
-                let (assignment, targets) = self.assign(&mut snapshot, &gone, w, q);
+                let nominated = Nominated::new(self.assign(&mut snapshot, &gone, w, q));
                 for &h in &others {
                     self.holders[h].add_usage(&mut snapshot, &self.ids);
                 }
-                self.out.decisions[w].message = assignment.message();
-                deferred = assignment.mode() == Mode::Fit;
-                e.assignment = assignment;
-                e.targets = targets;
+                self.out.decisions[w].message = nominated.message.clone();
+                deferred = nominated.assignment.mode() == Mode::Fit;
+                e.nominated = nominated;
                 fits = self.fits(&mut snapshot, &preempted, &e);
             }
-            let mode = e.assignment.mode();
+            let (assignment, targets) = (&e.nominated.assignment, &e.nominated.targets);
+            let mode = assignment.mode();
             let d = &mut self.out.decisions[w];
             if mode == Mode::NoFit {
                 requeue.push((q, e.key, Requeue::NoFit));
                 continue;
             }
-            if mode == Mode::Preempt && e.targets.is_empty() {
+            if mode == Mode::Preempt && targets.is_empty() {
                 if self.objects.cluster_queues[q]
                     .preemption
                     .reclaim_within_cohort
                     != PreemptionPolicy::Any
                 {
-                    for (fr, v) in reserve(
-                        &e.assignment,
-                        &self.objects.cluster_queues[q],
-                        &snapshot,
-                        id,
-                    ) {
+                    for (fr, v) in
+                        reserve(assignment, &self.objects.cluster_queues[q], &snapshot, id)
+                    {
                         snapshot.add_usage(id, &fr, v);
                     }
                 }
@@ -642,13 +661,13 @@ impl State<'_> {
             }
             if deferred {
                 d.message = "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete".into();
-                for (fr, &v) in &e.assignment.usage {
+                for (fr, &v) in &assignment.usage {
                     snapshot.add_usage(id, fr, v);
                 }
                 requeue.push((q, e.key, Requeue::PendingPreemption));
                 continue;
             }
-            if e.targets.iter().any(|t| preempted.contains(&t.holder)) {
+            if targets.iter().any(|t| preempted.contains(&t.holder)) {
                 d.message =
                     "Workload has overlapping preemption targets with another workload".into();
                 requeue.push((q, e.key, Requeue::FailedAfterNomination));
@@ -659,19 +678,19 @@ impl State<'_> {
                 requeue.push((q, e.key, Requeue::FailedAfterNomination));
                 continue;
             }
-            preempted.extend(e.targets.iter().map(|t| t.holder));
-            for (fr, &v) in &e.assignment.usage {
+            preempted.extend(targets.iter().map(|t| t.holder));
+            for (fr, &v) in &assignment.usage {
                 snapshot.add_usage(id, fr, v);
             }
             if mode == Mode::Preempt {
-                for t in &e.targets {
+                for t in &e.nominated.targets {
                     self.evict(cycle, w, q, *t);
                 }
-                evicted += e.targets.len();
+                evicted += e.nominated.targets.len();
                 let d = &mut self.out.decisions[w];
                 d.message += &format!(
                     ". Pending the preemption of {} workload(s)",
-                    e.targets.len()
+                    e.nominated.targets.len()
                 );
                 requeue.push((q, e.key, Requeue::PendingPreemption));
                 if self.objects.cluster_queues[q].queueing_strategy
@@ -696,7 +715,7 @@ impl State<'_> {
                     reserved: self.objects.now.saturating_add(cycle as i64),
                     evicted: false,
                     mask: 0,
-                    usage: e.assignment.usage.clone(),
+                    usage: e.nominated.assignment.usage.clone(),
                 },
             );
             let d = &mut self.out.decisions[w];
@@ -705,8 +724,8 @@ impl State<'_> {
                 "Quota reserved in ClusterQueue {}",
                 self.objects.cluster_queues[q].name
             );
-            d.last_admitted = Some((cycle, e.assignment.clone()));
-            d.admitted = Some((cycle, e.assignment));
+            d.last_admitted = Some((cycle, e.nominated.assignment.clone()));
+            d.admitted = Some((cycle, e.nominated.assignment.clone()));
             d.waiting = Waiting::Nowhere;
             self.out.order.push(w);
             admitted += 1;
@@ -734,13 +753,14 @@ impl State<'_> {
     /// victims and its own targets gone.
     fn fits(&self, snapshot: &mut QuotaTree, preempted: &BTreeSet<usize>, e: &Entry) -> bool {
         let gone: BTreeSet<usize> = (preempted.iter().copied())
-            .chain(e.targets.iter().map(|t| t.holder))
+            .chain(e.nominated.targets.iter().map(|t| t.holder))
             .collect();
         for &h in &gone {
             self.holders[h].remove_usage(snapshot, &self.ids);
         }
         let id = self.ids[e.queue];
-        let ok = (e.assignment.usage.iter()).all(|(fr, &v)| snapshot.available(id, fr) >= v);
+        let usage = &e.nominated.assignment.usage;
+        let ok = usage.iter().all(|(fr, &v)| snapshot.available(id, fr) >= v);
         for &h in &gone {
             self.holders[h].add_usage(snapshot, &self.ids);
         }
@@ -826,7 +846,11 @@ fn namespace_admitted(
     namespaces: &NamespaceLabels,
     w: &Workload,
 ) -> bool {
-    selector.is_some_and(|s| selector_matches(s, &labels_of(namespaces, &w.namespace)))
+    selector.is_some_and(|s| {
+        let empty = s.match_labels.as_ref().is_none_or(|m| m.is_empty())
+            && s.match_expressions.as_ref().is_none_or(|e| e.is_empty());
+        empty || selector_matches(s, &labels_of(namespaces, &w.namespace))
+    })
 }
 
 /// `quotaResourcesToReserve`: what a head that needs preemption but found no candidates holds

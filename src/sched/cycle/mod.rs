@@ -350,6 +350,10 @@ pub struct Scheduler<'a> {
     current: usize,
     /// The Services whose selectors default PodTopologySpread constraints select pods by.
     services: pod_topology_spread::Services,
+    /// The profile and fields of the last pod [`Self::template_for`] saw, and its template.
+    last_template: Option<(usize, template::TemplateFields, usize)>,
+    /// The inputs of the last spread spec [`Self::spread_for`] found, and its index.
+    last_spread: Option<(state::OwnedSpreadInputs, usize)>,
     /// Binds, unbinds and node replacements so far: while it stands still, a cycle that
     /// failed fails again, alike, for a pod it cannot tell apart (see [`FailureKey`]).
     mutations: u64,
@@ -499,6 +503,8 @@ impl<'a> Scheduler<'a> {
             binds: 0,
             mutations: 0,
             failures: HashMap::new(),
+            last_spread: None,
+            last_template: None,
         }
     }
 
@@ -566,8 +572,10 @@ impl<'a> Scheduler<'a> {
         let bound = std::mem::replace(&mut self.bound, vec![Vec::new(); self.cluster.len()]);
         self.templates.clear();
         self.template_index.clear();
+        self.last_template = None;
         self.spreads.clear();
         self.spread_index.clear();
+        self.last_spread = None;
         self.spreads_by_label.clear();
         self.spreads_unlabelled.clear();
         self.counted_nodes = Default::default();

@@ -3,6 +3,8 @@
 //! (PodTopologySpread, InterPodAffinity), also without some pods for preemption's what-ifs.
 
 use super::*;
+use k8s_openapi::api::core::v1::{NodeAffinity, Toleration, TopologySpreadConstraint};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 impl<'a> Scheduler<'a> {
     pub(crate) fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
@@ -170,17 +172,25 @@ impl<'a> Scheduler<'a> {
             .as_deref()
             .unwrap_or(&pod.topology_spread_constraints);
         // The labels matter only through the selectors and the pod's own match.
-        let key = serde_json::to_string(&(
-            self.current,
-            &pod.namespace,
-            pod_topology_spread::label_dependence(pod, constraints),
+        let inputs = SpreadInputs {
+            profile: self.current,
+            namespace: &pod.namespace,
+            system_defaults,
+            dependence: pod_topology_spread::label_dependence(pod, constraints),
             constraints,
-            &pod.node_selector,
-            pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()),
-            &pod.tolerations,
-        ))
-        .expect("pod fields serialize");
+            node_selector: &pod.node_selector,
+            node_affinity: pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()),
+            tolerations: &pod.tolerations,
+        };
+        // Pods of one job come one after another: most often the last pod's spec is it.
+        if let Some((last, i)) = &self.last_spread
+            && *last == inputs
+        {
+            return Some(Arc::clone(&self.spreads[*i]));
+        }
+        let key = serde_json::to_string(&inputs).expect("pod fields serialize");
         if let Some(&i) = self.spread_index.get(&key) {
+            self.last_spread = Some((inputs.to_owned(), i));
             return Some(Arc::clone(&self.spreads[i]));
         }
         let mut topology = std::mem::take(&mut self.topology);
@@ -222,6 +232,7 @@ impl<'a> Scheduler<'a> {
         }
         self.spreads.push(Arc::clone(&spec));
         self.spread_index.insert(key, spec.index);
+        self.last_spread = Some((inputs.to_owned(), spec.index));
         Some(spec)
     }
 
@@ -325,5 +336,59 @@ impl<'a> Scheduler<'a> {
                 pod: self.bound_pod(g.pod),
                 nodes,
             })
+    }
+}
+
+/// What a pod's compiled spread constraints depend on (see [`Scheduler::spread_for`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub(super) struct SpreadInputs<'p> {
+    profile: usize,
+    namespace: &'p str,
+    system_defaults: bool,
+    dependence: (Vec<Option<LabelSelector>>, Vec<bool>),
+    constraints: &'p [TopologySpreadConstraint],
+    node_selector: &'p BTreeMap<String, String>,
+    node_affinity: Option<&'p NodeAffinity>,
+    tolerations: &'p [Toleration],
+}
+
+/// [`SpreadInputs`] kept past the pod they were read from.
+#[derive(Debug)]
+pub(super) struct OwnedSpreadInputs {
+    profile: usize,
+    namespace: String,
+    system_defaults: bool,
+    dependence: (Vec<Option<LabelSelector>>, Vec<bool>),
+    constraints: Vec<TopologySpreadConstraint>,
+    node_selector: BTreeMap<String, String>,
+    node_affinity: Option<NodeAffinity>,
+    tolerations: Vec<Toleration>,
+}
+
+impl SpreadInputs<'_> {
+    fn to_owned(&self) -> OwnedSpreadInputs {
+        OwnedSpreadInputs {
+            profile: self.profile,
+            namespace: self.namespace.to_string(),
+            system_defaults: self.system_defaults,
+            dependence: self.dependence.clone(),
+            constraints: self.constraints.to_vec(),
+            node_selector: self.node_selector.clone(),
+            node_affinity: self.node_affinity.cloned(),
+            tolerations: self.tolerations.to_vec(),
+        }
+    }
+}
+
+impl PartialEq<SpreadInputs<'_>> for OwnedSpreadInputs {
+    fn eq(&self, o: &SpreadInputs<'_>) -> bool {
+        self.profile == o.profile
+            && self.namespace == o.namespace
+            && self.system_defaults == o.system_defaults
+            && self.constraints == o.constraints
+            && self.dependence == o.dependence
+            && self.node_selector == *o.node_selector
+            && self.node_affinity.as_ref() == o.node_affinity
+            && self.tolerations == o.tolerations
     }
 }

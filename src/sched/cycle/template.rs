@@ -7,6 +7,13 @@ impl<'a> Scheduler<'a> {
     /// The template (distinct scheduling-relevant spec and request, per profile) of a pod,
     /// built on first use.
     pub(super) fn template_for(&mut self, pod: &Pod) -> usize {
+        // Pods of one job come one after another: most often the last pod's template is it.
+        if let Some((profile, last, t)) = &self.last_template
+            && *profile == self.current
+            && last.same_template(pod)
+        {
+            return *t;
+        }
         let key = serde_json::to_string(&(
             self.current,
             &pod.node_name,
@@ -17,13 +24,17 @@ impl<'a> Scheduler<'a> {
             &pod.score_requests,
         ))
         .expect("pod fields serialize");
-        if let Some(&t) = self.template_index.get(&key) {
-            return t;
-        }
-        let template = self.build_template(pod);
-        self.templates.push(template);
-        self.template_index.insert(key, self.templates.len() - 1);
-        self.templates.len() - 1
+        let t = match self.template_index.get(&key) {
+            Some(&t) => t,
+            None => {
+                let template = self.build_template(pod);
+                self.templates.push(template);
+                self.template_index.insert(key, self.templates.len() - 1);
+                self.templates.len() - 1
+            }
+        };
+        self.last_template = Some((self.current, TemplateFields::of(pod), t));
+        t
     }
 
     pub(super) fn build_template(&self, pod: &Pod) -> Template {
@@ -187,5 +198,38 @@ impl<'a> Scheduler<'a> {
                 });
             }
         }
+    }
+}
+
+/// The fields of a pod its template depends on (the key of `template_for`).
+pub(super) struct TemplateFields {
+    node_name: Option<String>,
+    node_selector: BTreeMap<String, String>,
+    node_affinity: Option<k8s_openapi::api::core::v1::NodeAffinity>,
+    tolerations: Vec<k8s_openapi::api::core::v1::Toleration>,
+    requests: crate::model::resources::ResourceList,
+    score_requests: crate::model::resources::ResourceList,
+}
+
+impl TemplateFields {
+    fn of(pod: &Pod) -> Self {
+        TemplateFields {
+            node_name: pod.node_name.clone(),
+            node_selector: pod.node_selector.clone(),
+            node_affinity: pod.affinity.as_ref().and_then(|a| a.node_affinity.clone()),
+            tolerations: pod.tolerations.clone(),
+            requests: pod.requests.clone(),
+            score_requests: pod.score_requests.clone(),
+        }
+    }
+
+    fn same_template(&self, pod: &Pod) -> bool {
+        self.node_name == pod.node_name
+            && self.node_selector == pod.node_selector
+            && self.node_affinity.as_ref()
+                == pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref())
+            && self.tolerations == pod.tolerations
+            && self.requests == pod.requests
+            && self.score_requests == pod.score_requests
     }
 }
