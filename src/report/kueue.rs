@@ -3,7 +3,7 @@
 //! ClusterQueue the quota used per flavor and resource. A workload admitted whose pods stay
 //! pending is flagged: quota said yes, nodes said no.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 use tabled::Tabled;
@@ -223,13 +223,19 @@ impl KueueReport {
                 }
             })
             .collect();
+        // Per ClusterQueue, its workloads admitted and pending.
+        let mut counts: HashMap<&str, [usize; 2]> = HashMap::new();
+        for w in &workloads {
+            if let Some(cq) = &w.cluster_queue {
+                counts.entry(cq).or_default()[usize::from(w.admitted)] += 1;
+            }
+        }
         let cluster_queues = (a.queues.iter())
             .map(|q| {
                 let mine = |admitted: bool| {
-                    (workloads.iter())
-                        .filter(|w| w.cluster_queue.as_deref() == Some(&q.name))
-                        .filter(|w| w.admitted == admitted)
-                        .count()
+                    counts
+                        .get(q.name.as_str())
+                        .map_or(0, |c| c[usize::from(admitted)])
                 };
                 ClusterQueueReport {
                     name: q.name.clone(),

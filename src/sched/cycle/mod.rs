@@ -318,7 +318,7 @@ pub struct Scheduler<'a> {
     pods: &'a [Pod],
     existing: &'a [Pod],
     /// Signatures of (namespace, labels) and (namespace, pod-affinity terms) of bound pods.
-    signatures: HashMap<(String, String), u32>,
+    signatures: state::Signatures,
     /// Bound pods grouped by signatures, for InterPodAffinity.
     groups: BTreeMap<(u32, u32), AlikePods>,
     /// The groups of each namespace, in creation order: PodTopologySpread counts only pods of
@@ -477,7 +477,7 @@ impl<'a> Scheduler<'a> {
             pods,
             existing,
             bound_with_anti_affinity: 0,
-            signatures: HashMap::new(),
+            signatures: Default::default(),
             groups: BTreeMap::new(),
             groups_in_namespace: HashMap::new(),
             groups_by_label: Default::default(),

@@ -9,22 +9,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 impl<'a> Scheduler<'a> {
     pub(crate) fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
         self.mutations += 1;
-        let next = self.signatures.len() as u32;
-        let labels_signature = *self
-            .signatures
-            .entry((pod.namespace.clone(), format!("{:?}", pod.labels)))
-            .or_insert(next);
-        let next = self.signatures.len() as u32;
-        let terms_key = (
-            pod.namespace.clone(),
-            format!(
-                "{:?}",
-                pod.affinity
-                    .as_ref()
-                    .map(|a| (&a.pod_affinity, &a.pod_anti_affinity))
-            ),
-        );
-        let terms_signature = *self.signatures.entry(terms_key).or_insert(next);
+        let labels_signature = self.signatures.of_labels(&pod.namespace, &pod.labels);
+        let terms_signature = self.signatures.of_terms(pod);
         let key = (labels_signature, terms_signature);
         if !self.groups.contains_key(&key) {
             (self.groups_in_namespace.entry(pod.namespace.clone()))
@@ -390,5 +376,45 @@ impl PartialEq<SpreadInputs<'_>> for OwnedSpreadInputs {
             && self.node_selector == *o.node_selector
             && self.node_affinity.as_ref() == o.node_affinity
             && self.tolerations == o.tolerations
+    }
+}
+
+/// Numbers for the (namespace, labels) and (namespace, pod-affinity terms) of bound pods, in
+/// order of first appearance, one count for both kinds.
+#[derive(Debug, Default)]
+pub(super) struct Signatures {
+    count: u32,
+    labels: HashMap<BTreeMap<String, String>, HashMap<String, u32>>,
+    /// Namespace → the terms' `Debug` text (`None` without terms) → number.
+    terms: HashMap<String, HashMap<String, u32>>,
+}
+
+impl Signatures {
+    fn of_labels(&mut self, namespace: &str, labels: &BTreeMap<String, String>) -> u32 {
+        if let Some(&n) = self.labels.get(labels).and_then(|m| m.get(namespace)) {
+            return n;
+        }
+        let n = self.count;
+        self.count += 1;
+        (self.labels.entry(labels.clone()).or_default()).insert(namespace.to_string(), n);
+        n
+    }
+
+    fn of_terms(&mut self, pod: &Pod) -> u32 {
+        let text = match &pod.affinity {
+            // What `Debug` writes for a pod without affinity, without writing it.
+            None => std::borrow::Cow::Borrowed("None"),
+            Some(a) => std::borrow::Cow::Owned(format!(
+                "{:?}",
+                Some((&a.pod_affinity, &a.pod_anti_affinity))
+            )),
+        };
+        if let Some(&n) = self.terms.get(&pod.namespace).and_then(|m| m.get(&*text)) {
+            return n;
+        }
+        let n = self.count;
+        self.count += 1;
+        (self.terms.entry(pod.namespace.clone()).or_default()).insert(text.into_owned(), n);
+        n
     }
 }
