@@ -429,8 +429,11 @@ pub fn validate_device_class(class: &DeviceClass) -> Errs {
     let mut errs = Vec::new();
     validate_meta(&mut errs, &class.metadata, false);
     validate_selectors(&mut errs, class.spec.selectors.as_deref(), "spec.selectors");
+    // `v1helper.IsExtendedResourceName`: not native, and a qualified name once prefixed
+    // with `requests.` (as quota names it).
     if let Some(name) = &class.spec.extended_resource_name
-        && !crate::model::resources::is_extended_resource_name(name)
+        && !(crate::model::resources::is_extended_resource_name(name)
+            && crate::model::labels::is_qualified_name(&format!("requests.{name}")))
     {
         invalid(
             &mut errs,

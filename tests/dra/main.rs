@@ -5,6 +5,7 @@
 mod allocator;
 mod cel;
 mod fixtures;
+mod validation;
 
 /// A table of cases transcribed from upstream: one document, `cases:`.
 #[derive(Debug, serde::Deserialize)]
