@@ -219,17 +219,7 @@ fn handle_claim(
 /// failed before updating the pod's status) annotated with this pod claim's name.
 fn find_pod_resource_claim(inventory: &Inventory, pod: &Pod, pod_claim: &str) -> Option<String> {
     inventory
-        .claims()
-        .filter(|c| c.metadata.namespace.as_deref() == Some(pod.namespace.as_str()))
-        .filter(|c| {
-            // `claimPodOwnerIndexFunc`: the controller owner reference to a v1 Pod.
-            (c.metadata.owner_references.iter().flatten()).any(|o| {
-                o.controller == Some(true)
-                    && o.api_version == "v1"
-                    && o.kind == "Pod"
-                    && o.uid == pod.uid
-            })
-        })
+        .claims_owned_by(&pod.uid)
         .find(|c| {
             (c.metadata.annotations.as_ref())
                 .and_then(|a| a.get(POD_CLAIM_NAME_ANNOTATION))

@@ -3,7 +3,7 @@
 //! claims include those the resourceclaim controller generated for pods, `dra::controller`).
 //! The DynamicResources plugin reads it; the loader fills it.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use k8s_openapi::api::resource::v1::{
     DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
@@ -18,6 +18,9 @@ pub struct Inventory {
     pub slices: Vec<ResourceSlice>,
     /// Namespace → name → claim.
     claims: BTreeMap<String, BTreeMap<String, ResourceClaim>>,
+    /// Pod UID → the claims that pod controls, as (namespace, name): the controller's
+    /// `claimPodOwnerIndex`.
+    owned: BTreeMap<String, BTreeSet<(String, String)>>,
     /// Namespace → name → template.
     templates: BTreeMap<String, BTreeMap<String, ResourceClaimTemplate>>,
 }
@@ -48,12 +51,27 @@ impl Inventory {
     /// Adds a claim (its `metadata.namespace` set); gives back the one of that name it
     /// replaces.
     pub fn insert_claim(&mut self, claim: ResourceClaim) -> Option<ResourceClaim> {
-        let name = claim.metadata.name.clone().unwrap_or_default();
-        (self
-            .claims
-            .entry(namespace_of(&claim.metadata))
-            .or_default())
-        .insert(name, claim)
+        let key = (
+            namespace_of(&claim.metadata),
+            claim.metadata.name.clone().unwrap_or_default(),
+        );
+        let owner = pod_owner(&claim).map(str::to_string);
+        let namespace = self.claims.entry(key.0.clone()).or_default();
+        let old = namespace.insert(key.1.clone(), claim);
+        if let Some(uid) = old.as_ref().and_then(pod_owner)
+            && let Some(owned) = self.owned.get_mut(uid)
+        {
+            owned.remove(&key);
+        }
+        if let Some(uid) = owner {
+            self.owned.entry(uid).or_default().insert(key);
+        }
+        old
+    }
+
+    /// The claims pod `uid` controls (`claimPodOwnerIndex`), by namespace then name.
+    pub fn claims_owned_by(&self, uid: &str) -> impl Iterator<Item = &ResourceClaim> {
+        (self.owned.get(uid).into_iter().flatten()).filter_map(|(ns, name)| self.claim(ns, name))
     }
 
     /// The template `namespace/name`.
@@ -93,4 +111,11 @@ impl Inventory {
             .map(|r| (r.driver.clone(), r.pool.clone(), r.device.clone()))
             .collect()
     }
+}
+
+/// The UID of the v1 Pod that controls a claim (`claimPodOwnerIndexFunc`).
+fn pod_owner(claim: &ResourceClaim) -> Option<&str> {
+    (claim.metadata.owner_references.iter().flatten())
+        .find(|o| o.controller == Some(true) && o.api_version == "v1" && o.kind == "Pod")
+        .map(|o| o.uid.as_str())
 }

@@ -177,14 +177,19 @@ fn trainjob_job_timeline_and_bound_pods_get_their_claims() {
         generated.insert(name);
     }
     assert_eq!(generated.len(), 5); // 2 trainers, 2 Job pods, the timeline's pod
-    // The runtime-only baseline has no claims: the override added them.
-    let baseline = s.baseline.as_ref().expect("the TrainJob has overrides");
-    assert!(
-        (baseline.pods.iter())
-            .filter(|p| p.workload.as_deref() == Some("llama"))
-            .all(|p| p.resource_claims.is_empty())
-    );
-    assert_eq!(dra.claims().count(), 6);
+    let baseline = s.baseline.as_ref().expect("the TrainJobs have overrides");
+    let base = |name: &str| baseline.pods.iter().find(|p| p.name == name).unwrap();
+    // llama's runtime-only baseline has no claims: the override added them.
+    assert!(base("llama-node-0-0").resource_claims.is_empty());
+    // mistral's runtime has the claim: its baseline pods are the same pods (same UIDs) and
+    // find the claims made for them (the controller's findPodResourceClaim), not new ones.
+    for name in ["mistral-node-0-0", "mistral-node-0-1"] {
+        let (with, without) = (pod(&s, name), base(name));
+        assert_eq!(with.uid, without.uid);
+        assert_eq!(claim_of(with, "gpus"), claim_of(without, "gpus"));
+        assert!(claim_of(with, "gpus").starts_with(&format!("{name}-gpus-")));
+    }
+    assert_eq!(dra.claims().count(), 8);
     // The bound pod's allocated claim is now reserved for it (the controller's reserveForPod),
     // and its devices are held, except the one allocated with admin access.
     let running = pod(&s, "running");
