@@ -7,6 +7,7 @@ mod allocator;
 mod cel;
 mod claims;
 mod fixtures;
+mod generate;
 mod load;
 mod validation;
 
