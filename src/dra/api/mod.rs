@@ -3,10 +3,10 @@
 //! port of kubernetes `pkg/apis/resource/validation/validation.go` (`ValidateDeviceClass`,
 //! `ValidateResourceSlice`, `ValidateResourceClaim`, `ValidateResourceClaimTemplate`, and for
 //! claims already allocated in a cluster dump `validateResourceClaimStatusUpdate`), with the
-//! name syntax of apimachinery's `pkg/api/validate/content` (`dns.go`, `identifier.go`,
-//! `errors.go`) and the messages of `pkg/util/validation/field/errors.go`. Ported from
-//! kubernetes `main` at commit `009801d930e2e3c8b3671a3ec28e31a2f64865ac`; the limits are
-//! those of `resource.k8s.io/v1`.
+//! name syntax of apimachinery's `pkg/api/validate/content` and the messages of
+//! `pkg/util/validation/field/errors.go` (both in `fields`). Ported from kubernetes `main` at
+//! commit `009801d930e2e3c8b3671a3ec28e31a2f64865ac`; the limits are those of
+//! `resource.k8s.io/v1`.
 //!
 //! A DRA object the API server would refuse cannot exist in a real cluster, so the loader
 //! refuses it; anything it accepts loads. Deviations, each because upstream's text cannot be
@@ -34,8 +34,11 @@ use k8s_openapi::api::resource::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+mod fields;
+
 use super::cel::Selector;
-use crate::model::validate::{FieldError, validate_node_selector};
+use crate::model::validate::validate_node_selector;
+use fields::*;
 
 /// The versions schedsim reads. `v1beta2` is field for field `v1` (Kubernetes copied `v1`
 /// from it in 1.34: both convert to the internal types with generated code only, and their
@@ -78,260 +81,6 @@ pub const DRIVER_NAME_MAX_LENGTH: usize = 63;
 pub const RESERVED_FOR_MAX_SIZE: usize = 256;
 /// `AllocationResultsMaxSize`.
 pub const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
-
-type Errs = Vec<FieldError>;
-
-// ---- field.Error constructors (apimachinery `field/errors.go`), as `ErrorBody` prints them ----
-
-fn push(errs: &mut Errs, path: &str, message: String) {
-    errs.push(FieldError::new(path, message));
-}
-
-/// `field.Required`.
-fn required(errs: &mut Errs, path: &str, detail: &str) {
-    let message = match detail {
-        "" => "Required value".to_string(),
-        d => format!("Required value: {d}"),
-    };
-    push(errs, path, message);
-}
-
-/// `field.Invalid` of a string value (`%q`).
-fn invalid(errs: &mut Errs, path: &str, value: &str, detail: &str) {
-    push(errs, path, format!("Invalid value: {value:?}: {detail}"));
-}
-
-/// `field.Invalid` of a value printed as it is (numbers, booleans, `null`, Go literals).
-fn invalid_raw(errs: &mut Errs, path: &str, value: impl std::fmt::Display, detail: &str) {
-    push(errs, path, format!("Invalid value: {value}: {detail}"));
-}
-
-/// `field.TooLong`.
-fn too_long(errs: &mut Errs, path: &str, max: usize) {
-    push(
-        errs,
-        path,
-        format!("Too long: must have at most {max} bytes"),
-    );
-}
-
-/// `field.TooMany`.
-fn too_many(errs: &mut Errs, path: &str, n: usize, max: usize) {
-    push(
-        errs,
-        path,
-        format!("Too many: {n}: must have at most {max} items"),
-    );
-}
-
-/// `field.Duplicate` of a string value.
-fn duplicate(errs: &mut Errs, path: &str, value: &str) {
-    push(errs, path, format!("Duplicate value: {value:?}"));
-}
-
-/// `field.Forbidden`.
-fn forbidden(errs: &mut Errs, path: &str, detail: &str) {
-    push(errs, path, format!("Forbidden: {detail}"));
-}
-
-fn child(path: &str, name: &str) -> String {
-    crate::yaml::join_path(path, name)
-}
-
-fn index(path: &str, i: usize) -> String {
-    format!("{path}[{i}]")
-}
-
-// ---- name syntax (apimachinery `pkg/api/validate/content`) ----
-
-const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const DNS1123_SUBDOMAIN_FMT: &str =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_LABEL_MAX_LENGTH: usize = 63;
-const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
-
-/// `MaxLenError`.
-fn max_len_error(length: usize) -> String {
-    format!("must be no more than {length} bytes")
-}
-
-/// `RegexError`: the message, its examples and the regular expression.
-fn regex_error(message: &str, regex: &str, examples: &[&str]) -> String {
-    let mut out = format!("{message} (e.g. ");
-    for (i, e) in examples.iter().enumerate() {
-        if i > 0 {
-            out.push_str(" or ");
-        }
-        out.push_str(&format!("'{e}', "));
-    }
-    out.push_str(&format!("regex used for validation is '{regex}')"));
-    out
-}
-
-/// Matches `[a-z0-9]([-a-z0-9]*[a-z0-9])?`.
-fn is_label_syntax(s: &str) -> bool {
-    let b = s.as_bytes();
-    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !b.is_empty()
-        && alnum(&b[0])
-        && alnum(&b[b.len() - 1])
-        && b.iter().all(|c| alnum(c) || *c == b'-')
-}
-
-fn is_subdomain_syntax(s: &str) -> bool {
-    s.split('.').all(is_label_syntax)
-}
-
-/// `IsDNS1123Label`.
-pub fn dns1123_label_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > DNS1123_LABEL_MAX_LENGTH {
-        errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
-    }
-    if !is_label_syntax(value) {
-        if is_subdomain_syntax(value) {
-            errs.push("must not contain dots".into());
-        } else {
-            errs.push(regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-                DNS1123_LABEL_FMT,
-                &["my-name", "123-abc"],
-            ));
-        }
-    }
-    errs
-}
-
-/// `IsDNS1123Subdomain`.
-pub fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
-        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
-    }
-    if !is_subdomain_syntax(value) {
-        errs.push(regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-            DNS1123_SUBDOMAIN_FMT,
-            &["example.com"],
-        ));
-    }
-    errs
-}
-
-/// `IsCIdentifier`.
-fn c_identifier_errors(value: &str) -> Vec<String> {
-    let b = value.as_bytes();
-    let ok = !b.is_empty()
-        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
-    if ok {
-        Vec::new()
-    } else {
-        vec![regex_error(
-            "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_'",
-            "[A-Za-z_][A-Za-z0-9_]*",
-            &["my_name", "MY_NAME", "MyName"],
-        )]
-    }
-}
-
-/// `corevalidation.ValidateDNS1123Label`: the device, request and namespace names.
-fn validate_dns_label(errs: &mut Errs, value: &str, path: &str) {
-    for m in dns1123_label_errors(value) {
-        invalid(errs, path, value, &m);
-    }
-}
-
-/// `corevalidation.ValidateDNS1123Subdomain`: class names, node names, pool name parts.
-fn validate_dns_subdomain(errs: &mut Errs, value: &str, path: &str) {
-    for m in dns1123_subdomain_errors(value) {
-        invalid(errs, path, value, &m);
-    }
-}
-
-/// `validateDriverName` (`corevalidation.ValidateCSIDriverName`): a DNS subdomain, compared in
-/// lower case, of at most 63 bytes. An empty name is only `Required` (as declarative
-/// validation reports it).
-fn validate_driver_name(errs: &mut Errs, name: &str, path: &str) {
-    if name.is_empty() {
-        required(errs, path, "");
-        return;
-    }
-    if name.len() > DRIVER_NAME_MAX_LENGTH {
-        too_long(errs, path, DRIVER_NAME_MAX_LENGTH);
-    }
-    for m in dns1123_subdomain_errors(&name.to_lowercase()) {
-        invalid(errs, path, name, &m);
-    }
-}
-
-/// `validatePoolName`: required, at most 253 bytes, each `/`-separated part a DNS subdomain.
-fn validate_pool_name(errs: &mut Errs, name: &str, path: &str) {
-    if name.is_empty() {
-        required(errs, path, "");
-        return;
-    }
-    if name.len() > POOL_NAME_MAX_LENGTH {
-        too_long(errs, path, POOL_NAME_MAX_LENGTH);
-    }
-    for part in name.split('/') {
-        validate_dns_subdomain(errs, part, path);
-    }
-}
-
-/// `validateDeviceClass`: the class a request names.
-fn validate_device_class_name(errs: &mut Errs, name: &str, path: &str) {
-    if name.is_empty() {
-        required(errs, path, "");
-    } else {
-        validate_dns_subdomain(errs, name, path);
-    }
-}
-
-/// `validateCIdentifier`: at most 32 bytes.
-fn validate_c_identifier(errs: &mut Errs, id: &str, path: &str) {
-    if id.len() > DEVICE_MAX_ID_LENGTH {
-        too_long(errs, path, DEVICE_MAX_ID_LENGTH);
-    }
-    for m in c_identifier_errors(id) {
-        invalid(errs, path, id, &m);
-    }
-}
-
-/// `validateQualifiedName`: `id` or `domain/id`, the domain a driver name. Errors name the
-/// map (`path`), not the key.
-fn validate_qualified_name(errs: &mut Errs, name: &str, path: &str) {
-    let parts: Vec<&str> = name.split('/').collect();
-    match parts.as_slice() {
-        [id] => validate_c_identifier(errs, id, path),
-        [domain, id] => {
-            if domain.is_empty() {
-                invalid(errs, path, "", "the domain must not be empty");
-            } else {
-                validate_driver_name(errs, domain, path);
-            }
-            if id.is_empty() {
-                invalid(errs, path, "", "the name must not be empty");
-            } else {
-                validate_c_identifier(errs, id, path);
-            }
-        }
-        _ => invalid(errs, path, name, "must not contain more than one slash"),
-    }
-}
-
-/// `validateFullyQualifiedName`: a qualified name with a domain.
-fn validate_fully_qualified_name(errs: &mut Errs, name: &str, path: &str) {
-    validate_qualified_name(errs, name, path);
-    if !name.contains('/') {
-        invalid(
-            errs,
-            path,
-            name,
-            "a fully qualified name must be a domain and a name separated by a slash",
-        );
-    }
-}
 
 // ---- object metadata (`corevalidation.ValidateObjectMeta`) ----
 
@@ -1118,24 +867,6 @@ fn go_terms(terms: &[NodeSelectorTerm]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_have_upstream_messages() {
-        assert!(dns1123_label_errors("gpu-0").is_empty());
-        assert_eq!(dns1123_label_errors("a.b"), ["must not contain dots"]);
-        assert_eq!(
-            dns1123_label_errors("!@#$%^"),
-            [
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-            ]
-        );
-        assert_eq!(
-            dns1123_subdomain_errors(&"a".repeat(254))[0],
-            "must be no more than 253 bytes"
-        );
-        assert!(c_identifier_errors("productName").is_empty());
-        assert_eq!(c_identifier_errors("1x").len(), 1);
-    }
 
     #[test]
     fn semver_follows_the_spec() {
