@@ -12,8 +12,9 @@ use super::resources::ResourceList;
 pub struct Pod {
     pub name: String,
     pub namespace: String,
-    /// `metadata.uid`; the loader gives a pod without one a stable UID, as the API server
-    /// gives every pod one (DRA claims name their pod by it: owner references, `reservedFor`).
+    /// `metadata.uid`. In a scenario that uses DRA, the loader gives a pod without one a
+    /// stable UID, as the API server gives every pod one: claims name their pod by it (owner
+    /// references, `reservedFor`).
     pub uid: String,
     pub labels: BTreeMap<String, String>,
     /// The workload the pod belongs to (a TrainJob, a Determined task), for grouping reports.
