@@ -2,7 +2,10 @@
 //! written out as one Scenario file, as `kubectl get nodes -o yaml|json` dumps with
 //! everything kubectl prints, and as pod files (a List, one document per pod, or templates
 //! reused through YAML anchors). Every whole-process figure in the README is measured on
-//! these files, so anyone can reproduce it with one command.
+//! these files, so anyone can reproduce it with one command. `dra` writes the DRA benchmark
+//! scenario (`--dra`).
+
+mod dra;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -11,6 +14,8 @@ use serde_json::{Map, Value, json};
 
 use crate::model::resources::{self, ResourceList};
 use crate::model::{Node, Pod};
+
+pub use dra::dra_scenario_yaml;
 
 /// A resource list as Kubernetes writes quantities (`95690m`, bytes, counts).
 fn quantities(list: &ResourceList) -> Value {
@@ -556,4 +561,18 @@ pub fn write_all(
         written.push((file.to_string(), text.len()));
     }
     Ok(written)
+}
+
+/// Writes the DRA benchmark scenario, `dra-scenario.yaml`, into `dir`.
+pub fn write_dra(
+    nodes: usize,
+    pods: usize,
+    seed: u64,
+    dir: &Path,
+) -> std::io::Result<Vec<(String, usize)>> {
+    std::fs::create_dir_all(dir)?;
+    let text = dra_scenario_yaml(nodes, pods, seed);
+    let file = "dra-scenario.yaml";
+    crate::report::write_atomic(&dir.join(file), text.as_bytes())?;
+    Ok(vec![(file.to_string(), text.len())])
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::error::exit_code;
-use crate::generate::{Cluster, KueueBench, write_all};
+use crate::generate::{Cluster, KueueBench, write_all, write_dra};
 
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
@@ -29,16 +29,26 @@ pub struct GenerateArgs {
     /// ClusterQueues in `kueue-scenario.yaml`, split over two cohorts.
     #[arg(long, default_value_t = 20)]
     pub kueue_queues: usize,
+    /// Write only `dra-scenario.yaml`: `--nodes` GPU nodes (half A100, half H100) each with
+    /// the ResourceSlice NVIDIA's DRA driver publishes, and `--pods` pods each claiming GPUs
+    /// through a ResourceClaimTemplate that selects by CEL.
+    #[arg(long)]
+    pub dra: bool,
 }
 
 pub fn run(args: &GenerateArgs) -> i32 {
-    let cluster = Cluster::new(args.nodes, args.pods, args.templates, args.seed);
-    let kueue = KueueBench {
-        jobs: args.kueue_jobs,
-        queues: args.kueue_queues,
-        seed: args.seed,
+    let written = if args.dra {
+        write_dra(args.nodes, args.pods, args.seed, &args.out)
+    } else {
+        let cluster = Cluster::new(args.nodes, args.pods, args.templates, args.seed);
+        let kueue = KueueBench {
+            jobs: args.kueue_jobs,
+            queues: args.kueue_queues,
+            seed: args.seed,
+        };
+        write_all(&cluster, &kueue, &args.out)
     };
-    match write_all(&cluster, &kueue, &args.out) {
+    match written {
         Ok(files) => {
             for (file, bytes) in files {
                 println!(

@@ -1,5 +1,13 @@
-//! Dynamic Resource Allocation (`resource.k8s.io/v1`): CEL device selectors and the
-//! structured-parameters allocator.
+//! Dynamic Resource Allocation (`resource.k8s.io/v1`): CEL device selectors, the
+//! structured-parameters allocator, the objects as the API server admits them (`api`), the
+//! scenario's objects as the scheduler lists them (`inventory`), and the resourceclaim
+//! controller that makes pods' claims from templates (`controller`, `resourceclaim`).
 
 pub mod allocator;
+pub mod api;
 pub mod cel;
+pub mod controller;
+pub mod inventory;
+pub mod resourceclaim;
+
+pub use inventory::Inventory;

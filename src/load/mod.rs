@@ -4,10 +4,12 @@
 //! [`Loader::scenario`] reads a Scenario part by part, each in its own module: [`objects`]
 //! routes `spec.objects` to the typed stores, then [`nodes`], [`cluster`] (namespaces,
 //! priority classes, runtimes, existing pods), [`workloads`] (with [`determined`] trials),
-//! [`timeline`], [`expect`] and [`scheduler`].
+//! [`dra`] (DRA objects, and the claims pods get from templates), [`timeline`], [`expect`]
+//! and [`scheduler`].
 
 mod cluster;
 mod determined;
+mod dra;
 pub mod expect;
 mod files;
 pub mod kueue;
@@ -246,6 +248,7 @@ impl Loader<'_> {
         );
         let runtimes = self.runtimes(origins, &mut errors);
         let kueue_objects = self.kueue_objects(routed.kueue, &mut errors);
+        let mut inventory = self.dra_objects(routed.dra, &mut errors, &mut warnings);
 
         let clock = (sd.spec.clock.clone())
             .unwrap_or_else(|| crate::resolve::build::DEFAULT_CLOCK.to_string());
@@ -292,6 +295,14 @@ impl Loader<'_> {
             warnings.extend(notes);
         }
 
+        dra::sync_claims(
+            &mut inventory,
+            &mut existing,
+            &mut set.pods,
+            &mut set.baseline.pods,
+            sd.spec.scheduler.seed,
+            &mut warnings,
+        );
         for (p, at) in existing.iter_mut().chain(set.pods.iter_mut()) {
             if let Err(m) = priority_classes.admit(p) {
                 errors.push(at.error_at(
@@ -409,6 +420,7 @@ impl Loader<'_> {
                 pod_groups: set.pod_groups,
                 services,
                 drop_node_verdicts: !self.options.node_lists,
+                dra: std::sync::Arc::new(inventory),
             },
             warnings,
             expectations,

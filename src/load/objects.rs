@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::origin::{Origin, suggestion};
 use super::pod_group::{COSCHEDULING_API_VERSION, VOLCANO_API_VERSION};
+use crate::dra::api as dra;
 use crate::error::InputError;
 use crate::kueue::api as kueue;
 use crate::resolve::trainjob;
@@ -26,6 +27,8 @@ pub(super) enum Store {
     /// Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, WorkloadPriorityClasses,
     /// and the Workloads it already admitted.
     Kueue,
+    /// DRA's DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates.
+    Dra,
 }
 
 /// One supported kind: the apiVersions it is read at and its store.
@@ -119,6 +122,26 @@ pub(super) const KINDS: &[ObjectKind] = &[
         api_versions: kueue::API_VERSIONS,
         store: Store::Kueue,
     },
+    ObjectKind {
+        kind: "DeviceClass",
+        api_versions: dra::API_VERSIONS,
+        store: Store::Dra,
+    },
+    ObjectKind {
+        kind: "ResourceSlice",
+        api_versions: dra::API_VERSIONS,
+        store: Store::Dra,
+    },
+    ObjectKind {
+        kind: "ResourceClaim",
+        api_versions: dra::API_VERSIONS,
+        store: Store::Dra,
+    },
+    ObjectKind {
+        kind: "ResourceClaimTemplate",
+        api_versions: dra::API_VERSIONS,
+        store: Store::Dra,
+    },
 ];
 
 /// The objects of `spec.objects`, by store, in input order.
@@ -131,6 +154,7 @@ pub(super) struct Routed {
     pub runtimes: Vec<Origin>,
     pub workloads: Vec<Origin>,
     pub kueue: Vec<Origin>,
+    pub dra: Vec<Origin>,
     /// Pods in phase Succeeded or Failed: kube-scheduler never sees them.
     pub terminal_pods: usize,
 }
@@ -165,6 +189,7 @@ impl Routed {
             Store::Runtimes => self.runtimes.push(origin),
             Store::Workloads => self.workloads.push(origin),
             Store::Kueue => self.kueue.push(origin),
+            Store::Dra => self.dra.push(origin),
         }
         Ok(())
     }

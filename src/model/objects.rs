@@ -154,6 +154,7 @@ pub fn pod_from_k8s(
 
     Pod {
         name: pod.metadata.name.clone().unwrap_or_default(),
+        uid: pod.metadata.uid.clone().unwrap_or_default(),
         namespace: pod
             .metadata
             .namespace
@@ -186,6 +187,9 @@ pub fn pod_from_k8s(
         start_time: pod.status.as_ref().and_then(|s| s.start_time.clone()),
         topology_spread_constraints: spec.topology_spread_constraints.clone().unwrap_or_default(),
         resource_claims: spec.resource_claims.clone().unwrap_or_default(),
+        resource_claim_statuses: (pod.status.as_ref())
+            .and_then(|s| s.resource_claim_statuses.clone())
+            .unwrap_or_default(),
         pod_group: PodGroupRef::of(
             pod.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
             pod.metadata

@@ -12,6 +12,10 @@ use super::resources::ResourceList;
 pub struct Pod {
     pub name: String,
     pub namespace: String,
+    /// `metadata.uid`. In a scenario that uses DRA, the loader gives a pod without one a
+    /// stable UID, as the API server gives every pod one: claims name their pod by it (owner
+    /// references, `reservedFor`).
+    pub uid: String,
     pub labels: BTreeMap<String, String>,
     /// The workload the pod belongs to (a TrainJob, a Determined task), for grouping reports.
     pub workload: Option<String>,
@@ -42,6 +46,10 @@ pub struct Pod {
     pub pod_group: Option<PodGroupRef>,
     /// `spec.resourceClaims`: the DRA claims the pod uses (by name or from a template).
     pub resource_claims: Vec<k8s_openapi::api::core::v1::PodResourceClaim>,
+    /// `status.resourceClaimStatuses`: the ResourceClaim generated for each template claim,
+    /// as the pod came or as the loader's resourceclaim controller recorded it
+    /// (`dra::controller`).
+    pub resource_claim_statuses: Vec<k8s_openapi::api::core::v1::PodResourceClaimStatus>,
 }
 
 /// How a pod names its gang. Each gang scheduler has its own marker.

@@ -331,7 +331,7 @@ fn validate_toleration(
 }
 
 /// `ValidateNodeSelector`: at least one term, every requirement well-formed.
-fn validate_node_selector(selector: &NodeSelector, path: &str, errs: &mut Vec<FieldError>) {
+pub fn validate_node_selector(selector: &NodeSelector, path: &str, errs: &mut Vec<FieldError>) {
     if selector.node_selector_terms.is_empty() {
         required(
             errs,

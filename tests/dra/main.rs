@@ -1,10 +1,15 @@
 //! Dynamic Resource Allocation against upstream's test tables, transcribed as data into
-//! `tests/data/dra/`: the CEL selector cases and the allocator cases; and the allocator on
-//! NVIDIA's published devices (`fixtures/dra/`).
+//! `tests/data/dra/`: the CEL selector cases, the allocator cases and the API server's
+//! validation of the objects; the allocator on NVIDIA's published devices (`fixtures/dra/`);
+//! the objects through a scenario's `spec.objects`, and the claims pods get.
 
 mod allocator;
 mod cel;
+mod claims;
 mod fixtures;
+mod generate;
+mod load;
+mod validation;
 
 /// A table of cases transcribed from upstream: one document, `cases:`.
 #[derive(Debug, serde::Deserialize)]

@@ -71,6 +71,9 @@ pub struct SchedulerConfig {
     /// benchmarks never do): a per-node verdict costs 2 bytes per node per pending pod, 100 KB
     /// each on a 50,000-node cluster).
     pub drop_node_verdicts: bool,
+    /// The DRA objects (DeviceClasses, ResourceSlices, ResourceClaims with those generated
+    /// for pods, templates) the DynamicResources plugin reads; shared, never copied.
+    pub dra: std::sync::Arc<crate::dra::Inventory>,
 }
 
 #[derive(

@@ -1,0 +1,347 @@
+//! Dynamic Resource Allocation in the load: the DeviceClasses, ResourceSlices,
+//! ResourceClaims and ResourceClaimTemplates of `spec.objects` (`resource.k8s.io/v1`, or the
+//! identical `v1beta2`) decoded, named, defaulted and validated as the API server admits them
+//! (`dra::api`) into the scenario's `dra::Inventory`; then the resourceclaim controller
+//! (`dra::controller`) over every pod, once, where all of them meet ([`sync_claims`]).
+
+use std::collections::HashSet;
+use std::collections::btree_map::Entry;
+
+use k8s_openapi::api::resource::v1::{
+    DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::Value;
+
+use super::origin::Origin;
+use super::{Errors, Loader};
+use crate::dra::{Inventory, api, controller, resourceclaim};
+use crate::model::Pod;
+
+/// A slice's features the allocator does not simulate, for the warning that says so.
+fn unsimulated(slice: &ResourceSlice) -> Vec<&'static str> {
+    let spec = &slice.spec;
+    let devices = spec.devices.as_deref().unwrap_or(&[]);
+    let any = |f: fn(&k8s_openapi::api::resource::v1::Device) -> bool| devices.iter().any(f);
+    [
+        (
+            spec.shared_counters.as_ref().is_some_and(|c| !c.is_empty()),
+            "sharedCounters (the allocator leaves the slice out)",
+        ),
+        (
+            spec.per_device_node_selection == Some(true),
+            "perDeviceNodeSelection (the allocator leaves the slice out)",
+        ),
+        (
+            any(|d| d.consumes_counters.as_ref().is_some_and(|c| !c.is_empty())),
+            "consumesCounters",
+        ),
+        (
+            any(|d| d.taints.as_ref().is_some_and(|t| !t.is_empty())),
+            "device taints",
+        ),
+        (
+            any(|d| d.allow_multiple_allocations == Some(true)),
+            "allowMultipleAllocations (consumable capacity)",
+        ),
+        (
+            any(|d| d.binding_conditions.as_ref().is_some_and(|c| !c.is_empty())),
+            "bindingConditions",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(used, what)| used.then_some(what))
+    .collect()
+}
+
+impl Loader<'_> {
+    /// The DRA objects of `spec.objects`, each admitted as the API server admits it; a name
+    /// used twice is refused as the API server refuses it.
+    pub(super) fn dra_objects(
+        &mut self,
+        origins: Vec<Origin>,
+        errors: &mut Errors,
+        warnings: &mut Vec<String>,
+    ) -> Inventory {
+        let mut inventory = Inventory::default();
+        let mut slice_names = HashSet::new();
+        let mut unsimulated_slices: Vec<(String, Vec<&str>)> = Vec::new();
+        for (ordinal, origin) in origins.into_iter().enumerate() {
+            let exists = |resource: &str, name: &str, namespace: Option<&str>| {
+                let message = match namespace {
+                    Some(ns) => format!(
+                        "{resource}.resource.k8s.io {name:?} already exists in namespace {ns:?}"
+                    ),
+                    None => format!("{resource}.resource.k8s.io {name:?} already exists"),
+                };
+                origin.error_at("metadata.name", message)
+            };
+            match origin.kind().unwrap_or("") {
+                "DeviceClass" => match admit(&origin, ordinal, false, api::validate_device_class) {
+                    Ok(c) => {
+                        let name = c.metadata.name.clone().unwrap_or_default();
+                        match inventory.classes.entry(name) {
+                            Entry::Occupied(e) => {
+                                errors.push(exists("deviceclasses", e.key(), None))
+                            }
+                            Entry::Vacant(e) => {
+                                e.insert(c);
+                            }
+                        }
+                    }
+                    Err(mut e) => errors.append(&mut e),
+                },
+                "ResourceSlice" => {
+                    match admit(&origin, ordinal, false, api::validate_resource_slice) {
+                        Ok(s) => {
+                            let name = s.metadata.name.clone().unwrap_or_default();
+                            if !slice_names.insert(name.clone()) {
+                                errors.push(exists("resourceslices", &name, None));
+                                continue;
+                            }
+                            let features = unsimulated(&s);
+                            if !features.is_empty() {
+                                unsimulated_slices.push((
+                                    format!("ResourceSlice {name} ({})", origin.describe()),
+                                    features,
+                                ));
+                            }
+                            inventory.slices.push(s);
+                        }
+                        Err(mut e) => errors.append(&mut e),
+                    }
+                }
+                "ResourceClaim" => {
+                    let admitted = admit(&origin, ordinal, true, |c: &ResourceClaim| {
+                        api::validate_resource_claim(c)
+                    });
+                    match admitted {
+                        Ok(c) => {
+                            let (ns, name) = key(&c.metadata);
+                            if inventory.claim(&ns, &name).is_some() {
+                                errors.push(exists("resourceclaims", &name, Some(&ns)));
+                            } else {
+                                inventory.insert_claim(c);
+                            }
+                        }
+                        Err(mut e) => errors.append(&mut e),
+                    }
+                }
+                "ResourceClaimTemplate" => {
+                    let admitted = admit(&origin, ordinal, true, |t: &ResourceClaimTemplate| {
+                        api::validate_resource_claim_template(t)
+                    });
+                    match admitted {
+                        Ok(t) => {
+                            let (ns, name) = key(&t.metadata);
+                            if inventory.template(&ns, &name).is_some() {
+                                errors.push(exists("resourceclaimtemplates", &name, Some(&ns)));
+                            } else {
+                                inventory.insert_template(t);
+                            }
+                        }
+                        Err(mut e) => errors.append(&mut e),
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some((first, features)) = unsimulated_slices.first() {
+            warnings.push(format!(
+                "{} ResourceSlice(s) use DRA features schedsim does not simulate, such as {first}: {}",
+                unsimulated_slices.len(),
+                features.join(", ")
+            ));
+        }
+        inventory
+    }
+}
+
+fn key(meta: &ObjectMeta) -> (String, String) {
+    (
+        meta.namespace.clone().unwrap_or_default(),
+        meta.name.clone().unwrap_or_default(),
+    )
+}
+
+/// Decodes an object as `resource.k8s.io/v1` (a `v1beta2` one is the same JSON), names and
+/// defaults it as the API server does before validating (a name from `generateName`; a
+/// namespaced object without a namespace goes to `default`, as `kubectl` sends it; a
+/// cluster-scoped one loses its namespace, as `BeforeCreate` clears it), then validates it.
+fn admit<T>(
+    origin: &Origin,
+    ordinal: usize,
+    namespaced: bool,
+    validate: impl Fn(&T) -> Vec<crate::model::validate::FieldError>,
+) -> Result<T, Errors>
+where
+    T: serde::de::DeserializeOwned + Admit,
+{
+    let value = origin.value();
+    let mut object: T = if value["apiVersion"] == api::API_VERSIONS[0] {
+        origin.decode().map_err(|e| vec![e])?
+    } else {
+        let mut v1 = value.clone();
+        v1["apiVersion"] = Value::from(api::API_VERSIONS[0]);
+        (origin.doc)
+            .decode(&origin.file, &origin.path, &v1)
+            .map_err(|e| vec![e])?
+    };
+    let meta = object.meta();
+    if namespaced {
+        if meta.namespace.as_deref().unwrap_or("").is_empty() {
+            meta.namespace = Some("default".into());
+        }
+    } else {
+        meta.namespace = None;
+    }
+    if meta.name.as_deref().unwrap_or("").is_empty()
+        && let Some(prefix) = meta.generate_name.as_deref().filter(|g| !g.is_empty())
+    {
+        let hash = controller::stable_hash(&[
+            origin.kind().unwrap_or(""),
+            meta.namespace.as_deref().unwrap_or(""),
+            prefix,
+            &ordinal.to_string(),
+        ]);
+        meta.name = Some(controller::generated_name(prefix, hash));
+    }
+    object.set_defaults();
+    origin.check_all(match validate(&object) {
+        errs if errs.is_empty() => Ok(()),
+        errs => Err(errs),
+    })?;
+    Ok(object)
+}
+
+/// What [`admit`] completes before validating: the metadata, and the defaults.
+trait Admit {
+    fn meta(&mut self) -> &mut ObjectMeta;
+    fn set_defaults(&mut self) {}
+}
+
+impl Admit for DeviceClass {
+    fn meta(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl Admit for ResourceSlice {
+    fn meta(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl Admit for ResourceClaim {
+    fn meta(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+    fn set_defaults(&mut self) {
+        api::set_defaults(&mut self.spec);
+    }
+}
+
+impl Admit for ResourceClaimTemplate {
+    fn meta(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+    fn set_defaults(&mut self) {
+        api::set_defaults(&mut self.spec.spec);
+    }
+}
+
+/// Gives every pod without a UID (or with one another pod already has: a template's, copied
+/// by a controller) the stable UID the API server would give it.
+fn assign_uids<'p>(taken: &mut HashSet<String>, pods: impl Iterator<Item = &'p mut Pod>) {
+    for pod in pods {
+        if pod.uid.is_empty() || !taken.insert(pod.uid.clone()) {
+            pod.uid = controller::pod_uid(&pod.namespace, &pod.name);
+            taken.insert(pod.uid.clone());
+        }
+    }
+}
+
+/// The resourceclaim controller over every pod of the scenario, in the order they are
+/// created: existing pods, then the workload pods in arrival order (timeline arrivals and
+/// the pods Kueue creates included), then the runtime-only baseline's pods (the same pods in
+/// the other run: the same claims, by name). Pods get their UIDs first, since claims name
+/// their owner by it. A pod claim the controller cannot satisfy (its template is missing)
+/// stays unresolved for the scheduler to hold the pod back, with a warning; a bound pod whose
+/// claim is missing or not allocated is warned about (its devices count as free).
+pub(super) fn sync_claims(
+    inventory: &mut Inventory,
+    existing: &mut [(Pod, Origin)],
+    workloads: &mut [(Pod, Origin)],
+    baseline: &mut [Pod],
+    seed: u64,
+    warnings: &mut Vec<String>,
+) {
+    let claims = |p: &Pod| !p.resource_claims.is_empty();
+    let any_claims = existing.iter().any(|(p, _)| claims(p))
+        || workloads.iter().any(|(p, _)| claims(p))
+        || baseline.iter().any(claims);
+    if inventory.is_empty() && !any_claims {
+        return;
+    }
+    let mut taken = HashSet::new();
+    assign_uids(&mut taken, existing.iter_mut().map(|(p, _)| p));
+    let mut baseline_taken = taken.clone();
+    assign_uids(&mut taken, workloads.iter_mut().map(|(p, _)| p));
+    assign_uids(&mut baseline_taken, baseline.iter_mut());
+
+    let mut failed: Vec<String> = Vec::new();
+    for (pod, at) in existing.iter_mut().chain(workloads.iter_mut()) {
+        for f in controller::sync_pod(inventory, pod, seed) {
+            failed.push(format!(
+                "pod {} ({}): {}",
+                pod.key(),
+                at.describe(),
+                f.message
+            ));
+        }
+    }
+    for pod in baseline.iter_mut() {
+        // The same pods as above: their failures are already reported.
+        controller::sync_pod(inventory, pod, seed);
+    }
+    if let Some(first) = failed.first() {
+        warnings.push(format!(
+            "{} pod claim(s) got no ResourceClaim from the resourceclaim controller (FailedResourceClaimCreation), such as {first} (kube-scheduler holds such pods back until their claims exist)",
+            failed.len()
+        ));
+    }
+    let mut unallocated = Vec::new();
+    for (pod, at) in existing.iter() {
+        for pod_claim in &pod.resource_claims {
+            let problem = match resourceclaim::name(pod, pod_claim) {
+                Ok(None) => continue,
+                Err(e) => e.message().to_string(),
+                Ok(Some(name)) => match inventory.claim(&pod.namespace, name.name) {
+                    None => format!(
+                        "its ResourceClaim {}/{} does not exist",
+                        pod.namespace, name.name
+                    ),
+                    Some(c) if c.status.as_ref().is_none_or(|s| s.allocation.is_none()) => {
+                        format!(
+                            "its ResourceClaim {}/{} is not allocated",
+                            pod.namespace, name.name
+                        )
+                    }
+                    Some(_) => continue,
+                },
+            };
+            unallocated.push(format!(
+                "pod {} ({}), pod claim {}: {problem}",
+                pod.key(),
+                at.describe(),
+                pod_claim.name
+            ));
+        }
+    }
+    if let Some(first) = unallocated.first() {
+        warnings.push(format!(
+            "{} claim(s) of bound pods hold no devices, such as {first}: a bound pod's claims should be allocated; schedsim counts no devices for them",
+            unallocated.len()
+        ));
+    }
+}

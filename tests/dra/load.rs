@@ -1,0 +1,241 @@
+//! DRA objects through a scenario's `spec.objects`: every kind inline, from files with many
+//! documents, from `List` dumps and folders (NVIDIA's published objects in `fixtures/dra/`),
+//! at the versions schedsim reads; what it refuses, with positions and exit code 2.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use schedsim::load::{LoadOptions, Scenario, load_files};
+
+pub fn load(file: &Path) -> schedsim::load::Loaded {
+    load_files(&[file.to_path_buf()], &LoadOptions::default())
+}
+
+pub fn load_one(file: &Path) -> Scenario {
+    let mut loaded = load(file);
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    loaded.scenarios.remove(0)
+}
+
+pub fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/dra")
+        .join(name)
+}
+
+/// A fresh folder for this test's files.
+pub fn tempdir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("schedsim-dra-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const SCENARIO_HEAD: &str =
+    "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  objects:\n";
+
+#[test]
+fn nvidias_published_objects_load_from_a_folder() {
+    let s = load_one(&data("fixtures-scenario.yaml"));
+    let dra = &s.config.dra;
+    assert_eq!(
+        dra.classes.keys().collect::<Vec<_>>(),
+        [
+            "compute-domain-daemon.nvidia.com",
+            "compute-domain-default-channel.nvidia.com",
+            "gpu.nvidia.com",
+            "mig.nvidia.com",
+            "vfio.gpu.nvidia.com",
+        ]
+    );
+    let devices: Vec<(String, usize)> = (dra.slices.iter())
+        .map(|s| {
+            (
+                s.spec.node_name.clone().unwrap(),
+                s.spec.devices.as_ref().map_or(0, Vec::len),
+            )
+        })
+        .collect();
+    // The folder's files in path order: a100-mig, a100, h100.
+    assert_eq!(
+        devices,
+        [
+            ("a100-mig-node-0".to_string(), 21),
+            ("a100-node-0".to_string(), 8),
+            ("h100-node-0".to_string(), 8),
+        ]
+    );
+    assert_eq!(dra.templates().count(), 1);
+    // The shared claim, and one generated for each of the two trainers.
+    assert_eq!(dra.claims().count(), 3);
+    assert!(dra.allocated_devices().is_empty());
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings); // placed without devices, for now
+}
+
+#[test]
+fn every_kind_loads_inline_from_multi_document_files_and_list_dumps() {
+    let dir = tempdir("kinds");
+    std::fs::write(
+        dir.join("classes.yaml"),
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: a.example.com}\n---\n\
+         apiVersion: resource.k8s.io/v1beta2\nkind: DeviceClass\nmetadata: {name: b.example.com}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("dump.yaml"),
+        r#"apiVersion: v1
+kind: List
+items:
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceSlice
+  metadata: {name: n-0-slice}
+  spec: {driver: a.example.com, nodeName: n-0, pool: {name: n-0, resourceSliceCount: 1}, devices: [{name: d-0}]}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaimTemplate
+  metadata: {name: t, namespace: ns}
+  spec: {spec: {devices: {requests: [{name: r, exactly: {deviceClassName: a.example.com}}]}}}
+"#,
+    )
+    .unwrap();
+    let scenario = dir.join("s.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "{SCENARIO_HEAD}  - file: classes.yaml\n  - file: dump.yaml\n  - apiVersion: resource.k8s.io/v1\n    kind: ResourceClaim\n    metadata: {{name: c}}\n    spec: {{devices: {{requests: [{{name: r, exactly: {{deviceClassName: b.example.com}}}}]}}}}\n"
+        ),
+    )
+    .unwrap();
+    let s = load_one(&scenario);
+    let dra = &s.config.dra;
+    assert_eq!(
+        dra.classes.keys().collect::<Vec<_>>(),
+        ["a.example.com", "b.example.com"]
+    );
+    assert_eq!(dra.slices.len(), 1);
+    assert!(dra.template("ns", "t").is_some());
+    // A namespaced object without a namespace is in `default`, defaulted as the API server
+    // defaults it.
+    let claim = dra.claim("default", "c").expect("claim default/c");
+    let exact = claim
+        .spec
+        .devices
+        .as_ref()
+        .unwrap()
+        .requests
+        .as_ref()
+        .unwrap()[0]
+        .exactly
+        .as_ref()
+        .unwrap();
+    assert_eq!(exact.allocation_mode.as_deref(), Some("ExactCount"));
+    assert_eq!(exact.count, Some(1));
+}
+
+fn run(scenario: &Path) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedsim"))
+        .args(["run", scenario.to_str().unwrap()])
+        .output()
+        .expect("run schedsim");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn other_versions_and_repeated_names_are_refused_with_positions() {
+    let dir = tempdir("refused");
+    let scenario = dir.join("s.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "{SCENARIO_HEAD}{}",
+            r#"  - apiVersion: resource.k8s.io/v1beta1
+    kind: ResourceClaim
+    metadata: {name: c}
+  - apiVersion: resource.k8s.io/v1
+    kind: DeviceClass
+    metadata: {name: gpu.example.com}
+  - apiVersion: resource.k8s.io/v1
+    kind: DeviceClass
+    metadata: {name: gpu.example.com}
+  - apiVersion: resource.k8s.io/v1
+    kind: ResourceClaim
+    metadata: {name: c, namespace: a}
+  - apiVersion: resource.k8s.io/v1
+    kind: ResourceClaim
+    metadata: {name: c, namespace: b}
+  - apiVersion: resource.k8s.io/v1
+    kind: ResourceClaim
+    metadata: {name: c, namespace: a}
+  - apiVersion: resource.k8s.io/v1
+    kind: ResourceSlice
+    metadata: {name: s}
+    spec: {driver: gpu.example.com, allNodes: true, pool: {name: p, resourceSliceCount: 1}}
+  - apiVersion: resource.k8s.io/v1
+    kind: ResourceSlice
+    metadata: {name: s}
+    spec: {driver: gpu.example.com, allNodes: true, pool: {name: p, resourceSliceCount: 1}}
+  - apiVersion: resource.k8s.io/v1
+    kind: ResourceSlice
+    metadata: {name: t}
+    spec: {driver: Bad_Driver, allNodes: true, pool: {name: p, resourceSliceCount: 1}}
+"#
+        ),
+    )
+    .unwrap();
+    let (code, stderr) = run(&scenario);
+    assert_eq!(code, Some(2), "{stderr}");
+    for expected in [
+        "s.yaml:6:17: spec.objects[0].apiVersion: no matches for kind \"ResourceClaim\" in version \"resource.k8s.io/v1beta1\" (schedsim reads it at resource.k8s.io/v1, resource.k8s.io/v1beta2)",
+        "s.yaml:14:22: spec.objects[2].metadata.name: deviceclasses.resource.k8s.io \"gpu.example.com\" already exists",
+        "s.yaml:23:22: spec.objects[5].metadata.name: resourceclaims.resource.k8s.io \"c\" already exists in namespace \"a\"",
+        "s.yaml:30:22: spec.objects[7].metadata.name: resourceslices.resource.k8s.io \"s\" already exists",
+        "s.yaml:35:20: spec.objects[8].spec.driver: Invalid value: \"Bad_Driver\": a lowercase RFC 1123 subdomain",
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+    assert_eq!(stderr.matches("already exists").count(), 3, "{stderr}");
+}
+
+#[test]
+fn slices_with_features_the_allocator_does_not_simulate_load_with_a_warning() {
+    let dir = tempdir("unsimulated");
+    let scenario = dir.join("s.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "{SCENARIO_HEAD}{}",
+            r#"  - apiVersion: resource.k8s.io/v1
+    kind: ResourceSlice
+    metadata: {name: counters}
+    spec:
+      driver: gpu.example.com
+      nodeName: n-0
+      pool: {name: n-0, resourceSliceCount: 2}
+      sharedCounters: [{name: gpu-0-counter-set, counters: {memory: {value: 40Gi}}}]
+  - apiVersion: resource.k8s.io/v1
+    kind: ResourceSlice
+    metadata: {name: tainted}
+    spec:
+      driver: gpu.example.com
+      nodeName: n-0
+      pool: {name: n-0, resourceSliceCount: 2}
+      devices: [{name: gpu-0, taints: [{key: example.com/unhealthy, effect: NoSchedule}]}]
+"#
+        ),
+    )
+    .unwrap();
+    let s = load_one(&scenario);
+    assert_eq!(s.config.dra.slices.len(), 2);
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    let w = &s.warnings[0];
+    assert!(
+        w.starts_with("2 ResourceSlice(s) use DRA features schedsim does not simulate, such as ResourceSlice counters (")
+            && w.ends_with("): sharedCounters (the allocator leaves the slice out)"),
+        "{w}"
+    );
+}
