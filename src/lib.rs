@@ -44,8 +44,11 @@ pub fn simulate(scenario: &load::Scenario) -> report::ScenarioReport {
     let outcome = schedule(&scenario.workloads, &scenario.steps);
     let mut report = report::ScenarioReport::new(scenario, &scenario.workloads, &outcome);
     if let Some(base) = &scenario.baseline {
-        let without =
-            report::ScenarioReport::new(scenario, &base.pods, &schedule(&base.pods, &base.steps));
+        let without = report::ScenarioReport::placements(
+            scenario,
+            &base.pods,
+            &schedule(&base.pods, &base.steps),
+        );
         let (with_index, without_index) = (
             report::model::ReportIndex::new(&report),
             report::model::ReportIndex::new(&without),

@@ -75,19 +75,20 @@ impl OutputArgs {
         self.emit_with_summary(stem, json, table, None)
     }
 
-    /// As [`emit`](Self::emit); a terminal gets `summary` instead of the full table when
-    /// one is given (the full table is in `<stem>.txt`).
+    /// As [`emit`](Self::emit); a terminal gets the table `summary` makes instead of the
+    /// full table when one is given (the full table is in `<stem>.txt`). It is made only
+    /// then: a summary of a cluster-sized run is a pass over every row of the report.
     pub fn emit_with_summary(
         &self,
         stem: &str,
         json: &str,
         table: &str,
-        summary: Option<&str>,
+        summary: Option<&dyn Fn() -> String>,
     ) -> i32 {
         use crate::error::terminal_safe;
         use std::io::{IsTerminal, Write};
-        let (table, summary) = (terminal_safe(table), summary.map(terminal_safe));
-        let (table, summary) = (table.as_ref(), summary.as_deref());
+        let table = terminal_safe(table);
+        let table = table.as_ref();
         let mut code = crate::error::exit_code::SUCCESS;
         for (ext, contents) in [("json", json), ("txt", table)] {
             let path = self.out.join(format!("{stem}.{ext}"));
@@ -102,8 +103,12 @@ impl OutputArgs {
         } else {
             run::Format::Json
         });
+        let made: String;
         let text = match (format, summary) {
-            (run::Format::Table, Some(summary)) if terminal => summary,
+            (run::Format::Table, Some(make)) if terminal => {
+                made = terminal_safe(&make()).into_owned();
+                &made
+            }
             (run::Format::Table, _) => table,
             (run::Format::Json, _) => json,
         };

@@ -74,11 +74,9 @@ pub fn run(args: &RunArgs) -> i32 {
     let json = report::to_json(&report);
     let table = report::table::render(&report);
     let full = args.output.out.join("run.txt");
-    let summary = (!args.full_table)
-        .then(|| report::table::render_summary(&report, &full.display().to_string()));
-    let mut written = args
-        .output
-        .emit_with_summary("run", &json, &table, summary.as_deref());
+    let summary = || report::table::render_summary(&report, &full.display().to_string());
+    let summary = (!args.full_table).then_some(&summary as &dyn Fn() -> String);
+    let mut written = args.output.emit_with_summary("run", &json, &table, summary);
     if args.charts {
         let scenarios: Vec<_> = loaded.scenarios.iter().zip(&report.scenarios).collect();
         if let Err(e) = report::chart::write_all(&scenarios, &table, &args.output.out) {

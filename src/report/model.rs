@@ -144,6 +144,38 @@ impl NodeReport {
 impl ScenarioReport {
     /// The report of `workloads` (the scenario's, or its override-free baseline) scheduled
     /// into `outcome`.
+    /// Only where each pod went and the nodes (pools, GPUs): what the override effect compares
+    /// a run with, for the runtime-only baseline.
+    pub fn placements(scenario: &Scenario, workloads: &[Pod], outcome: &Outcome) -> Self {
+        let cluster = &outcome.cluster;
+        let node_name = |i: usize| cluster.nodes[i].name.clone();
+        ScenarioReport {
+            name: scenario.name.clone(),
+            file: scenario.file.display().to_string(),
+            warnings: Vec::new(),
+            pods: (workloads.iter().zip(&outcome.pods))
+                .map(|(pod, o)| PodReport {
+                    name: pod.name.clone(),
+                    namespace: pod.namespace.clone(),
+                    workload: pod.workload.clone(),
+                    node: o.node.map(node_name),
+                    status: o.phase,
+                    message: String::new(),
+                    verdicts: Vec::new(),
+                    preempted: Vec::new(),
+                    gang: None,
+                })
+                .collect(),
+            preempted_existing_pods: Vec::new(),
+            override_effects: Vec::new(),
+            timeline: Vec::new(),
+            gangs: Vec::new(),
+            stuck_workloads: Vec::new(),
+            kueue: None,
+            nodes: node_reports(cluster),
+        }
+    }
+
     pub fn new(scenario: &Scenario, workloads: &[Pod], outcome: &Outcome) -> Self {
         let cluster = &outcome.cluster;
         let node_name = |i: usize| cluster.nodes[i].name.clone();
@@ -165,15 +197,7 @@ impl ScenarioReport {
                 gang: o.gang.clone(),
             })
             .collect();
-        let nodes = (0..cluster.len())
-            .map(|i| NodeReport {
-                name: cluster.nodes[i].name.clone(),
-                pool: cluster.nodes[i].pool().to_string(),
-                gpu_product: cluster.nodes[i].gpu_product().map(str::to_string),
-                allocatable: cluster.allocatable_named(i),
-                allocated: cluster.requested_named(i),
-            })
-            .collect();
+        let nodes = node_reports(cluster);
         ScenarioReport {
             name: scenario.name.clone(),
             file: scenario.file.display().to_string(),
@@ -192,6 +216,18 @@ impl ScenarioReport {
             nodes,
         }
     }
+}
+
+fn node_reports(cluster: &crate::sched::cluster::Cluster) -> Vec<NodeReport> {
+    (0..cluster.len())
+        .map(|i| NodeReport {
+            name: cluster.nodes[i].name.clone(),
+            pool: cluster.nodes[i].pool().to_string(),
+            gpu_product: cluster.nodes[i].gpu_product().map(str::to_string),
+            allocatable: cluster.allocatable_named(i),
+            allocated: cluster.requested_named(i),
+        })
+        .collect()
 }
 
 /// One timeline step in the report.
