@@ -51,3 +51,31 @@ fn own_anti_affinity_is_checked_before_existing_pods() {
         "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     );
 }
+
+/// A failed cycle is reused only for a pod that would fail alike: not for one whose labels an
+/// existing pod's anti-affinity reads, nor for one of higher priority (preemption differs).
+#[test]
+fn alike_failures_are_shared_only_when_nothing_tells_the_pods_apart() {
+    let loaded = load::load_files(
+        &[PathBuf::from("tests/data/alike-failures.yaml")],
+        &LoadOptions::default(),
+    );
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let labels = schedsim::simulate(&loaded.scenarios[0]);
+    let pod = |name: &str| labels.pods.iter().find(|p| p.name == name).unwrap();
+    let pending = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy existing pods anti-affinity rules. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.";
+    for name in ["red-1", "red-2"] {
+        assert_eq!(pod(name).status, PodPhase::Unschedulable, "{name}");
+        assert_eq!(pod(name).message, pending, "{name}");
+    }
+    assert_eq!(pod("blue").node.as_deref(), Some("n0"));
+
+    let priority = schedsim::simulate(&loaded.scenarios[1]);
+    let pod = |name: &str| priority.pods.iter().find(|p| p.name == name).unwrap();
+    let pending = "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.";
+    assert_eq!(pod("urgent").node.as_deref(), Some("n0"));
+    assert_eq!(pod("urgent").preempted, ["default/filler-0"]);
+    // Retried on the room left: one fits beside `urgent`, the other fails as both had.
+    assert_eq!(pod("low-1").node.as_deref(), Some("n0"));
+    assert_eq!(pod("low-2").message, pending);
+}
