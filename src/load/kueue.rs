@@ -90,9 +90,11 @@ pub(super) fn queue_name(value: &Value) -> Option<&str> {
 
 /// How Kueue queues a loaded workload, when it names a queue: the kind of integration, the
 /// Workload, and a TrainJob as decoded (to resolve again with Kueue's runtime patch).
+/// `decoded`: the caller holds the TrainJob already, so it is not decoded again.
 pub(super) fn workload_of(
     origin: &Origin,
     pods: &[Pod],
+    decoded: bool,
     cx: &ResolveContext,
 ) -> Option<(&'static str, admission::Workload, Option<TrainJob>)> {
     let value = origin.value();
@@ -114,7 +116,11 @@ pub(super) fn workload_of(
         pods,
         cx,
     );
-    let job = if is_job { origin.decode().ok() } else { None };
+    let job = if is_job && !decoded {
+        origin.decode().ok()
+    } else {
+        None
+    };
     // A batch Job has one pod set of `podsCount` pods (Kueue's job_controller.go `PodSets`).
     // A JobSet (and a TrainJob's) has one per replicated job of replicas × podsCount pods
     // (the jobset integration's `PodSets`).

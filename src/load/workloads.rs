@@ -102,6 +102,8 @@ pub(super) struct LoadedWorkload {
     pub suspended: bool,
     /// A TrainJob waiting for Kueue: its pods, not made yet (`pods` is empty).
     pub unmade: Option<crate::resolve::alike::Unmade>,
+    /// A TrainJob waiting for Kueue, as decoded (to resolve again once admitted).
+    pub train_job: Option<TrainJob>,
 }
 
 impl LoadedWorkload {
@@ -115,6 +117,7 @@ impl LoadedWorkload {
             warnings: Vec::new(),
             suspended: false,
             unmade: None,
+            train_job: None,
         }
     }
 
@@ -223,9 +226,15 @@ impl Loader<'_> {
                 // Workloads naming a queue wait for Kueue, from the step they arrive in.
                 Ok((w, origin))
                     if kueue_on
-                        && let Some((kind, workload, job)) =
-                            kueue::workload_of(&origin, w.pods_alike(), cx) =>
+                        && let Some((kind, workload, job)) = kueue::workload_of(
+                            &origin,
+                            w.pods_alike(),
+                            w.train_job.is_some(),
+                            cx,
+                        ) =>
                 {
+                    let mut w = w;
+                    let job = job.or_else(|| w.train_job.take());
                     queued.push(kueue::Queued {
                         step: item.step,
                         kind,
@@ -387,10 +396,13 @@ impl Loader<'_> {
             {
                 return Ok(LoadedWorkload {
                     unmade: Some(unmade),
+                    train_job: Some(job),
                     ..LoadedWorkload::pods(Vec::new(), Vec::new())
                 });
             }
-            return self.resolve_train_job(origin, job, cx, Baseline::Later);
+            let mut loaded = self.resolve_train_job(origin, job.clone(), cx, Baseline::Later)?;
+            loaded.train_job = Some(job);
+            return Ok(loaded);
         }
         self.resolve_train_job(origin, job, cx, Baseline::Resolve)
     }
@@ -453,6 +465,7 @@ impl Loader<'_> {
             warnings,
             suspended: false,
             unmade: None,
+            train_job: None,
         })
     }
 }
