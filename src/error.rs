@@ -72,10 +72,16 @@ pub mod exit_code {
 /// names and values from input files reach the terminal in tables and messages, and an escape
 /// sequence in a scenario name must not drive the user's terminal.
 pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
+    // Control characters (category Cc: U+0000–U+001F, U+007F–U+009F) found by their UTF-8
+    // bytes: a report's table is megabytes, and decoding every char was most of this pass.
+    let bytes = text.as_bytes();
+    let control = |(i, &b): (usize, &u8)| match b {
+        b'\n' | b'\t' => false,
+        0x00..=0x1f | 0x7f => true,
+        0xc2 => matches!(bytes.get(i + 1), Some(0x80..=0x9f)),
+        _ => false,
+    };
+    if !bytes.iter().enumerate().any(control) {
         return std::borrow::Cow::Borrowed(text);
     }
     text.chars()
@@ -150,5 +156,24 @@ mod tests {
     fn control_characters_are_escaped_for_the_terminal() {
         assert_eq!(terminal_safe("a\u{1b}[2Jb\u{7}"), "a\\u{1b}[2Jb\\u{7}");
         assert_eq!(terminal_safe("row\n\tcell"), "row\n\tcell");
+        // The C1 controls (two bytes in UTF-8) and DEL, but not their neighbours.
+        assert_eq!(terminal_safe("a\u{9b}b\u{7f}"), "a\\u{9b}b\\u{7f}");
+        for ok in ["\u{a0}", "é", "…", "~", "\u{100}"] {
+            assert!(
+                matches!(terminal_safe(ok), std::borrow::Cow::Borrowed(_)),
+                "{ok:?}"
+            );
+        }
+    }
+
+    /// The byte scan finds exactly the characters `char::is_control` names.
+    #[test]
+    fn every_control_character_is_found() {
+        for c in (0..0x3000u32).filter_map(char::from_u32) {
+            let text = format!("x{c}y");
+            let wanted = c.is_control() && c != '\n' && c != '\t';
+            let escaped = matches!(terminal_safe(&text), std::borrow::Cow::Owned(_));
+            assert_eq!(escaped, wanted, "{c:?}");
+        }
     }
 }
