@@ -136,9 +136,9 @@ fn node_matches(
 }
 
 /// `GatherPools`: per pool, the newest generation's slices that reach the node.
-fn gather_pools<'a>(slices: &'a [ResourceSlice], node: &NodeView) -> Vec<Pool<'a>> {
+fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView) -> Vec<Pool<'a>> {
     let mut pools: BTreeMap<(&str, &str), Vec<&ResourceSlice>> = BTreeMap::new();
-    for slice in slices {
+    for &slice in slices {
         let spec = &slice.spec;
         if spec.per_device_node_selection.is_some()
             || spec.shared_counters.as_ref().is_some_and(|c| !c.is_empty())
@@ -195,6 +195,68 @@ fn gather_pools<'a>(slices: &'a [ResourceSlice], node: &NodeView) -> Vec<Pool<'a
         });
     }
     out
+}
+
+/// The devices `Allocate` searches, in its order: those of the complete, valid pools.
+fn pool_devices<'a>(pools: &[Pool<'a>]) -> Vec<Candidate<'a>> {
+    (pools.iter())
+        .filter(|p| !p.incomplete && !p.invalid)
+        .flat_map(|p| p.slices.iter())
+        .flat_map(|&s| {
+            (s.spec.devices.iter().flatten()).map(move |d| Candidate {
+                slice: s,
+                device: d,
+            })
+        })
+        .collect()
+}
+
+/// The devices [`Allocator::allocate_among`] would search on `node`, in its order, and whether
+/// some pool reaching the node is invalid (then a failed allocation is an error, not "no
+/// devices").
+pub fn searched_devices<'a>(
+    slices: &[&'a ResourceSlice],
+    node: &NodeView,
+) -> (Vec<(&'a ResourceSlice, &'a Device)>, bool) {
+    let pools = gather_pools(slices, node);
+    let invalid = pools.iter().any(|p| p.invalid);
+    let devices = pool_devices(&pools)
+        .into_iter()
+        .map(|c| (c.slice, c.device))
+        .collect();
+    (devices, invalid)
+}
+
+/// `isSelectable` outside an allocation: whether the class's and then the request's CEL
+/// selectors all match the device (`None`: a selector does not compile or fails on it).
+pub fn selectable(
+    class: &DeviceClass,
+    selectors: &[DeviceSelector],
+    slice: &ResourceSlice,
+    device: &Device,
+    cache: &Selectors,
+) -> Option<bool> {
+    let empty = BTreeMap::new();
+    let empty_capacity = BTreeMap::new();
+    let view = cel::Device {
+        driver: &slice.spec.driver,
+        attributes: device.attributes.as_ref().unwrap_or(&empty),
+        capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
+    };
+    let class_selectors = class.spec.selectors.as_deref().unwrap_or(&[]);
+    for s in class_selectors.iter().chain(selectors) {
+        let Some(expression) = s.cel.as_ref().map(|c| c.expression.as_str()) else {
+            continue;
+        };
+        let compiled = cache.get(expression);
+        let Ok(selector) = &*compiled else {
+            return None;
+        };
+        if !selector.matches(&view).ok()? {
+            return Some(false);
+        }
+    }
+    Some(true)
 }
 
 /// A request or subrequest (`requestAccessor`).
@@ -361,17 +423,22 @@ impl<'a> Allocator<'a> {
         node: &NodeView,
         claims: &[&'a ResourceClaim],
     ) -> Result<Option<Vec<Allocation>>, AllocateError> {
-        let pools = gather_pools(self.slices, node);
-        let devices = (pools.iter())
-            .filter(|p| !p.incomplete && !p.invalid)
-            .flat_map(|p| p.slices.iter())
-            .flat_map(|s| {
-                (s.spec.devices.iter().flatten()).map(move |d| Candidate {
-                    slice: s,
-                    device: d,
-                })
-            })
-            .collect();
+        let all: Vec<&'a ResourceSlice> = self.slices.iter().collect();
+        self.allocate_among(node, claims, &all)
+    }
+
+    /// [`Self::allocate`] over `slices` instead of every slice: the same answer as long as
+    /// `slices` holds every slice of each pool that has a slice reaching the node (the
+    /// scheduler passes a node's own slices, the slices for all or selected nodes, and the
+    /// rest of their pools), since `GatherPools` reads no other.
+    pub fn allocate_among(
+        &self,
+        node: &NodeView,
+        claims: &[&'a ResourceClaim],
+        slices: &[&'a ResourceSlice],
+    ) -> Result<Option<Vec<Allocation>>, AllocateError> {
+        let pools = gather_pools(slices, node);
+        let devices = pool_devices(&pools);
         let mut run = Run {
             alloc: self,
             claims,

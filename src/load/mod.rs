@@ -316,18 +316,6 @@ impl Loader<'_> {
                 warnings.push(format!("pod {} ({}): {w}", p.key(), at.describe()));
             }
         }
-        // Not simulated yet: say so rather than place such pods as if they asked for nothing.
-        let claiming: Vec<_> = (existing.iter().chain(&set.pods))
-            .filter(|(p, _)| !p.resource_claims.is_empty())
-            .collect();
-        if let Some((p, at)) = claiming.first() {
-            warnings.push(format!(
-                "{} pod(s) use DRA ResourceClaims (spec.resourceClaims), such as pod {} ({}); schedsim does not allocate devices yet (the DynamicResources plugin is not simulated): their claims are not checked, and they are placed as if they asked for no devices",
-                claiming.len(),
-                p.key(),
-                at.describe()
-            ));
-        }
         for p in &mut set.baseline.pods {
             // Errors are those of the pods above.
             let _ = priority_classes.admit(p);

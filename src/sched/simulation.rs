@@ -191,6 +191,7 @@ impl Run<'_> {
         };
         for (m, outcome) in results {
             for &v in &outcome.victims {
+                self.s.dra_pod_deleted(v);
                 match self.outcomes.get_mut(v).and_then(Option::as_mut) {
                     Some(victim) => {
                         victim.phase = PodPhase::Preempted;
@@ -215,6 +216,7 @@ impl Run<'_> {
                 if let Some(node) = o.node {
                     self.s.unbind(node, i);
                 }
+                self.s.dra_pod_deleted(i);
                 o.phase = PodPhase::Succeeded;
             }
         }
@@ -259,6 +261,7 @@ impl Run<'_> {
                         && self.s.bound_ids(node).contains(&id)
                     {
                         self.s.unbind(node, id);
+                        self.s.dra_pod_deleted(id);
                         self.evicted_existing.push(i);
                     }
                 }
@@ -266,6 +269,7 @@ impl Run<'_> {
                     if let Some(o) = self.outcomes[i].as_mut() {
                         if let (PodPhase::Scheduled, Some(node)) = (o.phase, o.node) {
                             self.s.unbind(node, i);
+                            self.s.dra_pod_deleted(i);
                         }
                         o.phase = PodPhase::Preempted;
                         o.node = None;
