@@ -42,9 +42,9 @@ fn unmet_expectations_exit_1_with_expected_and_actual() {
     for line in [
         "FAIL check-fails (tests/data/check-fails.yaml): 5 expectation(s), 4 unmet",
         "  ✗ both trainers run (tests/data/check-fails.yaml:16, spec.expect[0])",
-        "      pod default/b: expected status Scheduled, got Unschedulable (0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.)",
+        "      pod default/b: expected status Scheduled, got Unschedulable (0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.)",
         "      pod default/a: expected node gpu-7, got Scheduled on gpu-0",
-        "      pod default/b: expected a message matching /^0/1 nodes are available: 1 Insufficient cpu/, got \"0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.\"",
+        "      pod default/b: expected a message matching /^0/1 nodes are available: 1 Insufficient cpu/, got \"0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.\"",
         "      expected at most 0 pending pod(s), got 1",
         "1 of 5 expectation(s) met",
     ] {

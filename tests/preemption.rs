@@ -28,7 +28,7 @@ fn evicting_the_pods_behind_an_affinity_rule_helps() {
     assert_eq!(same.status, PodPhase::Unschedulable);
     assert_eq!(
         same.message,
-        "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+        "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
     );
 }
 
@@ -48,6 +48,6 @@ fn own_anti_affinity_is_checked_before_existing_pods() {
     assert_eq!(last.status, PodPhase::Unschedulable);
     assert_eq!(
         last.message,
-        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     );
 }

@@ -110,7 +110,7 @@ fn disabled_plugins_do_not_filter_or_post_filter() {
     // Everything on: the taint wins (first failing filter), preemption adds its part.
     assert_eq!(
         outcome("").1,
-        "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        "0/1 nodes are available: 1 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     );
     // TaintToleration off at Filter and DefaultPreemption off: resources decide, no PostFilter.
     assert_eq!(
