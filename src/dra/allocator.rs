@@ -74,12 +74,39 @@ pub struct Allocation {
     pub node_selector: Option<NodeSelector>,
 }
 
-/// Compiled CEL selectors, by expression.
+/// Compiled CEL selectors, by expression, and the verdicts of those that read only named
+/// parts of a device (`cel::Read`), by expression and the values of those parts.
 #[derive(Default)]
-pub struct Selectors(std::cell::RefCell<HashMap<String, std::rc::Rc<Result<Selector, String>>>>);
+pub struct Selectors(
+    std::cell::RefCell<HashMap<String, std::rc::Rc<Result<Selector, String>>>>,
+    std::cell::RefCell<HashMap<Projected, Result<bool, String>>>,
+);
+
+/// An expression and the values of the parts of a device it reads.
+type Projected = (String, Vec<Option<String>>);
 
 impl Selectors {
-    fn get(&self, expression: &str) -> std::rc::Rc<Result<Selector, String>> {
+    /// `selector.matches(device)`, remembered per projection when the selector allows it.
+    pub fn matches(
+        &self,
+        expression: &str,
+        selector: &Selector,
+        device: &cel::Device,
+    ) -> Result<bool, String> {
+        let Some(key) = selector.reads().and_then(|r| cel::projection(device, r)) else {
+            return selector.matches(device);
+        };
+        let key = (expression.to_string(), key);
+        if let Some(known) = self.1.borrow().get(&key) {
+            return known.clone();
+        }
+        let verdict = selector.matches(device);
+        self.1.borrow_mut().insert(key, verdict.clone());
+        verdict
+    }
+
+    /// The compiled selector of `expression` (compiled on first use).
+    pub fn get(&self, expression: &str) -> std::rc::Rc<Result<Selector, String>> {
         let mut cache = self.0.borrow_mut();
         let entry = cache
             .entry(expression.to_owned())
@@ -225,38 +252,6 @@ pub fn searched_devices<'a>(
         .map(|c| (c.slice, c.device))
         .collect();
     (devices, invalid)
-}
-
-/// `isSelectable` outside an allocation: whether the class's and then the request's CEL
-/// selectors all match the device (`None`: a selector does not compile or fails on it).
-pub fn selectable(
-    class: &DeviceClass,
-    selectors: &[DeviceSelector],
-    slice: &ResourceSlice,
-    device: &Device,
-    cache: &Selectors,
-) -> Option<bool> {
-    let empty = BTreeMap::new();
-    let empty_capacity = BTreeMap::new();
-    let view = cel::Device {
-        driver: &slice.spec.driver,
-        attributes: device.attributes.as_ref().unwrap_or(&empty),
-        capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
-    };
-    let class_selectors = class.spec.selectors.as_deref().unwrap_or(&[]);
-    for s in class_selectors.iter().chain(selectors) {
-        let Some(expression) = s.cel.as_ref().map(|c| c.expression.as_str()) else {
-            continue;
-        };
-        let compiled = cache.get(expression);
-        let Ok(selector) = &*compiled else {
-            return None;
-        };
-        if !selector.matches(&view).ok()? {
-            return Some(false);
-        }
-    }
-    Some(true)
 }
 
 /// A request or subrequest (`requestAccessor`).
@@ -711,7 +706,7 @@ impl<'a> Run<'a, '_> {
                 attributes: c.device.attributes.as_ref().unwrap_or(&empty),
                 capacity: c.device.capacity.as_ref().unwrap_or(&empty_capacity),
             };
-            match selector.matches(&device) {
+            match self.alloc.selectors.matches(expression, selector, &device) {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
                 Err(e) => {

@@ -77,13 +77,22 @@ impl<'a> Scheduler<'a> {
         }
         let mut feasible = std::mem::take(&mut self.feasible);
         let mut error = None;
-        feasible.retain(|f| match self.dra_verdict(pod, f.node as usize) {
-            dynamic_resources::Verdict::Pass => true,
-            dynamic_resources::Verdict::Error(e) => {
-                error.get_or_insert(e);
-                false
+        let state = self.dra_cycle.as_ref().expect("dra_filters");
+        feasible.retain(|f| {
+            let node = f.node as usize;
+            let known =
+                dynamic_resources::known_verdict(&self.dra, &self.dra_cache.borrow(), state, node);
+            if let Some(pass) = known {
+                return pass;
             }
-            _ => false,
+            match self.dra_verdict(pod, node) {
+                dynamic_resources::Verdict::Pass => true,
+                dynamic_resources::Verdict::Error(e) => {
+                    error.get_or_insert(e);
+                    false
+                }
+                _ => false,
+            }
         });
         self.feasible = feasible;
         match error {

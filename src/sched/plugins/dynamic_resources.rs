@@ -30,6 +30,7 @@ use k8s_openapi::api::core::v1::NodeSelector;
 use k8s_openapi::api::resource::v1::{DeviceSelector, ResourceClaim, ResourceClaimSpec};
 
 use crate::dra::allocator::{self, AllocateError, Allocation, Allocator, Features, NodeView};
+use crate::dra::cel;
 use crate::dra::resourceclaim;
 use crate::features::FeatureGates;
 use crate::model::{Node, Pod};
@@ -253,11 +254,22 @@ const NO: u8 = 1;
 const YES: u8 = 2;
 const CEL_ERROR: u8 = 3;
 
-/// Filter verdicts per claim shape and node, reused while the node's devices stand still.
+/// Filter verdicts per claim shape and node, reused while the node's devices stand still, and
+/// CEL verdicts per selector and device.
 #[derive(Default)]
 pub struct FilterCache {
     index: HashMap<String, usize>,
     shapes: Vec<Shape>,
+    expr_index: HashMap<String, usize>,
+    exprs: Vec<ExprCache>,
+}
+
+/// One CEL selector's verdicts: per device slot, and per distinct value of what it reads
+/// (`cel::projection`), so that devices alike in those are evaluated once.
+struct ExprCache {
+    expression: String,
+    slots: Vec<u8>,
+    by_projection: HashMap<Vec<Option<String>>, u8>,
 }
 
 struct Shape {
@@ -268,8 +280,8 @@ struct Shape {
 
 /// A shape whose allocation is a count of matching free devices.
 struct Counted {
-    class: String,
-    selectors: Vec<DeviceSelector>,
+    /// The class's selectors, then the request's (`isSelectable`'s order), in `exprs`.
+    exprs: Vec<usize>,
     count: usize,
     /// Per device slot: UNKNOWN, NO, YES or CEL_ERROR.
     matches: Vec<u8>,
@@ -291,7 +303,13 @@ impl FilterCache {
             return i;
         }
         let counted = match specs {
-            [spec] => counted(m, spec),
+            [spec] => counted(m, spec).map(|(expressions, count)| Counted {
+                exprs: (expressions.into_iter())
+                    .map(|e| self.expr_of(m, e))
+                    .collect(),
+                count,
+                matches: vec![UNKNOWN; m.slots()],
+            }),
             _ => None,
         };
         self.shapes.push(Shape {
@@ -301,10 +319,24 @@ impl FilterCache {
         self.index.insert(key, self.shapes.len() - 1);
         self.shapes.len() - 1
     }
+
+    fn expr_of(&mut self, m: &DraManager, expression: String) -> usize {
+        if let Some(&i) = self.expr_index.get(&expression) {
+            return i;
+        }
+        self.exprs.push(ExprCache {
+            expression: expression.clone(),
+            slots: vec![UNKNOWN; m.slots()],
+            by_projection: HashMap::new(),
+        });
+        self.expr_index.insert(expression, self.exprs.len() - 1);
+        self.exprs.len() - 1
+    }
 }
 
-/// The count a claim's allocation comes down to, if it does (see the module comment).
-fn counted(m: &DraManager, spec: &ResourceClaimSpec) -> Option<Counted> {
+/// The count a claim's allocation comes down to, if it does (see the module comment): the
+/// CEL expressions a device must pass, in order, and the count.
+fn counted(m: &DraManager, spec: &ResourceClaimSpec) -> Option<(Vec<String>, usize)> {
     let devices = spec.devices.as_ref()?;
     if devices.constraints.as_ref().is_some_and(|c| !c.is_empty()) {
         return None;
@@ -315,20 +347,38 @@ fn counted(m: &DraManager, spec: &ResourceClaimSpec) -> Option<Counted> {
     let exactly = request.exactly.as_ref()?;
     let count = exactly.count.unwrap_or(1);
     let exact_count = exactly.allocation_mode.as_deref().unwrap_or("ExactCount") == "ExactCount";
-    let selectors = exactly.selectors.clone().unwrap_or_default();
+    let selectors = exactly.selectors.as_deref().unwrap_or(&[]);
+    let class = m.inventory().classes.get(&exactly.device_class_name)?;
     let usable = exact_count
         && exactly.admin_access.is_none()
         && (1..=allocator::ALLOCATION_RESULTS_MAX_SIZE as i64).contains(&count)
-        && selectors.iter().all(|s| s.cel.is_some())
-        && m.inventory()
-            .classes
-            .contains_key(&exactly.device_class_name);
-    usable.then(|| Counted {
-        class: exactly.device_class_name.clone(),
-        selectors,
-        count: count as usize,
-        matches: vec![UNKNOWN; m.slots()],
-    })
+        && selectors.iter().all(|s| s.cel.is_some());
+    let class_selectors = class.spec.selectors.as_deref().unwrap_or(&[]);
+    let expressions = (class_selectors.iter().chain(selectors))
+        .filter_map(|s: &DeviceSelector| Some(s.cel.as_ref()?.expression.clone()))
+        .collect();
+    usable.then_some((expressions, count as usize))
+}
+
+/// Filter's verdict on one node when it is known without work: the pod's claims all need
+/// allocating and the cached verdict of their shape on the node is current.
+#[inline]
+pub fn known_verdict(
+    m: &DraManager,
+    cache: &FilterCache,
+    state: &CycleState,
+    node_index: usize,
+) -> Option<bool> {
+    if state.to_allocate.len() != state.claims.len() {
+        return None;
+    }
+    let (v, g, verdict) = *cache.shapes[state.shape].verdicts.get(node_index)?;
+    let current = v == m.node(node_index).version && g == m.global_version;
+    match verdict {
+        YES if current => Some(true),
+        NO if current => Some(false),
+        _ => None,
+    }
 }
 
 /// `Filter` on one node.
@@ -376,7 +426,8 @@ fn allocation_verdict(
 ) -> Verdict {
     let view = m.node(node_index);
     let versions = (view.version, m.global_version);
-    let shape = &mut cache.shapes[state.shape];
+    let FilterCache { shapes, exprs, .. } = cache;
+    let shape = &mut shapes[state.shape];
     if shape.verdicts.len() <= node_index {
         shape.verdicts.resize(node_index + 1, NOT_CACHED);
     }
@@ -389,7 +440,7 @@ fn allocation_verdict(
         };
     }
     let counted = match (&mut shape.counted, view.invalid_pool) {
-        (Some(c), false) => count_fits(m, c, &view.devices),
+        (Some(c), false) => count_fits(m, c, exprs, &view.devices),
         _ => None,
     };
     let fits = match counted {
@@ -410,18 +461,27 @@ fn allocation_verdict(
 
 /// At least `count` free devices of the node match; `None` when a selector errs on one of
 /// them (the allocator decides then).
-fn count_fits(m: &DraManager, c: &mut Counted, devices: &[u32]) -> Option<bool> {
-    let class = &m.inventory().classes[&c.class];
+fn count_fits(
+    m: &DraManager,
+    c: &mut Counted,
+    exprs: &mut [ExprCache],
+    devices: &[u32],
+) -> Option<bool> {
     let mut free = 0;
     for &slot in devices {
         let known = &mut c.matches[slot as usize];
         if *known == UNKNOWN {
-            let (slice, device) = m.device(slot);
-            *known = match allocator::selectable(class, &c.selectors, slice, device, &m.selectors) {
-                Some(true) => YES,
-                Some(false) => NO,
-                None => CEL_ERROR,
-            };
+            // `isSelectable`: the first selector that fails or errs decides.
+            *known = YES;
+            for &e in &c.exprs {
+                match expr_verdict(m, &mut exprs[e], slot) {
+                    YES => continue,
+                    other => {
+                        *known = other;
+                        break;
+                    }
+                }
+            }
         }
         match *known {
             CEL_ERROR => return None,
@@ -430,6 +490,42 @@ fn count_fits(m: &DraManager, c: &mut Counted, devices: &[u32]) -> Option<bool> 
         }
     }
     Some(free >= c.count)
+}
+
+/// One selector's verdict on the device in `slot`: cached per slot, and per projection when
+/// the selector reads only named parts of the device.
+fn expr_verdict(m: &DraManager, e: &mut ExprCache, slot: u32) -> u8 {
+    let known = e.slots[slot as usize];
+    if known != UNKNOWN {
+        return known;
+    }
+    let (slice, device) = m.device(slot);
+    let (empty, empty_capacity) = (Default::default(), Default::default());
+    let view = cel::Device {
+        driver: &slice.spec.driver,
+        attributes: device.attributes.as_ref().unwrap_or(&empty),
+        capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
+    };
+    let compiled = m.selectors.get(&e.expression);
+    let verdict = match &*compiled {
+        Err(_) => CEL_ERROR,
+        Ok(selector) => {
+            let eval = || match selector.matches(&view) {
+                Ok(true) => YES,
+                Ok(false) => NO,
+                Err(_) => CEL_ERROR,
+            };
+            match selector.reads() {
+                None => eval(),
+                Some(reads) => match cel::projection(&view, reads) {
+                    None => CEL_ERROR,
+                    Some(key) => *e.by_projection.entry(key).or_insert_with(eval),
+                },
+            }
+        }
+    };
+    e.slots[slot as usize] = verdict;
+    verdict
 }
 
 /// The structured allocator on one node for the claims to allocate (`Allocate`).
