@@ -32,8 +32,9 @@ pub const FINALIZER: &str = "resource.kubernetes.io/delete-protection";
 /// What the run has done to the scenario's claims, and which devices are in use.
 pub struct DraManager {
     inventory: Arc<Inventory>,
-    /// Claims changed during the run: `Some` the current object, `None` deleted.
-    changed: HashMap<(String, String), Option<ResourceClaim>>,
+    /// Claims changed during the run, by namespace and name: `Some` the current object,
+    /// `None` deleted.
+    changed: HashMap<String, HashMap<String, Option<ResourceClaim>>>,
     /// Devices allocated to claims (admin-access results excluded), as the allocator takes them.
     allocated: HashSet<DeviceId>,
     /// Device numbers by id: one per (driver, pool, device), whatever slice lists it.
@@ -252,7 +253,7 @@ impl DraManager {
 
     /// The claim `namespace/name` as it is now (`ResourceClaims().Get`).
     pub fn claim(&self, namespace: &str, name: &str) -> Option<&ResourceClaim> {
-        match self.changed.get(&(namespace.to_string(), name.to_string())) {
+        match self.changed.get(namespace).and_then(|n| n.get(name)) {
             Some(changed) => changed.as_ref(),
             None => self.inventory.claim(namespace, name),
         }
@@ -264,11 +265,14 @@ impl DraManager {
         for c in self.inventory.claims() {
             out.insert(key_of(c), c);
         }
-        for (k, c) in &self.changed {
-            match c {
-                Some(c) => out.insert(k.clone(), c),
-                None => out.remove(k),
-            };
+        for (ns, changed) in &self.changed {
+            for (name, c) in changed {
+                let k = (ns.clone(), name.clone());
+                match c {
+                    Some(c) => out.insert(k, c),
+                    None => out.remove(&k),
+                };
+            }
         }
         out.into_values().collect()
     }
@@ -283,7 +287,11 @@ impl DraManager {
     }
 
     fn set_claim(&mut self, claim: ResourceClaim) {
-        self.changed.insert(key_of(&claim), Some(claim));
+        let (ns, name) = key_of(&claim);
+        self.changed
+            .entry(ns)
+            .or_default()
+            .insert(name, Some(claim));
     }
 
     /// Marks devices taken or freed, moving the versions of the nodes that search them.
@@ -360,7 +368,7 @@ impl DraManager {
             let owned = resourceclaim::is_for_pod(pod, &claim).is_ok();
             let Some(status) = claim.status.as_mut() else {
                 if deleted && owned {
-                    self.changed.insert((ns, name), None);
+                    self.changed.entry(ns).or_default().insert(name, None);
                 }
                 continue;
             };
@@ -381,7 +389,7 @@ impl DraManager {
                 }
             }
             if deleted && owned && unreserved {
-                self.changed.insert((ns, name), None);
+                self.changed.entry(ns).or_default().insert(name, None);
             } else {
                 self.set_claim(claim);
             }

@@ -76,23 +76,28 @@ impl<'a> Scheduler<'a> {
             return Ok(());
         }
         let mut feasible = std::mem::take(&mut self.feasible);
-        let mut error = None;
         let state = self.dra_cycle.as_ref().expect("dra_filters");
-        feasible.retain(|f| {
-            let node = f.node as usize;
-            let known =
-                dynamic_resources::known_verdict(&self.dra, &self.dra_cache.borrow(), state, node);
-            if let Some(pass) = known {
-                return pass;
-            }
-            match self.dra_verdict(pod, node) {
+        // Cached verdicts first, under one borrow; Filter itself where none is current.
+        let known: Vec<Option<bool>> = {
+            let cache = self.dra_cache.borrow();
+            (feasible.iter())
+                .map(|f| {
+                    dynamic_resources::known_verdict(&self.dra, &cache, state, f.node as usize)
+                })
+                .collect()
+        };
+        let mut error = None;
+        let mut verdicts = known.into_iter();
+        feasible.retain(|f| match verdicts.next().flatten() {
+            Some(pass) => pass,
+            None => match self.dra_verdict(pod, f.node as usize) {
                 dynamic_resources::Verdict::Pass => true,
                 dynamic_resources::Verdict::Error(e) => {
                     error.get_or_insert(e);
                     false
                 }
                 _ => false,
-            }
+            },
         });
         self.feasible = feasible;
         match error {

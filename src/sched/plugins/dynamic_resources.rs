@@ -258,7 +258,8 @@ const CEL_ERROR: u8 = 3;
 /// CEL verdicts per selector and device.
 #[derive(Default)]
 pub struct FilterCache {
-    index: HashMap<String, usize>,
+    /// Shapes by their requests' names (then compared whole).
+    index: HashMap<String, Vec<usize>>,
     shapes: Vec<Shape>,
     expr_index: HashMap<String, usize>,
     exprs: Vec<ExprCache>,
@@ -273,6 +274,8 @@ struct ExprCache {
 }
 
 struct Shape {
+    /// The specs of the claims to allocate.
+    specs: Vec<ResourceClaimSpec>,
     /// Per node: (node version, global version, verdict) of the last allocation check.
     verdicts: Vec<(u32, u32, u8)>,
     counted: Option<Counted>,
@@ -298,10 +301,20 @@ impl FilterCache {
     }
 
     fn shape_of(&mut self, m: &DraManager, specs: &[&ResourceClaimSpec]) -> usize {
-        let key = serde_json::to_string(specs).expect("claim specs serialize");
-        if let Some(&i) = self.index.get(&key) {
+        // Claims from one template have equal specs: found by a cheap key, then compared.
+        let key = (specs.iter())
+            .flat_map(|s| s.devices.iter().flat_map(|d| d.requests.iter().flatten()))
+            .map(|r| r.name.as_str())
+            .collect::<Vec<_>>()
+            .join("/");
+        let bucket = self.index.entry(key).or_default();
+        let same = |shape: &Shape| {
+            shape.specs.len() == specs.len() && shape.specs.iter().zip(specs).all(|(a, b)| a == *b)
+        };
+        if let Some(&i) = bucket.iter().find(|&&i| same(&self.shapes[i])) {
             return i;
         }
+        bucket.push(self.shapes.len());
         let counted = match specs {
             [spec] => counted(m, spec).map(|(expressions, count)| Counted {
                 exprs: (expressions.into_iter())
@@ -313,10 +326,10 @@ impl FilterCache {
             _ => None,
         };
         self.shapes.push(Shape {
+            specs: specs.iter().map(|&s| s.clone()).collect(),
             verdicts: Vec::new(),
             counted,
         });
-        self.index.insert(key, self.shapes.len() - 1);
         self.shapes.len() - 1
     }
 
