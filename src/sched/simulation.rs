@@ -20,6 +20,10 @@ pub struct Outcome {
     pub cluster: Cluster,
     /// The state after each timeline step.
     pub timeline: Vec<Checkpoint>,
+    /// The scenario's ResourceClaims at the end of the run (allocations and reservations as
+    /// the DynamicResources plugin and the resourceclaim controller left them; deleted ones
+    /// gone). Empty without DRA objects.
+    pub dra_claims: Vec<k8s_openapi::api::resource::v1::ResourceClaim>,
 }
 
 /// The name of the state before the first timeline step.
@@ -112,11 +116,13 @@ pub fn schedule_plan(
             })
         })
         .collect();
+    let dra_claims = run.s.dra.claims().into_iter().cloned().collect();
     Outcome {
         pods,
         preempted_existing: run.evicted_existing,
         cluster: run.s.cluster,
         timeline: run.timeline,
+        dra_claims,
     }
 }
 
