@@ -9,6 +9,7 @@ mod claims;
 mod fixtures;
 mod generate;
 mod load;
+mod plugin;
 mod validation;
 
 /// A table of cases transcribed from upstream: one document, `cases:`.
