@@ -10,6 +10,7 @@ mod fixtures;
 mod generate;
 mod load;
 mod plugin;
+mod properties;
 mod validation;
 
 /// A table of cases transcribed from upstream: one document, `cases:`.
