@@ -66,3 +66,20 @@ fn upstream_plugin_cases_hold() {
         }
     }
 }
+
+/// A Coscheduling gang whose members claim devices: members rejected at Permit give their
+/// devices back (Unreserve), so the pod after the gang gets them.
+#[test]
+fn a_rejected_gang_releases_its_devices() {
+    let file = super::load::data("gang-claims.yaml");
+    let loaded = load_files(&[file], &LoadOptions::default());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let scenario = &loaded.scenarios[0];
+    let report = schedsim::simulate(scenario);
+    let holds = schedsim::check::holds(scenario, &report);
+    assert_eq!(holds, [true, true, true]);
+    let claims: Vec<(&str, usize)> = (report.dra_claims.iter())
+        .map(|c| (c.reserved_for[0].as_str(), c.devices.len()))
+        .collect();
+    assert_eq!(claims, [("solo", 8)]);
+}
