@@ -16,7 +16,8 @@ pub struct FeatureGates {
     #[serde(default = "on", rename = "DRAAdminAccess")]
     pub dra_admin_access: bool,
     /// `DRAExtendedResource` (alpha, off by default): extended resources backed by DRA
-    /// devices through a DeviceClass's `extendedResourceName`.
+    /// devices through a DeviceClass's `extendedResourceName`. Not simulated: turning it on
+    /// loads with a warning.
     #[serde(default, rename = "DRAExtendedResource")]
     pub dra_extended_resource: bool,
 }

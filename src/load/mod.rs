@@ -193,6 +193,9 @@ impl Loader<'_> {
         let gates = sd.spec.scheduler.feature_gates;
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
+        if gates.dra_extended_resource {
+            warnings.push("feature gate DRAExtendedResource: extended resources backed by DRA devices (a DeviceClass's extendedResourceName) are not simulated yet; NodeResourcesFit alone checks pods' extended resources".to_string());
+        }
 
         let routed = self.route_objects(file, doc, list("objects"), &mut errors);
         if routed.terminal_pods > 0 {

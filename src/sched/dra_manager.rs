@@ -152,6 +152,10 @@ impl DraManager {
 
     /// The node list changed (cordon, failure, new nodes): per-node views are rebuilt.
     pub fn reindex(&mut self, nodes: &[Node]) {
+        if self.inventory.slices.is_empty() {
+            // No device anywhere: every node's view is empty (see `node`).
+            return;
+        }
         self.node_by_name = (nodes.iter().enumerate())
             .map(|(i, n)| (n.name.clone(), i))
             .collect();
@@ -159,9 +163,6 @@ impl DraManager {
     }
 
     fn node_devices(&self, node: &Node) -> NodeDevices {
-        if self.inventory.slices.is_empty() {
-            return NodeDevices::default();
-        }
         let own = self
             .slices_by_node
             .get(&node.name)
@@ -222,7 +223,14 @@ impl DraManager {
 
     /// A node's view, by its index in the cluster.
     pub fn node(&self, node: usize) -> &NodeDevices {
-        &self.nodes[node]
+        static NONE: NodeDevices = NodeDevices {
+            slices: Vec::new(),
+            devices: Vec::new(),
+            invalid_pool: false,
+            shared: false,
+            version: 0,
+        };
+        self.nodes.get(node).unwrap_or(&NONE)
     }
 
     /// The device in slot `slot`: its slice and the device object.

@@ -83,3 +83,24 @@ fn a_rejected_gang_releases_its_devices() {
         .collect();
     assert_eq!(claims, [("solo", 8)]);
 }
+
+/// DRAExtendedResource is not simulated: turning it on says so rather than doing nothing.
+#[test]
+fn the_extended_resource_gate_warns_that_it_is_not_simulated() {
+    let dir = tempdir("extended-resource-gate");
+    let file = dir.join("gate.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: gate}\nspec:\n  scheduler: {featureGates: {DRAExtendedResource: true}}\n  nodes: [{apiVersion: v1, kind: Node, metadata: {name: node-0}, status: {allocatable: {cpu: \"1\", pods: \"1\"}}}]\n",
+    )
+    .unwrap();
+    let loaded = load_files(&[file], &LoadOptions::default());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let warnings = &loaded.scenarios[0].warnings;
+    assert!(
+        warnings.iter().any(|w| w.starts_with(
+            "feature gate DRAExtendedResource: extended resources backed by DRA devices"
+        )),
+        "{warnings:?}"
+    );
+}
