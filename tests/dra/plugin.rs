@@ -104,3 +104,19 @@ fn the_extended_resource_gate_warns_that_it_is_not_simulated() {
         "{warnings:?}"
     );
 }
+
+/// A finished pod's devices come back: the resourceclaim controller deletes its claim, and the
+/// pod waiting for the same GPUs gets them at the next step.
+#[test]
+fn a_finished_pod_releases_its_devices() {
+    let file = super::load::data("timeline-release.yaml");
+    let loaded = load_files(&[file], &LoadOptions::default());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let scenario = &loaded.scenarios[0];
+    let report = schedsim::simulate(scenario);
+    assert_eq!(schedsim::check::holds(scenario, &report), [true, true]);
+    let claims: Vec<(&str, usize)> = (report.dra_claims.iter())
+        .map(|c| (c.reserved_for[0].as_str(), c.devices.len()))
+        .collect();
+    assert_eq!(claims, [("second", 8)]);
+}
