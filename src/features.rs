@@ -1,13 +1,38 @@
-//! Feature gates that change scheduling behaviour, with upstream's names and defaults.
+//! Feature gates that change scheduling behaviour, with upstream's names and defaults
+//! (Kubernetes 1.34, `pkg/features/kube_features.go`).
 
 use serde::{Deserialize, Serialize};
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "PascalCase", deny_unknown_fields)]
 pub struct FeatureGates {
     /// `TaintTolerationComparisonOperators` (alpha, off by default): tolerations with `Gt`/`Lt`.
     #[serde(default)]
     pub taint_toleration_comparison_operators: bool,
+    /// `DRAPrioritizedList` (beta, on by default): claim requests with `firstAvailable`.
+    #[serde(default = "on", rename = "DRAPrioritizedList")]
+    pub dra_prioritized_list: bool,
+    /// `DRAAdminAccess` (beta, on by default): requests with `adminAccess`.
+    #[serde(default = "on", rename = "DRAAdminAccess")]
+    pub dra_admin_access: bool,
+    /// `DRAExtendedResource` (alpha, off by default): extended resources backed by DRA
+    /// devices through a DeviceClass's `extendedResourceName`. Not simulated: turning it on
+    /// loads with a warning.
+    #[serde(default, rename = "DRAExtendedResource")]
+    pub dra_extended_resource: bool,
+}
+
+fn on() -> bool {
+    true
+}
+
+impl Default for FeatureGates {
+    fn default() -> Self {
+        FeatureGates {
+            taint_toleration_comparison_operators: false,
+            dra_prioritized_list: true,
+            dra_admin_access: true,
+            dra_extended_resource: false,
+        }
+    }
 }

@@ -11,15 +11,15 @@ fn the_bundled_expectations_hold_and_ci_files_are_written() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}");
     assert!(
-        stdout.ends_with("11 of 11 expectation(s) met\n"),
+        stdout.ends_with("25 of 25 expectation(s) met\n"),
         "{stdout}"
     );
     let junit = std::fs::read_to_string(out.join("check.junit.xml")).unwrap();
     assert!(junit.starts_with("<?xml"));
-    assert_eq!(junit.matches("<testcase ").count(), 11);
+    assert_eq!(junit.matches("<testcase ").count(), 25);
     assert!(!junit.contains("<failure"));
     let md = std::fs::read_to_string(out.join("check.md")).unwrap();
-    assert!(md.starts_with("## schedsim check: 11 of 11 expectation(s) met"));
+    assert!(md.starts_with("## schedsim check: 25 of 25 expectation(s) met"));
     let csv = std::fs::read_to_string(out.join("placements.csv")).unwrap();
     assert!(
         csv.starts_with("scenario,namespace,pod,workload,status,node,pool,gpu_product,message\n")
@@ -42,9 +42,9 @@ fn unmet_expectations_exit_1_with_expected_and_actual() {
     for line in [
         "FAIL check-fails (tests/data/check-fails.yaml): 5 expectation(s), 4 unmet",
         "  ✗ both trainers run (tests/data/check-fails.yaml:16, spec.expect[0])",
-        "      pod default/b: expected status Scheduled, got Unschedulable (0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.)",
+        "      pod default/b: expected status Scheduled, got Unschedulable (0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.)",
         "      pod default/a: expected node gpu-7, got Scheduled on gpu-0",
-        "      pod default/b: expected a message matching /^0/1 nodes are available: 1 Insufficient cpu/, got \"0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.\"",
+        "      pod default/b: expected a message matching /^0/1 nodes are available: 1 Insufficient cpu/, got \"0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.\"",
         "      expected at most 0 pending pod(s), got 1",
         "1 of 5 expectation(s) met",
     ] {

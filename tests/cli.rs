@@ -152,11 +152,11 @@ fn message_format_selects_the_release_wording() {
     };
     assert_eq!(
         message(&[]),
-        "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        "0/1 nodes are available: 1 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     );
     assert_eq!(
         message(&["--message-format", "1.34"]),
-        "0/1 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        "0/1 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     );
 }
 

@@ -73,7 +73,7 @@ fn coscheduling_pre_filter_messages_are_upstream_s() {
     );
     let gap = &pods_of(&r, "llm-70b-")[0];
     assert!(gap.message.starts_with(
-        "0/4 nodes are available: resource gap: map[nvidia.com/gpu:{{16 0} {<nil>}  DecimalSI}]. preemption: "
+        "0/4 nodes are available: resource gap: map[nvidia.com/gpu:{{16 0} {<nil>}  DecimalSI}]. no new claims to deallocate, preemption: "
     ), "{}", gap.message);
     let orphan = &pods_of(&r, "orphan-")[0];
     assert_eq!(orphan.message, "PodGroup not found");

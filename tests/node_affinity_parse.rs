@@ -24,7 +24,7 @@ fn unparsable_bounds_are_accepted_and_simulated_as_upstream() {
     assert_eq!(pod("bad-and-good-terms").status, PodPhase::Scheduled);
     assert_eq!(
         pod("only-bad-term").message,
-        "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     );
     let preferred = pod("bad-preferred-term");
     assert_eq!(preferred.status, PodPhase::SchedulerError);

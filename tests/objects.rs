@@ -87,10 +87,10 @@ fn a_bad_object_in_a_referenced_file_names_that_file() {
     );
 }
 
-/// Pods that use DRA claims are loaded and placed, with a warning that their claims are not
-/// checked (the DynamicResources plugin is not simulated yet), not silently as plain pods.
+/// Pods that use DRA claims load without a warning and are scheduled by DynamicResources: a
+/// claim whose device class does not exist keeps its pod pending with PreFilter's reason.
 #[test]
-fn pods_with_resource_claims_are_placed_with_a_warning() {
+fn pods_with_resource_claims_are_checked_by_dynamic_resources() {
     let loaded = load("tests/data/objects/resource-claims.yaml");
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     let s = &loaded.scenarios[0];
@@ -100,12 +100,14 @@ fn pods_with_resource_claims_are_placed_with_a_warning() {
         .map(|p| p.resource_claims.len())
         .collect();
     assert_eq!(claims, [0, 1]);
-    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
-    let w = &s.warnings[0];
-    assert!(
-        w.starts_with(
-            "1 pod(s) use DRA ResourceClaims (spec.resourceClaims), such as pod default/inference ("
-        ) && w.contains("schedsim does not allocate devices yet"),
-        "{w}"
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let r = schedsim::simulate(s);
+    let messages: Vec<&str> = r.pods.iter().map(|p| p.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "",
+            "0/1 nodes are available: request gpu: device class gpu.nvidia.com does not exist. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        ]
     );
 }

@@ -160,7 +160,7 @@ fn missing_label_message_is_upstreams() {
     let out = schedule(nodes(true, false), &e, &[p], &SchedulerConfig::default());
     assert_eq!(
         out.pods[0].message,
-        "0/4 nodes are available: 1 node(s) didn't match pod topology spread constraints (missing required label), 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+        "0/4 nodes are available: 1 node(s) didn't match pod topology spread constraints (missing required label), 3 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     );
 }
 

@@ -28,7 +28,7 @@ fn evicting_the_pods_behind_an_affinity_rule_helps() {
     assert_eq!(same.status, PodPhase::Unschedulable);
     assert_eq!(
         same.message,
-        "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+        "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
     );
 }
 
@@ -48,7 +48,7 @@ fn own_anti_affinity_is_checked_before_existing_pods() {
     assert_eq!(last.status, PodPhase::Unschedulable);
     assert_eq!(
         last.message,
-        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     );
 }
 
@@ -63,7 +63,7 @@ fn alike_failures_are_shared_only_when_nothing_tells_the_pods_apart() {
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     let labels = schedsim::simulate(&loaded.scenarios[0]);
     let pod = |name: &str| labels.pods.iter().find(|p| p.name == name).unwrap();
-    let pending = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy existing pods anti-affinity rules. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.";
+    let pending = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy existing pods anti-affinity rules. no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.";
     for name in ["red-1", "red-2"] {
         assert_eq!(pod(name).status, PodPhase::Unschedulable, "{name}");
         assert_eq!(pod(name).message, pending, "{name}");
@@ -72,7 +72,7 @@ fn alike_failures_are_shared_only_when_nothing_tells_the_pods_apart() {
 
     let priority = schedsim::simulate(&loaded.scenarios[1]);
     let pod = |name: &str| priority.pods.iter().find(|p| p.name == name).unwrap();
-    let pending = "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.";
+    let pending = "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.";
     assert_eq!(pod("urgent").node.as_deref(), Some("n0"));
     assert_eq!(pod("urgent").preempted, ["default/filler-0"]);
     // Retried on the room left: one fits beside `urgent`, the other fails as both had.

@@ -110,11 +110,17 @@ fn disabled_plugins_do_not_filter_or_post_filter() {
     // Everything on: the taint wins (first failing filter), preemption adds its part.
     assert_eq!(
         outcome("").1,
-        "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        "0/1 nodes are available: 1 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     );
-    // TaintToleration off at Filter and DefaultPreemption off: resources decide, no PostFilter.
+    // TaintToleration off at Filter and DefaultPreemption off: resources decide, and the one
+    // PostFilter left is DynamicResources'.
     assert_eq!(
         outcome("profiles:\n- plugins:\n    filter:\n      disabled: [{name: TaintToleration}]\n    postFilter:\n      disabled: [{name: DefaultPreemption}]\n").1,
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate"
+    );
+    // Both PostFilter plugins off: the FitError alone.
+    assert_eq!(
+        outcome("profiles:\n- plugins:\n    filter:\n      disabled: [{name: TaintToleration}]\n    postFilter:\n      disabled: [{name: DefaultPreemption}, {name: DynamicResources}]\n").1,
         "0/1 nodes are available: 1 Insufficient cpu."
     );
     // NodeResourcesFit off too: the pod lands on the node.

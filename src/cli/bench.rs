@@ -33,6 +33,11 @@ pub struct BenchArgs {
     /// same host and a preferred (ScheduleAnyway) zone spread over them.
     #[arg(long)]
     pub anti_affinity: bool,
+    /// Synthetic DRA cluster instead (`generate --dra`'s `dra-scenario.yaml`, loaded as a user
+    /// would): `--nodes` GPU nodes with 8 GPUs each published in ResourceSlices, `--pods` pods
+    /// each claiming GPUs through a ResourceClaimTemplate with a CEL selector.
+    #[arg(long)]
+    pub dra: bool,
     /// Print JSON instead of a line per run.
     #[arg(long)]
     pub json: bool,
@@ -44,7 +49,12 @@ pub fn run(args: &BenchArgs) -> i32 {
     }
     let mut results: Vec<BenchResult> = Vec::new();
     let mut code = exit_code::SUCCESS;
-    if args.paths.is_empty() {
+    if args.dra && args.paths.is_empty() {
+        match dra(args) {
+            Ok(r) => results.push(r),
+            Err(code) => return code,
+        }
+    } else if args.paths.is_empty() {
         let nodes = bench::nodes(args.nodes);
         let mut pods = bench::pods(args.pods, args.templates.max(1), args.seed);
         if args.anti_affinity {
@@ -117,6 +127,39 @@ pub fn run(args: &BenchArgs) -> i32 {
         }
     }
     code
+}
+
+/// The DRA benchmark: writes `generate --dra`'s scenario to a temporary file, loads it and
+/// times scheduling it (loading is not timed: `bench FILE` times it).
+fn dra(args: &BenchArgs) -> Result<BenchResult, i32> {
+    let yaml = crate::generate::dra_scenario_yaml(args.nodes, args.pods, args.seed);
+    let dir = std::env::temp_dir().join(format!("schedsim-bench-dra-{}", std::process::id()));
+    let file = dir.join("dra-scenario.yaml");
+    let written = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, yaml));
+    if let Err(e) = written {
+        eprintln!("error: {}: {e}", file.display());
+        return Err(exit_code::BAD_INPUT);
+    }
+    let loaded = super::load_scenarios(std::slice::from_ref(&file), &LoadOptions::default());
+    let _ = std::fs::remove_dir_all(&dir);
+    let loaded = loaded?;
+    let Some(s) = loaded.scenarios.first() else {
+        return Err(exit_code::BAD_INPUT);
+    };
+    let name = format!(
+        "synthetic DRA {} nodes x 8 GPUs, {} pods with a ResourceClaimTemplate each",
+        args.nodes, args.pods
+    );
+    let result = bench::measure(
+        &name,
+        s.nodes.clone(),
+        &s.existing_pods,
+        &s.workloads,
+        &s.steps,
+        &s.config,
+    );
+    crate::release_at_exit(loaded);
+    Ok(result)
 }
 
 /// Times resolving `count` TrainJobs into pods on one thread.

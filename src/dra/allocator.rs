@@ -74,12 +74,39 @@ pub struct Allocation {
     pub node_selector: Option<NodeSelector>,
 }
 
-/// Compiled CEL selectors, by expression.
+/// Compiled CEL selectors, by expression, and the verdicts of those that read only named
+/// parts of a device (`cel::Read`), by expression and the values of those parts.
 #[derive(Default)]
-pub struct Selectors(std::cell::RefCell<HashMap<String, std::rc::Rc<Result<Selector, String>>>>);
+pub struct Selectors(
+    std::cell::RefCell<HashMap<String, std::rc::Rc<Result<Selector, String>>>>,
+    std::cell::RefCell<HashMap<Projected, Result<bool, String>>>,
+);
+
+/// An expression and the values of the parts of a device it reads.
+type Projected = (String, Vec<Option<String>>);
 
 impl Selectors {
-    fn get(&self, expression: &str) -> std::rc::Rc<Result<Selector, String>> {
+    /// `selector.matches(device)`, remembered per projection when the selector allows it.
+    pub fn matches(
+        &self,
+        expression: &str,
+        selector: &Selector,
+        device: &cel::Device,
+    ) -> Result<bool, String> {
+        let Some(key) = selector.reads().and_then(|r| cel::projection(device, r)) else {
+            return selector.matches(device);
+        };
+        let key = (expression.to_string(), key);
+        if let Some(known) = self.1.borrow().get(&key) {
+            return known.clone();
+        }
+        let verdict = selector.matches(device);
+        self.1.borrow_mut().insert(key, verdict.clone());
+        verdict
+    }
+
+    /// The compiled selector of `expression` (compiled on first use).
+    pub fn get(&self, expression: &str) -> std::rc::Rc<Result<Selector, String>> {
         let mut cache = self.0.borrow_mut();
         let entry = cache
             .entry(expression.to_owned())
@@ -136,9 +163,9 @@ fn node_matches(
 }
 
 /// `GatherPools`: per pool, the newest generation's slices that reach the node.
-fn gather_pools<'a>(slices: &'a [ResourceSlice], node: &NodeView) -> Vec<Pool<'a>> {
+fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView) -> Vec<Pool<'a>> {
     let mut pools: BTreeMap<(&str, &str), Vec<&ResourceSlice>> = BTreeMap::new();
-    for slice in slices {
+    for &slice in slices {
         let spec = &slice.spec;
         if spec.per_device_node_selection.is_some()
             || spec.shared_counters.as_ref().is_some_and(|c| !c.is_empty())
@@ -195,6 +222,36 @@ fn gather_pools<'a>(slices: &'a [ResourceSlice], node: &NodeView) -> Vec<Pool<'a
         });
     }
     out
+}
+
+/// The devices `Allocate` searches, in its order: those of the complete, valid pools.
+fn pool_devices<'a>(pools: &[Pool<'a>]) -> Vec<Candidate<'a>> {
+    (pools.iter())
+        .filter(|p| !p.incomplete && !p.invalid)
+        .flat_map(|p| p.slices.iter())
+        .flat_map(|&s| {
+            (s.spec.devices.iter().flatten()).map(move |d| Candidate {
+                slice: s,
+                device: d,
+            })
+        })
+        .collect()
+}
+
+/// The devices [`Allocator::allocate_among`] would search on `node`, in its order, and whether
+/// some pool reaching the node is invalid (then a failed allocation is an error, not "no
+/// devices").
+pub fn searched_devices<'a>(
+    slices: &[&'a ResourceSlice],
+    node: &NodeView,
+) -> (Vec<(&'a ResourceSlice, &'a Device)>, bool) {
+    let pools = gather_pools(slices, node);
+    let invalid = pools.iter().any(|p| p.invalid);
+    let devices = pool_devices(&pools)
+        .into_iter()
+        .map(|c| (c.slice, c.device))
+        .collect();
+    (devices, invalid)
 }
 
 /// A request or subrequest (`requestAccessor`).
@@ -361,17 +418,22 @@ impl<'a> Allocator<'a> {
         node: &NodeView,
         claims: &[&'a ResourceClaim],
     ) -> Result<Option<Vec<Allocation>>, AllocateError> {
-        let pools = gather_pools(self.slices, node);
-        let devices = (pools.iter())
-            .filter(|p| !p.incomplete && !p.invalid)
-            .flat_map(|p| p.slices.iter())
-            .flat_map(|s| {
-                (s.spec.devices.iter().flatten()).map(move |d| Candidate {
-                    slice: s,
-                    device: d,
-                })
-            })
-            .collect();
+        let all: Vec<&'a ResourceSlice> = self.slices.iter().collect();
+        self.allocate_among(node, claims, &all)
+    }
+
+    /// [`Self::allocate`] over `slices` instead of every slice: the same answer as long as
+    /// `slices` holds every slice of each pool that has a slice reaching the node (the
+    /// scheduler passes a node's own slices, the slices for all or selected nodes, and the
+    /// rest of their pools), since `GatherPools` reads no other.
+    pub fn allocate_among(
+        &self,
+        node: &NodeView,
+        claims: &[&'a ResourceClaim],
+        slices: &[&'a ResourceSlice],
+    ) -> Result<Option<Vec<Allocation>>, AllocateError> {
+        let pools = gather_pools(slices, node);
+        let devices = pool_devices(&pools);
         let mut run = Run {
             alloc: self,
             claims,
@@ -644,7 +706,7 @@ impl<'a> Run<'a, '_> {
                 attributes: c.device.attributes.as_ref().unwrap_or(&empty),
                 capacity: c.device.capacity.as_ref().unwrap_or(&empty_capacity),
             };
-            match selector.matches(&device) {
+            match self.alloc.selectors.matches(expression, selector, &device) {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
                 Err(e) => {

@@ -26,6 +26,20 @@ use crate::model::quantity::Quantity;
 /// A compiled selector.
 pub struct Selector {
     program: Program,
+    /// What it reads of the device, when it can read nothing else (see [`Read`]).
+    reads: Option<Vec<Read>>,
+}
+
+/// A part of the device a selector reads: `device.driver`, or an attribute or capacity named
+/// by a literal domain and id (`device.attributes['gpu.nvidia.com'].productName`,
+/// `device.capacity['d']['memory']`). A selector whose every use of `device` is one of these
+/// gives the same answer on two devices that agree on them (and that both convert to CEL
+/// values): the scheduler evaluates it once per distinct [`projection`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Read {
+    Driver,
+    Attribute(String, String),
+    Capacity(String, String),
 }
 
 /// The device a selector is asked about.
@@ -52,7 +66,14 @@ impl Selector {
                 )
             ));
         }
-        Ok(Selector { program })
+        let mut reads = Vec::new();
+        let reads = collect_reads(program.expression(), &mut reads).then_some(reads);
+        Ok(Selector { program, reads })
+    }
+
+    /// What the selector reads of a device, if it reads nothing but those parts.
+    pub fn reads(&self) -> Option<&[Read]> {
+        self.reads.as_deref()
     }
 
     /// `DeviceMatches`: whether the device satisfies the selector; an error when the
@@ -71,6 +92,119 @@ impl Selector {
             Err(e) => Err(e.to_string()),
         }
     }
+}
+
+/// The parts of `device` an expression reads, into `out`; `false` when it uses `device` in
+/// any other way (as a whole, a map of domains, a domain's map), or rebinds the name.
+fn collect_reads(e: &cel::IdedExpr, out: &mut Vec<Read>) -> bool {
+    use cel::common::ast::{EntryExpr, Expr};
+    if let Some(r) = read_of(e) {
+        out.push(r);
+        return true;
+    }
+    match &e.expr {
+        Expr::Ident(name) => name != "device",
+        Expr::Select(s) => collect_reads(&s.operand, out),
+        Expr::Call(c) => {
+            (c.target.iter().map(|t| &**t).chain(&c.args)).all(|a| collect_reads(a, out))
+        }
+        Expr::List(l) => l.elements.iter().all(|a| collect_reads(a, out)),
+        Expr::Map(m) => m.entries.iter().all(|entry| match &entry.expr {
+            EntryExpr::MapEntry(m) => collect_reads(&m.key, out) && collect_reads(&m.value, out),
+            EntryExpr::StructField(f) => collect_reads(&f.value, out),
+        }),
+        Expr::Struct(s) => s.entries.iter().all(|entry| match &entry.expr {
+            EntryExpr::MapEntry(m) => collect_reads(&m.key, out) && collect_reads(&m.value, out),
+            EntryExpr::StructField(f) => collect_reads(&f.value, out),
+        }),
+        Expr::Comprehension(c) => {
+            let rebinds = [Some(&c.iter_var), Some(&c.accu_var), c.iter_var2.as_ref()]
+                .into_iter()
+                .flatten()
+                .any(|v| v == "device");
+            !rebinds
+                && [
+                    &c.iter_range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ]
+                .into_iter()
+                .all(|a| collect_reads(a, out))
+        }
+        Expr::Literal(_) | Expr::Unspecified => true,
+    }
+}
+
+/// `e` as one [`Read`]: `device.driver`, or `device.attributes|capacity[<literal>]` followed
+/// by `.id` or `[<literal>]` (`device.attributes.<domain>` as well).
+fn read_of(e: &cel::IdedExpr) -> Option<Read> {
+    use cel::common::ast::Expr;
+    let is_device = |x: &cel::IdedExpr| matches!(&x.expr, Expr::Ident(n) if n == "device");
+    // (operand, key) of `operand.key` or `operand['key']`.
+    fn step(x: &cel::IdedExpr) -> Option<(&cel::IdedExpr, String)> {
+        match &x.expr {
+            Expr::Select(s) => Some((&*s.operand, s.field.clone())),
+            Expr::Call(c) if c.func_name == "_[_]" && c.target.is_none() && c.args.len() == 2 => {
+                match &c.args[1].expr {
+                    Expr::Literal(cel::common::ast::LiteralValue::String(s)) => {
+                        Some((&c.args[0], s.inner().to_string()))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+    if let Expr::Select(s) = &e.expr
+        && is_device(&s.operand)
+        && s.field == "driver"
+    {
+        return Some(Read::Driver);
+    }
+    let (domain_map, id) = step(e)?;
+    let (field, domain) = step(domain_map)?;
+    let Expr::Select(s) = &field.expr else {
+        return None;
+    };
+    if !is_device(&s.operand) {
+        return None;
+    }
+    match s.field.as_str() {
+        "attributes" => Some(Read::Attribute(domain, id)),
+        "capacity" => Some(Read::Capacity(domain, id)),
+        _ => None,
+    }
+}
+
+/// The values of `reads` on a device, as `DeviceVal` files them (an attribute's or capacity's
+/// name split into domain and id, the last of equal names winning), or `None` when the
+/// device does not convert to a CEL value at all (every selector fails on it then).
+pub fn projection(device: &Device, reads: &[Read]) -> Option<Vec<Option<String>>> {
+    let attributes_ok = device
+        .attributes
+        .values()
+        .all(|a| attribute_value(a).is_ok());
+    let capacity_ok = (device.capacity.values()).all(|c| c.value.0.parse::<Quantity>().is_ok());
+    if !attributes_ok || !capacity_ok {
+        return None;
+    }
+    let named =
+        |name: &str, domain: &str, id: &str| split_name(name, device.driver) == (domain, id);
+    Some(
+        (reads.iter())
+            .map(|r| match r {
+                Read::Driver => Some(device.driver.to_string()),
+                Read::Attribute(domain, id) => (device.attributes.iter())
+                    .rfind(|(n, _)| named(n, domain, id))
+                    .map(|(_, a)| format!("{a:?}")),
+                Read::Capacity(domain, id) => (device.capacity.iter())
+                    .rfind(|(n, _)| named(n, domain, id))
+                    .map(|(_, c)| c.value.0.clone()),
+            })
+            .collect(),
+    )
 }
 
 /// Identifiers CEL declares besides `device`: the type names.

@@ -193,6 +193,9 @@ impl Loader<'_> {
         let gates = sd.spec.scheduler.feature_gates;
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
+        if gates.dra_extended_resource {
+            warnings.push("feature gate DRAExtendedResource: extended resources backed by DRA devices (a DeviceClass's extendedResourceName) are not simulated yet; NodeResourcesFit alone checks pods' extended resources".to_string());
+        }
 
         let routed = self.route_objects(file, doc, list("objects"), &mut errors);
         if routed.terminal_pods > 0 {
@@ -315,18 +318,6 @@ impl Loader<'_> {
             for w in crate::sched::plugins::node_affinity::unparsable_term_warnings(p) {
                 warnings.push(format!("pod {} ({}): {w}", p.key(), at.describe()));
             }
-        }
-        // Not simulated yet: say so rather than place such pods as if they asked for nothing.
-        let claiming: Vec<_> = (existing.iter().chain(&set.pods))
-            .filter(|(p, _)| !p.resource_claims.is_empty())
-            .collect();
-        if let Some((p, at)) = claiming.first() {
-            warnings.push(format!(
-                "{} pod(s) use DRA ResourceClaims (spec.resourceClaims), such as pod {} ({}); schedsim does not allocate devices yet (the DynamicResources plugin is not simulated): their claims are not checked, and they are placed as if they asked for no devices",
-                claiming.len(),
-                p.key(),
-                at.describe()
-            ));
         }
         for p in &mut set.baseline.pods {
             // Errors are those of the pods above.

@@ -645,6 +645,11 @@ pub fn write_all(
     for (scenario, report) in scenarios {
         let dir = out.join(folder(&report.name));
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        // DRA pods hold the GPUs of their allocated claims.
+        let dra_gpus = match report.dra_claims.is_empty() {
+            true => Default::default(),
+            false => super::dra::pod_gpus(&scenario.config.dra, &report.dra_claims),
+        };
         let gpu_requests: Vec<i64> = scenario
             .workloads
             .iter()
@@ -652,6 +657,11 @@ pub fn write_all(
                 GPU_RESOURCES
                     .iter()
                     .find_map(|r| p.requests.get(*r).copied())
+                    .or_else(|| {
+                        dra_gpus
+                            .get(&(p.namespace.clone(), p.name.clone()))
+                            .copied()
+                    })
                     .unwrap_or(0)
             })
             .collect();

@@ -3,6 +3,7 @@
 
 pub mod chart;
 pub mod ci;
+pub mod dra;
 pub mod kueue;
 pub mod model;
 

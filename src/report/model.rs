@@ -60,6 +60,9 @@ pub struct ScenarioReport {
     /// What Kueue admitted, and the quota it used (scenarios with Kueue objects).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kueue: Option<super::kueue::KueueReport>,
+    /// The ResourceClaims allocated at the end of the run (scenarios with DRA objects).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dra_claims: Vec<super::dra::ClaimReport>,
     pub nodes: Vec<NodeReport>,
 }
 
@@ -106,6 +109,13 @@ pub struct NodeReport {
     pub gpu_product: Option<String>,
     pub allocatable: ResourceList,
     pub allocated: ResourceList,
+    /// DRA devices of the node's own ResourceSlices, per DeviceClass that selects them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dra: Vec<super::dra::DeviceClassUsage>,
+    /// Its DRA GPUs (total, allocated), counted like `nvidia.com/gpu` where the node publishes
+    /// no GPU extended resource.
+    #[serde(skip)]
+    pub dra_gpus: Option<(i64, i64)>,
 }
 
 /// A short reason for a pending pod whose nodes gave none (gated, never created, preempted,
@@ -133,17 +143,17 @@ pub fn pending_reason(phase: PodPhase, message: &str) -> String {
 impl NodeReport {
     /// The node's GPUs: (resource, allocatable, allocated), by [`GPU_RESOURCES`] preference.
     pub fn gpus(&self) -> Option<(&'static str, i64, i64)> {
-        GPU_RESOURCES.iter().find_map(|r| {
-            self.allocatable
-                .get(*r)
-                .map(|t| (*r, *t, self.allocated.get(*r).copied().unwrap_or(0)))
-        })
+        (GPU_RESOURCES.iter())
+            .find_map(|r| {
+                self.allocatable
+                    .get(*r)
+                    .map(|t| (*r, *t, self.allocated.get(*r).copied().unwrap_or(0)))
+            })
+            .or_else(|| (self.dra_gpus).map(|(total, used)| (GPU_RESOURCES[0], total, used)))
     }
 }
 
 impl ScenarioReport {
-    /// The report of `workloads` (the scenario's, or its override-free baseline) scheduled
-    /// into `outcome`.
     /// Only where each pod went and the nodes (pools, GPUs): what the override effect compares
     /// a run with, for the runtime-only baseline.
     pub fn placements(scenario: &Scenario, workloads: &[Pod], outcome: &Outcome) -> Self {
@@ -172,10 +182,13 @@ impl ScenarioReport {
             gangs: Vec::new(),
             stuck_workloads: Vec::new(),
             kueue: None,
-            nodes: node_reports(cluster),
+            dra_claims: Vec::new(),
+            nodes: node_reports(scenario, outcome, false),
         }
     }
 
+    /// The report of `workloads` (the scenario's, or its override-free baseline) scheduled
+    /// into `outcome`.
     pub fn new(scenario: &Scenario, workloads: &[Pod], outcome: &Outcome) -> Self {
         let cluster = &outcome.cluster;
         let node_name = |i: usize| cluster.nodes[i].name.clone();
@@ -197,13 +210,14 @@ impl ScenarioReport {
                 gang: o.gang.clone(),
             })
             .collect();
-        let nodes = node_reports(cluster);
+        let nodes = node_reports(scenario, outcome, true);
         ScenarioReport {
             name: scenario.name.clone(),
             file: scenario.file.display().to_string(),
             warnings: scenario.warnings.clone(),
             stuck_workloads: stuck_workloads(workloads, &pods),
             kueue: (scenario.kueue.as_ref()).map(|k| super::kueue::KueueReport::new(k, &pods)),
+            dra_claims: super::dra::claims(&outcome.dra_claims),
             gangs: gangs(&pods),
             timeline: timeline(workloads, &outcome.timeline),
             pods,
@@ -218,14 +232,26 @@ impl ScenarioReport {
     }
 }
 
-fn node_reports(cluster: &crate::sched::cluster::Cluster) -> Vec<NodeReport> {
+/// The nodes as the run left them; `devices`: with their DRA devices per DeviceClass.
+fn node_reports(scenario: &Scenario, outcome: &Outcome, devices: bool) -> Vec<NodeReport> {
+    let cluster = &outcome.cluster;
+    let inventory = &scenario.config.dra;
+    let mut dra = match inventory.slices.is_empty() || !devices {
+        true => BTreeMap::new(),
+        false => super::dra::node_usage(inventory, &outcome.dra_claims),
+    };
     (0..cluster.len())
-        .map(|i| NodeReport {
-            name: cluster.nodes[i].name.clone(),
-            pool: cluster.nodes[i].pool().to_string(),
-            gpu_product: cluster.nodes[i].gpu_product().map(str::to_string),
-            allocatable: cluster.allocatable_named(i),
-            allocated: cluster.requested_named(i),
+        .map(|i| {
+            let dra = dra.remove(&cluster.nodes[i].name).unwrap_or_default();
+            NodeReport {
+                name: cluster.nodes[i].name.clone(),
+                pool: cluster.nodes[i].pool().to_string(),
+                gpu_product: cluster.nodes[i].gpu_product().map(str::to_string),
+                allocatable: cluster.allocatable_named(i),
+                allocated: cluster.requested_named(i),
+                dra_gpus: super::dra::gpus(inventory, &dra),
+                dra,
+            }
         })
         .collect()
 }

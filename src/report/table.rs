@@ -242,7 +242,30 @@ fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut S
             Table::new(pool_rows(&s.nodes)).with(Style::rounded())
         );
     }
+    let dra: Vec<DraRow> = (s.nodes.iter())
+        .flat_map(|n| {
+            n.dra.iter().map(|u| DraRow {
+                node: n.name.clone(),
+                device_class: u.device_class.clone(),
+                devices: format!("{}/{}", u.allocated, u.allocated + u.free),
+            })
+        })
+        .collect();
+    if !dra.is_empty() {
+        let _ = writeln!(out, "{}", table_of(dra, limit, "DRA device rows"));
+    }
     out.push('\n');
+}
+
+/// A node's DRA devices of one DeviceClass.
+#[derive(Tabled)]
+struct DraRow {
+    #[tabled(rename = "Node")]
+    node: String,
+    #[tabled(rename = "DeviceClass")]
+    device_class: String,
+    #[tabled(rename = "DRA devices allocated/total")]
+    devices: String,
 }
 
 /// `3 scheduled, 1 unschedulable, …` in a fixed order, zero counts left out.
@@ -382,6 +405,9 @@ fn pending_reasons(s: &ScenarioReport) -> Vec<ReasonRow> {
         .collect()
 }
 
+/// The DeviceClass of MIG slices NVIDIA's DRA driver installs.
+const DRA_MIG_CLASS: &str = "mig.nvidia.com";
+
 fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
     #[derive(Default)]
     struct Acc {
@@ -407,6 +433,12 @@ fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
         for (r, v) in &n.allocated {
             acc.totals.entry(r.clone()).or_default().0 += v;
         }
+        // MIG slices published through DRA count as MIG slices.
+        for u in n.dra.iter().filter(|u| u.device_class == DRA_MIG_CLASS) {
+            let total = acc.totals.entry(DRA_MIG_CLASS.to_string()).or_default();
+            total.0 += u.allocated;
+            total.1 += u.allocated + u.free;
+        }
     }
     pools
         .into_iter()
@@ -414,7 +446,7 @@ fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
             let mig = acc
                 .totals
                 .iter()
-                .filter(|(r, _)| is_mig_resource(r))
+                .filter(|(r, _)| is_mig_resource(r) || *r == DRA_MIG_CLASS)
                 .fold((0, 0), |(u, t), (_, (a, b))| (u + a, t + b));
             let ratio = |(used, total): (i64, i64)| {
                 if total == 0 {

@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod cycle;
 pub mod diagnosis;
+pub mod dra_manager;
 pub mod framework;
 pub mod gang;
 pub mod plan;

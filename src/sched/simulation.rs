@@ -20,6 +20,10 @@ pub struct Outcome {
     pub cluster: Cluster,
     /// The state after each timeline step.
     pub timeline: Vec<Checkpoint>,
+    /// The scenario's ResourceClaims at the end of the run (allocations and reservations as
+    /// the DynamicResources plugin and the resourceclaim controller left them; deleted ones
+    /// gone). Empty without DRA objects.
+    pub dra_claims: Vec<k8s_openapi::api::resource::v1::ResourceClaim>,
 }
 
 /// The name of the state before the first timeline step.
@@ -112,11 +116,13 @@ pub fn schedule_plan(
             })
         })
         .collect();
+    let dra_claims = run.s.dra.claims().into_iter().cloned().collect();
     Outcome {
         pods,
         preempted_existing: run.evicted_existing,
         cluster: run.s.cluster,
         timeline: run.timeline,
+        dra_claims,
     }
 }
 
@@ -191,6 +197,7 @@ impl Run<'_> {
         };
         for (m, outcome) in results {
             for &v in &outcome.victims {
+                self.s.dra_pod_deleted(v);
                 match self.outcomes.get_mut(v).and_then(Option::as_mut) {
                     Some(victim) => {
                         victim.phase = PodPhase::Preempted;
@@ -215,6 +222,7 @@ impl Run<'_> {
                 if let Some(node) = o.node {
                     self.s.unbind(node, i);
                 }
+                self.s.dra_pod_deleted(i);
                 o.phase = PodPhase::Succeeded;
             }
         }
@@ -259,6 +267,7 @@ impl Run<'_> {
                         && self.s.bound_ids(node).contains(&id)
                     {
                         self.s.unbind(node, id);
+                        self.s.dra_pod_deleted(id);
                         self.evicted_existing.push(i);
                     }
                 }
@@ -266,6 +275,7 @@ impl Run<'_> {
                     if let Some(o) = self.outcomes[i].as_mut() {
                         if let (PodPhase::Scheduled, Some(node)) = (o.phase, o.node) {
                             self.s.unbind(node, i);
+                            self.s.dra_pod_deleted(i);
                         }
                         o.phase = PodPhase::Preempted;
                         o.node = None;

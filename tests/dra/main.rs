@@ -9,6 +9,8 @@ mod claims;
 mod fixtures;
 mod generate;
 mod load;
+mod plugin;
+mod properties;
 mod validation;
 
 /// A table of cases transcribed from upstream: one document, `cases:`.

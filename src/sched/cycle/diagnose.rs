@@ -12,6 +12,7 @@ impl<'a> Scheduler<'a> {
     /// preemption might help.
     pub(super) fn diagnose(
         &self,
+        pod: &Pod,
         t: usize,
         request: &PodRequest,
         bound_filters: &BoundPodFilters,
@@ -50,6 +51,7 @@ impl<'a> Scheduler<'a> {
                     Plugin::PodTopologySpread | Plugin::InterPodAffinity => {
                         bound_filters.status(plugin, node)
                     }
+                    Plugin::DynamicResources => self.dra_status(pod, node),
                     // A static filter: the template's verdict if it is the one that failed.
                     _ if failed_static == Some(plugin.name()) => return None,
                     _ => continue,
@@ -109,28 +111,34 @@ impl<'a> Scheduler<'a> {
         request: &PodRequest,
         (mut d, might_help): (Diagnosis, Vec<u32>),
     ) -> PodOutcome {
-        if !self
-            .profile()
-            .framework
-            .runs(ExtensionPoint::PostFilter, Plugin::DefaultPreemption)
-        {
-            // No PostFilter plugin: the FitError alone.
-            return self.pending(d);
+        // PostFilter plugins in the profile's order (`RunPostFilterPlugins`): their reasons
+        // are joined until one succeeds.
+        let post_filter = self.profile().framework.at(ExtensionPoint::PostFilter);
+        let at = |plugin| post_filter.iter().position(|p| *p == plugin);
+        let (dra_at, preemption_at) = (at(Plugin::DynamicResources), at(Plugin::DefaultPreemption));
+        let mut reasons: Vec<String> = Vec::new();
+        if dra_at.is_some() && (preemption_at.is_none() || dra_at < preemption_at) {
+            reasons.extend(self.dra_post_filter(pod).map(str::to_string));
         }
-        match preemption::post_filter(self, pod, request, &might_help) {
-            preemption::Result::Preempt { node, victims } => {
-                for &(n, v) in &victims {
-                    self.unbind(n, v);
+        if preemption_at.is_some() {
+            match preemption::post_filter(self, pod, request, &might_help) {
+                preemption::Result::Preempt { node, victims } => {
+                    for &(n, v) in &victims {
+                        self.unbind(n, v);
+                    }
+                    let mut outcome = scheduled(node);
+                    outcome.victims = victims.into_iter().map(|(_, v)| v).collect();
+                    return outcome;
                 }
-                let mut outcome = scheduled(node);
-                outcome.victims = victims.into_iter().map(|(_, v)| v).collect();
-                outcome
+                preemption::Result::Message(msg) => reasons.push(msg),
             }
-            preemption::Result::Message(msg) => {
-                d.post_filter_msg = Some(msg);
-                self.pending(d)
+            if dra_at > preemption_at {
+                reasons.extend(self.dra_post_filter(pod).map(str::to_string));
             }
         }
+        // No PostFilter plugin: the FitError alone.
+        d.post_filter_msg = (!reasons.is_empty()).then(|| reasons.join(", "));
+        self.pending(d)
     }
 }
 

@@ -27,17 +27,19 @@ use crate::model::pod::GangScheduler;
 use crate::model::{Node, Pod};
 use crate::sched::cluster::{Cluster, PodRequest, ResourceTable};
 use crate::sched::diagnosis::{self, Diagnosis};
+use crate::sched::dra_manager::DraManager;
 use crate::sched::framework::{Code, MessageFormat, Status, names};
 use crate::sched::plugins::registry::{ExtensionPoint, Plugin};
 use crate::sched::plugins::{
-    inter_pod_affinity, node_affinity, node_name, node_resources_balanced_allocation,
-    node_resources_fit, node_unschedulable, pod_topology_spread, scheduling_gates,
-    taint_toleration,
+    dynamic_resources, inter_pod_affinity, node_affinity, node_name,
+    node_resources_balanced_allocation, node_resources_fit, node_unschedulable,
+    pod_topology_spread, scheduling_gates, taint_toleration,
 };
 use crate::sched::profile::{self, Profile, Weights};
 
 mod compiled;
 mod diagnose;
+mod dra;
 mod label_index;
 mod preemption;
 mod score;
@@ -206,7 +208,7 @@ struct CompiledProfile {
 
 /// The Filter plugins that can fail a node in the simulation; the others (volumes, host ports,
 /// …) always pass.
-const FILTERS_WITH_EFFECT: [Plugin; 7] = [
+const FILTERS_WITH_EFFECT: [Plugin; 8] = [
     Plugin::NodeUnschedulable,
     Plugin::NodeName,
     Plugin::TaintToleration,
@@ -214,6 +216,7 @@ const FILTERS_WITH_EFFECT: [Plugin; 7] = [
     Plugin::NodeResourcesFit,
     Plugin::PodTopologySpread,
     Plugin::InterPodAffinity,
+    Plugin::DynamicResources,
 ];
 
 /// The Filter plugins that read only the pod and the node: evaluated once per template.
@@ -223,6 +226,18 @@ const STATIC_FILTERS: [Plugin; 4] = [
     Plugin::TaintToleration,
     Plugin::NodeAffinity,
 ];
+
+/// A cycle that failed with an error (`handleSchedulingFailure`'s `SchedulerError`).
+fn scheduler_error(message: String) -> PodOutcome {
+    PodOutcome {
+        phase: PodPhase::SchedulerError,
+        node: None,
+        message,
+        diagnosis: None,
+        victims: Vec::new(),
+        gang: None,
+    }
+}
 
 /// Pod ids: workload pods are `0..pods.len()`, existing pods count down from `usize::MAX`.
 pub(crate) fn existing_pod_id(i: usize) -> usize {
@@ -362,6 +377,12 @@ pub struct Scheduler<'a> {
     mutations: u64,
     /// The last failed cycle of each kind of pod, with `mutations` when it ran.
     failures: HashMap<FailureKey, (u64, PodOutcome)>,
+    /// DynamicResources: the claims as the run changed them and the devices in use.
+    pub(crate) dra: DraManager,
+    /// DynamicResources' Filter verdicts per claim shape and node.
+    dra_cache: std::cell::RefCell<dynamic_resources::FilterCache>,
+    /// DynamicResources' state for the pod in the cycle; `None` when its PreFilter did not run.
+    dra_cycle: Option<dynamic_resources::CycleState>,
 }
 
 /// What a failed cycle read of a pod whose labels no Filter reads (no PodTopologySpread
@@ -461,7 +482,13 @@ pub fn feasible_nodes(
     }
     let request = PodRequest::new(&s.cluster.table, pod);
     let (_, bound_filters) = s.pre_filter_bound(pod);
+    if let Ok(Some(_)) | Err(_) = s.dra_pre_filter(pod) {
+        return Vec::new();
+    }
     s.find_feasible(t, &request, &bound_filters);
+    if s.dra_filter_feasible(pod).is_err() {
+        return Vec::new();
+    }
     s.feasible
         .iter()
         .map(|f| s.cluster.nodes[f.node as usize].name.clone())
@@ -476,6 +503,7 @@ impl<'a> Scheduler<'a> {
         existing: &'a [Pod],
     ) -> Self {
         let n = cluster.len();
+        let dra = DraManager::new(Arc::clone(&config.dra), &cluster.nodes);
         Scheduler {
             pods,
             existing,
@@ -508,6 +536,9 @@ impl<'a> Scheduler<'a> {
             failures: HashMap::new(),
             last_spread: None,
             last_template: None,
+            dra,
+            dra_cache: Default::default(),
+            dra_cycle: None,
         }
     }
 
@@ -588,6 +619,8 @@ impl<'a> Scheduler<'a> {
         self.groups_by_label.clear();
         self.topology = Default::default();
         self.profiles = CompiledProfile::compile(&self.config.profiles(), &self.cluster.table);
+        self.dra.reindex(&self.cluster.nodes);
+        self.dra_cache.get_mut().reindex(self.cluster.len());
         self.bound_with_anti_affinity = 0;
         self.bound_with_pod_affinity = 0;
         let mut all_bound: Vec<(usize, Bound)> = bound
@@ -605,7 +638,11 @@ impl<'a> Scheduler<'a> {
                         last.started = b.started;
                     }
                 }
-                None => evicted.push((b.pod, node)),
+                None => {
+                    // Evicted with its node: its claims are released.
+                    self.dra.release(self.bound_pod(b.pod), false);
+                    evicted.push((b.pod, node));
+                }
             }
         }
         (remap, evicted)
@@ -619,6 +656,17 @@ impl<'a> Scheduler<'a> {
         pod: &Pod,
         gang_reject: Option<Status>,
     ) -> PodOutcome {
+        self.dra_cycle = None;
+        let outcome = self.cycle(id, pod, gang_reject);
+        if let (PodPhase::Scheduled, Some(node)) = (outcome.phase, outcome.node) {
+            self.dra_reserve(node, pod);
+        }
+        self.dra_cycle = None;
+        outcome
+    }
+
+    /// The scheduling cycle up to the choice of a node (Reserve is the caller's).
+    fn cycle(&mut self, id: usize, pod: &Pod, gang_reject: Option<Status>) -> PodOutcome {
         let Some(profile) = self.config.profile_of(pod) else {
             return PodOutcome {
                 phase: PodPhase::Unschedulable,
@@ -638,12 +686,17 @@ impl<'a> Scheduler<'a> {
             };
         };
         self.current = profile;
-        let gate = self.pre_enqueue(id, pod);
+        let (gate_plugin, gate) = self.pre_enqueue(id, pod);
         if !gate.is_success() {
             return PodOutcome {
                 phase: PodPhase::SchedulingGated,
                 node: None,
-                message: scheduling_gates::GATED_CONDITION_MESSAGE.into(),
+                // A DRA pod waiting for its claims has no condition upstream; its reason is
+                // the one thing to say.
+                message: match gate_plugin {
+                    Plugin::DynamicResources => gate.message(),
+                    _ => scheduling_gates::GATED_CONDITION_MESSAGE.into(),
+                },
                 diagnosis: Some(Diagnosis {
                     pre_filter_msg: Some(gate.message()),
                     ..Default::default()
@@ -663,9 +716,18 @@ impl<'a> Scheduler<'a> {
         // The PreFilter plugins that can reject a pod outright, in the profile's order.
         let node_affinity = self.templates[t].pre_filter_reject.clone();
         let gang = gang_reject;
-        let reject = match self.compiled().gang_pre_filter_first {
-            true => gang.or(node_affinity),
-            false => node_affinity.or(gang),
+        let gang_first = self.compiled().gang_pre_filter_first;
+        // DynamicResources' PreFilter runs unless a PreFilter before it rejected the pod.
+        let dra = match node_affinity.is_some() || (gang_first && gang.is_some()) {
+            true => None,
+            false => match self.dra_pre_filter(pod) {
+                Ok(reject) => reject,
+                Err(message) => return scheduler_error(message),
+            },
+        };
+        let reject = match gang_first {
+            true => gang.or(node_affinity).or(dra),
+            false => node_affinity.or(dra).or(gang),
         };
         if let Some(reject) = reject {
             let n = self.cluster.len();
@@ -678,14 +740,16 @@ impl<'a> Scheduler<'a> {
             return self.fail(pod, &request, (d, might_help));
         }
         let (spread, bound_filters) = self.pre_filter_bound(pod);
-        let failure_key = (bound_filters.spread.is_none() && bound_filters.affinity.is_none())
-            .then(|| FailureKey {
-                profile: self.current,
-                template: t,
-                request: request.clone(),
-                priority: pod.priority,
-                never_preempt: pod.never_preempt,
-            });
+        let failure_key = (bound_filters.spread.is_none()
+            && bound_filters.affinity.is_none()
+            && self.dra_cycle.as_ref().is_none_or(|c| c.claims.is_empty()))
+        .then(|| FailureKey {
+            profile: self.current,
+            template: t,
+            request: request.clone(),
+            priority: pod.priority,
+            never_preempt: pod.never_preempt,
+        });
         if let Some(key) = &failure_key
             && let Some((at, outcome)) = self.failures.get(key)
             && *at == self.mutations
@@ -693,9 +757,16 @@ impl<'a> Scheduler<'a> {
             return outcome.clone();
         }
         self.find_feasible(t, &request, &bound_filters);
+        if let Err(e) = self.dra_filter_feasible(pod) {
+            // `RunFilterPlugins`' wrapping of a Filter error.
+            return scheduler_error(format!(
+                "running {:?} filter plugin: {e}",
+                dynamic_resources::NAME
+            ));
+        }
         match self.feasible.len() {
             0 => {
-                let d = self.diagnose(t, &request, &bound_filters);
+                let d = self.diagnose(pod, t, &request, &bound_filters);
                 let outcome = self.fail(pod, &request, d);
                 if let Some(key) = failure_key
                     && outcome.phase == PodPhase::Unschedulable
@@ -741,8 +812,8 @@ impl<'a> Scheduler<'a> {
     }
 
     /// The profile's PreEnqueue plugins, in order: the first that holds the pod back.
-    fn pre_enqueue(&self, id: usize, pod: &Pod) -> Status {
-        for plugin in self.profile().framework.at(ExtensionPoint::PreEnqueue) {
+    fn pre_enqueue(&self, id: usize, pod: &Pod) -> (Plugin, Status) {
+        for &plugin in self.profile().framework.at(ExtensionPoint::PreEnqueue) {
             let status = match plugin {
                 Plugin::SchedulingGates => match self.removed_gates.get(&id) {
                     None => scheduling_gates::pre_enqueue(pod),
@@ -753,12 +824,15 @@ impl<'a> Scheduler<'a> {
                         scheduling_gates::pre_enqueue(&left)
                     }
                 },
+                Plugin::DynamicResources if !pod.resource_claims.is_empty() => {
+                    dynamic_resources::pre_enqueue(&self.dra, pod)
+                }
                 _ => continue,
             };
             if !status.is_success() {
-                return status;
+                return (plugin, status);
             }
         }
-        Status::success()
+        (Plugin::SchedulingGates, Status::success())
     }
 }

@@ -130,6 +130,12 @@ fn select_victims_on_node(
     if !status.is_success() {
         return NodeVerdict::StillFails(status);
     }
+    // DynamicResources sees the devices allocated at PreFilter, whoever is removed: its
+    // verdict on the node stands.
+    let status = s.dra_status(pod, node);
+    if !status.is_success() {
+        return NodeVerdict::StillFails(status);
+    }
     // MoreImportantPod: higher priority first; among equals, the one that started first. A pod
     // without a start time was bound during the simulation, after every pod that has one.
     potential.sort_by(|a, b| {

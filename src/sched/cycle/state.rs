@@ -56,6 +56,11 @@ impl<'a> Scheduler<'a> {
             }
             self.count_affinity(self.bound_pod(pod_id), -1);
             self.count_spread(self.bound_pod(pod_id), node, -1);
+            // Its claims are no longer reserved for it (the resourceclaim controller).
+            let pod = self.bound_pod(pod_id);
+            if !pod.resource_claims.is_empty() {
+                self.dra.release(pod, false);
+            }
         }
     }
 

@@ -2,6 +2,7 @@
 //! Each exposes pure functions of (pod, node) so they can be checked case by case against the
 //! upstream test tables and composed by the scheduling cycle.
 
+pub mod dynamic_resources;
 pub mod inter_pod_affinity;
 pub mod node_affinity;
 pub mod node_name;

@@ -257,7 +257,7 @@ pub const REGISTRY: &[KnownPlugin] = &[
         Plugin::InterPodAffinity,
         PRE_FILTER | FILTER | PRE_SCORE | SCORE,
     ),
-    KnownPlugin::no_effect(
+    KnownPlugin::simulated(
         Plugin::DynamicResources,
         PRE_ENQUEUE | PRE_FILTER | FILTER | POST_FILTER | RESERVE | PRE_BIND,
     ),

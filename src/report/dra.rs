@@ -1,0 +1,179 @@
+//! The DRA part of a report: per node, the devices of each DeviceClass its own ResourceSlices
+//! publish, allocated and free at the end of the run; and the allocated ResourceClaims with
+//! their devices and the pods they are reserved for. A device belongs to every class whose
+//! CEL selectors all match it (as the allocator decides); DRA GPUs are counted in the GPU
+//! charts and pool table like `nvidia.com/gpu` (see [`is_gpu_class`]).
+
+use std::collections::{BTreeMap, HashSet};
+
+use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim};
+use serde::Serialize;
+
+use crate::dra::Inventory;
+use crate::dra::allocator::{DeviceId, Selectors};
+use crate::dra::cel;
+use crate::model::resources::GPU_RESOURCES;
+
+/// The devices of one DeviceClass on a node.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceClassUsage {
+    pub device_class: String,
+    pub allocated: i64,
+    pub free: i64,
+}
+
+/// An allocated ResourceClaim at the end of the run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimReport {
+    pub namespace: String,
+    pub name: String,
+    /// `driver/pool/device` of each allocated device, as `status.allocation` lists them.
+    pub devices: Vec<String>,
+    /// The pods in `status.reservedFor`, by name.
+    pub reserved_for: Vec<String>,
+}
+
+/// Whether a class's devices are GPUs for the charts: it names a GPU extended resource
+/// (`spec.extendedResourceName`, as NVIDIA's `gpu.nvidia.com` class does) or is that class.
+pub fn is_gpu_class(class: &DeviceClass) -> bool {
+    let name = class.metadata.name.as_deref().unwrap_or("");
+    let extended = class.spec.extended_resource_name.as_deref().unwrap_or("");
+    name == "gpu.nvidia.com" || GPU_RESOURCES.contains(&extended)
+}
+
+/// Per node name: the usage of each class that selects some device of the node's own slices
+/// (by class name).
+pub fn node_usage(
+    inventory: &Inventory,
+    claims: &[ResourceClaim],
+) -> BTreeMap<String, Vec<DeviceClassUsage>> {
+    let allocated: HashSet<DeviceId> = claims
+        .iter()
+        .flat_map(crate::sched::dra_manager::allocated_devices_of)
+        .collect();
+    let selectors = Selectors::default();
+    let empty = BTreeMap::new();
+    let empty_capacity = BTreeMap::new();
+    let mut out: BTreeMap<String, BTreeMap<String, DeviceClassUsage>> = BTreeMap::new();
+    for slice in &inventory.slices {
+        let Some(node) = slice.spec.node_name.as_deref().filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        for device in slice.spec.devices.iter().flatten() {
+            let view = cel::Device {
+                driver: &slice.spec.driver,
+                attributes: device.attributes.as_ref().unwrap_or(&empty),
+                capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
+            };
+            let id = (
+                slice.spec.driver.clone(),
+                slice.spec.pool.name.clone(),
+                device.name.clone(),
+            );
+            let used = allocated.contains(&id);
+            for (name, class) in &inventory.classes {
+                if !selected(class, &view, &selectors) {
+                    continue;
+                }
+                let usage = (out.entry(node.to_string()).or_default())
+                    .entry(name.clone())
+                    .or_insert_with(|| DeviceClassUsage {
+                        device_class: name.clone(),
+                        allocated: 0,
+                        free: 0,
+                    });
+                match used {
+                    true => usage.allocated += 1,
+                    false => usage.free += 1,
+                }
+            }
+        }
+    }
+    (out.into_iter())
+        .map(|(node, classes)| (node, classes.into_values().collect()))
+        .collect()
+}
+
+/// Every selector of the class matches the device (an error selects nothing).
+fn selected(class: &DeviceClass, device: &cel::Device, selectors: &Selectors) -> bool {
+    (class.spec.selectors.iter().flatten()).all(|s| {
+        let Some(expression) = s.cel.as_ref().map(|c| c.expression.as_str()) else {
+            return true;
+        };
+        match &*selectors.get(expression) {
+            Ok(selector) => selectors.matches(expression, selector, device) == Ok(true),
+            Err(_) => false,
+        }
+    })
+}
+
+/// The allocated claims, by namespace and name.
+pub fn claims(claims: &[ResourceClaim]) -> Vec<ClaimReport> {
+    (claims.iter())
+        .filter_map(|c| {
+            let status = c.status.as_ref()?;
+            let allocation = status.allocation.as_ref()?;
+            Some(ClaimReport {
+                namespace: c.metadata.namespace.clone().unwrap_or_default(),
+                name: c.metadata.name.clone().unwrap_or_default(),
+                devices: (allocation.devices.iter())
+                    .flat_map(|d| d.results.iter().flatten())
+                    .map(|r| format!("{}/{}/{}", r.driver, r.pool, r.device))
+                    .collect(),
+                reserved_for: (status.reserved_for.iter().flatten())
+                    .map(|r| r.name.clone())
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// A node's DRA GPUs: (allocated + free, allocated) of its first GPU class by name (two GPU
+/// classes may select the same devices).
+pub fn gpus(inventory: &Inventory, usage: &[DeviceClassUsage]) -> Option<(i64, i64)> {
+    (usage.iter())
+        .find(|u| (inventory.classes.get(&u.device_class)).is_some_and(is_gpu_class))
+        .map(|u| (u.allocated + u.free, u.allocated))
+}
+
+/// GPUs each pod holds through its allocated claims (devices a GPU class selects), by
+/// (namespace, pod name): what the charts count for DRA pods, as `nvidia.com/gpu` requests
+/// for the others. A claim shared by several pods counts for each.
+pub fn pod_gpus(
+    inventory: &Inventory,
+    claims: &[ClaimReport],
+) -> std::collections::HashMap<(String, String), i64> {
+    let selectors = Selectors::default();
+    let (empty, empty_capacity) = (BTreeMap::new(), BTreeMap::new());
+    let gpu_classes: Vec<&DeviceClass> = inventory
+        .classes
+        .values()
+        .filter(|c| is_gpu_class(c))
+        .collect();
+    let mut gpus: HashSet<String> = HashSet::new();
+    for slice in &inventory.slices {
+        for device in slice.spec.devices.iter().flatten() {
+            let view = cel::Device {
+                driver: &slice.spec.driver,
+                attributes: device.attributes.as_ref().unwrap_or(&empty),
+                capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
+            };
+            if gpu_classes.iter().any(|c| selected(c, &view, &selectors)) {
+                gpus.insert(format!(
+                    "{}/{}/{}",
+                    slice.spec.driver, slice.spec.pool.name, device.name
+                ));
+            }
+        }
+    }
+    let mut out = std::collections::HashMap::new();
+    for c in claims {
+        let held = c.devices.iter().filter(|d| gpus.contains(*d)).count() as i64;
+        for pod in c.reserved_for.iter().filter(|_| held > 0) {
+            *out.entry((c.namespace.clone(), pod.clone())).or_insert(0) += held;
+        }
+    }
+    out
+}

@@ -1,0 +1,163 @@
+//! DynamicResources at each extension point of the cycle: PreFilter, Filter over the nodes
+//! that passed every other filter, the per-node status for the diagnosis and preemption,
+//! PostFilter, Reserve/PreBind, and the release of claims when bound pods go away.
+
+use super::*;
+use crate::sched::dra_manager;
+use dynamic_resources::PreFilter;
+
+impl<'a> Scheduler<'a> {
+    /// DynamicResources' PreFilter, if the profile runs it: `Ok(Some(status))` rejects the pod
+    /// on every node, `Err` fails the cycle with an error (`RunPreFilterPlugins`' message).
+    pub(super) fn dra_pre_filter(&mut self, pod: &Pod) -> Result<Option<Status>, String> {
+        self.dra_cycle = None;
+        if !(self.profile().framework).runs(ExtensionPoint::PreFilter, Plugin::DynamicResources) {
+            return Ok(None);
+        }
+        let gates = &self.config.feature_gates;
+        let decided = match pod.resource_claims.is_empty() {
+            true => PreFilter::Skip,
+            false => dynamic_resources::pre_filter(&self.dra, self.dra_cache.get_mut(), pod, gates),
+        };
+        match decided {
+            PreFilter::Skip => {
+                self.dra_cycle = Some(Default::default());
+                Ok(None)
+            }
+            PreFilter::Reject(status) => {
+                self.dra_cycle = Some(Default::default());
+                Ok(Some(status))
+            }
+            PreFilter::Error(e) => Err(format!(
+                "running PreFilter plugin {:?}: {e}",
+                dynamic_resources::NAME
+            )),
+            PreFilter::Run(state) => {
+                self.dra_cycle = Some(state);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Whether DynamicResources' Filter has work for the pod in the cycle.
+    fn dra_filters(&self) -> bool {
+        self.dra_cycle
+            .as_ref()
+            .is_some_and(|c| !c.claims.is_empty())
+            && self.compiled().filters.contains(&Plugin::DynamicResources)
+    }
+
+    /// DynamicResources' verdict on one node for the pod in the cycle.
+    fn dra_verdict(&self, pod: &Pod, node: usize) -> dynamic_resources::Verdict {
+        let Some(state) = self.dra_cycle.as_ref().filter(|_| self.dra_filters()) else {
+            return dynamic_resources::Verdict::Pass;
+        };
+        dynamic_resources::filter(
+            &self.dra,
+            &mut self.dra_cache.borrow_mut(),
+            state,
+            pod,
+            node,
+            &self.cluster.nodes[node],
+            &self.config.feature_gates,
+        )
+    }
+
+    /// DynamicResources' Filter status on one node (success when it has nothing to check).
+    pub(super) fn dra_status(&self, pod: &Pod, node: usize) -> Status {
+        self.dra_verdict(pod, node).status()
+    }
+
+    /// Keeps the feasible nodes DynamicResources' Filter passes (it comes last in the default
+    /// order, and the others all passed). An allocator error on any of them fails the cycle,
+    /// as `findNodesThatPassFilters` does: the first in node order.
+    pub(super) fn dra_filter_feasible(&mut self, pod: &Pod) -> Result<(), String> {
+        if !self.dra_filters() {
+            return Ok(());
+        }
+        let mut feasible = std::mem::take(&mut self.feasible);
+        let state = self.dra_cycle.as_ref().expect("dra_filters");
+        // Cached verdicts first, under one borrow; Filter itself where none is current.
+        let known: Vec<Option<bool>> = {
+            let cache = self.dra_cache.borrow();
+            (feasible.iter())
+                .map(|f| {
+                    dynamic_resources::known_verdict(&self.dra, &cache, state, f.node as usize)
+                })
+                .collect()
+        };
+        let mut error = None;
+        let mut verdicts = known.into_iter();
+        feasible.retain(|f| match verdicts.next().flatten() {
+            Some(pass) => pass,
+            None => match self.dra_verdict(pod, f.node as usize) {
+                dynamic_resources::Verdict::Pass => true,
+                dynamic_resources::Verdict::Error(e) => {
+                    error.get_or_insert(e);
+                    false
+                }
+                _ => false,
+            },
+        });
+        self.feasible = feasible;
+        match error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// DynamicResources' PostFilter: its status reason (`None` when its PreFilter did not
+    /// run), after deallocating the claim it picks, if any.
+    pub(super) fn dra_post_filter(&mut self, pod: &Pod) -> Option<&'static str> {
+        if !(self.profile().framework).runs(ExtensionPoint::PostFilter, Plugin::DynamicResources) {
+            return None;
+        }
+        let cycle = self.dra_cycle.as_ref()?;
+        let (reason, deallocate) = dynamic_resources::post_filter(&self.dra, Some(cycle), pod);
+        if let Some((ns, name)) = deallocate {
+            self.dra.deallocate(&ns, &name);
+            self.mutations += 1;
+        }
+        Some(reason)
+    }
+
+    /// Reserve and PreBind: the claims the pod allocates get their devices on `node` (the
+    /// allocator's first solution), and every claim of the pod is reserved for it.
+    pub(super) fn dra_reserve(&mut self, node: usize, pod: &Pod) {
+        let Some(state) = self.dra_cycle.take().filter(|c| !c.claims.is_empty()) else {
+            return;
+        };
+        let mut allocations: Vec<Option<_>> = match state.to_allocate.is_empty() {
+            true => Vec::new(),
+            false => dynamic_resources::allocate(
+                &self.dra,
+                &state,
+                pod,
+                node,
+                &self.cluster.nodes[node],
+                &self.config.feature_gates,
+            )
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+            .into_iter()
+            .map(Some)
+            .collect(),
+        };
+        for (index, (ns, name)) in state.claims.iter().enumerate() {
+            let allocation = (state.to_allocate.iter().position(|&i| i == index))
+                .and_then(|k| allocations.get_mut(k)?.take())
+                .map(|a| dra_manager::allocation_result(&a));
+            self.dra.reserve(ns, name, pod, allocation);
+        }
+    }
+
+    /// A bound pod is gone for good (preempted, deleted, finished): besides its reservations
+    /// (released when it was unbound), the claims generated for it are deleted.
+    pub(crate) fn dra_pod_deleted(&mut self, pod_id: usize) {
+        let pod = self.bound_pod(pod_id);
+        if !pod.resource_claims.is_empty() {
+            self.dra.release(pod, true);
+        }
+    }
+}

@@ -1,0 +1,446 @@
+//! The DRA objects as the scheduler sees them while it runs: kube-scheduler's
+//! `DefaultDRAManager` (`pkg/scheduler/framework/plugins/dynamicresources/dra_manager.go`:
+//! `claimTracker` over the claims' assume cache, the allocated-devices index of
+//! `allocateddevices.go`) and, where bound pods go away, what the resourceclaim controller
+//! (`pkg/controller/resourceclaim/controller.go`, `syncClaim`) does to their claims.
+//!
+//! The scenario's inventory is shared and never copied: claims the run changes (allocated,
+//! reserved, deallocated, deleted) live in an overlay. Devices are numbered once; per node it
+//! keeps the devices the allocator searches there and a version that moves whenever one of
+//! them is taken or freed, so the plugin can cache its Filter verdicts per node.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use k8s_openapi::api::resource::v1::{
+    AllocationResult, Device, DeviceAllocationResult, DeviceRequestAllocationResult, ResourceClaim,
+    ResourceClaimConsumerReference, ResourceClaimStatus, ResourceSlice,
+};
+
+use crate::dra::Inventory;
+use crate::dra::allocator::{self, DeviceId, NodeView};
+use crate::dra::resourceclaim;
+use crate::model::{Node, Pod};
+use crate::sched::plugins::node_affinity;
+
+/// `resourceapi.ResourceClaimReservedForMaxSize`: `CanBeReserved` holds below it.
+pub const RESERVED_FOR_MAX_SIZE: usize = 256;
+
+/// `resourceapi.Finalizer`, which the scheduler adds when it allocates a claim.
+pub const FINALIZER: &str = "resource.kubernetes.io/delete-protection";
+
+/// What the run has done to the scenario's claims, and which devices are in use.
+pub struct DraManager {
+    inventory: Arc<Inventory>,
+    /// Claims changed during the run, by namespace and name: `Some` the current object,
+    /// `None` deleted.
+    changed: HashMap<String, HashMap<String, Option<ResourceClaim>>>,
+    /// Devices allocated to claims (admin-access results excluded), as the allocator takes them.
+    allocated: HashSet<DeviceId>,
+    /// Device numbers by id: one per (driver, pool, device), whatever slice lists it.
+    device_index: HashMap<DeviceId, u32>,
+    /// Slots: one per device entry of every slice (`slot_offset[slice] + position`), with its
+    /// device number.
+    slot_offset: Vec<u32>,
+    slot_device: Vec<u32>,
+    /// Per device: allocated to a claim.
+    in_use: Vec<bool>,
+    /// Per device: the node whose own slice publishes it (`spec.nodeName`), else `None`.
+    device_node: Vec<Option<String>>,
+    /// Slices by `spec.nodeName`; slices for all nodes or selected nodes; slices by pool.
+    slices_by_node: HashMap<String, Vec<usize>>,
+    shared_slices: Vec<usize>,
+    slices_by_pool: HashMap<(String, String), Vec<usize>>,
+    /// Per node (cluster order): the slices the allocator needs for it (see
+    /// [`allocator::Allocator::allocate_among`]), its searched devices and whether a pool
+    /// reaching it is invalid, and its version.
+    nodes: Vec<NodeDevices>,
+    node_by_name: HashMap<String, usize>,
+    /// Moves when a device of a slice for all or selected nodes is taken or freed: such a
+    /// device may be searched on any node.
+    pub global_version: u32,
+    /// Compiled CEL selectors, by expression, shared by every allocation of the run.
+    pub selectors: allocator::Selectors,
+}
+
+/// A node's view of the devices.
+#[derive(Debug, Default, Clone)]
+pub struct NodeDevices {
+    pub slices: Vec<usize>,
+    /// The slots of the devices the allocator searches on the node, in its order.
+    pub devices: Vec<u32>,
+    /// Some pool that reaches the node is invalid.
+    pub invalid_pool: bool,
+    /// Some searched device comes from a slice for all or selected nodes.
+    pub shared: bool,
+    pub version: u32,
+}
+
+fn key_of(claim: &ResourceClaim) -> (String, String) {
+    (
+        claim.metadata.namespace.clone().unwrap_or_default(),
+        claim.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+/// The devices a claim's allocation holds (`foreachAllocatedDevice`): every result but
+/// those with admin access.
+pub fn allocated_devices_of(claim: &ResourceClaim) -> impl Iterator<Item = DeviceId> + '_ {
+    (claim.status.iter())
+        .filter_map(|s| s.allocation.as_ref()?.devices.as_ref())
+        .flat_map(|d| d.results.iter().flatten())
+        .filter(|r| r.admin_access != Some(true))
+        .map(|r| (r.driver.clone(), r.pool.clone(), r.device.clone()))
+}
+
+impl DraManager {
+    pub fn new(inventory: Arc<Inventory>, nodes: &[Node]) -> Self {
+        let mut device_index = HashMap::new();
+        let mut device_node = Vec::new();
+        let mut slot_offset = Vec::new();
+        let mut slot_device = Vec::new();
+        let mut slices_by_node: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut shared_slices = Vec::new();
+        let mut slices_by_pool: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        for (i, slice) in inventory.slices.iter().enumerate() {
+            let spec = &slice.spec;
+            match spec.node_name.as_deref().filter(|n| !n.is_empty()) {
+                Some(n) => slices_by_node.entry(n.to_string()).or_default().push(i),
+                None => shared_slices.push(i),
+            }
+            (slices_by_pool.entry((spec.driver.clone(), spec.pool.name.clone())))
+                .or_default()
+                .push(i);
+            slot_offset.push(slot_device.len() as u32);
+            for d in spec.devices.iter().flatten() {
+                let id = (spec.driver.clone(), spec.pool.name.clone(), d.name.clone());
+                let next = device_node.len() as u32;
+                let number = *device_index.entry(id).or_insert_with(|| {
+                    device_node.push(spec.node_name.clone().filter(|n| !n.is_empty()));
+                    next
+                });
+                slot_device.push(number);
+            }
+        }
+        let allocated = inventory.allocated_devices();
+        let mut in_use = vec![false; device_node.len()];
+        for id in &allocated {
+            if let Some(&i) = device_index.get(id) {
+                in_use[i as usize] = true;
+            }
+        }
+        let mut m = DraManager {
+            inventory,
+            changed: HashMap::new(),
+            allocated,
+            device_index,
+            slot_offset,
+            slot_device,
+            in_use,
+            device_node,
+            slices_by_node,
+            shared_slices,
+            slices_by_pool,
+            nodes: Vec::new(),
+            node_by_name: HashMap::new(),
+            global_version: 0,
+            selectors: allocator::Selectors::default(),
+        };
+        m.reindex(nodes);
+        m
+    }
+
+    /// The node list changed (cordon, failure, new nodes): per-node views are rebuilt.
+    pub fn reindex(&mut self, nodes: &[Node]) {
+        if self.inventory.slices.is_empty() {
+            // No device anywhere: every node's view is empty (see `node`).
+            return;
+        }
+        self.node_by_name = (nodes.iter().enumerate())
+            .map(|(i, n)| (n.name.clone(), i))
+            .collect();
+        self.nodes = nodes.iter().map(|n| self.node_devices(n)).collect();
+    }
+
+    fn node_devices(&self, node: &Node) -> NodeDevices {
+        let own = self
+            .slices_by_node
+            .get(&node.name)
+            .map_or(&[][..], Vec::as_slice);
+        let mut pools: Vec<(&str, &str)> = (own.iter().chain(&self.shared_slices))
+            .map(|&i| {
+                let spec = &self.inventory.slices[i].spec;
+                (spec.driver.as_str(), spec.pool.name.as_str())
+            })
+            .collect();
+        pools.sort_unstable();
+        pools.dedup();
+        let mut slices: Vec<usize> = (pools.iter())
+            .flat_map(|(d, p)| &self.slices_by_pool[&(d.to_string(), p.to_string())])
+            .copied()
+            .collect();
+        slices.sort_unstable();
+        slices.dedup();
+        let refs = self.slice_refs(&slices);
+        let selects = |s: &k8s_openapi::api::core::v1::NodeSelector| {
+            node_affinity::terms_match(&s.node_selector_terms, node)
+        };
+        let view = NodeView {
+            name: &node.name,
+            selects: &selects,
+        };
+        let (found, invalid_pool) = allocator::searched_devices(&refs, &view);
+        let mut shared = false;
+        let devices = (found.iter())
+            .map(|&(s, d)| {
+                shared |= s.spec.node_name.as_deref().is_none_or(str::is_empty);
+                let at = (refs.iter())
+                    .position(|r| std::ptr::eq(*r, s))
+                    .expect("from refs");
+                let position = (s.spec.devices.iter().flatten())
+                    .position(|x| std::ptr::eq(x, d))
+                    .expect("from the slice");
+                self.slot_offset[slices[at]] + position as u32
+            })
+            .collect();
+        NodeDevices {
+            slices,
+            devices,
+            invalid_pool,
+            shared,
+            version: 0,
+        }
+    }
+
+    pub fn inventory(&self) -> &Inventory {
+        &self.inventory
+    }
+
+    /// The slices at `indices`, for the allocator.
+    pub fn slice_refs(&self, indices: &[usize]) -> Vec<&ResourceSlice> {
+        indices.iter().map(|&i| &self.inventory.slices[i]).collect()
+    }
+
+    /// A node's view, by its index in the cluster.
+    pub fn node(&self, node: usize) -> &NodeDevices {
+        static NONE: NodeDevices = NodeDevices {
+            slices: Vec::new(),
+            devices: Vec::new(),
+            invalid_pool: false,
+            shared: false,
+            version: 0,
+        };
+        self.nodes.get(node).unwrap_or(&NONE)
+    }
+
+    /// The device in slot `slot`: its slice and the device object.
+    pub fn device(&self, slot: u32) -> (&ResourceSlice, &Device) {
+        let slice = self.slot_offset.partition_point(|&o| o <= slot) - 1;
+        let s = &self.inventory.slices[slice];
+        let position = (slot - self.slot_offset[slice]) as usize;
+        let device = (s.spec.devices.iter().flatten())
+            .nth(position)
+            .expect("a slot is a device of its slice");
+        (s, device)
+    }
+
+    /// Whether the device in slot `slot` is allocated to a claim.
+    pub fn is_in_use(&self, slot: u32) -> bool {
+        self.in_use[self.slot_device[slot as usize] as usize]
+    }
+
+    /// How many slots there are (device entries of every slice).
+    pub fn slots(&self) -> usize {
+        self.slot_device.len()
+    }
+
+    /// The devices allocated to claims, as the allocator reads them.
+    pub fn allocated(&self) -> &HashSet<DeviceId> {
+        &self.allocated
+    }
+
+    /// The claim `namespace/name` as it is now (`ResourceClaims().Get`).
+    pub fn claim(&self, namespace: &str, name: &str) -> Option<&ResourceClaim> {
+        match self.changed.get(namespace).and_then(|n| n.get(name)) {
+            Some(changed) => changed.as_ref(),
+            None => self.inventory.claim(namespace, name),
+        }
+    }
+
+    /// Every claim as it is now, by namespace and name.
+    pub fn claims(&self) -> Vec<&ResourceClaim> {
+        let mut out: BTreeMap<(String, String), &ResourceClaim> = BTreeMap::new();
+        for c in self.inventory.claims() {
+            out.insert(key_of(c), c);
+        }
+        for (ns, changed) in &self.changed {
+            for (name, c) in changed {
+                let k = (ns.clone(), name.clone());
+                match c {
+                    Some(c) => out.insert(k, c),
+                    None => out.remove(&k),
+                };
+            }
+        }
+        out.into_values().collect()
+    }
+
+    /// The claims of a pod's `spec.resourceClaims` that exist, with their keys.
+    fn pod_claim_keys(&self, pod: &Pod) -> Vec<(String, String)> {
+        (pod.resource_claims.iter())
+            .filter_map(|pc| resourceclaim::name(pod, pc).ok().flatten())
+            .map(|n| (pod.namespace.clone(), n.name.to_string()))
+            .filter(|(ns, name)| self.claim(ns, name).is_some())
+            .collect()
+    }
+
+    fn set_claim(&mut self, claim: ResourceClaim) {
+        let (ns, name) = key_of(&claim);
+        self.changed
+            .entry(ns)
+            .or_default()
+            .insert(name, Some(claim));
+    }
+
+    /// Marks devices taken or freed, moving the versions of the nodes that search them.
+    fn mark(&mut self, id: &DeviceId, used: bool) {
+        if used {
+            self.allocated.insert(id.clone());
+        } else {
+            self.allocated.remove(id);
+        }
+        let Some(&i) = self.device_index.get(id) else {
+            return;
+        };
+        self.in_use[i as usize] = used;
+        match self.device_node[i as usize]
+            .as_ref()
+            .and_then(|n| self.node_by_name.get(n))
+        {
+            Some(&n) => self.nodes[n].version += 1,
+            None => self.global_version += 1,
+        }
+    }
+
+    /// Reserve + PreBind (`bindClaim`): the claim gets `allocation` if it had none (with the
+    /// scheduler's finalizer), and the pod is added to `status.reservedFor`.
+    pub fn reserve(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        pod: &Pod,
+        allocation: Option<AllocationResult>,
+    ) {
+        let Some(mut claim) = self.claim(namespace, name).cloned() else {
+            return;
+        };
+        let status = claim
+            .status
+            .get_or_insert_with(ResourceClaimStatus::default);
+        if let Some(allocation) = allocation {
+            status.allocation = Some(allocation);
+            let finalizers = claim.metadata.finalizers.get_or_insert_with(Vec::new);
+            if !finalizers.iter().any(|f| f == FINALIZER) {
+                finalizers.push(FINALIZER.to_string());
+            }
+            let ids: Vec<DeviceId> = allocated_devices_of(&claim).collect();
+            for id in &ids {
+                self.mark(id, true);
+            }
+        }
+        let status = claim
+            .status
+            .get_or_insert_with(ResourceClaimStatus::default);
+        let reserved = status.reserved_for.get_or_insert_with(Vec::new);
+        if !reserved.iter().any(|r| r.uid == pod.uid) {
+            reserved.push(ResourceClaimConsumerReference {
+                api_group: None,
+                resource: "pods".into(),
+                name: pod.name.clone(),
+                uid: pod.uid.clone(),
+            });
+        }
+        self.set_claim(claim);
+    }
+
+    /// A pod no longer holds its claims (it was deleted, evicted, preempted or finished, or a
+    /// gang member was unreserved): it leaves each claim's `reservedFor`, and a claim nobody
+    /// reserves any more is deallocated, as the resourceclaim controller does in `syncClaim`
+    /// (the allocation is removed with the scheduler's finalizer). `deleted`: the pod is gone
+    /// for good, and the claims generated for it (owned by it) are deleted with it.
+    pub fn release(&mut self, pod: &Pod, deleted: bool) {
+        for (ns, name) in self.pod_claim_keys(pod) {
+            let Some(mut claim) = self.claim(&ns, &name).cloned() else {
+                continue;
+            };
+            let owned = resourceclaim::is_for_pod(pod, &claim).is_ok();
+            let Some(status) = claim.status.as_mut() else {
+                if deleted && owned {
+                    self.changed.entry(ns).or_default().insert(name, None);
+                }
+                continue;
+            };
+            if let Some(reserved) = status.reserved_for.as_mut() {
+                reserved.retain(|r| r.uid != pod.uid);
+            }
+            let unreserved = status.reserved_for.as_ref().is_none_or(Vec::is_empty);
+            if unreserved && status.allocation.is_some() {
+                let ids: Vec<DeviceId> = allocated_devices_of(&claim).collect();
+                for id in &ids {
+                    self.mark(id, false);
+                }
+                let status = claim.status.as_mut().expect("checked");
+                status.allocation = None;
+                status.reserved_for = None;
+                if let Some(f) = claim.metadata.finalizers.as_mut() {
+                    f.retain(|f| f != FINALIZER);
+                }
+            }
+            if deleted && owned && unreserved {
+                self.changed.entry(ns).or_default().insert(name, None);
+            } else {
+                self.set_claim(claim);
+            }
+        }
+    }
+
+    /// PostFilter's deallocation (`UpdateStatus` with no allocation and no reservations).
+    pub fn deallocate(&mut self, namespace: &str, name: &str) {
+        let Some(mut claim) = self.claim(namespace, name).cloned() else {
+            return;
+        };
+        let ids: Vec<DeviceId> = allocated_devices_of(&claim).collect();
+        for id in &ids {
+            self.mark(id, false);
+        }
+        if let Some(status) = claim.status.as_mut() {
+            status.allocation = None;
+            status.reserved_for = None;
+            status.devices = None;
+        }
+        self.set_claim(claim);
+    }
+}
+
+/// The allocator's result as the claim's `status.allocation`.
+pub fn allocation_result(a: &allocator::Allocation) -> AllocationResult {
+    AllocationResult {
+        devices: Some(DeviceAllocationResult {
+            config: None,
+            results: Some(
+                (a.devices.iter())
+                    .map(|d| DeviceRequestAllocationResult {
+                        request: d.request.clone(),
+                        driver: d.driver.clone(),
+                        pool: d.pool.clone(),
+                        device: d.device.clone(),
+                        admin_access: d.admin_access,
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+        }),
+        node_selector: a.node_selector.clone(),
+        allocation_timestamp: None,
+    }
+}

@@ -1,0 +1,604 @@
+//! DynamicResources: pods' ResourceClaims must be allocated on the node they go to. A port of
+//! kubernetes 1.34 `pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go`:
+//! `PreEnqueue` and `foreachPodResourceClaim` (every claim exists, is not being deleted, and
+//! a generated one belongs to the pod), `PreFilter` (claims in use, device classes, the
+//! allocated claims' node selectors), `Filter` (those node selectors, then the structured
+//! allocator over the claims still to allocate: `cannot allocate all claims`), `PostFilter`
+//! (deallocating an allocated claim that fits no node) and `Reserve`/`PreBind` (the allocation
+//! recorded, the pod added to `reservedFor`, in [`DraManager::reserve`]).
+//!
+//! Every status it returns is `UnschedulableAndUnresolvable` (`statusUnschedulable`), so
+//! DefaultPreemption never evicts pods to free devices: in 1.34 the plugin has no
+//! `PreFilterExtensions` and its allocator sees the devices allocated at PreFilter, whatever
+//! preemption removes.
+//!
+//! Speed, with the allocator's answers unchanged: a Filter verdict is cached per claim shape
+//! (the specs of the claims to allocate) and node, and reused while no device the node
+//! searches was taken or freed (the node's version). For a shape whose answer is a count (one
+//! claim, one `exactly` request in ExactCount mode, no admin access, no constraints, at most
+//! 32 devices) on a node without invalid pools, the verdict is "at least `count` free devices
+//! match", with each device's CEL verdict cached per shape: the allocator then takes, in
+//! order, free devices that match until it has `count`, and fails only when there are fewer,
+//! so the two agree; a CEL error on any of the node's devices falls back to the allocator
+//! (whose error depends on the order it meets devices). The allocator itself runs for other
+//! shapes and where the pod is placed (its first solution: upstream's choice of devices).
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+
+use k8s_openapi::api::core::v1::NodeSelector;
+use k8s_openapi::api::resource::v1::{DeviceSelector, ResourceClaim, ResourceClaimSpec};
+
+use crate::dra::allocator::{self, AllocateError, Allocation, Allocator, Features, NodeView};
+use crate::dra::cel;
+use crate::dra::resourceclaim;
+use crate::features::FeatureGates;
+use crate::model::{Node, Pod};
+use crate::sched::dra_manager::{DraManager, RESERVED_FOR_MAX_SIZE};
+use crate::sched::framework::{Code, Status};
+use crate::sched::plugins::node_affinity;
+
+pub const NAME: &str = "DynamicResources";
+/// Filter: the allocator found no devices for every claim on the node.
+pub const CANNOT_ALLOCATE_ALL_CLAIMS: &str = "cannot allocate all claims";
+/// Filter: an allocated claim's node selector does not select the node.
+pub const NOT_AVAILABLE_ON_NODE: &str = "resourceclaim not available on the node";
+/// PreFilter: an allocated claim has the most reservations it can take, none the pod's.
+pub const CLAIM_IN_USE: &str = "resourceclaim in use";
+/// PostFilter, for a pod without claims to deallocate.
+pub const NO_NEW_CLAIMS_TO_DEALLOCATE: &str = "no new claims to deallocate";
+pub const DEALLOCATION_COMPLETED: &str = "deallocation of ResourceClaim completed";
+pub const STILL_NOT_SCHEDULABLE: &str = "still not schedulable";
+
+/// `statusUnschedulable`: always `UnschedulableAndUnresolvable`.
+fn unschedulable(reason: impl Into<String>) -> Status {
+    Status::new(Code::UnschedulableAndUnresolvable, NAME, reason.into())
+}
+
+/// The allocator's optional features, from the gates (`structured.Features`).
+pub fn features(gates: &FeatureGates) -> Features {
+    Features {
+        prioritized_list: gates.dra_prioritized_list,
+        admin_access: gates.dra_admin_access,
+    }
+}
+
+/// `foreachPodResourceClaim`: the pod's claims (namespace, name), in `spec.resourceClaims`
+/// order, or the error that holds the pod back. A template claim the controller decided not
+/// to create is skipped.
+pub fn pod_claims(m: &DraManager, pod: &Pod) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for pc in &pod.resource_claims {
+        let name = match resourceclaim::name(pod, pc) {
+            Ok(Some(n)) => n,
+            Ok(None) => continue,
+            Err(e) => return Err(e.message().to_string()),
+        };
+        let Some(claim) = m.claim(&pod.namespace, name.name) else {
+            // The assume cache's `NotFoundError` for the "ResourceClaim" cache.
+            return Err(format!(
+                "could not find ResourceClaim \"{}/{}\"",
+                pod.namespace, name.name
+            ));
+        };
+        if claim.metadata.deletion_timestamp.is_some() {
+            return Err(format!("resourceclaim {:?} is being deleted", name.name));
+        }
+        if name.must_check_owner {
+            resourceclaim::is_for_pod(pod, claim)?;
+        }
+        out.push((pod.namespace.clone(), name.name.to_string()));
+    }
+    Ok(out)
+}
+
+/// `PreEnqueue`: a pod whose claims are not all there waits outside the active queue.
+pub fn pre_enqueue(m: &DraManager, pod: &Pod) -> Status {
+    match pod_claims(m, pod) {
+        Ok(_) => Status::success(),
+        Err(e) => unschedulable(e),
+    }
+}
+
+/// The plugin's cycle state for one pod (`stateData`).
+#[derive(Debug, Default)]
+pub struct CycleState {
+    /// The pod's claims, as (namespace, name).
+    pub claims: Vec<(String, String)>,
+    /// Per claim: the node selector of its allocation (`availableOnNodes`).
+    available_on: Vec<Option<NodeSelector>>,
+    /// The claims the scheduler allocates (not allocated at PreFilter), by index.
+    pub to_allocate: Vec<usize>,
+    /// The cache entry of the specs of `to_allocate`.
+    shape: usize,
+    /// Allocated claims whose node selector failed some node (`unavailableClaims`).
+    unavailable: RefCell<BTreeSet<usize>>,
+}
+
+/// What PreFilter decides.
+#[derive(Debug)]
+pub enum PreFilter {
+    /// No claims: Filter has nothing to do (the state has no claims).
+    Skip,
+    /// `UnschedulableAndUnresolvable` on every node.
+    Reject(Status),
+    /// An error status (the cycle fails with it).
+    Error(String),
+    Run(CycleState),
+}
+
+/// `PreFilter`.
+pub fn pre_filter(
+    m: &DraManager,
+    cache: &mut FilterCache,
+    pod: &Pod,
+    gates: &FeatureGates,
+) -> PreFilter {
+    let claims = match pod_claims(m, pod) {
+        Ok(c) => c,
+        Err(e) => return PreFilter::Reject(unschedulable(e)),
+    };
+    if claims.is_empty() {
+        return PreFilter::Skip;
+    }
+    let mut state = CycleState {
+        available_on: vec![None; claims.len()],
+        ..Default::default()
+    };
+    let mut specs: Vec<&ResourceClaimSpec> = Vec::new();
+    for (index, (ns, name)) in claims.iter().enumerate() {
+        let claim = m.claim(ns, name).expect("pod_claims found it");
+        let allocation = claim.status.as_ref().and_then(|s| s.allocation.as_ref());
+        let reserved = (claim.status.as_ref())
+            .and_then(|s| s.reserved_for.as_ref())
+            .map_or(0, Vec::len);
+        if allocation.is_some()
+            && reserved >= RESERVED_FOR_MAX_SIZE
+            && !resourceclaim::is_reserved_for_pod(pod, claim)
+        {
+            return PreFilter::Reject(unschedulable(CLAIM_IN_USE));
+        }
+        match allocation {
+            Some(a) => state.available_on[index] = a.node_selector.clone(),
+            None => {
+                state.to_allocate.push(index);
+                specs.push(&claim.spec);
+                if let Some(reject) = check_requests(m, claim, gates) {
+                    return reject;
+                }
+            }
+        }
+    }
+    state.claims = claims;
+    state.shape = cache.shape_of(m, &specs);
+    PreFilter::Run(state)
+}
+
+/// PreFilter's checks of a claim to allocate: every request names a device class that exists
+/// (`validateDeviceClass`), subrequests need DRAPrioritizedList.
+fn check_requests(
+    m: &DraManager,
+    claim: &ResourceClaim,
+    gates: &FeatureGates,
+) -> Option<PreFilter> {
+    let key = format!(
+        "{}/{}",
+        claim.metadata.namespace.as_deref().unwrap_or(""),
+        claim.metadata.name.as_deref().unwrap_or("")
+    );
+    let validate = |class: &str, request: &str| {
+        if class.is_empty() {
+            return Some(PreFilter::Error(format!(
+                "request {request}: unsupported request type"
+            )));
+        }
+        (!m.inventory().classes.contains_key(class)).then(|| {
+            PreFilter::Reject(unschedulable(format!(
+                "request {request}: device class {class} does not exist"
+            )))
+        })
+    };
+    let requests = (claim.spec.devices.as_ref()).and_then(|d| d.requests.as_ref());
+    for request in requests.into_iter().flatten() {
+        if let Some(exactly) = &request.exactly {
+            if let Some(r) = validate(&exactly.device_class_name, &request.name) {
+                return Some(r);
+            }
+        } else if let Some(subs) = request.first_available.as_ref().filter(|s| !s.is_empty()) {
+            if !gates.dra_prioritized_list {
+                return Some(PreFilter::Reject(unschedulable(format!(
+                    "resource claim {key}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
+                    request.name
+                ))));
+            }
+            for sub in subs {
+                let name = format!("{}/{}", request.name, sub.name);
+                if let Some(r) = validate(&sub.device_class_name, &name) {
+                    return Some(r);
+                }
+            }
+        } else {
+            return Some(PreFilter::Reject(unschedulable(format!(
+                "resource claim {key}, request {}: unknown request type",
+                request.name
+            ))));
+        }
+    }
+    None
+}
+
+/// A node's Filter verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    CannotAllocate,
+    NotAvailable,
+    /// The allocator failed: the scheduling cycle fails with this error.
+    Error(String),
+}
+
+impl Verdict {
+    /// The node's status (success for `Pass`; an `Error` is not a node status).
+    pub fn status(&self) -> Status {
+        match self {
+            Verdict::Pass => Status::success(),
+            Verdict::CannotAllocate => unschedulable(CANNOT_ALLOCATE_ALL_CLAIMS),
+            Verdict::NotAvailable => unschedulable(NOT_AVAILABLE_ON_NODE),
+            Verdict::Error(e) => Status::new(Code::Error, NAME, e.clone()),
+        }
+    }
+}
+
+const UNKNOWN: u8 = 0;
+const NO: u8 = 1;
+const YES: u8 = 2;
+const CEL_ERROR: u8 = 3;
+
+/// Filter verdicts per claim shape and node, reused while the node's devices stand still, and
+/// CEL verdicts per selector and device.
+#[derive(Default)]
+pub struct FilterCache {
+    /// Shapes by their requests' names (then compared whole).
+    index: HashMap<String, Vec<usize>>,
+    shapes: Vec<Shape>,
+    expr_index: HashMap<String, usize>,
+    exprs: Vec<ExprCache>,
+}
+
+/// One CEL selector's verdicts: per device slot, and per distinct value of what it reads
+/// (`cel::projection`), so that devices alike in those are evaluated once.
+struct ExprCache {
+    expression: String,
+    slots: Vec<u8>,
+    by_projection: HashMap<Vec<Option<String>>, u8>,
+}
+
+struct Shape {
+    /// The specs of the claims to allocate.
+    specs: Vec<ResourceClaimSpec>,
+    /// Per node: (node version, global version, verdict) of the last allocation check.
+    verdicts: Vec<(u32, u32, u8)>,
+    counted: Option<Counted>,
+}
+
+/// A shape whose allocation is a count of matching free devices.
+struct Counted {
+    /// The class's selectors, then the request's (`isSelectable`'s order), in `exprs`.
+    exprs: Vec<usize>,
+    count: usize,
+    /// Per device slot: UNKNOWN, NO, YES or CEL_ERROR.
+    matches: Vec<u8>,
+}
+
+const NOT_CACHED: (u32, u32, u8) = (u32::MAX, u32::MAX, UNKNOWN);
+
+impl FilterCache {
+    /// Node indices changed: verdicts are dropped (shapes and CEL verdicts stay).
+    pub fn reindex(&mut self, nodes: usize) {
+        for s in &mut self.shapes {
+            s.verdicts = vec![NOT_CACHED; nodes];
+        }
+    }
+
+    fn shape_of(&mut self, m: &DraManager, specs: &[&ResourceClaimSpec]) -> usize {
+        // Claims from one template have equal specs: found by a cheap key, then compared.
+        let key = (specs.iter())
+            .flat_map(|s| s.devices.iter().flat_map(|d| d.requests.iter().flatten()))
+            .map(|r| r.name.as_str())
+            .collect::<Vec<_>>()
+            .join("/");
+        let bucket = self.index.entry(key).or_default();
+        let same = |shape: &Shape| {
+            shape.specs.len() == specs.len() && shape.specs.iter().zip(specs).all(|(a, b)| a == *b)
+        };
+        if let Some(&i) = bucket.iter().find(|&&i| same(&self.shapes[i])) {
+            return i;
+        }
+        bucket.push(self.shapes.len());
+        let counted = match specs {
+            [spec] => counted(m, spec).map(|(expressions, count)| Counted {
+                exprs: (expressions.into_iter())
+                    .map(|e| self.expr_of(m, e))
+                    .collect(),
+                count,
+                matches: vec![UNKNOWN; m.slots()],
+            }),
+            _ => None,
+        };
+        self.shapes.push(Shape {
+            specs: specs.iter().map(|&s| s.clone()).collect(),
+            verdicts: Vec::new(),
+            counted,
+        });
+        self.shapes.len() - 1
+    }
+
+    fn expr_of(&mut self, m: &DraManager, expression: String) -> usize {
+        if let Some(&i) = self.expr_index.get(&expression) {
+            return i;
+        }
+        self.exprs.push(ExprCache {
+            expression: expression.clone(),
+            slots: vec![UNKNOWN; m.slots()],
+            by_projection: HashMap::new(),
+        });
+        self.expr_index.insert(expression, self.exprs.len() - 1);
+        self.exprs.len() - 1
+    }
+}
+
+/// The count a claim's allocation comes down to, if it does (see the module comment): the
+/// CEL expressions a device must pass, in order, and the count.
+fn counted(m: &DraManager, spec: &ResourceClaimSpec) -> Option<(Vec<String>, usize)> {
+    let devices = spec.devices.as_ref()?;
+    if devices.constraints.as_ref().is_some_and(|c| !c.is_empty()) {
+        return None;
+    }
+    let [request] = devices.requests.as_deref()? else {
+        return None;
+    };
+    let exactly = request.exactly.as_ref()?;
+    let count = exactly.count.unwrap_or(1);
+    let exact_count = exactly.allocation_mode.as_deref().unwrap_or("ExactCount") == "ExactCount";
+    let selectors = exactly.selectors.as_deref().unwrap_or(&[]);
+    let class = m.inventory().classes.get(&exactly.device_class_name)?;
+    let usable = exact_count
+        && exactly.admin_access.is_none()
+        && (1..=allocator::ALLOCATION_RESULTS_MAX_SIZE as i64).contains(&count)
+        && selectors.iter().all(|s| s.cel.is_some());
+    let class_selectors = class.spec.selectors.as_deref().unwrap_or(&[]);
+    let expressions = (class_selectors.iter().chain(selectors))
+        .filter_map(|s: &DeviceSelector| Some(s.cel.as_ref()?.expression.clone()))
+        .collect();
+    usable.then_some((expressions, count as usize))
+}
+
+/// Filter's verdict on one node when it is known without work: the pod's claims all need
+/// allocating and the cached verdict of their shape on the node is current.
+#[inline]
+pub fn known_verdict(
+    m: &DraManager,
+    cache: &FilterCache,
+    state: &CycleState,
+    node_index: usize,
+) -> Option<bool> {
+    if state.to_allocate.len() != state.claims.len() {
+        return None;
+    }
+    let (v, g, verdict) = *cache.shapes[state.shape].verdicts.get(node_index)?;
+    let current = v == m.node(node_index).version && g == m.global_version;
+    match verdict {
+        YES if current => Some(true),
+        NO if current => Some(false),
+        _ => None,
+    }
+}
+
+/// `Filter` on one node.
+#[allow(clippy::too_many_arguments)]
+pub fn filter(
+    m: &DraManager,
+    cache: &mut FilterCache,
+    state: &CycleState,
+    pod: &Pod,
+    node_index: usize,
+    node: &Node,
+    gates: &FeatureGates,
+) -> Verdict {
+    let mut unavailable = Vec::new();
+    for (index, selector) in state.available_on.iter().enumerate() {
+        if let Some(s) = selector
+            && !node_affinity::terms_match(&s.node_selector_terms, node)
+        {
+            unavailable.push(index);
+        }
+    }
+    if !state.to_allocate.is_empty() {
+        match allocation_verdict(m, cache, state, pod, node_index, node, gates) {
+            Verdict::Pass => {}
+            other => return other,
+        }
+    }
+    if !unavailable.is_empty() {
+        state.unavailable.borrow_mut().extend(unavailable);
+        return Verdict::NotAvailable;
+    }
+    Verdict::Pass
+}
+
+/// Whether the claims to allocate can be allocated on the node: the cached verdict, the count,
+/// or the allocator.
+fn allocation_verdict(
+    m: &DraManager,
+    cache: &mut FilterCache,
+    state: &CycleState,
+    pod: &Pod,
+    node_index: usize,
+    node: &Node,
+    gates: &FeatureGates,
+) -> Verdict {
+    let view = m.node(node_index);
+    let versions = (view.version, m.global_version);
+    let FilterCache { shapes, exprs, .. } = cache;
+    let shape = &mut shapes[state.shape];
+    if shape.verdicts.len() <= node_index {
+        shape.verdicts.resize(node_index + 1, NOT_CACHED);
+    }
+    let (v, g, cached) = shape.verdicts[node_index];
+    if (v, g) == versions && cached != UNKNOWN {
+        return if cached == YES {
+            Verdict::Pass
+        } else {
+            Verdict::CannotAllocate
+        };
+    }
+    let counted = match (&mut shape.counted, view.invalid_pool) {
+        (Some(c), false) => count_fits(m, c, exprs, &view.devices),
+        _ => None,
+    };
+    let fits = match counted {
+        Some(fits) => fits,
+        None => match allocate(m, state, pod, node_index, node, gates) {
+            Ok(Some(_)) => true,
+            Ok(None) => false,
+            Err(e) => return Verdict::Error(e.message().to_string()),
+        },
+    };
+    shape.verdicts[node_index] = (versions.0, versions.1, if fits { YES } else { NO });
+    if fits {
+        Verdict::Pass
+    } else {
+        Verdict::CannotAllocate
+    }
+}
+
+/// At least `count` free devices of the node match; `None` when a selector errs on one of
+/// them (the allocator decides then).
+fn count_fits(
+    m: &DraManager,
+    c: &mut Counted,
+    exprs: &mut [ExprCache],
+    devices: &[u32],
+) -> Option<bool> {
+    let mut free = 0;
+    for &slot in devices {
+        let known = &mut c.matches[slot as usize];
+        if *known == UNKNOWN {
+            // `isSelectable`: the first selector that fails or errs decides.
+            *known = YES;
+            for &e in &c.exprs {
+                match expr_verdict(m, &mut exprs[e], slot) {
+                    YES => continue,
+                    other => {
+                        *known = other;
+                        break;
+                    }
+                }
+            }
+        }
+        match *known {
+            CEL_ERROR => return None,
+            YES if !m.is_in_use(slot) => free += 1,
+            _ => {}
+        }
+    }
+    Some(free >= c.count)
+}
+
+/// One selector's verdict on the device in `slot`: cached per slot, and per projection when
+/// the selector reads only named parts of the device.
+fn expr_verdict(m: &DraManager, e: &mut ExprCache, slot: u32) -> u8 {
+    let known = e.slots[slot as usize];
+    if known != UNKNOWN {
+        return known;
+    }
+    let (slice, device) = m.device(slot);
+    let (empty, empty_capacity) = (Default::default(), Default::default());
+    let view = cel::Device {
+        driver: &slice.spec.driver,
+        attributes: device.attributes.as_ref().unwrap_or(&empty),
+        capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
+    };
+    let compiled = m.selectors.get(&e.expression);
+    let verdict = match &*compiled {
+        Err(_) => CEL_ERROR,
+        Ok(selector) => {
+            let eval = || match selector.matches(&view) {
+                Ok(true) => YES,
+                Ok(false) => NO,
+                Err(_) => CEL_ERROR,
+            };
+            match selector.reads() {
+                None => eval(),
+                Some(reads) => match cel::projection(&view, reads) {
+                    None => CEL_ERROR,
+                    Some(key) => *e.by_projection.entry(key).or_insert_with(eval),
+                },
+            }
+        }
+    };
+    e.slots[slot as usize] = verdict;
+    verdict
+}
+
+/// The structured allocator on one node for the claims to allocate (`Allocate`).
+pub fn allocate(
+    m: &DraManager,
+    state: &CycleState,
+    _pod: &Pod,
+    node_index: usize,
+    node: &Node,
+    gates: &FeatureGates,
+) -> Result<Option<Vec<Allocation>>, AllocateError> {
+    let claims: Vec<&ResourceClaim> = (state.to_allocate.iter())
+        .map(|&i| {
+            let (ns, name) = &state.claims[i];
+            m.claim(ns, name).expect("resolved at PreFilter")
+        })
+        .collect();
+    let inventory = m.inventory();
+    let alloc = Allocator {
+        features: features(gates),
+        allocated: m.allocated(),
+        classes: &inventory.classes,
+        slices: &inventory.slices,
+        selectors: &m.selectors,
+    };
+    let selects = |s: &NodeSelector| node_affinity::terms_match(&s.node_selector_terms, node);
+    let view = NodeView {
+        name: &node.name,
+        selects: &selects,
+    };
+    let slices = m.slice_refs(&m.node(node_index).slices);
+    alloc.allocate_among(&view, &claims, &slices)
+}
+
+/// `PostFilter`: an allocated claim that was not available on some node and that no other
+/// pod reserves is deallocated, for a later attempt to allocate it elsewhere. Upstream picks
+/// one at random (map order); schedsim the first in the pod's order. Returns the status
+/// reason and the claim to deallocate.
+pub fn post_filter(
+    m: &DraManager,
+    state: Option<&CycleState>,
+    pod: &Pod,
+) -> (&'static str, Option<(String, String)>) {
+    let Some(state) = state.filter(|s| !s.claims.is_empty()) else {
+        return (NO_NEW_CLAIMS_TO_DEALLOCATE, None);
+    };
+    for &index in state.unavailable.borrow().iter() {
+        let (ns, name) = &state.claims[index];
+        let Some(claim) = m.claim(ns, name) else {
+            continue;
+        };
+        let reserved = (claim.status.as_ref()).and_then(|s| s.reserved_for.as_deref());
+        let free = match reserved {
+            None | Some([]) => true,
+            Some([only]) => only.uid == pod.uid,
+            Some(_) => false,
+        };
+        if free {
+            return (DEALLOCATION_COMPLETED, Some((ns.clone(), name.clone())));
+        }
+    }
+    (STILL_NOT_SCHEDULABLE, None)
+}
