@@ -4,7 +4,7 @@
 //! default constraints select by the JobSet's Service) scanning every spec at each bind, and
 //! every group at each new spec, dominated scheduling at cluster size.
 
-use std::collections::HashMap;
+use super::HashMap;
 
 /// Items filed under `(namespace, key, value)`.
 #[derive(Debug)]
@@ -15,7 +15,7 @@ pub(super) struct LabelIndex<T> {
 impl<T> Default for LabelIndex<T> {
     fn default() -> Self {
         LabelIndex {
-            by_namespace: HashMap::new(),
+            by_namespace: HashMap::default(),
         }
     }
 }

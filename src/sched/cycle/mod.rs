@@ -14,7 +14,7 @@
 //! (bound pods and the PreFilter states that read them), [`score`] (Score and selectHost),
 //! [`diagnose`] (the pending message), [`preemption`] (PostFilter).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -36,6 +36,11 @@ use crate::sched::plugins::{
     pod_topology_spread, scheduling_gates, taint_toleration,
 };
 use crate::sched::profile::{self, Profile, Weights};
+
+/// The cycle's maps hash with foldhash (fixed seed): their keys are strings, label maps and
+/// requests looked up once or more per pod, where SipHash was a few percent of a run. Nothing
+/// iterates them in an order that reaches the output.
+pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 
 mod compiled;
 mod diagnose;
@@ -510,16 +515,16 @@ impl<'a> Scheduler<'a> {
             bound_with_anti_affinity: 0,
             signatures: Default::default(),
             groups: BTreeMap::new(),
-            groups_in_namespace: HashMap::new(),
+            groups_in_namespace: HashMap::default(),
             groups_by_label: Default::default(),
             bound_with_pod_affinity: 0,
             spreads: Vec::new(),
             tallies: Vec::new(),
-            spread_index: HashMap::new(),
+            spread_index: HashMap::default(),
             spreads_by_label: Default::default(),
-            spreads_unlabelled: HashMap::new(),
+            spreads_unlabelled: HashMap::default(),
             counted_nodes: Default::default(),
-            removed_gates: HashMap::new(),
+            removed_gates: HashMap::default(),
             topology: Default::default(),
             profiles: CompiledProfile::compile(&config.profiles(), &cluster.table),
             current: 0,
@@ -527,13 +532,13 @@ impl<'a> Scheduler<'a> {
             config,
             cluster,
             templates: Vec::new(),
-            template_index: HashMap::new(),
+            template_index: HashMap::default(),
             bound: vec![Vec::new(); n],
             rng: ChaCha8Rng::seed_from_u64(config.seed),
             feasible: Vec::new(),
             binds: 0,
             mutations: 0,
-            failures: HashMap::new(),
+            failures: HashMap::default(),
             last_spread: None,
             last_template: None,
             dra,

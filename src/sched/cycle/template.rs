@@ -66,7 +66,7 @@ impl<'a> Scheduler<'a> {
             node_affinity::PreFilter::NodeNames(names) => Some(names),
             _ => None,
         };
-        let mut status_index: HashMap<Status, u16> = HashMap::new();
+        let mut status_index: HashMap<Status, u16> = HashMap::default();
         // Nodes a PreFilter result leaves out get upstream's "absent node" status.
         let absent = Status::new(
             Code::UnschedulableAndUnresolvable,

@@ -13,7 +13,10 @@
 //! TrainJobs (`jobset.sigs.k8s.io/jobset-name`), so a TrainJob's pods are spread by default;
 //! other pods (no Service, ReplicaSet or StatefulSet selects them) are not.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+/// Looked up per pod and label: foldhash, fixed seed (never iterated into the output).
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::TopologySpreadConstraint;
@@ -293,7 +296,7 @@ pub struct Services {
 impl Services {
     pub fn new(services: &[ServiceSelector]) -> Self {
         let mut by_pair: HashMap<String, HashMap<String, HashMap<String, Vec<usize>>>> =
-            HashMap::new();
+            HashMap::default();
         for (i, s) in services.iter().enumerate() {
             // A Service with an empty selector selects no pod (`GetPodServices`).
             if let Some((k, v)) = s.selector.iter().next() {
@@ -582,6 +585,104 @@ pub fn filter(s: &FilterState, node: usize) -> Status {
 /// in it. Hostname counts are the node's own matching pods. A node's raw score is
 /// `Σ count·ln(domains+2) + (maxSkew−1)`, rounded; then `100·(max+min−s)/max`.
 pub fn score(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
+    match score_by_class(spread, feasible, tally) {
+        Some(scores) => {
+            debug_assert_eq!(scores, score_each(spread, feasible, tally));
+            scores
+        }
+        None => score_each(spread, feasible, tally),
+    }
+}
+
+/// [`score`] for at most one hostname and one other constraint (the system defaults, and most
+/// pods' own), in one pass over the nodes. A node where the hostname constraint counts no pod
+/// scores what every node of its domain (and hostname label) scores: the raw and normalized
+/// scores are computed once per such class, and only the few nodes holding counted pods on
+/// their own — the same arithmetic, in the same order, as [`score_each`].
+fn score_by_class(spread: &Spread, feasible: &[usize], tally: &Tally) -> Option<Vec<i64>> {
+    let (mut host, mut other) = (None, None);
+    for (i, c) in spread.constraints.iter().enumerate() {
+        let slot = if c.hostname { &mut host } else { &mut other };
+        if slot.replace(i).is_some() {
+            return None;
+        }
+    }
+    let ignored = |node: usize| spread.require_all_topologies && !spread.has_all_keys[node];
+    let domains = other.map_or(0, |i| spread.constraints[i].domains);
+    // Class `d * 2 + h`: domain `d` of the other constraint (`domains` without its label), `h`
+    // the node carries the hostname label.
+    const IGNORED: u32 = u32::MAX;
+    let mut used = vec![false; (domains + 1) * 2];
+    let mut carried = vec![false; domains + 1];
+    let mut own: Vec<(usize, bool, i64)> = Vec::new();
+    let mut cursor = host.map(|i| Cursor::new(&tally.node[i]));
+    let mut ids: Vec<u32> = Vec::with_capacity(feasible.len());
+    let mut live = 0;
+    for &node in feasible {
+        if ignored(node) {
+            ids.push(IGNORED);
+            continue;
+        }
+        live += 1;
+        let has_host = host.is_some_and(|i| spread.constraints[i].domain(node).is_some());
+        let d = (other.and_then(|i| spread.constraints[i].domain(node)))
+            .map_or(domains, |d| d as usize);
+        let count = match (&mut cursor, has_host) {
+            (Some(c), true) => c.get(node),
+            _ => 0,
+        };
+        carried[d] = true;
+        let class = d * 2 + usize::from(has_host);
+        if count == 0 {
+            used[class] = true;
+            ids.push(class as u32);
+        } else {
+            ids.push((used.len() + own.len()) as u32);
+            own.push((d, has_host, count));
+        }
+    }
+    // The other constraint's weight counts the domains live feasible nodes carry.
+    let size = carried[..domains].iter().filter(|c| **c).count();
+    let raw = |d: usize, has_host: bool, count: i64| {
+        let mut score = 0.0;
+        for (i, c) in spread.constraints.iter().enumerate() {
+            let k = (c.max_skew - 1) as f64;
+            if c.hostname {
+                if has_host {
+                    score += count as f64 * ((live + 2) as f64).ln() + k;
+                }
+            } else if d < domains {
+                score += tally.domain[i].get(d) as f64 * ((size + 2) as f64).ln() + k;
+            }
+        }
+        round(score)
+    };
+    let mut raws: Vec<Option<i64>> = (0..used.len())
+        .map(|class| used[class].then(|| raw(class / 2, class % 2 == 1, 0)))
+        .collect();
+    raws.extend(own.iter().map(|&(d, h, count)| Some(raw(d, h, count))));
+    let scored = raws.iter().flatten().copied();
+    let min = scored.clone().min().unwrap_or(i64::MAX);
+    let max = scored.max().unwrap_or(0).max(0);
+    let normalized: Vec<i64> = (raws.iter())
+        .map(|r| match *r {
+            None => 0,
+            Some(_) if max == 0 => 100,
+            Some(s) => 100 * (max + min - s) / max,
+        })
+        .collect();
+    Some(
+        (ids.iter())
+            .map(|&id| match id {
+                IGNORED => 0,
+                id => normalized[id as usize],
+            })
+            .collect(),
+    )
+}
+
+/// [`score`] node by node, for any constraints.
+fn score_each(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
     let ignored = |node: usize| spread.require_all_topologies && !spread.has_all_keys[node];
     let live = feasible.iter().filter(|&&n| !ignored(n)).count();
     // Per constraint, a node's term `count·weight + (maxSkew−1)`: read per domain from a table
