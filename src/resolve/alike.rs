@@ -133,8 +133,7 @@ impl Alike {
                 train_job_pods(&j, runtimes, opts, gates, initializers).ok()
             };
             let (a, b) = (named(&first)?, named(&second)?);
-            let renamed = rename(&a, &first, &second);
-            (format!("{renamed:?}") == format!("{b:?}")).then(|| Rc::new(a))
+            (rename(&a, &first, &second) == b).then(|| Rc::new(a))
         });
         Some((Rc::clone(shape.as_ref()?), first))
     }

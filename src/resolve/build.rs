@@ -32,7 +32,7 @@ use crate::model::validate::FieldError;
 pub use crate::sched::plan::DependsOnStatus;
 
 /// One replicated job of a resolved TrainJob.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedJob {
     pub name: String,
     /// JobSet `replicas`: how many Jobs.
@@ -90,6 +90,27 @@ impl PodTemplate {
     }
 }
 
+impl PartialEq for PodTemplate {
+    /// As the templates read, keys in order (as `resolve` prints them).
+    fn eq(&self, other: &Self) -> bool {
+        fn same(a: &Value, b: &Value) -> bool {
+            match (a, b) {
+                (Value::Object(a), Value::Object(b)) => {
+                    a.len() == b.len()
+                        && a.iter()
+                            .zip(b)
+                            .all(|((ka, va), (kb, vb))| ka == kb && same(va, vb))
+                }
+                (Value::Array(a), Value::Array(b)) => {
+                    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same(a, b))
+                }
+                (a, b) => a == b,
+            }
+        }
+        same(&self.value(), &other.value())
+    }
+}
+
 impl std::fmt::Debug for PodTemplate {
     /// As the template reads, whether shared or not.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -104,7 +125,7 @@ impl ResolvedJob {
 }
 
 /// A TrainJob resolved against its runtime.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedTrainJob {
     pub name: String,
     pub namespace: String,

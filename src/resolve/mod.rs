@@ -67,7 +67,7 @@ pub enum InitializerLifecycle {
 }
 
 /// The pods of one TrainJob and the steps that bring them to the scheduler.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TrainJobPods {
     pub resolved: ResolvedTrainJob,
     pub pods: Vec<Pod>,
