@@ -74,13 +74,20 @@ pub struct Allocation {
     pub node_selector: Option<NodeSelector>,
 }
 
-/// Compiled CEL selectors, by expression, and the verdicts of those that read only named
-/// parts of a device (`cel::Read`), by expression and the values of those parts.
+/// Compiled CEL selectors, by expression; the verdicts of those that read only named parts
+/// of a device (`cel::Read`), by expression and the values of those parts; and every verdict
+/// by selector and device. A `Selectors` serves one set of slices for its whole life (a
+/// scheduling run, a test case), so a device is known by its address.
 #[derive(Default)]
 pub struct Selectors(
     std::cell::RefCell<HashMap<String, std::rc::Rc<Result<Selector, String>>>>,
     std::cell::RefCell<HashMap<Projected, Result<bool, String>>>,
+    std::cell::RefCell<DeviceVerdicts>,
 );
+
+/// Verdicts by (selector, device) address.
+type DeviceVerdicts =
+    std::collections::HashMap<(usize, usize), Result<bool, String>, foldhash::fast::FixedState>;
 
 /// An expression and the values of the parts of a device it reads.
 type Projected = (String, Vec<Option<String>>);
@@ -102,6 +109,27 @@ impl Selectors {
         }
         let verdict = selector.matches(device);
         self.1.borrow_mut().insert(key, verdict.clone());
+        verdict
+    }
+
+    /// [`Self::matches`] for a device of the slices this `Selectors` serves, remembered by
+    /// the selector's and the device's address (the allocator asks again for every pod).
+    pub fn matches_device(
+        &self,
+        expression: &str,
+        selector: &Selector,
+        device: &cel::Device,
+        at: &Device,
+    ) -> Result<bool, String> {
+        let key = (
+            selector as *const Selector as usize,
+            at as *const Device as usize,
+        );
+        if let Some(known) = self.2.borrow().get(&key) {
+            return known.clone();
+        }
+        let verdict = self.matches(expression, selector, device);
+        self.2.borrow_mut().insert(key, verdict.clone());
         verdict
     }
 
@@ -466,7 +494,7 @@ impl<'a> Allocator<'a> {
         }
         let out = (run.result.iter())
             .map(|devices| Allocation {
-                node_selector: node_selector(devices),
+                node_selector: node_selector(devices.iter().map(|d| d.candidate.slice)),
                 devices: (devices.iter())
                     .map(|d| {
                         let (driver, pool, device) = d.candidate.id();
@@ -706,7 +734,7 @@ impl<'a> Run<'a, '_> {
                 attributes: c.device.attributes.as_ref().unwrap_or(&empty),
                 capacity: c.device.capacity.as_ref().unwrap_or(&empty_capacity),
             };
-            match self.alloc.selectors.matches(expression, selector, &device) {
+            match (self.alloc.selectors).matches_device(expression, selector, &device, c.device) {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),
                 Err(e) => {
@@ -884,12 +912,32 @@ impl<'a> Run<'a, '_> {
     }
 }
 
-/// `createNodeSelector`: a node-local device pins the allocation to its node; node selectors
-/// of the slices add up into one term.
-fn node_selector(devices: &[Internal]) -> Option<NodeSelector> {
+/// The allocation of `devices` (in order) for request `request` without admin access: what
+/// [`Allocator::allocate_among`] returns when its search picks exactly them. For a caller
+/// that knows the pick: a single claim with one ExactCount request and no constraints takes
+/// the first free devices that pass its selectors, in the search order, as the search never
+/// backtracks there.
+pub fn allocation_of(request: &str, devices: &[(&ResourceSlice, &Device)]) -> Allocation {
+    Allocation {
+        node_selector: node_selector(devices.iter().map(|(slice, _)| *slice)),
+        devices: (devices.iter())
+            .map(|(slice, device)| DeviceResult {
+                request: request.to_string(),
+                driver: slice.spec.driver.clone(),
+                pool: slice.spec.pool.name.clone(),
+                device: device.name.clone(),
+                admin_access: None,
+            })
+            .collect(),
+    }
+}
+
+/// `createNodeSelector` over the slices of the allocated devices: a node-local device pins
+/// the allocation to its node; node selectors of the slices add up into one term.
+fn node_selector<'s>(slices: impl IntoIterator<Item = &'s ResourceSlice>) -> Option<NodeSelector> {
     let mut term = NodeSelectorTerm::default();
-    for d in devices {
-        let spec = &d.candidate.slice.spec;
+    for slice in slices {
+        let spec = &slice.spec;
         if let Some(name) = spec.node_name.as_ref().filter(|n| !n.is_empty()) {
             return Some(NodeSelector {
                 node_selector_terms: vec![NodeSelectorTerm {

@@ -182,29 +182,34 @@ fn read_of(e: &cel::IdedExpr) -> Option<Read> {
 /// name split into domain and id, the last of equal names winning), or `None` when the
 /// device does not convert to a CEL value at all (every selector fails on it then).
 pub fn projection(device: &Device, reads: &[Read]) -> Option<Vec<Option<String>>> {
+    converts(device).then(|| projection_of_converting(device, reads))
+}
+
+/// Whether the device converts to a CEL value (every attribute and capacity does).
+pub fn converts(device: &Device) -> bool {
     let attributes_ok = device
         .attributes
         .values()
         .all(|a| attribute_value(a).is_ok());
     let capacity_ok = (device.capacity.values()).all(|c| c.value.0.parse::<Quantity>().is_ok());
-    if !attributes_ok || !capacity_ok {
-        return None;
-    }
+    attributes_ok && capacity_ok
+}
+
+/// [`projection`] of a device known to [`convert`](converts).
+pub fn projection_of_converting(device: &Device, reads: &[Read]) -> Vec<Option<String>> {
     let named =
         |name: &str, domain: &str, id: &str| split_name(name, device.driver) == (domain, id);
-    Some(
-        (reads.iter())
-            .map(|r| match r {
-                Read::Driver => Some(device.driver.to_string()),
-                Read::Attribute(domain, id) => (device.attributes.iter())
-                    .rfind(|(n, _)| named(n, domain, id))
-                    .map(|(_, a)| format!("{a:?}")),
-                Read::Capacity(domain, id) => (device.capacity.iter())
-                    .rfind(|(n, _)| named(n, domain, id))
-                    .map(|(_, c)| c.value.0.clone()),
-            })
-            .collect(),
-    )
+    (reads.iter())
+        .map(|r| match r {
+            Read::Driver => Some(device.driver.to_string()),
+            Read::Attribute(domain, id) => (device.attributes.iter())
+                .rfind(|(n, _)| named(n, domain, id))
+                .map(|(_, a)| format!("{a:?}")),
+            Read::Capacity(domain, id) => (device.capacity.iter())
+                .rfind(|(n, _)| named(n, domain, id))
+                .map(|(_, c)| c.value.0.clone()),
+        })
+        .collect()
 }
 
 /// Identifiers CEL declares besides `device`: the type names.

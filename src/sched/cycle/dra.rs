@@ -77,27 +77,25 @@ impl<'a> Scheduler<'a> {
         }
         let mut feasible = std::mem::take(&mut self.feasible);
         let state = self.dra_cycle.as_ref().expect("dra_filters");
-        // Cached verdicts first, under one borrow; Filter itself where none is current.
-        let known: Vec<Option<bool>> = {
-            let cache = self.dra_cache.borrow();
-            (feasible.iter())
-                .map(|f| {
-                    dynamic_resources::known_verdict(&self.dra, &cache, state, f.node as usize)
-                })
-                .collect()
-        };
+        // A current cached verdict where there is one; Filter itself where none is.
         let mut error = None;
-        let mut verdicts = known.into_iter();
-        feasible.retain(|f| match verdicts.next().flatten() {
-            Some(pass) => pass,
-            None => match self.dra_verdict(pod, f.node as usize) {
-                dynamic_resources::Verdict::Pass => true,
-                dynamic_resources::Verdict::Error(e) => {
-                    error.get_or_insert(e);
-                    false
-                }
-                _ => false,
-            },
+        feasible.retain(|f| {
+            let node = f.node as usize;
+            let known = {
+                let cache = self.dra_cache.borrow();
+                dynamic_resources::known_verdict(&self.dra, &cache, state, node)
+            };
+            match known {
+                Some(pass) => pass,
+                None => match self.dra_verdict(pod, node) {
+                    dynamic_resources::Verdict::Pass => true,
+                    dynamic_resources::Verdict::Error(e) => {
+                        error.get_or_insert(e);
+                        false
+                    }
+                    _ => false,
+                },
+            }
         });
         self.feasible = feasible;
         match error {
@@ -127,9 +125,8 @@ impl<'a> Scheduler<'a> {
         let Some(state) = self.dra_cycle.take().filter(|c| !c.claims.is_empty()) else {
             return;
         };
-        let mut allocations: Vec<Option<_>> = match state.to_allocate.is_empty() {
-            true => Vec::new(),
-            false => dynamic_resources::allocate(
+        let run_allocator = || -> Vec<Option<_>> {
+            (dynamic_resources::allocate(
                 &self.dra,
                 &state,
                 pod,
@@ -140,9 +137,26 @@ impl<'a> Scheduler<'a> {
             .ok()
             .flatten()
             .unwrap_or_default()
-            .into_iter()
+            .into_iter())
             .map(Some)
-            .collect(),
+            .collect()
+        };
+        // A claim Filter decided by a count gets the devices the allocator would pick, without
+        // its search (debug builds check that they are the same).
+        let counted = (!state.to_allocate.is_empty())
+            .then(|| {
+                let cache = &mut self.dra_cache.borrow_mut();
+                dynamic_resources::counted_allocation(&self.dra, cache, &state, node)
+            })
+            .flatten()
+            .map(|c| c.into_iter().map(Some).collect::<Vec<_>>());
+        if let Some(counted) = &counted {
+            debug_assert_eq!(*counted, run_allocator(), "the allocator's pick");
+        }
+        let mut allocations = match (state.to_allocate.is_empty(), counted) {
+            (true, _) => Vec::new(),
+            (false, Some(counted)) => counted,
+            (false, None) => run_allocator(),
         };
         for (index, (ns, name)) in state.claims.iter().enumerate() {
             let allocation = (state.to_allocate.iter().position(|&i| i == index))

@@ -263,6 +263,9 @@ pub struct FilterCache {
     shapes: Vec<Shape>,
     expr_index: HashMap<String, usize>,
     exprs: Vec<ExprCache>,
+    /// Per device slot: whether the device converts to a CEL value (UNKNOWN, YES, NO); every
+    /// selector reads that first.
+    converts: Vec<u8>,
 }
 
 /// One CEL selector's verdicts: per device slot, and per distinct value of what it reads
@@ -439,7 +442,12 @@ fn allocation_verdict(
 ) -> Verdict {
     let view = m.node(node_index);
     let versions = (view.version, m.global_version);
-    let FilterCache { shapes, exprs, .. } = cache;
+    let FilterCache {
+        shapes,
+        exprs,
+        converts,
+        ..
+    } = cache;
     let shape = &mut shapes[state.shape];
     if shape.verdicts.len() <= node_index {
         shape.verdicts.resize(node_index + 1, NOT_CACHED);
@@ -453,7 +461,7 @@ fn allocation_verdict(
         };
     }
     let counted = match (&mut shape.counted, view.invalid_pool) {
-        (Some(c), false) => count_fits(m, c, exprs, &view.devices),
+        (Some(c), false) => count_fits(m, c, exprs, converts, &view.devices),
         _ => None,
     };
     let fits = match counted {
@@ -478,6 +486,7 @@ fn count_fits(
     m: &DraManager,
     c: &mut Counted,
     exprs: &mut [ExprCache],
+    converts: &mut Vec<u8>,
     devices: &[u32],
 ) -> Option<bool> {
     let mut free = 0;
@@ -487,7 +496,7 @@ fn count_fits(
             // `isSelectable`: the first selector that fails or errs decides.
             *known = YES;
             for &e in &c.exprs {
-                match expr_verdict(m, &mut exprs[e], slot) {
+                match expr_verdict(m, converts, &mut exprs[e], slot) {
                     YES => continue,
                     other => {
                         *known = other;
@@ -505,12 +514,68 @@ fn count_fits(
     Some(free >= c.count)
 }
 
+/// Reserve's allocation when Filter decided by a count (see [`counted`]): the first free
+/// devices of the node that pass the claim's selectors, in the allocator's search order —
+/// what its search picks for such a claim, as it never backtracks there
+/// ([`allocator::allocation_of`]). `None`: the allocator has to run (another shape, an
+/// invalid pool, a selector error).
+pub fn counted_allocation(
+    m: &DraManager,
+    cache: &mut FilterCache,
+    state: &CycleState,
+    node_index: usize,
+) -> Option<Vec<Allocation>> {
+    let [index] = state.to_allocate[..] else {
+        return None;
+    };
+    let view = m.node(node_index);
+    let FilterCache {
+        shapes,
+        exprs,
+        converts,
+        ..
+    } = cache;
+    let c = shapes[state.shape]
+        .counted
+        .as_mut()
+        .filter(|_| !view.invalid_pool)?;
+    let (ns, name) = &state.claims[index];
+    let claim = m.claim(ns, name)?;
+    let devices = claim.spec.devices.as_ref()?;
+    let request = &devices.requests.as_deref()?.first()?.name;
+    let mut picked = Vec::with_capacity(c.count);
+    for &slot in &view.devices {
+        let known = &mut c.matches[slot as usize];
+        if *known == UNKNOWN {
+            *known = YES;
+            for &e in &c.exprs {
+                match expr_verdict(m, converts, &mut exprs[e], slot) {
+                    YES => continue,
+                    other => {
+                        *known = other;
+                        break;
+                    }
+                }
+            }
+        }
+        match *known {
+            CEL_ERROR => return None,
+            YES if !m.is_in_use(slot) && picked.len() < c.count => picked.push(m.device(slot)),
+            _ => {}
+        }
+    }
+    (picked.len() == c.count).then(|| vec![allocator::allocation_of(request, &picked)])
+}
+
 /// One selector's verdict on the device in `slot`: cached per slot, and per projection when
 /// the selector reads only named parts of the device.
-fn expr_verdict(m: &DraManager, e: &mut ExprCache, slot: u32) -> u8 {
+fn expr_verdict(m: &DraManager, converts: &mut Vec<u8>, e: &mut ExprCache, slot: u32) -> u8 {
     let known = e.slots[slot as usize];
     if known != UNKNOWN {
         return known;
+    }
+    if converts.len() <= slot as usize {
+        converts.resize(m.slots(), UNKNOWN);
     }
     let (slice, device) = m.device(slot);
     let (empty, empty_capacity) = (Default::default(), Default::default());
@@ -530,10 +595,19 @@ fn expr_verdict(m: &DraManager, e: &mut ExprCache, slot: u32) -> u8 {
             };
             match selector.reads() {
                 None => eval(),
-                Some(reads) => match cel::projection(&view, reads) {
-                    None => CEL_ERROR,
-                    Some(key) => *e.by_projection.entry(key).or_insert_with(eval),
-                },
+                Some(reads) => {
+                    let converts = &mut converts[slot as usize];
+                    if *converts == UNKNOWN {
+                        *converts = if cel::converts(&view) { YES } else { NO };
+                    }
+                    match *converts {
+                        YES => {
+                            let key = cel::projection_of_converting(&view, reads);
+                            *e.by_projection.entry(key).or_insert_with(eval)
+                        }
+                        _ => CEL_ERROR,
+                    }
+                }
             }
         }
     };
