@@ -266,6 +266,33 @@ pub struct FilterCache {
     /// Per device slot: whether the device converts to a CEL value (UNKNOWN, YES, NO); every
     /// selector reads that first.
     converts: Vec<u8>,
+    /// The distinct values of each set of parts selectors read, per device slot: selectors
+    /// that read the same parts (a template per product and size) share them.
+    projections: Projections,
+}
+
+/// Per set of read parts: each slot's projection as a number (`u32::MAX`: not yet), and the
+/// numbers of the distinct projections.
+#[derive(Default)]
+struct Projections(HashMap<Vec<cel::Read>, (Vec<u32>, HashMap<Vec<Option<String>>, u32>)>);
+
+impl Projections {
+    /// The number of the projection of the (converting) device in `slot` on `reads`.
+    fn of(&mut self, m: &DraManager, reads: &[cel::Read], slot: u32, device: &cel::Device) -> u32 {
+        let (slots, ids) = match self.0.get_mut(reads) {
+            Some(entry) => entry,
+            None => self.0.entry(reads.to_vec()).or_default(),
+        };
+        if slots.len() <= slot as usize {
+            slots.resize(m.slots(), u32::MAX);
+        }
+        if slots[slot as usize] == u32::MAX {
+            let key = cel::projection_of_converting(device, reads);
+            let next = ids.len() as u32;
+            slots[slot as usize] = *ids.entry(key).or_insert(next);
+        }
+        slots[slot as usize]
+    }
 }
 
 /// One CEL selector's verdicts: per device slot, and per distinct value of what it reads
@@ -273,7 +300,8 @@ pub struct FilterCache {
 struct ExprCache {
     expression: String,
     slots: Vec<u8>,
-    by_projection: HashMap<Vec<Option<String>>, u8>,
+    /// By projection number (see [`Projections`]).
+    by_projection: HashMap<u32, u8>,
 }
 
 struct Shape {
@@ -446,6 +474,7 @@ fn allocation_verdict(
         shapes,
         exprs,
         converts,
+        projections,
         ..
     } = cache;
     let shape = &mut shapes[state.shape];
@@ -461,7 +490,7 @@ fn allocation_verdict(
         };
     }
     let counted = match (&mut shape.counted, view.invalid_pool) {
-        (Some(c), false) => count_fits(m, c, exprs, converts, &view.devices),
+        (Some(c), false) => count_fits(m, c, exprs, (converts, projections), &view.devices),
         _ => None,
     };
     let fits = match counted {
@@ -486,7 +515,7 @@ fn count_fits(
     m: &DraManager,
     c: &mut Counted,
     exprs: &mut [ExprCache],
-    converts: &mut Vec<u8>,
+    (converts, projections): (&mut Vec<u8>, &mut Projections),
     devices: &[u32],
 ) -> Option<bool> {
     let mut free = 0;
@@ -496,7 +525,7 @@ fn count_fits(
             // `isSelectable`: the first selector that fails or errs decides.
             *known = YES;
             for &e in &c.exprs {
-                match expr_verdict(m, converts, &mut exprs[e], slot) {
+                match expr_verdict(m, (converts, projections), &mut exprs[e], slot) {
                     YES => continue,
                     other => {
                         *known = other;
@@ -533,6 +562,7 @@ pub fn counted_allocation(
         shapes,
         exprs,
         converts,
+        projections,
         ..
     } = cache;
     let c = shapes[state.shape]
@@ -549,7 +579,7 @@ pub fn counted_allocation(
         if *known == UNKNOWN {
             *known = YES;
             for &e in &c.exprs {
-                match expr_verdict(m, converts, &mut exprs[e], slot) {
+                match expr_verdict(m, (converts, projections), &mut exprs[e], slot) {
                     YES => continue,
                     other => {
                         *known = other;
@@ -569,7 +599,12 @@ pub fn counted_allocation(
 
 /// One selector's verdict on the device in `slot`: cached per slot, and per projection when
 /// the selector reads only named parts of the device.
-fn expr_verdict(m: &DraManager, converts: &mut Vec<u8>, e: &mut ExprCache, slot: u32) -> u8 {
+fn expr_verdict(
+    m: &DraManager,
+    (converts, projections): (&mut Vec<u8>, &mut Projections),
+    e: &mut ExprCache,
+    slot: u32,
+) -> u8 {
     let known = e.slots[slot as usize];
     if known != UNKNOWN {
         return known;
@@ -602,8 +637,8 @@ fn expr_verdict(m: &DraManager, converts: &mut Vec<u8>, e: &mut ExprCache, slot:
                     }
                     match *converts {
                         YES => {
-                            let key = cel::projection_of_converting(&view, reads);
-                            *e.by_projection.entry(key).or_insert_with(eval)
+                            let id = projections.of(m, reads, slot, &view);
+                            *e.by_projection.entry(id).or_insert_with(eval)
                         }
                         _ => CEL_ERROR,
                     }
