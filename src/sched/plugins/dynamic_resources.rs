@@ -274,7 +274,10 @@ pub struct FilterCache {
 /// Per set of read parts: each slot's projection as a number (`u32::MAX`: not yet), and the
 /// numbers of the distinct projections.
 #[derive(Default)]
-struct Projections(HashMap<Vec<cel::Read>, (Vec<u32>, HashMap<Vec<Option<String>>, u32>)>);
+struct Projections(HashMap<Vec<cel::Read>, ReadSet>);
+
+/// One set of read parts: each slot's projection number, and the numbers by projection.
+type ReadSet = (Vec<u32>, HashMap<Vec<Option<String>>, u32>);
 
 impl Projections {
     /// The number of the projection of the (converting) device in `slot` on `reads`.
