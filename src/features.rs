@@ -15,9 +15,9 @@ pub struct FeatureGates {
     /// `DRAAdminAccess` (beta, on by default): requests with `adminAccess`.
     #[serde(default = "on", rename = "DRAAdminAccess")]
     pub dra_admin_access: bool,
-    /// `DRAExtendedResource` (alpha, off by default): extended resources backed by DRA
-    /// devices through a DeviceClass's `extendedResourceName`. Not simulated: turning it on
-    /// loads with a warning.
+    /// `DRAExtendedResource` (alpha, off by default in 1.34 and 1.35): extended resources
+    /// backed by DRA devices through a DeviceClass's `extendedResourceName`, as kube-scheduler
+    /// 1.34 allocates them (`dra::extended`, `sched::plugins::dynamic_resources`).
     #[serde(default, rename = "DRAExtendedResource")]
     pub dra_extended_resource: bool,
 }

@@ -250,6 +250,28 @@ impl Admit for ResourceClaimTemplate {
     }
 }
 
+/// With DRAExtendedResource on: pods that request an implicit extended resource name
+/// (`deviceclass.resource.kubernetes.io/<class>`), which kube-scheduler 1.34 never allocates
+/// devices for (`dra::extended`), said once with the first of them.
+pub(super) fn implicit_extended_names<'p>(
+    pods: impl Iterator<Item = &'p (Pod, Origin)>,
+) -> Option<String> {
+    let prefix = crate::dra::extended::RESOURCE_DEVICE_CLASS_PREFIX;
+    let asking: Vec<(&Pod, &Origin, &String)> = pods
+        .filter_map(|(p, at)| {
+            let name = p.requests.keys().find(|r| r.starts_with(prefix))?;
+            Some((p, at, name))
+        })
+        .collect();
+    let (pod, at, name) = asking.first()?;
+    Some(format!(
+        "feature gate DRAExtendedResource: {} pod(s) request an implicit extended resource name, such as pod {} ({}): {name}; kube-scheduler 1.34 allocates no DRA device for such names (DynamicResources reads only names v1helper.IsExtendedResourceName accepts, which excludes names under kubernetes.io/; later releases read them): name the resource in the DeviceClass's extendedResourceName instead",
+        asking.len(),
+        pod.key(),
+        at.describe(),
+    ))
+}
+
 /// Gives every pod without a UID (or with one another pod already has: a template's, copied
 /// by a controller) the stable UID the API server would give it.
 fn assign_uids<'p>(taken: &mut HashSet<String>, pods: impl Iterator<Item = &'p mut Pod>) {

@@ -193,9 +193,6 @@ impl Loader<'_> {
         let gates = sd.spec.scheduler.feature_gates;
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
-        if gates.dra_extended_resource {
-            warnings.push("feature gate DRAExtendedResource: extended resources backed by DRA devices (a DeviceClass's extendedResourceName) are not simulated yet; NodeResourcesFit alone checks pods' extended resources".to_string());
-        }
 
         let routed = self.route_objects(file, doc, list("objects"), &mut errors);
         if routed.terminal_pods > 0 {
@@ -306,6 +303,11 @@ impl Loader<'_> {
             sd.spec.scheduler.seed,
             &mut warnings,
         );
+        if gates.dra_extended_resource {
+            warnings.extend(dra::implicit_extended_names(
+                existing.iter().chain(&set.pods),
+            ));
+        }
         for (p, at) in existing.iter_mut().chain(set.pods.iter_mut()) {
             if let Err(m) = priority_classes.admit(p) {
                 errors.push(at.error_at(

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 
 use super::validate::{FieldError, invalid, validate_pod_spec};
 use crate::features::FeatureGates;
-use crate::model::pod::PodGroupRef;
+use crate::model::pod::{ContainerExtendedRequest, PodGroupRef};
 use crate::model::quantity::Quantity;
 use crate::model::resources::{self, ContainerRequests, PodResources, ResourceList};
 use crate::model::{Node, Pod};
@@ -190,6 +190,10 @@ pub fn pod_from_k8s(
         resource_claim_statuses: (pod.status.as_ref())
             .and_then(|s| s.resource_claim_statuses.clone())
             .unwrap_or_default(),
+        extended_requests: extended_requests(
+            (spec.init_containers.iter().flatten()).zip(init.iter().map(|(r, _)| r)),
+            spec.containers.iter().zip(&containers),
+        ),
         pod_group: PodGroupRef::of(
             pod.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
             pod.metadata
@@ -198,6 +202,29 @@ pub fn pod_from_k8s(
                 .unwrap_or(&BTreeMap::new()),
         ),
     }
+}
+
+/// The containers' requests of extended resources, init containers first, each with the
+/// resource's index among the container's sorted request names (a `ResourceList` is sorted).
+fn extended_requests<'c>(
+    init: impl Iterator<Item = (&'c k8s::Container, &'c ResourceList)>,
+    containers: impl Iterator<Item = (&'c k8s::Container, &'c ResourceList)>,
+) -> Vec<ContainerExtendedRequest> {
+    let mut out = Vec::new();
+    for (i, (c, requests)) in init.chain(containers).enumerate() {
+        for (index, (resource, &quantity)) in requests.iter().enumerate() {
+            if quantity != 0 && resources::is_extended_resource_name(resource) {
+                out.push(ContainerExtendedRequest {
+                    container: i,
+                    container_name: c.name.clone(),
+                    index,
+                    resource: resource.clone(),
+                    quantity,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Pod-level requests (`spec.resources`, PodLevelResources), a missing request defaulting to

@@ -50,6 +50,25 @@ pub struct Pod {
     /// as the pod came or as the loader's resourceclaim controller recorded it
     /// (`dra::controller`).
     pub resource_claim_statuses: Vec<k8s_openapi::api::core::v1::PodResourceClaimStatus>,
+    /// Each container's requests of extended resources, what DynamicResources turns into the
+    /// requests of the pod's extended-resource claim when DRAExtendedResource is on
+    /// (`dra::extended`).
+    pub extended_requests: Vec<ContainerExtendedRequest>,
+}
+
+/// One container's request of an extended resource (`IsExtendedResourceName`, not zero),
+/// after defaulting: what upstream's `createDeviceRequests` and `createRequestMappings`
+/// (kubernetes 1.34 `pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go`)
+/// read from `spec.initContainers` then `spec.containers`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerExtendedRequest {
+    /// The container's index in the init containers followed by the containers.
+    pub container: usize,
+    pub container_name: String,
+    /// The resource's index among the container's request names, sorted.
+    pub index: usize,
+    pub resource: String,
+    pub quantity: i64,
 }
 
 /// How a pod names its gang. Each gang scheduler has its own marker.

@@ -11,7 +11,8 @@ use serde::Serialize;
 
 use crate::dra::Inventory;
 use crate::dra::allocator::{DeviceId, Selectors};
-use crate::dra::cel;
+use crate::dra::{cel, extended};
+use crate::model::Pod;
 use crate::model::resources::GPU_RESOURCES;
 
 /// The devices of one DeviceClass on a node.
@@ -128,6 +129,40 @@ pub fn claims(claims: &[ResourceClaim]) -> Vec<ClaimReport> {
             })
         })
         .collect()
+}
+
+/// The extended-resource claims of the run (DRAExtendedResource), by the UID of the pod that
+/// controls them: what the pods' `status.extendedResourceClaimStatus` say.
+pub struct ExtendedClaims<'c>(std::collections::HashMap<&'c str, Vec<&'c ResourceClaim>>);
+
+impl<'c> ExtendedClaims<'c> {
+    pub fn new(claims: &'c [ResourceClaim]) -> Self {
+        let mut by_pod: std::collections::HashMap<&str, Vec<&ResourceClaim>> = Default::default();
+        for claim in claims {
+            let annotated = (claim.metadata.annotations.as_ref())
+                .and_then(|a| a.get(extended::EXTENDED_RESOURCE_CLAIM_ANNOTATION))
+                .is_some_and(|v| v == "true");
+            let owners = (claim.metadata.owner_references.iter().flatten())
+                .filter(|o| annotated && o.controller == Some(true));
+            for owner in owners {
+                by_pod.entry(owner.uid.as_str()).or_default().push(claim);
+            }
+        }
+        ExtendedClaims(by_pod)
+    }
+
+    /// The pod's `status.extendedResourceClaimStatus` (PreBind's `createRequestMappings`).
+    pub fn status_of(
+        &self,
+        pod: &Pod,
+    ) -> Option<k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus> {
+        let claim =
+            (self.0.get(pod.uid.as_str())?.iter()).find(|c| extended::is_claim_of(c, pod))?;
+        Some(k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus {
+            request_mappings: extended::request_mappings(claim, pod),
+            resource_claim_name: claim.metadata.name.clone().unwrap_or_default(),
+        })
+    }
 }
 
 /// A node's DRA GPUs: (allocated + free, allocated) of its first GPU class by name (two GPU

@@ -87,6 +87,12 @@ pub struct PodReport {
     /// For a gang member: its gang's last attempt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gang: Option<GangNote>,
+    /// `status.extendedResourceClaimStatus`: the claim DynamicResources created for the pod's
+    /// extended resources backed by DRA (DRAExtendedResource), and which request of it stands
+    /// for which container's resource.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extended_resource_claim_status:
+        Option<k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus>,
 }
 
 /// One plugin verdict shared by a set of nodes: how many, and which with `run --node-lists`.
@@ -174,6 +180,7 @@ impl ScenarioReport {
                     verdicts: Vec::new(),
                     preempted: Vec::new(),
                     gang: None,
+                    extended_resource_claim_status: None,
                 })
                 .collect(),
             preempted_existing_pods: Vec::new(),
@@ -192,6 +199,7 @@ impl ScenarioReport {
     pub fn new(scenario: &Scenario, workloads: &[Pod], outcome: &Outcome) -> Self {
         let cluster = &outcome.cluster;
         let node_name = |i: usize| cluster.nodes[i].name.clone();
+        let extended = super::dra::ExtendedClaims::new(&outcome.dra_claims);
         let pods: Vec<PodReport> = workloads
             .iter()
             .zip(&outcome.pods)
@@ -208,6 +216,7 @@ impl ScenarioReport {
                 },
                 preempted: o.victims.iter().map(|&v| victim_key(scenario, v)).collect(),
                 gang: o.gang.clone(),
+                extended_resource_claim_status: extended.status_of(pod),
             })
             .collect();
         let nodes = node_reports(scenario, outcome, true);

@@ -87,6 +87,12 @@ impl ResourceTable {
     }
 }
 
+/// A set of table indices, as bits (a scenario has at most 128 resource names in practice;
+/// an index past 127 is never in a set).
+pub fn bit(index: usize) -> u128 {
+    1u128.checked_shl(index as u32).unwrap_or(0)
+}
+
 /// A pod's requests in the table's indices.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PodRequest {
@@ -95,6 +101,9 @@ pub struct PodRequest {
     /// cpu and memory with the scorers' defaults for missing container requests.
     pub nonzero_cpu: i64,
     pub nonzero_memory: i64,
+    /// The resources NodeResourcesFit leaves to DynamicResources on a node that does not
+    /// publish them (DRAExtendedResource; see `node_resources_fit::dra_delegable`).
+    pub dra_delegable: u128,
 }
 
 impl PodRequest {
@@ -107,6 +116,7 @@ impl PodRequest {
                 .get(resources::MEMORY)
                 .copied()
                 .unwrap_or(0),
+            dra_delegable: 0,
         }
     }
 
@@ -129,6 +139,8 @@ pub struct Cluster {
     nonzero_requested: Vec<[i64; 2]>,
     pod_count: Vec<i64>,
     allowed_pods: Vec<i64>,
+    /// Per node: the resources its allocatable lists, even as 0 (see [`NodeResources`]).
+    published: Vec<u128>,
     /// Bumped whenever a node's usage changes, so per-node results can be cached.
     version: Vec<u32>,
 }
@@ -141,6 +153,10 @@ pub struct NodeResources<'a> {
     pub nonzero_requested: [i64; 2],
     pub pod_count: i64,
     pub allowed_pods: i64,
+    /// The resources (table bits) the node's `status.allocatable` lists, whatever the amount:
+    /// upstream's `NodeInfo.Allocatable.ScalarResources` has a key for each, which is how
+    /// 1.34 tells a device-plugin resource from one left to DRA.
+    pub published: u128,
 }
 
 impl Cluster {
@@ -154,9 +170,15 @@ impl Cluster {
         let width = table.len();
         let mut allocatable = Vec::with_capacity(nodes.len() * width);
         let mut allowed_pods = Vec::with_capacity(nodes.len());
+        let mut published = Vec::with_capacity(nodes.len());
         for n in &nodes {
             allocatable.extend(table.dense(&n.allocatable));
             allowed_pods.push(n.allocatable.get(resources::PODS).copied().unwrap_or(0));
+            published.push(
+                (n.allocatable.keys())
+                    .filter_map(|name| table.index(name))
+                    .fold(0, |bits, i| bits | bit(i)),
+            );
         }
         Cluster {
             requested: vec![0; allocatable.len()],
@@ -168,6 +190,7 @@ impl Cluster {
             width,
             allocatable,
             allowed_pods,
+            published,
         }
     }
 
@@ -191,6 +214,7 @@ impl Cluster {
             nonzero_requested: self.nonzero_requested[node],
             pod_count: self.pod_count[node],
             allowed_pods: self.allowed_pods[node],
+            published: self.published[node],
         }
     }
 
@@ -204,6 +228,11 @@ impl Cluster {
         self.nonzero_requested[node][1] += sign * request.nonzero_memory;
         self.pod_count[node] += sign;
         self.version[node] = self.version[node].wrapping_add(1);
+    }
+
+    /// The resources (table bits) the node's allocatable lists.
+    pub fn published(&self, node: usize) -> u128 {
+        self.published[node]
     }
 
     /// The node's usage version: equal versions mean equal usage.
@@ -232,6 +261,7 @@ pub struct NodeTrial {
     nonzero_requested: [i64; 2],
     pod_count: i64,
     allowed_pods: i64,
+    published: u128,
 }
 
 impl NodeTrial {
@@ -242,6 +272,7 @@ impl NodeTrial {
             nonzero_requested: self.nonzero_requested,
             pod_count: self.pod_count,
             allowed_pods: self.allowed_pods,
+            published: self.published,
         }
     }
 
@@ -272,6 +303,7 @@ impl Cluster {
             nonzero_requested: r.nonzero_requested,
             pod_count: r.pod_count,
             allowed_pods: r.allowed_pods,
+            published: r.published,
         }
     }
 }

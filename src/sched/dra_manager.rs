@@ -5,7 +5,8 @@
 //! (`pkg/controller/resourceclaim/controller.go`, `syncClaim`) does to their claims.
 //!
 //! The scenario's inventory is shared and never copied: claims the run changes (allocated,
-//! reserved, deallocated, deleted) live in an overlay. Devices are numbered once; per node it
+//! reserved, deallocated, deleted, and the extended-resource claims it creates) live in an
+//! overlay. Devices are numbered once; per node it
 //! keeps the devices the allocator searches there and a version that moves whenever one of
 //! them is taken or freed, so the plugin can cache its Filter verdicts per node.
 
@@ -19,7 +20,7 @@ use k8s_openapi::api::resource::v1::{
 
 use crate::dra::Inventory;
 use crate::dra::allocator::{self, DeviceId, NodeView};
-use crate::dra::resourceclaim;
+use crate::dra::{controller, extended, resourceclaim};
 use crate::model::{Node, Pod};
 use crate::sched::plugins::node_affinity;
 
@@ -61,6 +62,12 @@ pub struct DraManager {
     pub global_version: u32,
     /// Compiled CEL selectors, by expression, shared by every allocation of the run.
     pub selectors: allocator::Selectors,
+    /// Extended resource name → the DeviceClass backing it (DRAExtendedResource; the classes
+    /// do not change during a run, so it is built once).
+    extended_classes: BTreeMap<String, String>,
+    /// Pod UID → the extended-resource claims naming it as controller, by namespace and
+    /// name (what `findExtendedResourceClaim` looks for among all claims).
+    extended_claims: HashMap<String, Vec<(String, String)>>,
 }
 
 /// A node's view of the devices.
@@ -81,6 +88,20 @@ fn key_of(claim: &ResourceClaim) -> (String, String) {
         claim.metadata.namespace.clone().unwrap_or_default(),
         claim.metadata.name.clone().unwrap_or_default(),
     )
+}
+
+/// The UIDs of the pods an extended-resource claim names as controller.
+fn extended_owners(claim: &ResourceClaim) -> Vec<String> {
+    let annotated = (claim.metadata.annotations.as_ref())
+        .and_then(|a| a.get(extended::EXTENDED_RESOURCE_CLAIM_ANNOTATION))
+        .is_some_and(|v| v == "true");
+    match annotated {
+        true => (claim.metadata.owner_references.iter().flatten())
+            .filter(|o| o.controller == Some(true))
+            .map(|o| o.uid.clone())
+            .collect(),
+        false => Vec::new(),
+    }
 }
 
 /// The devices a claim's allocation holds (`foreachAllocatedDevice`): every result but
@@ -129,7 +150,16 @@ impl DraManager {
                 in_use[i as usize] = true;
             }
         }
+        let mut extended_claims: HashMap<String, Vec<(String, String)>> = HashMap::new();
+        for claim in inventory.claims() {
+            for uid in extended_owners(claim) {
+                extended_claims.entry(uid).or_default().push(key_of(claim));
+            }
+        }
+        let extended_classes = extended::device_class_mapping(&inventory.classes);
         let mut m = DraManager {
+            extended_classes,
+            extended_claims,
             inventory,
             changed: HashMap::new(),
             allocated,
@@ -259,6 +289,84 @@ impl DraManager {
         &self.allocated
     }
 
+    /// The DeviceClass backing an extended resource, if one does (`DeviceClassMapping`).
+    pub fn extended_class(&self, resource: &str) -> Option<&str> {
+        self.extended_classes.get(resource).map(String::as_str)
+    }
+
+    /// Extended resource name → DeviceClass, for every class.
+    pub fn extended_classes(&self) -> &BTreeMap<String, String> {
+        &self.extended_classes
+    }
+
+    /// `findExtendedResourceClaim`: the extended-resource claim an earlier cycle created for
+    /// the pod, if it still exists (the first by namespace and name; upstream takes the first
+    /// the informer lists).
+    pub fn extended_claim_of(&self, pod: &Pod) -> Option<(String, String)> {
+        let keys = self.extended_claims.get(&pod.uid)?;
+        (keys.iter())
+            .filter(|(ns, name)| {
+                self.claim(ns, name)
+                    .is_some_and(|c| extended::is_claim_of(c, pod))
+            })
+            .min()
+            .cloned()
+    }
+
+    /// PreBind's `Create` of the pod's extended-resource claim: the claim Filter built for the
+    /// node gets a name from its `generateName` (the API server's five characters, drawn from a
+    /// hash of `seed` and the pod as the resourceclaim controller draws them), and is then
+    /// allocated and reserved for the pod as any claim ([`DraManager::reserve`]). Returns its
+    /// name.
+    pub fn create_extended_claim(
+        &mut self,
+        mut claim: ResourceClaim,
+        pod: &Pod,
+        allocation: AllocationResult,
+        seed: u64,
+    ) -> String {
+        let base = claim.metadata.generate_name.clone().unwrap_or_default();
+        let name = (0u32..)
+            .map(|attempt| {
+                let hash = controller::stable_hash(&[
+                    &seed.to_string(),
+                    &pod.namespace,
+                    &pod.name,
+                    &pod.uid,
+                    extended::SPECIAL_CLAIM_IN_MEM_NAME,
+                    &attempt.to_string(),
+                ]);
+                controller::generated_name(&base, hash)
+            })
+            .find(|n| self.claim(&pod.namespace, n).is_none())
+            .expect("some drawn name is free");
+        claim.metadata.name = Some(name.clone());
+        claim.status = None;
+        (self.extended_claims.entry(pod.uid.clone()).or_default())
+            .push((pod.namespace.clone(), name.clone()));
+        self.set_claim(claim);
+        self.reserve(&pod.namespace, &name, pod, Some(allocation));
+        name
+    }
+
+    /// Whether the pod may hold claims: its own, or an extended-resource claim.
+    pub fn holds_claims(&self, pod: &Pod) -> bool {
+        !pod.resource_claims.is_empty() || self.extended_claims.contains_key(&pod.uid)
+    }
+
+    /// Deletes a claim (PostFilter's and Unreserve's `deleteClaim`, after the finalizer is
+    /// removed): the devices it held are free again.
+    pub fn delete_claim(&mut self, namespace: &str, name: &str) {
+        let Some(claim) = self.claim(namespace, name) else {
+            return;
+        };
+        let ids: Vec<DeviceId> = allocated_devices_of(claim).collect();
+        for id in &ids {
+            self.mark(id, false);
+        }
+        (self.changed.entry(namespace.to_string()).or_default()).insert(name.to_string(), None);
+    }
+
     /// The claim `namespace/name` as it is now (`ResourceClaims().Get`).
     pub fn claim(&self, namespace: &str, name: &str) -> Option<&ResourceClaim> {
         match self.changed.get(namespace).and_then(|n| n.get(name)) {
@@ -368,7 +476,14 @@ impl DraManager {
     /// reserves any more is deallocated, as the resourceclaim controller does in `syncClaim`
     /// (the allocation is removed with the scheduler's finalizer). `deleted`: the pod is gone
     /// for good, and the claims generated for it (owned by it) are deleted with it.
+    ///
+    /// The pod's extended-resource claim is deleted whenever the pod lets it go: it belongs
+    /// to one scheduling attempt (Unreserve deletes it, a deleted pod's is garbage-collected,
+    /// and a later cycle never reuses one).
     pub fn release(&mut self, pod: &Pod, deleted: bool) {
+        if let Some((ns, name)) = self.extended_claim_of(pod) {
+            self.delete_claim(&ns, &name);
+        }
         for (ns, name) in self.pod_claim_keys(pod) {
             let Some(mut claim) = self.claim(&ns, &name).cloned() else {
                 continue;

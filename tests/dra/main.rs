@@ -6,6 +6,7 @@
 mod allocator;
 mod cel;
 mod claims;
+mod extended;
 mod fixtures;
 mod generate;
 mod load;

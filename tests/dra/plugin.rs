@@ -8,12 +8,16 @@ use super::cases;
 use super::load::tempdir;
 
 #[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Case {
     name: String,
     scenario: serde_json::Value,
     /// The allocated claims at the end, if the case says.
     #[serde(default)]
     claims: Option<Vec<Claim>>,
+    /// The first pod's `extendedResourceClaimStatus` at the end, if the case says.
+    #[serde(default)]
+    pod_status: Option<serde_json::Value>,
 }
 
 #[derive(Debug, PartialEq, Eq, serde::Deserialize)]
@@ -24,18 +28,16 @@ struct Claim {
     reserved_for: Vec<String>,
 }
 
-#[test]
-fn upstream_plugin_cases_hold() {
-    let cases: Vec<Case> = cases(
-        include_str!("../data/dra/plugin-cases.yaml"),
-        "plugin-cases.yaml",
-    );
-    assert!(cases.len() >= 12);
-    let dir = tempdir("plugin-cases");
+/// Runs every case of a table of scenarios (`plugin-cases.yaml`'s shape): each must load,
+/// have an expectation, and meet all of them and what the case says of claims and the pod.
+pub(crate) fn run_cases(text: &str, file: &str, at_least: usize) {
+    let cases: Vec<Case> = cases(text, file);
+    assert!(cases.len() >= at_least, "{file}: {} cases", cases.len());
+    let dir = tempdir(file);
     for case in cases {
-        let file = dir.join(format!("{}.json", case.name));
-        std::fs::write(&file, serde_json::to_string(&case.scenario).unwrap()).unwrap();
-        let loaded = load_files(&[file], &LoadOptions::default());
+        let path = dir.join(format!("{}.json", case.name));
+        std::fs::write(&path, serde_json::to_string(&case.scenario).unwrap()).unwrap();
+        let loaded = load_files(&[path], &LoadOptions::default());
         assert!(
             loaded.errors.is_empty(),
             "{}: {:?}",
@@ -64,7 +66,20 @@ fn upstream_plugin_cases_hold() {
                 .collect();
             assert_eq!(got, want, "{}", case.name);
         }
+        if let Some(want) = case.pod_status {
+            let got = serde_json::to_value(&report.pods[0].extended_resource_claim_status).unwrap();
+            assert_eq!(got, want, "{}", case.name);
+        }
     }
+}
+
+#[test]
+fn upstream_plugin_cases_hold() {
+    run_cases(
+        include_str!("../data/dra/plugin-cases.yaml"),
+        "plugin-cases.yaml",
+        12,
+    );
 }
 
 /// A Coscheduling gang whose members claim devices: members rejected at Permit give their
@@ -82,27 +97,6 @@ fn a_rejected_gang_releases_its_devices() {
         .map(|c| (c.reserved_for[0].as_str(), c.devices.len()))
         .collect();
     assert_eq!(claims, [("solo", 8)]);
-}
-
-/// DRAExtendedResource is not simulated: turning it on says so rather than doing nothing.
-#[test]
-fn the_extended_resource_gate_warns_that_it_is_not_simulated() {
-    let dir = tempdir("extended-resource-gate");
-    let file = dir.join("gate.yaml");
-    std::fs::write(
-        &file,
-        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: gate}\nspec:\n  scheduler: {featureGates: {DRAExtendedResource: true}}\n  nodes: [{apiVersion: v1, kind: Node, metadata: {name: node-0}, status: {allocatable: {cpu: \"1\", pods: \"1\"}}}]\n",
-    )
-    .unwrap();
-    let loaded = load_files(&[file], &LoadOptions::default());
-    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-    let warnings = &loaded.scenarios[0].warnings;
-    assert!(
-        warnings.iter().any(|w| w.starts_with(
-            "feature gate DRAExtendedResource: extended resources backed by DRA devices"
-        )),
-        "{warnings:?}"
-    );
 }
 
 /// A finished pod's devices come back: the resourceclaim controller deletes its claim, and the

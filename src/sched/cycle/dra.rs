@@ -15,9 +15,18 @@ impl<'a> Scheduler<'a> {
             return Ok(None);
         }
         let gates = &self.config.feature_gates;
-        let decided = match pod.resource_claims.is_empty() {
+        let no_claims = pod.resource_claims.is_empty()
+            && !(gates.dra_extended_resource
+                && dynamic_resources::has_backed_extended_resource(&self.dra, pod));
+        let decided = match no_claims {
             true => PreFilter::Skip,
-            false => dynamic_resources::pre_filter(&self.dra, self.dra_cache.get_mut(), pod, gates),
+            false => dynamic_resources::pre_filter(
+                &self.dra,
+                self.dra_cache.get_mut(),
+                pod,
+                gates,
+                &self.cluster.table,
+            ),
         };
         match decided {
             PreFilter::Skip => {
@@ -41,9 +50,7 @@ impl<'a> Scheduler<'a> {
 
     /// Whether DynamicResources' Filter has work for the pod in the cycle.
     fn dra_filters(&self) -> bool {
-        self.dra_cycle
-            .as_ref()
-            .is_some_and(|c| !c.claims.is_empty())
+        self.dra_cycle.as_ref().is_some_and(|c| !c.is_empty())
             && self.compiled().filters.contains(&Plugin::DynamicResources)
     }
 
@@ -59,6 +66,7 @@ impl<'a> Scheduler<'a> {
             pod,
             node,
             &self.cluster.nodes[node],
+            self.cluster.published(node),
             &self.config.feature_gates,
         )
     }
@@ -83,7 +91,8 @@ impl<'a> Scheduler<'a> {
             let node = f.node as usize;
             let known = {
                 let cache = self.dra_cache.borrow();
-                dynamic_resources::known_verdict(&self.dra, &cache, state, node)
+                let published = self.cluster.published(node);
+                dynamic_resources::known_verdict(&self.dra, &cache, state, node, published)
             };
             match known {
                 Some(pass) => pass,
@@ -111,20 +120,36 @@ impl<'a> Scheduler<'a> {
             return None;
         }
         let cycle = self.dra_cycle.as_ref()?;
-        let (reason, deallocate) = dynamic_resources::post_filter(&self.dra, Some(cycle), pod);
-        if let Some((ns, name)) = deallocate {
-            self.dra.deallocate(&ns, &name);
-            self.mutations += 1;
+        let (reason, action) = dynamic_resources::post_filter(&self.dra, Some(cycle), pod);
+        match action {
+            Some(dynamic_resources::PostFilterAction::Deallocate(ns, name)) => {
+                self.dra.deallocate(&ns, &name);
+                self.mutations += 1;
+            }
+            Some(dynamic_resources::PostFilterAction::Delete(ns, name)) => {
+                self.dra.delete_claim(&ns, &name);
+                self.mutations += 1;
+            }
+            None => {}
         }
         Some(reason)
     }
 
     /// Reserve and PreBind: the claims the pod allocates get their devices on `node` (the
-    /// allocator's first solution), and every claim of the pod is reserved for it.
+    /// allocator's first solution), and every claim of the pod is reserved for it. The
+    /// extended-resource claim, where the node needs one, is created (`bindClaim`) or, when an
+    /// earlier cycle's, updated; where the node's device plugin serves the pod, there is none.
     pub(super) fn dra_reserve(&mut self, node: usize, pod: &Pod) {
-        let Some(state) = self.dra_cycle.take().filter(|c| !c.claims.is_empty()) else {
+        let Some(state) = self.dra_cycle.take().filter(|c| !c.is_empty()) else {
             return;
         };
+        let published = self.cluster.published(node);
+        let extended =
+            (state.extended.as_ref()).filter(|x| x.needed_on(!state.claims.is_empty(), published));
+        if state.claims.is_empty() && extended.is_none() {
+            return;
+        }
+        let allocates = !state.to_allocate.is_empty() || extended.is_some_and(|x| !x.allocated);
         let run_allocator = || -> Vec<Option<_>> {
             (dynamic_resources::allocate(
                 &self.dra,
@@ -142,8 +167,9 @@ impl<'a> Scheduler<'a> {
             .collect()
         };
         // A claim Filter decided by a count gets the devices the allocator would pick, without
-        // its search (debug builds check that they are the same).
-        let counted = (!state.to_allocate.is_empty())
+        // its search (debug builds check that they are the same); not with an
+        // extended-resource claim beside it.
+        let counted = (!state.to_allocate.is_empty() && extended.is_none())
             .then(|| {
                 let cache = &mut self.dra_cache.borrow_mut();
                 dynamic_resources::counted_allocation(&self.dra, cache, &state, node)
@@ -153,10 +179,10 @@ impl<'a> Scheduler<'a> {
         if let Some(counted) = &counted {
             debug_assert_eq!(*counted, run_allocator(), "the allocator's pick");
         }
-        let mut allocations = match (state.to_allocate.is_empty(), counted) {
-            (true, _) => Vec::new(),
-            (false, Some(counted)) => counted,
-            (false, None) => run_allocator(),
+        let mut allocations = match (allocates, counted) {
+            (false, _) => Vec::new(),
+            (true, Some(counted)) => counted,
+            (true, None) => run_allocator(),
         };
         for (index, (ns, name)) in state.claims.iter().enumerate() {
             let allocation = (state.to_allocate.iter().position(|&i| i == index))
@@ -164,13 +190,34 @@ impl<'a> Scheduler<'a> {
                 .map(|a| dra_manager::allocation_result(&a));
             self.dra.reserve(ns, name, pod, allocation);
         }
+        let Some(x) = extended else {
+            return;
+        };
+        let allocation = match x.allocated {
+            true => None,
+            false => (allocations.get_mut(state.to_allocate.len()))
+                .and_then(Option::take)
+                .map(|a| dra_manager::allocation_result(&a)),
+        };
+        // `bindClaim`: a claim without a new allocation and without requests is left alone.
+        match (&x.existing, allocation) {
+            (Some((ns, name)), Some(allocation)) => {
+                self.dra.reserve(ns, name, pod, Some(allocation));
+            }
+            (None, Some(allocation)) => {
+                let claim = x.claim.clone();
+                self.dra
+                    .create_extended_claim(claim, pod, allocation, self.config.seed);
+            }
+            (_, None) => {}
+        }
     }
 
     /// A bound pod is gone for good (preempted, deleted, finished): besides its reservations
     /// (released when it was unbound), the claims generated for it are deleted.
     pub(crate) fn dra_pod_deleted(&mut self, pod_id: usize) {
         let pod = self.bound_pod(pod_id);
-        if !pod.resource_claims.is_empty() {
+        if self.dra.holds_claims(pod) {
             self.dra.release(pod, true);
         }
     }

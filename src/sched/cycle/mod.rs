@@ -485,7 +485,7 @@ pub fn feasible_nodes(
     if s.templates[t].pre_filter_reject.is_some() {
         return Vec::new();
     }
-    let request = PodRequest::new(&s.cluster.table, pod);
+    let request = s.pod_request(pod);
     let (_, bound_filters) = s.pre_filter_bound(pod);
     if let Ok(Some(_)) | Err(_) = s.dra_pre_filter(pod) {
         return Vec::new();
@@ -717,7 +717,7 @@ impl<'a> Scheduler<'a> {
             );
         }
         let t = self.template_for(pod);
-        let request = PodRequest::new(&self.cluster.table, pod);
+        let request = self.pod_request(pod);
         // The PreFilter plugins that can reject a pod outright, in the profile's order.
         let node_affinity = self.templates[t].pre_filter_reject.clone();
         let gang = gang_reject;
@@ -747,7 +747,7 @@ impl<'a> Scheduler<'a> {
         let (spread, bound_filters) = self.pre_filter_bound(pod);
         let failure_key = (bound_filters.spread.is_none()
             && bound_filters.affinity.is_none()
-            && self.dra_cycle.as_ref().is_none_or(|c| c.claims.is_empty()))
+            && self.dra_cycle.as_ref().is_none_or(|c| c.is_empty()))
         .then(|| FailureKey {
             profile: self.current,
             template: t,
@@ -802,6 +802,18 @@ impl<'a> Scheduler<'a> {
                 _ => scheduled(self.select_host(pod, spread.as_deref())),
             },
         }
+    }
+
+    /// The pod's request as the filters read it: with DRAExtendedResource, the resources
+    /// NodeResourcesFit leaves to DynamicResources on nodes that do not publish them.
+    fn pod_request(&self, pod: &Pod) -> PodRequest {
+        let mut request = PodRequest::new(&self.cluster.table, pod);
+        if self.config.feature_gates.dra_extended_resource {
+            let backed = |name: &str| self.dra.extended_class(name).is_some();
+            request.dra_delegable =
+                node_resources_fit::dra_delegable(&request, &self.cluster.table, backed);
+        }
+        request
     }
 
     /// The profile scheduling the current pod.

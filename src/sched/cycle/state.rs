@@ -58,7 +58,7 @@ impl<'a> Scheduler<'a> {
             self.count_spread(self.bound_pod(pod_id), node, -1);
             // Its claims are no longer reserved for it (the resourceclaim controller).
             let pod = self.bound_pod(pod_id);
-            if !pod.resource_claims.is_empty() {
+            if self.dra.holds_claims(pod) {
                 self.dra.release(pod, false);
             }
         }

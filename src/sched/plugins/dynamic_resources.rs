@@ -7,6 +7,17 @@
 //! (deallocating an allocated claim that fits no node) and `Reserve`/`PreBind` (the allocation
 //! recorded, the pod added to `reservedFor`, in [`DraManager::reserve`]).
 //!
+//! With DRAExtendedResource (alpha in 1.34), a pod's extended resources that a DeviceClass
+//! backs (`nvidia.com/gpu` for NVIDIA's `gpu.nvidia.com`) get a claim of their own: the 1.34
+//! plugin's `preFilterExtendedResources` (the in-memory claim, or the one an earlier cycle left,
+//! `findExtendedResourceClaim`), `filterExtendedResources` (per node: nothing to do where the
+//! node publishes every such resource and the pod has no claims of its own, `cannot fit
+//! resource` for an extended resource neither published nor backed, `cannot schedule extended
+//! resource claim` for an earlier cycle's claim), the allocator over it with the pod's claims,
+//! PostFilter's deletion of an earlier cycle's claim, and PreBind's creation of the claim
+//! ([`DraManager::create_extended_claim`]). The claim's requests are the same on every node
+//! that needs it in 1.34 (`dra::extended`), so Filter's caches serve it as any claim.
+//!
 //! Every status it returns is `UnschedulableAndUnresolvable` (`statusUnschedulable`), so
 //! DefaultPreemption never evicts pods to free devices: in 1.34 the plugin has no
 //! `PreFilterExtensions` and its allocator sees the devices allocated at PreFilter, whatever
@@ -30,10 +41,11 @@ use k8s_openapi::api::core::v1::NodeSelector;
 use k8s_openapi::api::resource::v1::{DeviceSelector, ResourceClaim, ResourceClaimSpec};
 
 use crate::dra::allocator::{self, AllocateError, Allocation, Allocator, Features, NodeView};
-use crate::dra::cel;
-use crate::dra::resourceclaim;
+use crate::dra::{cel, extended, resourceclaim};
 use crate::features::FeatureGates;
+use crate::model::resources::is_extended_resource_name;
 use crate::model::{Node, Pod};
+use crate::sched::cluster::{ResourceTable, bit};
 use crate::sched::dra_manager::{DraManager, RESERVED_FOR_MAX_SIZE};
 use crate::sched::framework::{Code, Status};
 use crate::sched::plugins::node_affinity;
@@ -49,6 +61,12 @@ pub const CLAIM_IN_USE: &str = "resourceclaim in use";
 pub const NO_NEW_CLAIMS_TO_DEALLOCATE: &str = "no new claims to deallocate";
 pub const DEALLOCATION_COMPLETED: &str = "deallocation of ResourceClaim completed";
 pub const STILL_NOT_SCHEDULABLE: &str = "still not schedulable";
+/// PostFilter, after deleting the extended-resource claim of an earlier cycle.
+pub const DELETION_COMPLETED: &str = "deletion of ResourceClaim completed";
+/// Filter: the pod's extended-resource claim is one an earlier cycle created.
+pub const CANNOT_SCHEDULE_EXTENDED_CLAIM: &str = "cannot schedule extended resource claim";
+/// Filter: an extended resource the node does not publish and no DeviceClass backs.
+pub const CANNOT_FIT_RESOURCE: &str = "cannot fit resource";
 
 /// `statusUnschedulable`: always `UnschedulableAndUnresolvable`.
 fn unschedulable(reason: impl Into<String>) -> Status {
@@ -105,14 +123,119 @@ pub fn pre_enqueue(m: &DraManager, pod: &Pod) -> Status {
 pub struct CycleState {
     /// The pod's claims, as (namespace, name).
     pub claims: Vec<(String, String)>,
-    /// Per claim: the node selector of its allocation (`availableOnNodes`).
+    /// Per claim, then for the extended-resource claim: the node selector of its allocation
+    /// (`availableOnNodes`).
     available_on: Vec<Option<NodeSelector>>,
     /// The claims the scheduler allocates (not allocated at PreFilter), by index.
     pub to_allocate: Vec<usize>,
-    /// The cache entry of the specs of `to_allocate`.
+    /// The pod's extended-resource claim (`claimStore`'s last), with DRAExtendedResource.
+    pub extended: Option<Box<ExtendedClaim>>,
+    /// The cache entry of the specs of `to_allocate`, then of the extended-resource claim if
+    /// it is to allocate.
     shape: usize,
-    /// Allocated claims whose node selector failed some node (`unavailableClaims`).
+    /// Allocated claims whose node selector failed some node (`unavailableClaims`); the
+    /// extended-resource claim is index `claims.len()`.
     unavailable: RefCell<BTreeSet<usize>>,
+}
+
+impl CycleState {
+    /// No claim at all: the plugin has nothing to do for the pod (`claims.empty()`).
+    pub fn is_empty(&self) -> bool {
+        self.claims.is_empty() && self.extended.is_none()
+    }
+}
+
+/// The special claim for a pod's extended resources backed by DRA, as Filter sees it.
+#[derive(Debug)]
+pub struct ExtendedClaim {
+    /// The claim, with the requests Filter gives it on every node that needs it
+    /// (`createDeviceRequests`): in memory (`<extended-resources>`) or, from `existing`, the
+    /// one an earlier cycle created.
+    pub claim: ResourceClaim,
+    /// (namespace, name) of the claim of an earlier cycle.
+    pub existing: Option<(String, String)>,
+    /// The earlier cycle's claim has requests: Filter fails every node, and PostFilter
+    /// deletes it.
+    stale: bool,
+    /// The earlier cycle's claim is allocated: there is nothing to allocate.
+    pub allocated: bool,
+    /// The pod's extended resources (table bits) a DeviceClass backs, and those none does.
+    backed: u128,
+    unbacked: u128,
+}
+
+impl ExtendedClaim {
+    /// `filterExtendedResources` on a node that publishes `published`: `Err` fails the node;
+    /// `Ok(false)` when the node needs no claim (the pod has no claims of its own, and the
+    /// node publishes every backed resource or the claim is already allocated).
+    fn on_node(&self, user_claims: bool, published: u128) -> Result<bool, Verdict> {
+        if self.stale {
+            return Err(Verdict::CannotScheduleExtendedClaim);
+        }
+        if self.unbacked & !published != 0 {
+            return Err(Verdict::CannotFitResource);
+        }
+        let needs_dra = self.backed & !published != 0;
+        Ok(user_claims || (needs_dra && !self.allocated))
+    }
+
+    /// Whether Reserve handles the claim on a node that publishes `published` (Filter passed
+    /// it there).
+    pub fn needed_on(&self, user_claims: bool, published: u128) -> bool {
+        self.on_node(user_claims, published) == Ok(true)
+    }
+
+    /// Whether the scheduler allocates the claim (it is not allocated yet).
+    fn to_allocate(&self) -> bool {
+        !self.allocated
+    }
+}
+
+/// `hasDeviceClassMappedExtendedResource`: the pod requests an extended resource
+/// (`v1helper.IsExtendedResourceName`, so not an implicit `deviceclass.resource.kubernetes.io/`
+/// name) that a DeviceClass backs.
+pub fn has_backed_extended_resource(m: &DraManager, pod: &Pod) -> bool {
+    (pod.requests.iter()).any(|(name, &q)| {
+        q != 0 && is_extended_resource_name(name) && m.extended_class(name).is_some()
+    })
+}
+
+/// `preFilterExtendedResources`: the pod's extended-resource claim, when DRAExtendedResource
+/// is on and the pod requests an extended resource a DeviceClass backs.
+fn extended_claim(m: &DraManager, pod: &Pod, table: &ResourceTable) -> Option<ExtendedClaim> {
+    if !has_backed_extended_resource(m, pod) {
+        return None;
+    }
+    let (mut backed, mut unbacked) = (0, 0);
+    for (name, &q) in &pod.requests {
+        if q == 0 || !is_extended_resource_name(name) {
+            continue;
+        }
+        let Some(i) = table.index(name) else { continue };
+        match m.extended_class(name) {
+            Some(_) => backed |= bit(i),
+            None => unbacked |= bit(i),
+        }
+    }
+    let existing = m.extended_claim_of(pod);
+    let base = match &existing {
+        Some((ns, name)) => m
+            .claim(ns, name)
+            .expect("found by extended_claim_of")
+            .clone(),
+        None => extended::in_memory_claim(pod),
+    };
+    let stale = extended::has_requests(&base);
+    let allocated = (base.status.as_ref()).is_some_and(|s| s.allocation.is_some());
+    let requests = extended::device_requests(pod, m.extended_classes());
+    Some(ExtendedClaim {
+        claim: extended::with_requests(&base, requests),
+        existing,
+        stale,
+        allocated,
+        backed,
+        unbacked,
+    })
 }
 
 /// What PreFilter decides.
@@ -127,38 +250,36 @@ pub enum PreFilter {
     Run(CycleState),
 }
 
-/// `PreFilter`.
+/// `PreFilter`. `table` is the cluster's resource table, for the extended-resource claim.
 pub fn pre_filter(
     m: &DraManager,
     cache: &mut FilterCache,
     pod: &Pod,
     gates: &FeatureGates,
+    table: &ResourceTable,
 ) -> PreFilter {
     let claims = match pod_claims(m, pod) {
         Ok(c) => c,
         Err(e) => return PreFilter::Reject(unschedulable(e)),
     };
-    if claims.is_empty() {
+    let extended = match gates.dra_extended_resource {
+        true => extended_claim(m, pod, table),
+        false => None,
+    };
+    if claims.is_empty() && extended.is_none() {
         return PreFilter::Skip;
     }
     let mut state = CycleState {
-        available_on: vec![None; claims.len()],
+        available_on: vec![None; claims.len() + 1],
         ..Default::default()
     };
     let mut specs: Vec<&ResourceClaimSpec> = Vec::new();
     for (index, (ns, name)) in claims.iter().enumerate() {
         let claim = m.claim(ns, name).expect("pod_claims found it");
-        let allocation = claim.status.as_ref().and_then(|s| s.allocation.as_ref());
-        let reserved = (claim.status.as_ref())
-            .and_then(|s| s.reserved_for.as_ref())
-            .map_or(0, Vec::len);
-        if allocation.is_some()
-            && reserved >= RESERVED_FOR_MAX_SIZE
-            && !resourceclaim::is_reserved_for_pod(pod, claim)
-        {
+        if in_use(claim, pod) {
             return PreFilter::Reject(unschedulable(CLAIM_IN_USE));
         }
-        match allocation {
+        match claim.status.as_ref().and_then(|s| s.allocation.as_ref()) {
             Some(a) => state.available_on[index] = a.node_selector.clone(),
             None => {
                 state.to_allocate.push(index);
@@ -169,9 +290,33 @@ pub fn pre_filter(
             }
         }
     }
-    state.claims = claims;
+    // The extended-resource claim comes last; its requests are not validated (upstream
+    // leaves an earlier cycle's claim to Filter).
+    if let Some(x) = &extended {
+        if in_use(&x.claim, pod) {
+            return PreFilter::Reject(unschedulable(CLAIM_IN_USE));
+        }
+        match x.claim.status.as_ref().and_then(|s| s.allocation.as_ref()) {
+            Some(a) => state.available_on[claims.len()] = a.node_selector.clone(),
+            None => specs.push(&x.claim.spec),
+        }
+    }
     state.shape = cache.shape_of(m, &specs);
+    state.claims = claims;
+    state.extended = extended.map(Box::new);
     PreFilter::Run(state)
+}
+
+/// An allocated claim that cannot take another consumer and is not the pod's: `resourceclaim
+/// in use`.
+fn in_use(claim: &ResourceClaim, pod: &Pod) -> bool {
+    let reserved = (claim.status.as_ref())
+        .and_then(|s| s.reserved_for.as_ref())
+        .map_or(0, Vec::len);
+    let allocated = (claim.status.as_ref()).is_some_and(|s| s.allocation.is_some());
+    allocated
+        && reserved >= RESERVED_FOR_MAX_SIZE
+        && !resourceclaim::is_reserved_for_pod(pod, claim)
 }
 
 /// PreFilter's checks of a claim to allocate: every request names a device class that exists
@@ -233,6 +378,10 @@ pub enum Verdict {
     Pass,
     CannotAllocate,
     NotAvailable,
+    /// The extended-resource claim is one an earlier cycle created.
+    CannotScheduleExtendedClaim,
+    /// An extended resource the node does not publish and no DeviceClass backs.
+    CannotFitResource,
     /// The allocator failed: the scheduling cycle fails with this error.
     Error(String),
 }
@@ -244,6 +393,8 @@ impl Verdict {
             Verdict::Pass => Status::success(),
             Verdict::CannotAllocate => unschedulable(CANNOT_ALLOCATE_ALL_CLAIMS),
             Verdict::NotAvailable => unschedulable(NOT_AVAILABLE_ON_NODE),
+            Verdict::CannotScheduleExtendedClaim => unschedulable(CANNOT_SCHEDULE_EXTENDED_CLAIM),
+            Verdict::CannotFitResource => unschedulable(CANNOT_FIT_RESOURCE),
             Verdict::Error(e) => Status::new(Code::Error, NAME, e.clone()),
         }
     }
@@ -407,15 +558,25 @@ fn counted(m: &DraManager, spec: &ResourceClaimSpec) -> Option<(Vec<String>, usi
     usable.then_some((expressions, count as usize))
 }
 
-/// Filter's verdict on one node when it is known without work: the pod's claims all need
-/// allocating and the cached verdict of their shape on the node is current.
+/// Filter's verdict on one node when it is known without work: the extended-resource claim
+/// decides it alone, or the pod's claims all need allocating and the cached verdict of their
+/// shape on the node is current. `published`: the resources the node's allocatable lists.
 #[inline]
 pub fn known_verdict(
     m: &DraManager,
     cache: &FilterCache,
     state: &CycleState,
     node_index: usize,
+    published: u128,
 ) -> Option<bool> {
+    if let Some(x) = &state.extended {
+        match x.on_node(!state.claims.is_empty(), published) {
+            Err(_) => return Some(false),
+            Ok(false) => return Some(true),
+            Ok(true) if x.allocated => return None,
+            Ok(true) => {}
+        }
+    }
     if state.to_allocate.len() != state.claims.len() {
         return None;
     }
@@ -428,7 +589,7 @@ pub fn known_verdict(
     }
 }
 
-/// `Filter` on one node.
+/// `Filter` on one node; `published`: the resources the node's allocatable lists.
 #[allow(clippy::too_many_arguments)]
 pub fn filter(
     m: &DraManager,
@@ -437,8 +598,16 @@ pub fn filter(
     pod: &Pod,
     node_index: usize,
     node: &Node,
+    published: u128,
     gates: &FeatureGates,
 ) -> Verdict {
+    if let Some(x) = &state.extended {
+        match x.on_node(!state.claims.is_empty(), published) {
+            Err(verdict) => return verdict,
+            Ok(false) => return Verdict::Pass,
+            Ok(true) => {}
+        }
+    }
     let mut unavailable = Vec::new();
     for (index, selector) in state.available_on.iter().enumerate() {
         if let Some(s) = selector
@@ -447,7 +616,7 @@ pub fn filter(
             unavailable.push(index);
         }
     }
-    if !state.to_allocate.is_empty() {
+    if !state.to_allocate.is_empty() || state.extended.as_ref().is_some_and(|x| x.to_allocate()) {
         match allocation_verdict(m, cache, state, pod, node_index, node, gates) {
             Verdict::Pass => {}
             other => return other,
@@ -653,7 +822,8 @@ fn expr_verdict(
     verdict
 }
 
-/// The structured allocator on one node for the claims to allocate (`Allocate`).
+/// The structured allocator on one node for the claims to allocate (`Allocate`), the
+/// extended-resource claim last.
 pub fn allocate(
     m: &DraManager,
     state: &CycleState,
@@ -662,11 +832,13 @@ pub fn allocate(
     node: &Node,
     gates: &FeatureGates,
 ) -> Result<Option<Vec<Allocation>>, AllocateError> {
+    let extended = (state.extended.iter()).filter(|x| x.to_allocate());
     let claims: Vec<&ResourceClaim> = (state.to_allocate.iter())
         .map(|&i| {
             let (ns, name) = &state.claims[i];
             m.claim(ns, name).expect("resolved at PreFilter")
         })
+        .chain(extended.map(|x| &x.claim))
         .collect();
     let inventory = m.inventory();
     let alloc = Allocator {
@@ -685,19 +857,37 @@ pub fn allocate(
     alloc.allocate_among(&view, &claims, &slices)
 }
 
+/// What PostFilter does to a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostFilterAction {
+    /// Deallocates the claim (namespace, name).
+    Deallocate(String, String),
+    /// Deletes the extended-resource claim (namespace, name) an earlier cycle created.
+    Delete(String, String),
+}
+
 /// `PostFilter`: an allocated claim that was not available on some node and that no other
-/// pod reserves is deallocated, for a later attempt to allocate it elsewhere. Upstream picks
-/// one at random (map order); schedsim the first in the pod's order. Returns the status
-/// reason and the claim to deallocate.
+/// pod reserves is deallocated, for a later attempt to allocate it elsewhere; otherwise an
+/// extended-resource claim of an earlier cycle is deleted. Upstream picks the unavailable
+/// claim at random (map order); schedsim the first in the pod's order, the extended-resource
+/// claim last. Returns the status reason and what to do.
 pub fn post_filter(
     m: &DraManager,
     state: Option<&CycleState>,
     pod: &Pod,
-) -> (&'static str, Option<(String, String)>) {
-    let Some(state) = state.filter(|s| !s.claims.is_empty()) else {
+) -> (&'static str, Option<PostFilterAction>) {
+    let Some(state) = state.filter(|s| !s.is_empty()) else {
         return (NO_NEW_CLAIMS_TO_DEALLOCATE, None);
     };
+    let earlier = state.extended.as_ref().and_then(|x| x.existing.clone());
     for &index in state.unavailable.borrow().iter() {
+        if index == state.claims.len() {
+            // The extended-resource claim: an earlier cycle's is deleted below.
+            match earlier {
+                Some(_) => break,
+                None => continue,
+            }
+        }
         let (ns, name) = &state.claims[index];
         let Some(claim) = m.claim(ns, name) else {
             continue;
@@ -709,8 +899,12 @@ pub fn post_filter(
             Some(_) => false,
         };
         if free {
-            return (DEALLOCATION_COMPLETED, Some((ns.clone(), name.clone())));
+            let action = PostFilterAction::Deallocate(ns.clone(), name.clone());
+            return (DEALLOCATION_COMPLETED, Some(action));
         }
+    }
+    if let Some((ns, name)) = earlier {
+        return (DELETION_COMPLETED, Some(PostFilterAction::Delete(ns, name)));
     }
     (STILL_NOT_SCHEDULABLE, None)
 }

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use crate::model::resources::is_extended_resource_name;
 use crate::sched::cluster::{
-    CPU, EPHEMERAL_STORAGE, MEMORY, NodeResources, PodRequest, ResourceTable,
+    CPU, EPHEMERAL_STORAGE, MEMORY, NodeResources, PodRequest, ResourceTable, bit,
 };
 use crate::sched::framework::{Code, MAX_NODE_SCORE, Status, names};
 use crate::sched::profile::{FitArgs, MAX_CUSTOM_PRIORITY_SCORE, ResourceSpec, ScoringStrategy};
@@ -75,14 +75,25 @@ fn lacks(amount: i64, allocatable: i64, requested: i64) -> bool {
     amount > 0 && amount > allocatable - requested
 }
 
+/// The resources of the pod this node leaves to DynamicResources: those delegable that the
+/// node does not publish (see [`dra_delegable`]).
+#[inline]
+fn left_to_dra(req: &PodRequest, node: NodeResources<'_>) -> u128 {
+    match req.dra_delegable {
+        0 => 0,
+        delegable => delegable & !node.published,
+    }
+}
+
 /// `fitsRequest`: everything the node lacks for the pod.
 pub fn check(req: &PodRequest, node: NodeResources<'_>) -> Insufficient {
     let mut out = Insufficient::default();
     if node.pod_count + 1 > node.allowed_pods {
         out.bits |= 1;
     }
+    let skip = left_to_dra(req, node);
     for &(i, amount) in &req.sparse {
-        if lacks(amount, node.allocatable[i], node.requested[i]) {
+        if skip & bit(i) == 0 && lacks(amount, node.allocatable[i], node.requested[i]) {
             out.bits |= 1u128 << (i + 1);
             out.unresolvable |= amount > node.allocatable[i];
         }
@@ -93,11 +104,33 @@ pub fn check(req: &PodRequest, node: NodeResources<'_>) -> Insufficient {
 /// The hot path: whether the pod fits, stopping at the first shortage.
 #[inline]
 pub fn fits(req: &PodRequest, node: NodeResources<'_>) -> bool {
+    let skip = left_to_dra(req, node);
     node.pod_count < node.allowed_pods
-        && !req
-            .sparse
-            .iter()
-            .any(|&(i, amount)| lacks(amount, node.allocatable[i], node.requested[i]))
+        && !req.sparse.iter().any(|&(i, amount)| {
+            (skip == 0 || skip & bit(i) == 0)
+                && lacks(amount, node.allocatable[i], node.requested[i])
+        })
+}
+
+/// With DRAExtendedResource on, the requested resources NodeResourcesFit does not check on a
+/// node whose allocatable does not list them, leaving them to DynamicResources: kubernetes
+/// 1.34 `fit.go` (`withDeviceClass` at PreFilter, then `fitsRequest`). When the pod requests
+/// some extended resource (`IsExtendedResourceName`), those a DeviceClass backs (`backed`,
+/// the scheduler's extended-resource mapping); otherwise PreFilter builds no mapping and every
+/// scalar resource it requests (hugepages, `kubernetes.io/` names) is left to DRA where the
+/// node does not list it. A node that lists a resource, even as 0, is checked as always (the
+/// device plugin's path); 1.35 also leaves a listed 0 to DRA.
+pub fn dra_delegable(
+    req: &PodRequest,
+    table: &ResourceTable,
+    backed: impl Fn(&str) -> bool,
+) -> u128 {
+    let scalars = || (req.sparse.iter()).filter(|&&(i, _)| is_scalar_resource_name(table.name(i)));
+    // `resourceToDeviceClass` is nil unless the pod requests an extended resource.
+    let has_mapping = (req.sparse.iter()).any(|&(i, _)| is_extended_resource_name(table.name(i)));
+    scalars()
+        .filter(|&&(i, _)| !has_mapping || backed(table.name(i)))
+        .fold(0, |bits, &(i, _)| bits | bit(i))
 }
 
 /// Filter.
@@ -453,6 +486,7 @@ mod scoring_tests {
             .collect();
         let table = ResourceTable::new(lists.iter());
         let request = PodRequest {
+            dra_delegable: 0,
             sparse: table.sparse(&list(pod.exact)),
             nonzero_cpu: pod.nonzero.0,
             nonzero_memory: pod.nonzero.1,
@@ -464,6 +498,7 @@ mod scoring_tests {
                 let allocatable = table.dense(&list(n.allocatable));
                 let requested = table.dense(&list(n.requested));
                 let res = NodeResources {
+                    published: 0,
                     allocatable: &allocatable,
                     requested: &requested,
                     nonzero_requested: [n.nonzero.0, n.nonzero.1],
@@ -970,5 +1005,81 @@ mod scoring_tests {
         assert!(!is_scalar_resource_name("pods"));
         assert!(!is_scalar_resource_name("storage"));
         assert!(!is_scalar_resource_name("cpu"));
+    }
+}
+
+#[cfg(test)]
+mod dra_delegation_tests {
+    //! DRAExtendedResource in 1.34's `fitsRequest`: which requests are left to DRA, and on
+    //! which nodes.
+
+    use super::*;
+    use crate::model::resources::ResourceList;
+    use crate::sched::cluster::Cluster;
+
+    const GPU: &str = "example.com/gpu";
+    const OTHER: &str = "example.com/other";
+    const HUGEPAGES: &str = "hugepages-1Gi";
+
+    fn list(entries: &[(&str, i64)]) -> ResourceList {
+        entries.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    /// The pod's lack on each node, with `example.com/gpu` backed by a DeviceClass.
+    fn lacks_per_node(pod: &[(&str, i64)], nodes: &[&[(&str, i64)]]) -> Vec<Vec<String>> {
+        let nodes: Vec<crate::model::Node> = (nodes.iter())
+            .map(|a| crate::model::Node {
+                name: String::new(),
+                labels: Default::default(),
+                taints: Vec::new(),
+                unschedulable: false,
+                allocatable: list(a),
+                pool: None,
+            })
+            .collect();
+        let pod = crate::model::Pod {
+            requests: list(pod),
+            ..Default::default()
+        };
+        let cluster = Cluster::new(nodes, &[&pod]);
+        let mut request = PodRequest::new(&cluster.table, &pod);
+        request.dra_delegable = dra_delegable(&request, &cluster.table, |r| r == GPU);
+        (0..cluster.len())
+            .map(|n| {
+                let status = check(&request, cluster.resources(n)).status(&cluster.table);
+                assert_eq!(status.is_success(), fits(&request, cluster.resources(n)));
+                status.reasons.iter().map(|r| r.to_string()).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_backed_resource_is_left_to_dra_where_the_node_does_not_list_it() {
+        let pod = [(GPU, 1), (OTHER, 1)];
+        let got = lacks_per_node(
+            &pod,
+            &[
+                &[("pods", 10), (OTHER, 1)],
+                &[("pods", 10), (GPU, 0), (OTHER, 1)],
+                &[("pods", 10)],
+            ],
+        );
+        assert_eq!(
+            got,
+            [
+                vec![],
+                vec![format!("Insufficient {GPU}")],
+                vec![format!("Insufficient {OTHER}")],
+            ]
+        );
+    }
+
+    #[test]
+    fn without_extended_resources_every_unlisted_scalar_is_left_to_dra() {
+        let got = lacks_per_node(
+            &[(HUGEPAGES, 1 << 30)],
+            &[&[("pods", 10)], &[("pods", 10), (HUGEPAGES, 0)]],
+        );
+        assert_eq!(got, [vec![], vec![format!("Insufficient {HUGEPAGES}")]]);
     }
 }
