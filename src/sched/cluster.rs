@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::model::resources::{self, ResourceList};
 use crate::model::{Node, Pod};
+use crate::sched::resource_set::ResourceSet;
 
 /// Dense indices of the resource names of one scenario. cpu, memory and ephemeral-storage come
 /// first (upstream checks them in that order); extended resources follow, sorted by name.
@@ -87,12 +88,6 @@ impl ResourceTable {
     }
 }
 
-/// A set of table indices, as bits (a scenario has at most 128 resource names in practice;
-/// an index past 127 is never in a set).
-pub fn bit(index: usize) -> u128 {
-    1u128.checked_shl(index as u32).unwrap_or(0)
-}
-
 /// A pod's requests in the table's indices.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PodRequest {
@@ -103,7 +98,7 @@ pub struct PodRequest {
     pub nonzero_memory: i64,
     /// The resources NodeResourcesFit leaves to DynamicResources on a node that does not
     /// publish them (DRAExtendedResource; see `node_resources_fit::dra_delegable`).
-    pub dra_delegable: u128,
+    pub dra_delegable: ResourceSet,
 }
 
 impl PodRequest {
@@ -116,7 +111,7 @@ impl PodRequest {
                 .get(resources::MEMORY)
                 .copied()
                 .unwrap_or(0),
-            dra_delegable: 0,
+            dra_delegable: ResourceSet::default(),
         }
     }
 
@@ -140,7 +135,7 @@ pub struct Cluster {
     pod_count: Vec<i64>,
     allowed_pods: Vec<i64>,
     /// Per node: the resources its allocatable lists, even as 0 (see [`NodeResources`]).
-    published: Vec<u128>,
+    published: Vec<ResourceSet>,
     /// Bumped whenever a node's usage changes, so per-node results can be cached.
     version: Vec<u32>,
 }
@@ -156,7 +151,7 @@ pub struct NodeResources<'a> {
     /// The resources (table bits) the node's `status.allocatable` lists, whatever the amount:
     /// upstream's `NodeInfo.Allocatable.ScalarResources` has a key for each, which is how
     /// 1.34 tells a device-plugin resource from one left to DRA.
-    pub published: u128,
+    pub published: &'a ResourceSet,
 }
 
 impl Cluster {
@@ -177,7 +172,7 @@ impl Cluster {
             published.push(
                 (n.allocatable.keys())
                     .filter_map(|name| table.index(name))
-                    .fold(0, |bits, i| bits | bit(i)),
+                    .collect(),
             );
         }
         Cluster {
@@ -214,7 +209,7 @@ impl Cluster {
             nonzero_requested: self.nonzero_requested[node],
             pod_count: self.pod_count[node],
             allowed_pods: self.allowed_pods[node],
-            published: self.published[node],
+            published: &self.published[node],
         }
     }
 
@@ -231,8 +226,8 @@ impl Cluster {
     }
 
     /// The resources (table bits) the node's allocatable lists.
-    pub fn published(&self, node: usize) -> u128 {
-        self.published[node]
+    pub fn published(&self, node: usize) -> &ResourceSet {
+        &self.published[node]
     }
 
     /// The node's usage version: equal versions mean equal usage.
@@ -261,7 +256,7 @@ pub struct NodeTrial {
     nonzero_requested: [i64; 2],
     pod_count: i64,
     allowed_pods: i64,
-    published: u128,
+    published: ResourceSet,
 }
 
 impl NodeTrial {
@@ -272,7 +267,7 @@ impl NodeTrial {
             nonzero_requested: self.nonzero_requested,
             pod_count: self.pod_count,
             allowed_pods: self.allowed_pods,
-            published: self.published,
+            published: &self.published,
         }
     }
 
@@ -303,7 +298,7 @@ impl Cluster {
             nonzero_requested: r.nonzero_requested,
             pod_count: r.pod_count,
             allowed_pods: r.allowed_pods,
-            published: r.published,
+            published: r.published.clone(),
         }
     }
 }

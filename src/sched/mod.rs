@@ -10,6 +10,7 @@ pub mod gang;
 pub mod plan;
 pub mod plugins;
 pub mod profile;
+pub mod resource_set;
 pub mod simulation;
 
 pub use cycle::{PodOutcome, PodPhase, SchedulerConfig, feasible_nodes};

@@ -45,10 +45,11 @@ use crate::dra::{cel, extended, resourceclaim};
 use crate::features::FeatureGates;
 use crate::model::resources::is_extended_resource_name;
 use crate::model::{Node, Pod};
-use crate::sched::cluster::{ResourceTable, bit};
+use crate::sched::cluster::ResourceTable;
 use crate::sched::dra_manager::{DraManager, RESERVED_FOR_MAX_SIZE};
 use crate::sched::framework::{Code, Status};
 use crate::sched::plugins::node_affinity;
+use crate::sched::resource_set::ResourceSet;
 
 pub const NAME: &str = "DynamicResources";
 /// Filter: the allocator found no devices for every claim on the node.
@@ -160,28 +161,28 @@ pub struct ExtendedClaim {
     /// The earlier cycle's claim is allocated: there is nothing to allocate.
     pub allocated: bool,
     /// The pod's extended resources (table bits) a DeviceClass backs, and those none does.
-    backed: u128,
-    unbacked: u128,
+    backed: ResourceSet,
+    unbacked: ResourceSet,
 }
 
 impl ExtendedClaim {
     /// `filterExtendedResources` on a node that publishes `published`: `Err` fails the node;
     /// `Ok(false)` when the node needs no claim (the pod has no claims of its own, and the
     /// node publishes every backed resource or the claim is already allocated).
-    fn on_node(&self, user_claims: bool, published: u128) -> Result<bool, Verdict> {
+    fn on_node(&self, user_claims: bool, published: &ResourceSet) -> Result<bool, Verdict> {
         if self.stale {
             return Err(Verdict::CannotScheduleExtendedClaim);
         }
-        if self.unbacked & !published != 0 {
+        if !self.unbacked.is_subset(published) {
             return Err(Verdict::CannotFitResource);
         }
-        let needs_dra = self.backed & !published != 0;
+        let needs_dra = !self.backed.is_subset(published);
         Ok(user_claims || (needs_dra && !self.allocated))
     }
 
     /// Whether Reserve handles the claim on a node that publishes `published` (Filter passed
     /// it there).
-    pub fn needed_on(&self, user_claims: bool, published: u128) -> bool {
+    pub fn needed_on(&self, user_claims: bool, published: &ResourceSet) -> bool {
         self.on_node(user_claims, published) == Ok(true)
     }
 
@@ -206,15 +207,15 @@ fn extended_claim(m: &DraManager, pod: &Pod, table: &ResourceTable) -> Option<Ex
     if !has_backed_extended_resource(m, pod) {
         return None;
     }
-    let (mut backed, mut unbacked) = (0, 0);
+    let (mut backed, mut unbacked) = (ResourceSet::default(), ResourceSet::default());
     for (name, &q) in &pod.requests {
         if q == 0 || !is_extended_resource_name(name) {
             continue;
         }
         let Some(i) = table.index(name) else { continue };
         match m.extended_class(name) {
-            Some(_) => backed |= bit(i),
-            None => unbacked |= bit(i),
+            Some(_) => backed.insert(i),
+            None => unbacked.insert(i),
         }
     }
     let existing = m.extended_claim_of(pod);
@@ -567,7 +568,7 @@ pub fn known_verdict(
     cache: &FilterCache,
     state: &CycleState,
     node_index: usize,
-    published: u128,
+    published: &ResourceSet,
 ) -> Option<bool> {
     if let Some(x) = &state.extended {
         match x.on_node(!state.claims.is_empty(), published) {
@@ -598,7 +599,7 @@ pub fn filter(
     pod: &Pod,
     node_index: usize,
     node: &Node,
-    published: u128,
+    published: &ResourceSet,
     gates: &FeatureGates,
 ) -> Verdict {
     if let Some(x) = &state.extended {

@@ -118,7 +118,7 @@ mod tests {
             .collect();
         let table = ResourceTable::new(lists.iter());
         let request = PodRequest {
-            dra_delegable: 0,
+            dra_delegable: Default::default(),
             sparse: table.sparse(&list(pod)),
             nonzero_cpu: 0,
             nonzero_memory: 0,
@@ -130,7 +130,7 @@ mod tests {
                 let allocatable = table.dense(&list(a));
                 let requested = table.dense(&list(r));
                 let node = NodeResources {
-                    published: 0,
+                    published: &Default::default(),
                     allocatable: &allocatable,
                     requested: &requested,
                     nonzero_requested: [0, 0],
@@ -249,13 +249,13 @@ mod tests {
             &table,
         );
         let gpu_pod = PodRequest {
-            dra_delegable: 0,
+            dra_delegable: Default::default(),
             sparse: table.sparse(&list(&[(GPU, 1)])),
             nonzero_cpu: 100,
             nonzero_memory: 200,
         };
         let cpu_pod = PodRequest {
-            dra_delegable: 0,
+            dra_delegable: Default::default(),
             sparse: table.sparse(&list(&[("cpu", 1)])),
             nonzero_cpu: 1,
             nonzero_memory: 200,

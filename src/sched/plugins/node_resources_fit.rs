@@ -9,29 +9,28 @@ use std::borrow::Cow;
 
 use crate::model::resources::is_extended_resource_name;
 use crate::sched::cluster::{
-    CPU, EPHEMERAL_STORAGE, MEMORY, NodeResources, PodRequest, ResourceTable, bit,
+    CPU, EPHEMERAL_STORAGE, MEMORY, NodeResources, PodRequest, ResourceTable,
 };
 use crate::sched::framework::{Code, MAX_NODE_SCORE, Status, names};
 use crate::sched::profile::{FitArgs, MAX_CUSTOM_PRIORITY_SCORE, ResourceSpec, ScoringStrategy};
+use crate::sched::resource_set::ResourceSet;
 
 pub const REASON_TOO_MANY_PODS: &str = "Too many pods";
 
-/// The most resource names one scenario may use (bit 0 of [`Insufficient`] is the pod count).
-pub const MAX_RESOURCES: usize = 127;
-
-/// What a node lacks for a pod (upstream's list of `InsufficientResource`), as a bit set:
-/// bit 0 is the pod count, bit `1 + i` resource `i` of the [`ResourceTable`]. Kept as bits so
-/// diagnosing thousands of nodes for every pending pod allocates nothing per node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// What a node lacks for a pod (upstream's list of `InsufficientResource`): the pod count
+/// and a set of [`ResourceTable`] indices, so diagnosing thousands of nodes for every pending
+/// pod allocates nothing per node.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Insufficient {
-    bits: u128,
+    pods: bool,
+    resources: ResourceSet,
     /// Some request exceeds the node's allocatable: preemption cannot help.
     unresolvable: bool,
 }
 
 impl Insufficient {
     pub fn is_empty(&self) -> bool {
-        self.bits == 0
+        !self.pods && self.resources.is_empty()
     }
 
     /// The filter's status: `Unschedulable` with every reason in upstream's order (pods, cpu,
@@ -43,11 +42,11 @@ impl Insufficient {
             return Status::success();
         }
         let mut reasons: Vec<Cow<'static, str>> = Vec::new();
-        if self.bits & 1 != 0 {
+        if self.pods {
             reasons.push(REASON_TOO_MANY_PODS.into());
         }
         for i in 0..table.len() {
-            if self.bits & (1u128 << (i + 1)) != 0 {
+            if self.resources.contains(i) {
                 reasons.push(match table.name(i) {
                     "cpu" => "Insufficient cpu".into(),
                     "memory" => "Insufficient memory".into(),
@@ -75,26 +74,22 @@ fn lacks(amount: i64, allocatable: i64, requested: i64) -> bool {
     amount > 0 && amount > allocatable - requested
 }
 
-/// The resources of the pod this node leaves to DynamicResources: those delegable that the
-/// node does not publish (see [`dra_delegable`]).
+/// Whether this node leaves resource `i` of the pod to DynamicResources: it is delegable and
+/// the node does not publish it (see [`dra_delegable`]).
 #[inline]
-fn left_to_dra(req: &PodRequest, node: NodeResources<'_>) -> u128 {
-    match req.dra_delegable {
-        0 => 0,
-        delegable => delegable & !node.published,
-    }
+fn left_to_dra(req: &PodRequest, node: NodeResources<'_>, i: usize) -> bool {
+    !req.dra_delegable.is_empty() && req.dra_delegable.contains(i) && !node.published.contains(i)
 }
 
 /// `fitsRequest`: everything the node lacks for the pod.
 pub fn check(req: &PodRequest, node: NodeResources<'_>) -> Insufficient {
-    let mut out = Insufficient::default();
-    if node.pod_count + 1 > node.allowed_pods {
-        out.bits |= 1;
-    }
-    let skip = left_to_dra(req, node);
+    let mut out = Insufficient {
+        pods: node.pod_count + 1 > node.allowed_pods,
+        ..Default::default()
+    };
     for &(i, amount) in &req.sparse {
-        if skip & bit(i) == 0 && lacks(amount, node.allocatable[i], node.requested[i]) {
-            out.bits |= 1u128 << (i + 1);
+        if lacks(amount, node.allocatable[i], node.requested[i]) && !left_to_dra(req, node, i) {
+            out.resources.insert(i);
             out.unresolvable |= amount > node.allocatable[i];
         }
     }
@@ -104,11 +99,9 @@ pub fn check(req: &PodRequest, node: NodeResources<'_>) -> Insufficient {
 /// The hot path: whether the pod fits, stopping at the first shortage.
 #[inline]
 pub fn fits(req: &PodRequest, node: NodeResources<'_>) -> bool {
-    let skip = left_to_dra(req, node);
     node.pod_count < node.allowed_pods
         && !req.sparse.iter().any(|&(i, amount)| {
-            (skip == 0 || skip & bit(i) == 0)
-                && lacks(amount, node.allocatable[i], node.requested[i])
+            lacks(amount, node.allocatable[i], node.requested[i]) && !left_to_dra(req, node, i)
         })
 }
 
@@ -124,13 +117,14 @@ pub fn dra_delegable(
     req: &PodRequest,
     table: &ResourceTable,
     backed: impl Fn(&str) -> bool,
-) -> u128 {
+) -> ResourceSet {
     let scalars = || (req.sparse.iter()).filter(|&&(i, _)| is_scalar_resource_name(table.name(i)));
     // `resourceToDeviceClass` is nil unless the pod requests an extended resource.
     let has_mapping = (req.sparse.iter()).any(|&(i, _)| is_extended_resource_name(table.name(i)));
     scalars()
         .filter(|&&(i, _)| !has_mapping || backed(table.name(i)))
-        .fold(0, |bits, &(i, _)| bits | bit(i))
+        .map(|&(i, _)| i)
+        .collect()
 }
 
 /// Filter.
@@ -486,7 +480,7 @@ mod scoring_tests {
             .collect();
         let table = ResourceTable::new(lists.iter());
         let request = PodRequest {
-            dra_delegable: 0,
+            dra_delegable: ResourceSet::default(),
             sparse: table.sparse(&list(pod.exact)),
             nonzero_cpu: pod.nonzero.0,
             nonzero_memory: pod.nonzero.1,
@@ -498,7 +492,7 @@ mod scoring_tests {
                 let allocatable = table.dense(&list(n.allocatable));
                 let requested = table.dense(&list(n.requested));
                 let res = NodeResources {
-                    published: 0,
+                    published: &ResourceSet::default(),
                     allocatable: &allocatable,
                     requested: &requested,
                     nonzero_requested: [n.nonzero.0, n.nonzero.1],
@@ -1081,5 +1075,47 @@ mod dra_delegation_tests {
             &[&[("pods", 10)], &[("pods", 10), (HUGEPAGES, 0)]],
         );
         assert_eq!(got, [vec![], vec![format!("Insufficient {HUGEPAGES}")]]);
+    }
+
+    // Kubernetes bounds neither the resource names of a cluster nor those of a pod: reasons
+    // and DRA delegation hold past the resource set's inline bits.
+
+    /// 300 filler resources that sort before the ones under test, so those get indices past 128.
+    fn fillers(amount: i64) -> Vec<(String, i64)> {
+        (0..300)
+            .map(|i| (format!("aaa.example.com/r{i:03}"), amount))
+            .collect()
+    }
+
+    #[test]
+    fn reasons_name_resources_past_the_first_128() {
+        let fill = fillers(1);
+        let mut node: Vec<(&str, i64)> = fill.iter().map(|(n, a)| (n.as_str(), *a)).collect();
+        node.push(("pods", 1));
+        let pod = [
+            ("aaa.example.com/r250", 2),
+            ("aaa.example.com/r002", 2),
+            (OTHER, 1),
+        ];
+        let got = lacks_per_node(&pod, &[&node]);
+        assert_eq!(
+            got,
+            [vec![
+                "Insufficient aaa.example.com/r002".to_string(),
+                "Insufficient aaa.example.com/r250".to_string(),
+                format!("Insufficient {OTHER}"),
+            ]]
+        );
+    }
+
+    #[test]
+    fn a_backed_resource_past_the_first_128_is_left_to_dra() {
+        let fill = fillers(0);
+        let mut node: Vec<(&str, i64)> = fill.iter().map(|(n, a)| (n.as_str(), *a)).collect();
+        node.push(("pods", 10));
+        let mut listing_gpu = node.clone();
+        listing_gpu.push((GPU, 0));
+        let got = lacks_per_node(&[(GPU, 1)], &[&node, &listing_gpu]);
+        assert_eq!(got, [vec![], vec![format!("Insufficient {GPU}")]]);
     }
 }
