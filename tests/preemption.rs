@@ -78,4 +78,13 @@ fn alike_failures_are_shared_only_when_nothing_tells_the_pods_apart() {
     // Retried on the room left: one fits beside `urgent`, the other fails as both had.
     assert_eq!(pod("low-1").node.as_deref(), Some("n0"));
     assert_eq!(pod("low-2").message, pending);
+
+    let claims = schedsim::simulate(&loaded.scenarios[2]);
+    let pod = |name: &str| claims.pods.iter().find(|p| p.name == name).unwrap();
+    let pending = "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.";
+    for name in ["big-1", "big-2", "big-3"] {
+        assert_eq!(pod(name).status, PodPhase::Unschedulable, "{name}");
+        assert_eq!(pod(name).message, pending, "{name}");
+    }
+    assert_eq!(pod("small").node.as_deref(), Some("a100-node-0"));
 }

@@ -136,10 +136,12 @@ impl Selectors {
     /// The compiled selector of `expression` (compiled on first use).
     pub fn get(&self, expression: &str) -> std::rc::Rc<Result<Selector, String>> {
         let mut cache = self.0.borrow_mut();
-        let entry = cache
-            .entry(expression.to_owned())
-            .or_insert_with(|| std::rc::Rc::new(Selector::compile(expression)));
-        std::rc::Rc::clone(entry)
+        if let Some(compiled) = cache.get(expression) {
+            return std::rc::Rc::clone(compiled);
+        }
+        let compiled = std::rc::Rc::new(Selector::compile(expression));
+        cache.insert(expression.to_owned(), std::rc::Rc::clone(&compiled));
+        compiled
     }
 }
 

@@ -9,7 +9,7 @@
 const INLINE: usize = 128;
 
 /// A set of resource-table indices.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, Eq)]
 pub struct ResourceSet {
     inline: u128,
     /// Word `w` holds indices `INLINE + 64·w ..`; never ends in a zero word, so equal sets
@@ -51,6 +51,27 @@ impl ResourceSet {
         self.inline & !other.inline == 0
             && (self.spilled.iter().enumerate())
                 .all(|(w, bits)| bits & !other.spilled.get(w).copied().unwrap_or(0) == 0)
+    }
+}
+
+/// By hand so that the common case, nothing spilled, compares one integer (the derived
+/// comparison calls `memcmp` on the empty spill: a hot path of the pending-pod diagnosis).
+impl PartialEq for ResourceSet {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.inline == other.inline
+            && match (self.spilled.is_empty(), other.spilled.is_empty()) {
+                (true, true) => true,
+                (false, false) => self.spilled == other.spilled,
+                _ => false,
+            }
+    }
+}
+
+impl std::hash::Hash for ResourceSet {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.inline.hash(state);
+        self.spilled.hash(state);
     }
 }
 

@@ -392,9 +392,11 @@ pub struct Scheduler<'a> {
 
 /// What a failed cycle read of a pod whose labels no Filter reads (no PodTopologySpread
 /// `DoNotSchedule` constraint, no InterPodAffinity work): its profile, its template (static
-/// filters, requests), and what preemption reads of it. Two such pods fail alike on an
-/// unchanged cluster: the cycle's Filter, the diagnosis and PostFilter's what-ifs read nothing
-/// else of them, and a failure changes no state (a preemption does, and is never kept).
+/// filters, requests), what preemption reads of it, and the specs of its resource claims
+/// when all of them are still to allocate (DynamicResources then reads only those, and its
+/// PostFilter has nothing to deallocate). Two such pods fail alike on an unchanged cluster:
+/// the cycle's Filter, the diagnosis and PostFilter's what-ifs read nothing else of them, and
+/// a failure changes no state (a preemption does, and is never kept).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct FailureKey {
     profile: usize,
@@ -402,6 +404,7 @@ struct FailureKey {
     request: PodRequest,
     priority: i32,
     never_preempt: bool,
+    claims_shape: Option<usize>,
 }
 
 /// A pod spec's PodTopologySpread constraints compiled against the nodes: the
@@ -745,16 +748,21 @@ impl<'a> Scheduler<'a> {
             return self.fail(pod, &request, (d, might_help));
         }
         let (spread, bound_filters) = self.pre_filter_bound(pod);
-        let failure_key = (bound_filters.spread.is_none()
-            && bound_filters.affinity.is_none()
-            && self.dra_cycle.as_ref().is_none_or(|c| c.is_empty()))
-        .then(|| FailureKey {
-            profile: self.current,
-            template: t,
-            request: request.clone(),
-            priority: pod.priority,
-            never_preempt: pod.never_preempt,
-        });
+        let claims_shape = match &self.dra_cycle {
+            Some(c) if !c.is_empty() => c.fresh_claims_shape().map(Some),
+            _ => Some(None),
+        };
+        let failure_key = (bound_filters.spread.is_none() && bound_filters.affinity.is_none())
+            .then_some(claims_shape)
+            .flatten()
+            .map(|claims_shape| FailureKey {
+                profile: self.current,
+                template: t,
+                request: request.clone(),
+                priority: pod.priority,
+                never_preempt: pod.never_preempt,
+                claims_shape,
+            });
         if let Some(key) = &failure_key
             && let Some((at, outcome)) = self.failures.get(key)
             && *at == self.mutations

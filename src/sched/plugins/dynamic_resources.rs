@@ -144,6 +144,15 @@ impl CycleState {
     pub fn is_empty(&self) -> bool {
         self.claims.is_empty() && self.extended.is_none()
     }
+
+    /// The shape of the pod's claims when the plugin reads nothing else of the pod: every
+    /// claim is still to allocate and there is no extended-resource claim, so Filter's
+    /// verdicts are the shape's on each node's devices, and PostFilter finds nothing to
+    /// deallocate.
+    pub fn fresh_claims_shape(&self) -> Option<usize> {
+        (self.extended.is_none() && self.to_allocate.len() == self.claims.len())
+            .then_some(self.shape)
+    }
 }
 
 /// The special claim for a pod's extended resources backed by DRA, as Filter sees it.
@@ -453,7 +462,7 @@ impl Projections {
 /// One CEL selector's verdicts: per device slot, and per distinct value of what it reads
 /// (`cel::projection`), so that devices alike in those are evaluated once.
 struct ExprCache {
-    expression: String,
+    selector: std::rc::Rc<Result<cel::Selector, String>>,
     slots: Vec<u8>,
     /// By projection number (see [`Projections`]).
     by_projection: HashMap<u32, u8>,
@@ -524,7 +533,7 @@ impl FilterCache {
             return i;
         }
         self.exprs.push(ExprCache {
-            expression: expression.clone(),
+            selector: m.selectors.get(&expression),
             slots: vec![UNKNOWN; m.slots()],
             by_projection: HashMap::new(),
         });
@@ -792,8 +801,7 @@ fn expr_verdict(
         attributes: device.attributes.as_ref().unwrap_or(&empty),
         capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
     };
-    let compiled = m.selectors.get(&e.expression);
-    let verdict = match &*compiled {
+    let verdict = match &*e.selector {
         Err(_) => CEL_ERROR,
         Ok(selector) => {
             let eval = || match selector.matches(&view) {
