@@ -59,8 +59,9 @@ pub(super) struct Queued {
     pub kind: &'static str,
     pub origin: Origin,
     pub loaded: LoadedWorkload,
-    /// The TrainJob as decoded, to resolve again with Kueue's runtime patch.
-    pub job: Option<TrainJob>,
+    /// The TrainJob as decoded, to resolve again with Kueue's runtime patch (boxed: ten
+    /// thousand queued workloads are moved around by value).
+    pub job: Option<Box<TrainJob>>,
     pub workload: admission::Workload,
 }
 
@@ -306,7 +307,7 @@ impl Loader<'_> {
                         None => Baseline::Resolve,
                     };
                     out.push((
-                        self.resolve_train_job(&origin, job, cx, baseline)
+                        self.resolve_train_job(&origin, *job, cx, baseline)
                             .map(|w| (w, origin)),
                         step,
                     ));

@@ -103,7 +103,7 @@ pub(super) struct LoadedWorkload {
     /// A TrainJob waiting for Kueue: its pods, not made yet (`pods` is empty).
     pub unmade: Option<crate::resolve::alike::Unmade>,
     /// A TrainJob waiting for Kueue, as decoded (to resolve again once admitted).
-    pub train_job: Option<TrainJob>,
+    pub train_job: Option<Box<TrainJob>>,
 }
 
 impl LoadedWorkload {
@@ -171,10 +171,13 @@ impl Loader<'_> {
         // some TrainJob has overrides (copying 200,000 plain pods to throw them away cost a
         // third of the load).
         let mut baseline_pods: Vec<BasePod> = Vec::new();
-        let mut queued: Vec<kueue::Queued> = Vec::new();
+        let kueue_on = !cx.kueue.is_empty();
+        let mut queued: Vec<kueue::Queued> = Vec::with_capacity(match kueue_on {
+            true => items.len(),
+            false => 0,
+        });
         // Workloads naming a Kueue queue that Kueue does not admit here: (queue, where).
         let mut unmanaged: Vec<(String, String)> = Vec::new();
-        let kueue_on = !cx.kueue.is_empty();
         for item in items {
             let pods = existing_pods + set.pods.len();
             if crate::limits::PODS.exceeded_by(pods as u64) {
@@ -234,7 +237,7 @@ impl Loader<'_> {
                         ) =>
                 {
                     let mut w = w;
-                    let job = job.or_else(|| w.train_job.take());
+                    let job = job.map(Box::new).or_else(|| w.train_job.take());
                     queued.push(kueue::Queued {
                         step: item.step,
                         kind,
@@ -396,12 +399,12 @@ impl Loader<'_> {
             {
                 return Ok(LoadedWorkload {
                     unmade: Some(unmade),
-                    train_job: Some(job),
+                    train_job: Some(Box::new(job)),
                     ..LoadedWorkload::pods(Vec::new(), Vec::new())
                 });
             }
             let mut loaded = self.resolve_train_job(origin, job.clone(), cx, Baseline::Later)?;
-            loaded.train_job = Some(job);
+            loaded.train_job = Some(Box::new(job));
             return Ok(loaded);
         }
         self.resolve_train_job(origin, job, cx, Baseline::Resolve)
