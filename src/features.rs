@@ -20,6 +20,12 @@ pub struct FeatureGates {
     /// 1.34 allocates them (`dra::extended`, `sched::plugins::dynamic_resources`).
     #[serde(default, rename = "DRAExtendedResource")]
     pub dra_extended_resource: bool,
+    /// `DRAPartitionableDevices` (alpha since 1.33, off by default in 1.34 and 1.35; beta and
+    /// on from 1.36): counter sets shared by a
+    /// pool's devices (`sharedCounters`, `consumesCounters`) and per-device node selection
+    /// (`dra::counters`, `dra::allocator`).
+    #[serde(default, rename = "DRAPartitionableDevices")]
+    pub dra_partitionable_devices: bool,
 }
 
 fn on() -> bool {
@@ -33,6 +39,7 @@ impl Default for FeatureGates {
             dra_prioritized_list: true,
             dra_admin_access: true,
             dra_extended_resource: false,
+            dra_partitionable_devices: false,
         }
     }
 }

@@ -8,19 +8,27 @@
 //! solution, claim by claim, request by request, device by device.
 //!
 //! Upstream visits pools in Go map order, which is random; schedsim visits them sorted by
-//! driver and pool name, so that the same inputs always give the same devices. Not
-//! simulated: partitionable devices (shared counters), consumable capacity, device taints,
-//! binding conditions; slices that use them are left out, as upstream does with those
-//! features off.
+//! driver and pool name, so that the same inputs always give the same devices.
+//!
+//! Partitionable devices (`DRAPartitionableDevices`) follow the stable allocator of the
+//! version `tests/data/dra/allocator-cases.yaml` names, where they moved from the
+//! experimental one: pools as `pools_incubating.go` builds them (counter-set slices join
+//! every node's pool, a pool whose devices consume unknown counters is invalid), per-device
+//! node selection in `isSelectable` and `createNodeSelector`, the counters in
+//! `allocateDevice` (`dra::counters`). Upstream caches a pool's available counters per
+//! `Allocator` by pool name alone; schedsim computes them per `Allocate` by driver and pool,
+//! which is the same unless two drivers name a pool alike. Not simulated: consumable
+//! capacity, device taints, binding conditions.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::api::core::v1::{NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 use k8s_openapi::api::resource::v1::{
-    Device, DeviceAttribute, DeviceClass, DeviceSelector, ResourceClaim, ResourceSlice,
+    CounterSet, Device, DeviceAttribute, DeviceClass, DeviceSelector, ResourceClaim, ResourceSlice,
 };
 
 use super::cel::{self, Selector};
+use super::counters::{self, PoolCounters};
 
 /// `resourceapi.AllocationResultsMaxSize`.
 pub const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
@@ -53,6 +61,9 @@ pub struct Features {
     pub prioritized_list: bool,
     /// DRAAdminAccess.
     pub admin_access: bool,
+    /// DRAPartitionableDevices: counter sets, devices consuming counters, per-device node
+    /// selection.
+    pub partitionable_devices: bool,
 }
 
 /// One allocated device (`DeviceRequestAllocationResult`).
@@ -161,7 +172,13 @@ struct Pool<'a> {
     name: &'a str,
     incomplete: bool,
     invalid: bool,
+    /// The slices with devices that reach the node (`DeviceSlicesTargetingNode`).
     slices: Vec<&'a ResourceSlice>,
+    /// With partitionable devices: the pool's counter sets by name, and its other slices
+    /// with devices (`DeviceSlicesNotTargetingNode`), whose allocated devices consume counters
+    /// too.
+    counter_sets: BTreeMap<&'a str, &'a CounterSet>,
+    not_targeting: Vec<&'a ResourceSlice>,
 }
 
 impl Pool<'_> {
@@ -192,19 +209,61 @@ fn node_matches(
     }
 }
 
-/// `GatherPools`: per pool, the newest generation's slices that reach the node.
-fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView) -> Vec<Pool<'a>> {
+/// Whether a slice declares counter sets (`len(SharedCounters) > 0`).
+fn has_counter_sets(slice: &ResourceSlice) -> bool {
+    slice
+        .spec
+        .shared_counters
+        .as_ref()
+        .is_some_and(|c| !c.is_empty())
+}
+
+/// Whether a slice reaches the node in `GatherPools`: a slice with counter sets always (with
+/// partitionable devices; without, it and any slice choosing nodes per device are skipped),
+/// one for nodes by its node name, all nodes or node selector, one choosing per device when
+/// one of its devices does.
+fn reaches(slice: &ResourceSlice, node: &NodeView, features: Features) -> bool {
+    let spec = &slice.spec;
+    if !features.partitionable_devices
+        && (spec.per_device_node_selection.is_some() || has_counter_sets(slice))
+    {
+        return false;
+    }
+    let (name, all) = (spec.node_name.as_deref(), spec.all_nodes.unwrap_or(false));
+    if has_counter_sets(slice) {
+        true
+    } else if name.is_some_and(|n| !n.is_empty()) || all || spec.node_selector.is_some() {
+        node_matches(node, name, all, spec.node_selector.as_ref())
+    } else if spec.per_device_node_selection == Some(true) {
+        (spec.devices.iter().flatten()).any(|d| device_reaches(d, node))
+    } else {
+        false
+    }
+}
+
+/// A device's own node selection (`perDeviceNodeSelection`) selects the node.
+fn device_reaches(device: &Device, node: &NodeView) -> bool {
+    let all = device.all_nodes.unwrap_or(false);
+    node_matches(
+        node,
+        device.node_name.as_deref(),
+        all,
+        device.node_selector.as_ref(),
+    )
+}
+
+/// `GatherPools` and `buildPool`: per pool, the newest generation's slices that reach the
+/// node, whether it is complete, and whether it is valid (device names unique; with
+/// partitionable devices, counter set names unique and every consumed counter declared).
+fn gather_pools<'a>(
+    slices: &[&'a ResourceSlice],
+    node: &NodeView,
+    features: Features,
+) -> Vec<Pool<'a>> {
     let mut pools: BTreeMap<(&str, &str), Vec<&ResourceSlice>> = BTreeMap::new();
     for &slice in slices {
         let spec = &slice.spec;
-        if spec.per_device_node_selection.is_some()
-            || spec.shared_counters.as_ref().is_some_and(|c| !c.is_empty())
-        {
-            continue; // partitionable devices: not simulated
-        }
-        let (name, all) = (spec.node_name.as_deref(), spec.all_nodes.unwrap_or(false));
-        let targets = name.is_some_and(|n| !n.is_empty()) || all || spec.node_selector.is_some();
-        if !targets || !node_matches(node, name, all, spec.node_selector.as_ref()) {
+        if !reaches(slice, node, features) {
             continue;
         }
         let list = pools.entry((&spec.driver, &spec.pool.name)).or_default();
@@ -220,8 +279,8 @@ fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView) -> Vec<Pool<'
             list[0].spec.pool.generation,
             list[0].spec.pool.resource_slice_count,
         );
-        let mut complete = list.len() as i64 == count;
-        if !complete {
+        let mut all_slices = None;
+        if list.len() as i64 != count {
             // `checkSlicesInPool`: slices for other nodes count toward completeness, and a newer
             // generation anywhere makes this one obsolete.
             let same_pool = slices
@@ -233,36 +292,100 @@ fn gather_pools<'a>(slices: &[&'a ResourceSlice], node: &NodeView) -> Vec<Pool<'
             {
                 continue;
             }
-            complete = same_pool
+            let all: Vec<&ResourceSlice> = same_pool
                 .filter(|s| s.spec.pool.generation == generation)
-                .count() as i64
-                == count;
+                .copied()
+                .collect();
+            if all.len() as i64 != count {
+                out.push(Pool {
+                    driver,
+                    name,
+                    incomplete: true,
+                    invalid: false,
+                    slices: Vec::new(),
+                    counter_sets: BTreeMap::new(),
+                    not_targeting: Vec::new(),
+                });
+                continue;
+            }
+            all_slices = Some(all);
         }
-        let mut seen = HashSet::new();
-        let invalid = complete
-            && (list.iter())
-                .flat_map(|s| s.spec.devices.iter().flatten())
-                .any(|d| !seen.insert(d.name.as_str()));
-        out.push(Pool {
-            driver,
-            name,
-            incomplete: !complete,
-            invalid,
-            slices: if complete { list } else { Vec::new() },
-        });
+        out.push(build_pool(driver, name, list, all_slices, features));
     }
     out
 }
 
+/// `buildPool`: a complete pool, valid or not. `all`: every slice of its generation, when
+/// some do not reach the node.
+fn build_pool<'a>(
+    driver: &'a str,
+    name: &'a str,
+    slices: Vec<&'a ResourceSlice>,
+    all: Option<Vec<&'a ResourceSlice>>,
+    features: Features,
+) -> Pool<'a> {
+    let invalid = Pool {
+        driver,
+        name,
+        incomplete: false,
+        invalid: true,
+        slices: Vec::new(),
+        counter_sets: BTreeMap::new(),
+        not_targeting: Vec::new(),
+    };
+    let (counter_slices, device_slices): (Vec<&ResourceSlice>, Vec<&ResourceSlice>) =
+        (slices.iter()).partition(|s| features.partitionable_devices && has_counter_sets(s));
+    let mut seen = HashSet::new();
+    let unique = (device_slices.iter())
+        .flat_map(|s| s.spec.devices.iter().flatten())
+        .all(|d| seen.insert(d.name.as_str()));
+    if !unique {
+        return invalid;
+    }
+    let mut pool = Pool {
+        driver,
+        name,
+        incomplete: false,
+        invalid: false,
+        slices: device_slices,
+        counter_sets: BTreeMap::new(),
+        not_targeting: Vec::new(),
+    };
+    if !features.partitionable_devices {
+        return pool;
+    }
+    let Ok(sets) = counters::counter_sets(&counter_slices) else {
+        return invalid;
+    };
+    if counters::check_consumption(&sets, &slices).is_err() {
+        return invalid;
+    }
+    if let Some(all) = all.filter(|all| all.len() != slices.len()) {
+        // Upstream tells the slices it already has apart by name.
+        let names: HashSet<&str> = (slices.iter())
+            .filter_map(|s| s.metadata.name.as_deref())
+            .collect();
+        pool.not_targeting = (all.into_iter())
+            .filter(|s| !names.contains(s.metadata.name.as_deref().unwrap_or("")))
+            .collect();
+        if counters::check_consumption(&sets, &pool.not_targeting).is_err() {
+            return invalid;
+        }
+    }
+    pool.counter_sets = sets;
+    pool
+}
+
 /// The devices `Allocate` searches, in its order: those of the complete, valid pools.
 fn pool_devices<'a>(pools: &[Pool<'a>]) -> Vec<Candidate<'a>> {
-    (pools.iter())
-        .filter(|p| !p.incomplete && !p.invalid)
-        .flat_map(|p| p.slices.iter())
-        .flat_map(|&s| {
+    (pools.iter().enumerate())
+        .filter(|(_, p)| !p.incomplete && !p.invalid)
+        .flat_map(|(pool, p)| p.slices.iter().map(move |&s| (pool, s)))
+        .flat_map(|(pool, s)| {
             (s.spec.devices.iter().flatten()).map(move |d| Candidate {
                 slice: s,
                 device: d,
+                pool,
             })
         })
         .collect()
@@ -274,8 +397,9 @@ fn pool_devices<'a>(pools: &[Pool<'a>]) -> Vec<Candidate<'a>> {
 pub fn searched_devices<'a>(
     slices: &[&'a ResourceSlice],
     node: &NodeView,
+    features: Features,
 ) -> (Vec<(&'a ResourceSlice, &'a Device)>, bool) {
-    let pools = gather_pools(slices, node);
+    let pools = gather_pools(slices, node, features);
     let invalid = pools.iter().any(|p| p.invalid);
     let devices = pool_devices(&pools)
         .into_iter()
@@ -322,6 +446,8 @@ struct RequestData<'a> {
 struct Candidate<'a> {
     slice: &'a ResourceSlice,
     device: &'a Device,
+    /// Its pool, by index in [`Run::pools`].
+    pool: usize,
 }
 
 impl Candidate<'_> {
@@ -420,6 +546,7 @@ struct Internal<'a> {
 /// One `Allocate` call.
 struct Run<'a, 'c> {
     alloc: &'c Allocator<'a>,
+    node: &'c NodeView<'c>,
     claims: &'c [&'a ResourceClaim],
     pools: Vec<Pool<'a>>,
     /// The devices of the complete, valid pools, in search order (pools by driver and name,
@@ -430,6 +557,8 @@ struct Run<'a, 'c> {
     matches: HashMap<(DeviceId, RequestKey), bool>,
     /// Devices picked so far, with the claims they are picked for.
     allocating: HashMap<DeviceId, BTreeSet<usize>>,
+    /// Per pool (by index), its counters once a device consuming them was tried.
+    counters: HashMap<usize, PoolCounters>,
     result: Vec<Vec<Internal<'a>>>,
 }
 
@@ -462,10 +591,11 @@ impl<'a> Allocator<'a> {
         claims: &[&'a ResourceClaim],
         slices: &[&'a ResourceSlice],
     ) -> Result<Option<Vec<Allocation>>, AllocateError> {
-        let pools = gather_pools(slices, node);
+        let pools = gather_pools(slices, node, self.features);
         let devices = pool_devices(&pools);
         let mut run = Run {
             alloc: self,
+            node,
             claims,
             devices,
             pools,
@@ -473,6 +603,7 @@ impl<'a> Allocator<'a> {
             constraints: Vec::new(),
             matches: HashMap::new(),
             allocating: HashMap::new(),
+            counters: HashMap::new(),
             result: (0..claims.len()).map(|_| Vec::new()).collect(),
         };
         run.validate().map_err(AllocateError::Fatal)?;
@@ -494,9 +625,17 @@ impl<'a> Allocator<'a> {
             }
             Err(Stop::Error(e)) => return Err(AllocateError::Fatal(e)),
         }
-        let out = (run.result.iter())
-            .map(|devices| Allocation {
-                node_selector: node_selector(devices.iter().map(|d| d.candidate.slice)),
+        let mut out = Vec::with_capacity(claims.len());
+        for (devices, claim) in run.result.iter().zip(claims) {
+            let at = devices
+                .iter()
+                .map(|d| (d.candidate.slice, d.candidate.device));
+            let node_selector = node_selector(at).map_err(|e| {
+                let name = claim.metadata.name.as_deref().unwrap_or("");
+                AllocateError::Fatal(format!("create NodeSelector for claim {name}: {e}"))
+            })?;
+            out.push(Allocation {
+                node_selector,
                 devices: (devices.iter())
                     .map(|d| {
                         let (driver, pool, device) = d.candidate.id();
@@ -509,8 +648,8 @@ impl<'a> Allocator<'a> {
                         }
                     })
                     .collect(),
-            })
-            .collect();
+            });
+        }
         Ok(Some(out))
     }
 }
@@ -685,8 +824,8 @@ impl<'a> Run<'a, '_> {
         Ok(data)
     }
 
-    /// `isSelectable`: the class's and the request's selectors all match (cached per device
-    /// and request).
+    /// `isSelectable`: the class's and the request's selectors all match, and a device that
+    /// chooses its nodes selects this one (cached per device and request).
     fn selectable(
         &mut self,
         key: RequestKey,
@@ -700,7 +839,9 @@ impl<'a> Run<'a, '_> {
         }
         let class_selectors = class.spec.selectors.as_deref().unwrap_or(&[]);
         let m = self.selectors_match(key.0, c, Some(class), class_selectors)?
-            && self.selectors_match(key.0, c, None, selectors)?;
+            && self.selectors_match(key.0, c, None, selectors)?
+            && (c.slice.spec.per_device_node_selection != Some(true)
+                || device_reaches(c.device, self.node));
         self.matches.insert((id, key), m);
         Ok(m)
     }
@@ -848,9 +989,10 @@ impl<'a> Run<'a, '_> {
         Ok(false)
     }
 
-    /// `allocateDevice`: takes the device for the request if it is free and the claim's
-    /// constraints allow it; `must` (allocation mode All) makes a constraint violation an
-    /// error.
+    /// `allocateDevice`: takes the device for the request if it is free, its counters allow
+    /// it and the claim's constraints allow it; `must` (allocation mode All) makes a
+    /// constraint violation an error. As upstream, the counters of a device that a
+    /// constraint then refuses are not given back for the rest of this search.
     fn allocate_device(
         &mut self,
         key: RequestKey,
@@ -864,6 +1006,10 @@ impl<'a> Run<'a, '_> {
         if (admin && self.in_use_by_claim(&id, ci)) || (!admin && self.in_use(&id)) {
             return Ok(false);
         }
+        if !self.take_counters(c) {
+            return Ok(false);
+        }
+        let data = &self.requests[&key];
         let (base, sub) = match data.request.parent {
             Some(p) => (p, Some(data.request.name)),
             None => (data.request.name, None),
@@ -911,6 +1057,31 @@ impl<'a> Run<'a, '_> {
         if let Some(claims) = self.allocating.get_mut(&last.candidate.id()) {
             claims.remove(&ci);
         }
+        if self.alloc.features.partitionable_devices
+            && counters::consumes(last.candidate.device)
+            && let Some(pool) = self.counters.get_mut(&last.candidate.pool)
+        {
+            pool.release(last.candidate.device);
+        }
+    }
+
+    /// `allocateDevice`'s counter check: without partitionable devices a device that
+    /// consumes counters is never taken; with them it is when what it consumes still fits in
+    /// its pool's counter sets, and then its consumption counts until it is deallocated.
+    fn take_counters(&mut self, c: Candidate<'a>) -> bool {
+        if !counters::consumes(c.device) {
+            return true;
+        }
+        if !self.alloc.features.partitionable_devices {
+            return false;
+        }
+        let pool = &self.pools[c.pool];
+        let allocated = self.alloc.allocated;
+        let counters = self.counters.entry(c.pool).or_insert_with(|| {
+            let slices = pool.slices.iter().chain(&pool.not_targeting).copied();
+            PoolCounters::new(&pool.counter_sets, slices, allocated)
+        });
+        counters.take(c.device)
     }
 }
 
@@ -918,10 +1089,13 @@ impl<'a> Run<'a, '_> {
 /// [`Allocator::allocate_among`] returns when its search picks exactly them. For a caller
 /// that knows the pick: a single claim with one ExactCount request and no constraints takes
 /// the first free devices that pass its selectors, in the search order, as the search never
-/// backtracks there.
-pub fn allocation_of(request: &str, devices: &[(&ResourceSlice, &Device)]) -> Allocation {
-    Allocation {
-        node_selector: node_selector(devices.iter().map(|(slice, _)| *slice)),
+/// backtracks there (devices without counters). An error is `createNodeSelector`'s.
+pub fn allocation_of(
+    request: &str,
+    devices: &[(&ResourceSlice, &Device)],
+) -> Result<Allocation, String> {
+    Ok(Allocation {
+        node_selector: node_selector(devices.iter().copied())?,
         devices: (devices.iter())
             .map(|(slice, device)| DeviceResult {
                 request: request.to_string(),
@@ -931,17 +1105,25 @@ pub fn allocation_of(request: &str, devices: &[(&ResourceSlice, &Device)]) -> Al
                 admin_access: None,
             })
             .collect(),
-    }
+    })
 }
 
-/// `createNodeSelector` over the slices of the allocated devices: a node-local device pins
-/// the allocation to its node; node selectors of the slices add up into one term.
-fn node_selector<'s>(slices: impl IntoIterator<Item = &'s ResourceSlice>) -> Option<NodeSelector> {
+/// `createNodeSelector` over the allocated devices: a node-local device pins the allocation
+/// to its node; node selectors add up into one term. A device of a slice that chooses nodes
+/// per device brings its own node name or selector; such a selector (which validation does
+/// not limit to one term, unlike a slice's) with several terms is an error.
+fn node_selector<'s>(
+    devices: impl IntoIterator<Item = (&'s ResourceSlice, &'s Device)>,
+) -> Result<Option<NodeSelector>, String> {
     let mut term = NodeSelectorTerm::default();
-    for slice in slices {
+    for (slice, device) in devices {
         let spec = &slice.spec;
-        if let Some(name) = spec.node_name.as_ref().filter(|n| !n.is_empty()) {
-            return Some(NodeSelector {
+        let (name, selector) = match spec.per_device_node_selection == Some(true) {
+            true => (&device.node_name, &device.node_selector),
+            false => (&spec.node_name, &spec.node_selector),
+        };
+        if let Some(name) = name.as_ref().filter(|n| !n.is_empty()) {
+            return Ok(Some(NodeSelector {
                 node_selector_terms: vec![NodeSelectorTerm {
                     match_fields: Some(vec![NodeSelectorRequirement {
                         key: "metadata.name".into(),
@@ -950,22 +1132,31 @@ fn node_selector<'s>(slices: impl IntoIterator<Item = &'s ResourceSlice>) -> Opt
                     }]),
                     ..Default::default()
                 }],
-            });
+            }));
         }
-        if let Some(selector) = &spec.node_selector
-            && let [only] = selector.node_selector_terms.as_slice()
-        {
-            add_requirements(only.match_fields.as_deref(), &mut term.match_fields);
-            add_requirements(
-                only.match_expressions.as_deref(),
-                &mut term.match_expressions,
-            );
+        match selector.as_ref().map(|s| s.node_selector_terms.as_slice()) {
+            None | Some([]) => {}
+            Some([only]) => {
+                add_requirements(only.match_fields.as_deref(), &mut term.match_fields);
+                add_requirements(
+                    only.match_expressions.as_deref(),
+                    &mut term.match_expressions,
+                );
+            }
+            Some(terms) => {
+                return Err(format!(
+                    "unsupported ResourceSlice.NodeSelector with {} terms",
+                    terms.len()
+                ));
+            }
         }
     }
     let has = |r: &Option<Vec<NodeSelectorRequirement>>| r.as_ref().is_some_and(|r| !r.is_empty());
-    (has(&term.match_fields) || has(&term.match_expressions)).then(|| NodeSelector {
-        node_selector_terms: vec![term],
-    })
+    Ok(
+        (has(&term.match_fields) || has(&term.match_expressions)).then(|| NodeSelector {
+            node_selector_terms: vec![term],
+        }),
+    )
 }
 
 /// `addNewNodeSelectorRequirements`: each requirement once (values compared as sets).

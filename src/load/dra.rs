@@ -18,24 +18,37 @@ use super::{Errors, Loader};
 use crate::dra::{Inventory, api, controller, resourceclaim};
 use crate::model::Pod;
 
-/// A slice's features the allocator does not simulate, for the warning that says so.
-fn unsimulated(slice: &ResourceSlice) -> Vec<&'static str> {
+/// A slice's DRA features the allocator leaves alone, for the warnings that say so: those
+/// behind DRAPartitionableDevices when it is off (first), and those it does not simulate.
+///
+/// With the gate off, the API server drops `sharedCounters`, `consumesCounters` and the node
+/// selection per device when it creates a slice (`dropDisabledFields`), but a slice stored
+/// while the gate was on keeps them, and that is what a dump of a cluster holds. So schedsim
+/// loads them as written and its allocator treats them as upstream's does with the feature
+/// off: a slice with counter sets or per-device node selection is not read, a device that
+/// consumes counters is never allocated.
+fn left_alone(
+    slice: &ResourceSlice,
+    partitionable: bool,
+) -> (Vec<&'static str>, Vec<&'static str>) {
     let spec = &slice.spec;
     let devices = spec.devices.as_deref().unwrap_or(&[]);
     let any = |f: fn(&k8s_openapi::api::resource::v1::Device) -> bool| devices.iter().any(f);
-    [
+    let gated = [
         (
             spec.shared_counters.as_ref().is_some_and(|c| !c.is_empty()),
             "sharedCounters (the allocator leaves the slice out)",
         ),
         (
-            spec.per_device_node_selection == Some(true),
+            spec.per_device_node_selection.is_some(),
             "perDeviceNodeSelection (the allocator leaves the slice out)",
         ),
         (
             any(|d| d.consumes_counters.as_ref().is_some_and(|c| !c.is_empty())),
-            "consumesCounters",
+            "consumesCounters (the allocator never allocates such a device)",
         ),
+    ];
+    let unsimulated = [
         (
             any(|d| d.taints.as_ref().is_some_and(|t| !t.is_empty())),
             "device taints",
@@ -48,10 +61,18 @@ fn unsimulated(slice: &ResourceSlice) -> Vec<&'static str> {
             any(|d| d.binding_conditions.as_ref().is_some_and(|c| !c.is_empty())),
             "bindingConditions",
         ),
-    ]
-    .into_iter()
-    .filter_map(|(used, what)| used.then_some(what))
-    .collect()
+    ];
+    let used = |list: &[(bool, &'static str)]| -> Vec<&'static str> {
+        list.iter()
+            .filter_map(|&(used, what)| used.then_some(what))
+            .collect()
+    };
+    let gated = if partitionable {
+        Vec::new()
+    } else {
+        used(&gated)
+    };
+    (gated, used(&unsimulated))
 }
 
 impl Loader<'_> {
@@ -60,11 +81,13 @@ impl Loader<'_> {
     pub(super) fn dra_objects(
         &mut self,
         origins: Vec<Origin>,
+        partitionable: bool,
         errors: &mut Errors,
         warnings: &mut Vec<String>,
     ) -> Inventory {
         let mut inventory = Inventory::default();
         let mut slice_names = HashSet::new();
+        let mut gated_slices: Vec<(String, Vec<&str>)> = Vec::new();
         let mut unsimulated_slices: Vec<(String, Vec<&str>)> = Vec::new();
         for (ordinal, origin) in origins.into_iter().enumerate() {
             let exists = |resource: &str, name: &str, namespace: Option<&str>| {
@@ -99,12 +122,13 @@ impl Loader<'_> {
                                 errors.push(exists("resourceslices", &name, None));
                                 continue;
                             }
-                            let features = unsimulated(&s);
-                            if !features.is_empty() {
-                                unsimulated_slices.push((
-                                    format!("ResourceSlice {name} ({})", origin.describe()),
-                                    features,
-                                ));
+                            let (gated, unsimulated) = left_alone(&s, partitionable);
+                            let what = format!("ResourceSlice {name} ({})", origin.describe());
+                            if !gated.is_empty() {
+                                gated_slices.push((what.clone(), gated));
+                            }
+                            if !unsimulated.is_empty() {
+                                unsimulated_slices.push((what, unsimulated));
                             }
                             inventory.slices.push(s);
                         }
@@ -145,6 +169,13 @@ impl Loader<'_> {
                 }
                 _ => {}
             }
+        }
+        if let Some((first, features)) = gated_slices.first() {
+            warnings.push(format!(
+                "{} ResourceSlice(s) use DRA features behind the DRAPartitionableDevices gate, which is off (spec.scheduler.featureGates turns it on), such as {first}: {}",
+                gated_slices.len(),
+                features.join(", ")
+            ));
         }
         if let Some((first, features)) = unsimulated_slices.first() {
             warnings.push(format!(

@@ -8,7 +8,10 @@
 //! reserved, deallocated, deleted, and the extended-resource claims it creates) live in an
 //! overlay. Devices are numbered once; per node it
 //! keeps the devices the allocator searches there and a version that moves whenever one of
-//! them is taken or freed, so the plugin can cache its Filter verdicts per node.
+//! them is taken or freed, so the plugin can cache its Filter verdicts per node. With
+//! DRAPartitionableDevices, taking or freeing a device that consumes counters moves the
+//! global version instead: every device of its pool that consumes counters (on any node)
+//! may fit or not fit because of it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -20,7 +23,7 @@ use k8s_openapi::api::resource::v1::{
 
 use crate::dra::Inventory;
 use crate::dra::allocator::{self, DeviceId, NodeView};
-use crate::dra::{controller, extended, resourceclaim};
+use crate::dra::{controller, counters, extended, resourceclaim};
 use crate::model::{Node, Pod};
 use crate::sched::plugins::node_affinity;
 
@@ -48,6 +51,10 @@ pub struct DraManager {
     in_use: Vec<bool>,
     /// Per device: the node whose own slice publishes it (`spec.nodeName`), else `None`.
     device_node: Vec<Option<String>>,
+    /// Per device: it consumes counters.
+    device_consumes: Vec<bool>,
+    /// The allocator's optional features (the scheduler's gates).
+    features: allocator::Features,
     /// Slices by `spec.nodeName`; slices for all nodes or selected nodes; slices by pool.
     slices_by_node: HashMap<String, Vec<usize>>,
     shared_slices: Vec<usize>,
@@ -80,6 +87,10 @@ pub struct NodeDevices {
     pub invalid_pool: bool,
     /// Some searched device comes from a slice for all or selected nodes.
     pub shared: bool,
+    /// Some searched device consumes counters or chooses its nodes itself: whether the
+    /// allocator takes it depends on more than it being free and matching (the plugin's
+    /// count shortcut does not apply).
+    pub partitionable: bool,
     pub version: u32,
 }
 
@@ -115,9 +126,10 @@ pub fn allocated_devices_of(claim: &ResourceClaim) -> impl Iterator<Item = Devic
 }
 
 impl DraManager {
-    pub fn new(inventory: Arc<Inventory>, nodes: &[Node]) -> Self {
+    pub fn new(inventory: Arc<Inventory>, nodes: &[Node], features: allocator::Features) -> Self {
         let mut device_index = HashMap::new();
         let mut device_node = Vec::new();
+        let mut device_consumes = Vec::new();
         let mut slot_offset = Vec::new();
         let mut slot_device = Vec::new();
         let mut slices_by_node: HashMap<String, Vec<usize>> = HashMap::new();
@@ -125,9 +137,14 @@ impl DraManager {
         let mut slices_by_pool: HashMap<(String, String), Vec<usize>> = HashMap::new();
         for (i, slice) in inventory.slices.iter().enumerate() {
             let spec = &slice.spec;
+            // With partitionable devices a slice of counter sets joins its pool on every
+            // node (`GatherPools`), as a slice for all nodes does.
+            let counter_sets = spec.shared_counters.as_ref().is_some_and(|c| !c.is_empty());
             match spec.node_name.as_deref().filter(|n| !n.is_empty()) {
-                Some(n) => slices_by_node.entry(n.to_string()).or_default().push(i),
-                None => shared_slices.push(i),
+                Some(n) if !(features.partitionable_devices && counter_sets) => {
+                    slices_by_node.entry(n.to_string()).or_default().push(i)
+                }
+                _ => shared_slices.push(i),
             }
             (slices_by_pool.entry((spec.driver.clone(), spec.pool.name.clone())))
                 .or_default()
@@ -138,8 +155,10 @@ impl DraManager {
                 let next = device_node.len() as u32;
                 let number = *device_index.entry(id).or_insert_with(|| {
                     device_node.push(spec.node_name.clone().filter(|n| !n.is_empty()));
+                    device_consumes.push(false);
                     next
                 });
+                device_consumes[number as usize] |= counters::consumes(d);
                 slot_device.push(number);
             }
         }
@@ -168,6 +187,8 @@ impl DraManager {
             slot_device,
             in_use,
             device_node,
+            device_consumes,
+            features,
             slices_by_node,
             shared_slices,
             slices_by_pool,
@@ -219,11 +240,13 @@ impl DraManager {
             name: &node.name,
             selects: &selects,
         };
-        let (found, invalid_pool) = allocator::searched_devices(&refs, &view);
-        let mut shared = false;
+        let (found, invalid_pool) = allocator::searched_devices(&refs, &view, self.features);
+        let (mut shared, mut partitionable) = (false, false);
         let devices = (found.iter())
             .map(|&(s, d)| {
                 shared |= s.spec.node_name.as_deref().is_none_or(str::is_empty);
+                partitionable |=
+                    counters::consumes(d) || s.spec.per_device_node_selection == Some(true);
                 let at = (refs.iter())
                     .position(|r| std::ptr::eq(*r, s))
                     .expect("from refs");
@@ -238,6 +261,7 @@ impl DraManager {
             devices,
             invalid_pool,
             shared,
+            partitionable,
             version: 0,
         }
     }
@@ -258,6 +282,7 @@ impl DraManager {
             devices: Vec::new(),
             invalid_pool: false,
             shared: false,
+            partitionable: false,
             version: 0,
         };
         self.nodes.get(node).unwrap_or(&NONE)
@@ -421,6 +446,10 @@ impl DraManager {
             return;
         };
         self.in_use[i as usize] = used;
+        if self.features.partitionable_devices && self.device_consumes[i as usize] {
+            self.global_version += 1;
+            return;
+        }
         match self.device_node[i as usize]
             .as_ref()
             .and_then(|n| self.node_by_name.get(n))

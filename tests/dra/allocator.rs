@@ -102,6 +102,8 @@ impl Fixture {
             features: Features {
                 prioritized_list: case.features.iter().any(|f| f == "DRAPrioritizedList"),
                 admin_access: case.features.iter().any(|f| f == "DRAAdminAccess"),
+                partitionable_devices: (case.features.iter())
+                    .any(|f| f == "DRAPartitionableDevices"),
             },
             classes: (case.classes.iter())
                 .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.clone()))

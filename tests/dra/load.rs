@@ -231,11 +231,34 @@ fn slices_with_features_the_allocator_does_not_simulate_load_with_a_warning() {
     .unwrap();
     let s = load_one(&scenario);
     assert_eq!(s.config.dra.slices.len(), 2);
-    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
     let w = &s.warnings[0];
     assert!(
-        w.starts_with("2 ResourceSlice(s) use DRA features schedsim does not simulate, such as ResourceSlice counters (")
+        w.starts_with("1 ResourceSlice(s) use DRA features behind the DRAPartitionableDevices gate, which is off (spec.scheduler.featureGates turns it on), such as ResourceSlice counters (")
             && w.ends_with("): sharedCounters (the allocator leaves the slice out)"),
         "{w}"
+    );
+    let w = &s.warnings[1];
+    assert!(
+        w.starts_with("1 ResourceSlice(s) use DRA features schedsim does not simulate, such as ResourceSlice tainted (")
+            && w.ends_with("): device taints"),
+        "{w}"
+    );
+    // With the gate on, counter sets are simulated: only the taints are left to warn about.
+    let on = dir.join("on.yaml");
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    let gated = text.replacen(
+        "spec:\n",
+        "spec:\n  scheduler:\n    featureGates: {DRAPartitionableDevices: true}\n",
+        1,
+    );
+    assert_ne!(gated, text);
+    std::fs::write(&on, gated).unwrap();
+    let s = load_one(&on);
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert!(
+        s.warnings[0].ends_with("): device taints"),
+        "{:?}",
+        s.warnings
     );
 }

@@ -511,7 +511,8 @@ impl<'a> Scheduler<'a> {
         existing: &'a [Pod],
     ) -> Self {
         let n = cluster.len();
-        let dra = DraManager::new(Arc::clone(&config.dra), &cluster.nodes);
+        let features = dynamic_resources::features(&config.feature_gates);
+        let dra = DraManager::new(Arc::clone(&config.dra), &cluster.nodes, features);
         Scheduler {
             pods,
             existing,

@@ -31,7 +31,11 @@
 //! match", with each device's CEL verdict cached per shape: the allocator then takes, in
 //! order, free devices that match until it has `count`, and fails only when there are fewer,
 //! so the two agree; a CEL error on any of the node's devices falls back to the allocator
-//! (whose error depends on the order it meets devices). The allocator itself runs for other
+//! (whose error depends on the order it meets devices), and so does a node where some device
+//! consumes counters or chooses its nodes itself (DRAPartitionableDevices: whether a free,
+//! matching device is taken depends on the counters of its pool or on the node). Taking or
+//! freeing a device that consumes counters moves the global version, so no cached verdict
+//! outlives a change of the counters it read. The allocator itself runs for other
 //! shapes and where the pod is placed (its first solution: upstream's choice of devices).
 
 use std::cell::RefCell;
@@ -79,6 +83,7 @@ pub fn features(gates: &FeatureGates) -> Features {
     Features {
         prioritized_list: gates.dra_prioritized_list,
         admin_access: gates.dra_admin_access,
+        partitionable_devices: gates.dra_partitionable_devices,
     }
 }
 
@@ -671,7 +676,7 @@ fn allocation_verdict(
             Verdict::CannotAllocate
         };
     }
-    let counted = match (&mut shape.counted, view.invalid_pool) {
+    let counted = match (&mut shape.counted, view.invalid_pool || view.partitionable) {
         (Some(c), false) => count_fits(m, c, exprs, (converts, projections), &view.devices),
         _ => None,
     };
@@ -729,7 +734,7 @@ fn count_fits(
 /// devices of the node that pass the claim's selectors, in the allocator's search order —
 /// what its search picks for such a claim, as it never backtracks there
 /// ([`allocator::allocation_of`]). `None`: the allocator has to run (another shape, an
-/// invalid pool, a selector error).
+/// invalid pool, partitionable devices, a selector error).
 pub fn counted_allocation(
     m: &DraManager,
     cache: &mut FilterCache,
@@ -750,7 +755,7 @@ pub fn counted_allocation(
     let c = shapes[state.shape]
         .counted
         .as_mut()
-        .filter(|_| !view.invalid_pool)?;
+        .filter(|_| !view.invalid_pool && !view.partitionable)?;
     let (ns, name) = &state.claims[index];
     let claim = m.claim(ns, name)?;
     let devices = claim.spec.devices.as_ref()?;
@@ -776,7 +781,8 @@ pub fn counted_allocation(
             _ => {}
         }
     }
-    (picked.len() == c.count).then(|| vec![allocator::allocation_of(request, &picked)])
+    let allocation = allocator::allocation_of(request, &picked).ok()?;
+    (picked.len() == c.count).then(|| vec![allocation])
 }
 
 /// One selector's verdict on the device in `slot`: cached per slot, and per projection when
