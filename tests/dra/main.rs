@@ -10,6 +10,7 @@ mod extended;
 mod fixtures;
 mod generate;
 mod load;
+mod partitionable;
 mod plugin;
 mod properties;
 mod validation;

@@ -20,7 +20,7 @@ use schedsim::sched::{PodPhase, SchedulerConfig, feasible_nodes, schedule};
 
 const MODELS: [&str; 2] = ["a", "b"];
 
-fn node(i: usize, gpus: i64) -> Node {
+pub(super) fn node(i: usize, gpus: i64) -> Node {
     let mut allocatable: ResourceList = [("cpu".to_string(), 64_000), ("pods".to_string(), 110)]
         .into_iter()
         .collect();
