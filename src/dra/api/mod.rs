@@ -21,7 +21,8 @@
 //! - An empty driver name is only `Required` (as declarative validation reports it; the
 //!   handwritten check also adds the DNS-subdomain message for "").
 //! - Not checked (not read by the allocator, or not simulated): configs, tolerations, taint
-//!   contents (their number is), binding conditions, counters, consumable-capacity request
+//!   contents (their number is), binding conditions, the syntax of counter names (`counters`
+//!   has the rest of the counters' rules), consumable-capacity request
 //!   policies of devices that allow multiple allocations, labels and annotations.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,6 +35,7 @@ use k8s_openapi::api::resource::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+mod counters;
 mod fields;
 
 use super::cel::Selector;
@@ -599,6 +601,7 @@ pub fn validate_resource_slice(slice: &ResourceSlice) -> Errs {
             "spec.devices",
         );
     }
+    counters::validate_shared_counters(&mut errs, spec.shared_counters.as_deref());
     errs
 }
 
@@ -665,6 +668,7 @@ fn validate_device(errs: &mut Errs, device: &Device, path: &str, per_device_node
             DEVICE_TAINTS_MAX_LENGTH,
         );
     }
+    counters::validate_consumes_counters(errs, device.consumes_counters.as_deref(), path);
     let (node_name, selector, all) = (&device.node_name, &device.node_selector, device.all_nodes);
     if per_device_node_selection {
         const ONE_OF: &str = "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec";
