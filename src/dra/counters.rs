@@ -7,7 +7,7 @@
 //! `validateDeviceCounterConsumption`).
 //!
 //! Counter values are `resource.Quantity` and upstream adds and compares them exactly, so they
-//! are held here as exact decimals.
+//! are held here exactly (see [`Exact`] for values past 10^1000).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -17,43 +17,62 @@ use num_bigint::BigInt;
 use super::allocator::DeviceId;
 use crate::model::quantity::Quantity;
 
-/// An exact decimal, `mantissa × 10^exponent`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-struct Exact(BigInt, i32);
+/// A counter value, exact: whole nano-units (no parsed quantity is finer), plus a count of
+/// "huge" units for values of 10^`HUGE_EXPONENT` and beyond (whose exact value would take
+/// gigabytes: `1e999999999` parses). Values compare by their huge units first: exact for
+/// every value below the bound, and a consistent order past it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
+struct Exact {
+    huge: i64,
+    nanos: BigInt,
+}
+
+/// Past `10^HUGE_EXPONENT` a value is held as huge units.
+const HUGE_EXPONENT: i32 = 1000;
 
 impl Exact {
     /// A counter's value. An unparsable one (the API server refuses it, so only a caller
     /// that skips validation can pass one) counts as zero.
     fn of(counter: &Counter) -> Exact {
-        match counter.value.0.parse::<Quantity>() {
-            Ok(q) => {
-                let (m, e) = q.as_decimal();
-                Exact(m, e)
-            }
-            Err(_) => Exact::default(),
+        let Ok(q) = counter.value.0.parse::<Quantity>() else {
+            return Exact::default();
+        };
+        let (m, e) = q.as_decimal();
+        let ten = BigInt::from(10);
+        match e {
+            _ if m == BigInt::ZERO => Exact::default(),
+            e if e > HUGE_EXPONENT => Exact {
+                huge: if m < BigInt::ZERO { -1 } else { 1 },
+                nanos: BigInt::ZERO,
+            },
+            e if e >= -9 => Exact {
+                huge: 0,
+                nanos: m * ten.pow((e + 9).unsigned_abs()),
+            },
+            // Quantities round to nano-units when parsed; kept for completeness.
+            e => Exact {
+                huge: 0,
+                nanos: m / ten.pow((-9 - e).unsigned_abs()),
+            },
         }
     }
 
-    /// Both mantissas at the smaller exponent.
-    fn aligned(&self, other: &Exact) -> (BigInt, BigInt, i32) {
-        let e = self.1.min(other.1);
-        let scale = |x: &Exact| &x.0 * BigInt::from(10).pow((x.1 - e).unsigned_abs());
-        (scale(self), scale(other), e)
-    }
-
     fn add(&self, other: &Exact) -> Exact {
-        let (a, b, e) = self.aligned(other);
-        Exact(a + b, e)
+        Exact {
+            huge: self.huge.saturating_add(other.huge),
+            nanos: &self.nanos + &other.nanos,
+        }
     }
 
     fn sub(&self, other: &Exact) -> Exact {
-        let (a, b, e) = self.aligned(other);
-        Exact(a - b, e)
+        Exact {
+            huge: self.huge.saturating_sub(other.huge),
+            nanos: &self.nanos - &other.nanos,
+        }
     }
 
     fn less_than(&self, other: &Exact) -> bool {
-        let (a, b, _) = self.aligned(other);
-        a < b
+        self < other
     }
 }
 
@@ -214,7 +233,7 @@ mod tests {
     #[test]
     fn exact_arithmetic_across_suffixes() {
         let (gi, m) = (Exact::of(&counter("1Gi")), Exact::of(&counter("1024Mi")));
-        assert_eq!(gi.sub(&m), Exact(BigInt::from(0), gi.1.min(m.1)));
+        assert_eq!(gi.sub(&m), Exact::default());
         let (half, milli) = (Exact::of(&counter("0.5")), Exact::of(&counter("500m")));
         assert!(!half.less_than(&milli) && !milli.less_than(&half));
         assert!(milli.less_than(&Exact::of(&counter("501m"))));
@@ -222,5 +241,13 @@ mod tests {
         // Past int64: still exact.
         let big = Exact::of(&counter("9Ei")).add(&Exact::of(&counter("9Ei")));
         assert!(Exact::of(&counter("17Ei")).less_than(&big));
+        // Hostile exponents neither hang nor lose the order.
+        let huge = Exact::of(&counter("1e999999999"));
+        assert!(big.less_than(&huge) && Exact::of(&counter("-1e999999999")).less_than(&big));
+        assert!(
+            huge.sub(&huge.add(&Exact::of(&counter("1"))))
+                .less_than(&Exact::default())
+        );
+        assert_eq!(Exact::of(&counter("1e1000")).huge, 0);
     }
 }
