@@ -391,6 +391,13 @@ fn pool_devices<'a>(pools: &[Pool<'a>]) -> Vec<Candidate<'a>> {
         .collect()
 }
 
+/// Whether some pool reaching `node` is incomplete or invalid: then it matters to an
+/// allocation there even when it has no device for the node (an error instead of "no
+/// devices", or a request for all devices refused).
+pub fn unready_pools(slices: &[&ResourceSlice], node: &NodeView, features: Features) -> bool {
+    (gather_pools(slices, node, features).iter()).any(|p| p.incomplete || p.invalid)
+}
+
 /// The devices [`Allocator::allocate_among`] would search on `node`, in its order, and whether
 /// some pool reaching the node is invalid (then a failed allocation is an error, not "no
 /// devices").

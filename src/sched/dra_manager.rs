@@ -9,9 +9,9 @@
 //! overlay. Devices are numbered once; per node it
 //! keeps the devices the allocator searches there and a version that moves whenever one of
 //! them is taken or freed, so the plugin can cache its Filter verdicts per node. With
-//! DRAPartitionableDevices, taking or freeing a device that consumes counters moves the
-//! global version instead: every device of its pool that consumes counters (on any node)
-//! may fit or not fit because of it.
+//! DRAPartitionableDevices, taking or freeing a device that consumes counters also moves the
+//! version of every node that searches a device of its pool consuming counters: whether
+//! that device fits depends on it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -53,6 +53,9 @@ pub struct DraManager {
     device_node: Vec<Option<String>>,
     /// Per device: it consumes counters.
     device_consumes: Vec<bool>,
+    /// With partitionable devices, per pool: the nodes that search a device of it that
+    /// consumes counters.
+    counter_nodes: HashMap<(String, String), Vec<usize>>,
     /// The allocator's optional features (the scheduler's gates).
     features: allocator::Features,
     /// Slices by `spec.nodeName`; slices for all nodes or selected nodes; slices by pool.
@@ -137,14 +140,9 @@ impl DraManager {
         let mut slices_by_pool: HashMap<(String, String), Vec<usize>> = HashMap::new();
         for (i, slice) in inventory.slices.iter().enumerate() {
             let spec = &slice.spec;
-            // With partitionable devices a slice of counter sets joins its pool on every
-            // node (`GatherPools`), as a slice for all nodes does.
-            let counter_sets = spec.shared_counters.as_ref().is_some_and(|c| !c.is_empty());
             match spec.node_name.as_deref().filter(|n| !n.is_empty()) {
-                Some(n) if !(features.partitionable_devices && counter_sets) => {
-                    slices_by_node.entry(n.to_string()).or_default().push(i)
-                }
-                _ => shared_slices.push(i),
+                Some(n) => slices_by_node.entry(n.to_string()).or_default().push(i),
+                None => shared_slices.push(i),
             }
             (slices_by_pool.entry((spec.driver.clone(), spec.pool.name.clone())))
                 .or_default()
@@ -161,6 +159,11 @@ impl DraManager {
                 device_consumes[number as usize] |= counters::consumes(d);
                 slot_device.push(number);
             }
+        }
+        if features.partitionable_devices {
+            shared_slices.extend(unready_counter_pools(&inventory, &slices_by_pool, features));
+            shared_slices.sort_unstable();
+            shared_slices.dedup();
         }
         let allocated = inventory.allocated_devices();
         let mut in_use = vec![false; device_node.len()];
@@ -188,6 +191,7 @@ impl DraManager {
             in_use,
             device_node,
             device_consumes,
+            counter_nodes: HashMap::new(),
             features,
             slices_by_node,
             shared_slices,
@@ -211,6 +215,22 @@ impl DraManager {
             .map(|(i, n)| (n.name.clone(), i))
             .collect();
         self.nodes = nodes.iter().map(|n| self.node_devices(n)).collect();
+        self.counter_nodes.clear();
+        if !self.features.partitionable_devices {
+            return;
+        }
+        for (n, view) in self.nodes.iter().enumerate() {
+            let mut pools: Vec<(String, String)> = (view.devices.iter())
+                .map(|&slot| self.device(slot))
+                .filter(|(_, d)| counters::consumes(d))
+                .map(|(s, _)| (s.spec.driver.clone(), s.spec.pool.name.clone()))
+                .collect();
+            pools.sort_unstable();
+            pools.dedup();
+            for pool in pools {
+                self.counter_nodes.entry(pool).or_default().push(n);
+            }
+        }
     }
 
     fn node_devices(&self, node: &Node) -> NodeDevices {
@@ -447,8 +467,10 @@ impl DraManager {
         };
         self.in_use[i as usize] = used;
         if self.features.partitionable_devices && self.device_consumes[i as usize] {
-            self.global_version += 1;
-            return;
+            let pool = (id.0.clone(), id.1.clone());
+            for &n in self.counter_nodes.get(&pool).into_iter().flatten() {
+                self.nodes[n].version += 1;
+            }
         }
         match self.device_node[i as usize]
             .as_ref()
@@ -564,6 +586,37 @@ impl DraManager {
         }
         self.set_claim(claim);
     }
+}
+
+/// With partitionable devices, the slices of the pools that declare counter sets and matter
+/// on every node: `GatherPools` puts a slice of counter sets in its pool on every node, so
+/// on a node none of the pool's other slices reach, the pool has no device but is still
+/// there, and it changes an allocation only when it is incomplete or invalid (checked once,
+/// from a node no slice names: such a node sees exactly that). The pools some slice reaches
+/// otherwise come with it.
+fn unready_counter_pools<'i>(
+    inventory: &'i Inventory,
+    slices_by_pool: &'i HashMap<(String, String), Vec<usize>>,
+    features: allocator::Features,
+) -> impl Iterator<Item = usize> + 'i {
+    let nowhere = |_: &k8s_openapi::api::core::v1::NodeSelector| false;
+    (slices_by_pool.values())
+        .filter(move |pool| {
+            let refs: Vec<&ResourceSlice> = pool.iter().map(|&i| &inventory.slices[i]).collect();
+            let counters = |s: &&ResourceSlice| {
+                s.spec
+                    .shared_counters
+                    .as_ref()
+                    .is_some_and(|c| !c.is_empty())
+            };
+            let view = NodeView {
+                name: "",
+                selects: &nowhere,
+            };
+            refs.iter().any(counters) && allocator::unready_pools(&refs, &view, features)
+        })
+        .flatten()
+        .copied()
 }
 
 /// The allocator's result as the claim's `status.allocation`.

@@ -277,3 +277,73 @@ fn without_the_gate_devices_consuming_counters_stay_free() {
     assert!(outcome.pods.iter().all(|p| p.node.is_none()));
     assert!(allocated(&outcome).is_empty());
 }
+
+/// A pool whose slice of counter sets names node-0 is part of every node's view (its counter
+/// sets always join it), so when its devices consume an unknown counter set it is invalid on
+/// node-1 too, which has no device of it: a claim for all devices fails there, as the
+/// allocator run directly says, though node-1's own device would do. (node-0 is cordoned, so
+/// node-1 alone decides.)
+#[test]
+fn an_invalid_pool_of_counter_sets_reaches_every_node() {
+    let mut slices = slices(1, 8, &[(0, 4)], false);
+    let consumption = (slices[1].spec.devices.as_mut().unwrap()[0]
+        .consumes_counters
+        .as_mut())
+    .unwrap();
+    consumption[0].counter_set = "unknown".into();
+    slices.push(from(json!({
+        "metadata": {"name": "node-1-plain"},
+        "spec": {"driver": DRIVER, "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
+                 "nodeName": "node-1", "devices": [{"name": "gpu-x", "attributes": {"size": {"int": 1}}}]},
+    })));
+    let mut inv = inventory(slices, &mut []);
+    inv.insert_template(from(json!({
+        "metadata": {"name": "all", "namespace": "default"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+            "deviceClassName": "gpu", "allocationMode": "All"}}]}}},
+    })));
+    let mut pod = claiming_pod(0, 1, 0);
+    pod.resource_claims[0].resource_claim_template_name = Some("all".into());
+    schedsim::dra::controller::sync_pod(&mut inv, &mut pod, 1);
+    let inv = Arc::new(inv);
+    let mut cluster: Vec<Node> = (0..2).map(node).collect();
+    cluster[0].unschedulable = true;
+    let config = SchedulerConfig {
+        seed: 5,
+        dra: Arc::clone(&inv),
+        feature_gates: FeatureGates {
+            dra_partitionable_devices: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let outcome = schedule(cluster.clone(), &[], std::slice::from_ref(&pod), &config);
+    let claim = claim_of(&outcome, &pod);
+    let selectors = Selectors::default();
+    let none = HashSet::new();
+    let allocator = Allocator {
+        features: Features {
+            partitionable_devices: true,
+            ..Default::default()
+        },
+        allocated: &none,
+        classes: &inv.classes,
+        slices: &inv.slices,
+        selectors: &selectors,
+    };
+    let selects = |s: &NodeSelector| terms_match(&s.node_selector_terms, &cluster[1]);
+    let view = NodeView {
+        name: &cluster[1].name,
+        selects: &selects,
+    };
+    let expected =
+        "asks for all devices, but resource pool gpu.example.com/shared is currently invalid";
+    let got = allocator.allocate(&view, &[claim]);
+    assert!(
+        got.as_ref().is_err_and(|e| e.message().ends_with(expected)),
+        "{got:?}"
+    );
+    assert_eq!(outcome.pods[0].node, None);
+    let message = &outcome.pods[0].message;
+    assert!(message.contains(expected), "{message}");
+}

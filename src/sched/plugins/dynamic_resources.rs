@@ -34,8 +34,9 @@
 //! (whose error depends on the order it meets devices), and so does a node where some device
 //! consumes counters or chooses its nodes itself (DRAPartitionableDevices: whether a free,
 //! matching device is taken depends on the counters of its pool or on the node). Taking or
-//! freeing a device that consumes counters moves the global version, so no cached verdict
-//! outlives a change of the counters it read. The allocator itself runs for other
+//! freeing a device that consumes counters moves the version of every node searching a
+//! device of its pool that consumes counters (`DraManager`), so no cached verdict outlives a
+//! change of the counters it read. The allocator itself runs for other
 //! shapes and where the pod is placed (its first solution: upstream's choice of devices).
 
 use std::cell::RefCell;
