@@ -20,6 +20,12 @@ pub struct FeatureGates {
     /// 1.34 allocates them (`dra::extended`, `sched::plugins::dynamic_resources`).
     #[serde(default, rename = "DRAExtendedResource")]
     pub dra_extended_resource: bool,
+    /// `DRAConsumableCapacity` (alpha, off by default in 1.34 and 1.35; beta and on from
+    /// 1.36): devices that `allowMultipleAllocations`, requests with `capacity.requests`, and
+    /// `distinctAttribute` constraints, as the structured allocator shares devices by capacity
+    /// (`dra::capacity`).
+    #[serde(default, rename = "DRAConsumableCapacity")]
+    pub dra_consumable_capacity: bool,
 }
 
 fn on() -> bool {
@@ -33,6 +39,7 @@ impl Default for FeatureGates {
             dra_prioritized_list: true,
             dra_admin_access: true,
             dra_extended_resource: false,
+            dra_consumable_capacity: false,
         }
     }
 }

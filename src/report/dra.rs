@@ -64,6 +64,7 @@ pub fn node_usage(
         };
         for device in slice.spec.devices.iter().flatten() {
             let view = cel::Device {
+                allow_multiple_allocations: Some(device.allow_multiple_allocations == Some(true)),
                 driver: &slice.spec.driver,
                 attributes: device.attributes.as_ref().unwrap_or(&empty),
                 capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
@@ -191,6 +192,7 @@ pub fn pod_gpus(
     for slice in &inventory.slices {
         for device in slice.spec.devices.iter().flatten() {
             let view = cel::Device {
+                allow_multiple_allocations: Some(device.allow_multiple_allocations == Some(true)),
                 driver: &slice.spec.driver,
                 attributes: device.attributes.as_ref().unwrap_or(&empty),
                 capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),

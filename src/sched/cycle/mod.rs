@@ -511,7 +511,11 @@ impl<'a> Scheduler<'a> {
         existing: &'a [Pod],
     ) -> Self {
         let n = cluster.len();
-        let dra = DraManager::new(Arc::clone(&config.dra), &cluster.nodes);
+        let dra = DraManager::new(
+            Arc::clone(&config.dra),
+            &cluster.nodes,
+            config.feature_gates.dra_consumable_capacity,
+        );
         Scheduler {
             pods,
             existing,

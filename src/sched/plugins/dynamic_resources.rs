@@ -79,6 +79,7 @@ pub fn features(gates: &FeatureGates) -> Features {
     Features {
         prioritized_list: gates.dra_prioritized_list,
         admin_access: gates.dra_admin_access,
+        consumable_capacity: gates.dra_consumable_capacity,
     }
 }
 
@@ -545,6 +546,10 @@ impl FilterCache {
 /// The count a claim's allocation comes down to, if it does (see the module comment): the
 /// CEL expressions a device must pass, in order, and the count.
 fn counted(m: &DraManager, spec: &ResourceClaimSpec) -> Option<(Vec<String>, usize)> {
+    if m.shares_capacity() {
+        // A device in use may still have capacity, and one that is free may lack it.
+        return None;
+    }
     let devices = spec.devices.as_ref()?;
     if devices.constraints.as_ref().is_some_and(|c| !c.is_empty()) {
         return None;
@@ -559,6 +564,8 @@ fn counted(m: &DraManager, spec: &ResourceClaimSpec) -> Option<(Vec<String>, usi
     let class = m.inventory().classes.get(&exactly.device_class_name)?;
     let usable = exact_count
         && exactly.admin_access.is_none()
+        // With the gate off the allocator refuses it; with it on, devices may lack capacity.
+        && exactly.capacity.is_none()
         && (1..=allocator::ALLOCATION_RESULTS_MAX_SIZE as i64).contains(&count)
         && selectors.iter().all(|s| s.cel.is_some());
     let class_selectors = class.spec.selectors.as_deref().unwrap_or(&[]);
@@ -797,6 +804,8 @@ fn expr_verdict(
     let (slice, device) = m.device(slot);
     let (empty, empty_capacity) = (Default::default(), Default::default());
     let view = cel::Device {
+        allow_multiple_allocations: (m.consumable_capacity())
+            .then(|| device.allow_multiple_allocations.unwrap_or(false)),
         driver: &slice.spec.driver,
         attributes: device.attributes.as_ref().unwrap_or(&empty),
         capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
@@ -853,6 +862,7 @@ pub fn allocate(
     let alloc = Allocator {
         features: features(gates),
         allocated: m.allocated(),
+        consumed: m.consumed(),
         classes: &inventory.classes,
         slices: &inventory.slices,
         selectors: &m.selectors,
