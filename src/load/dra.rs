@@ -18,8 +18,9 @@ use super::{Errors, Loader};
 use crate::dra::{Inventory, api, controller, resourceclaim};
 use crate::model::Pod;
 
-/// A slice's features the allocator does not simulate, for the warning that says so.
-fn unsimulated(slice: &ResourceSlice) -> Vec<&'static str> {
+/// A slice's features the allocator does not simulate, for the warning that says so;
+/// `consumable`: DRAConsumableCapacity is on (devices are then shared by capacity).
+fn unsimulated(slice: &ResourceSlice, consumable: bool) -> Vec<&'static str> {
     let spec = &slice.spec;
     let devices = spec.devices.as_deref().unwrap_or(&[]);
     let any = |f: fn(&k8s_openapi::api::resource::v1::Device) -> bool| devices.iter().any(f);
@@ -41,8 +42,8 @@ fn unsimulated(slice: &ResourceSlice) -> Vec<&'static str> {
             "device taints",
         ),
         (
-            any(|d| d.allow_multiple_allocations == Some(true)),
-            "allowMultipleAllocations (consumable capacity)",
+            !consumable && any(|d| d.allow_multiple_allocations == Some(true)),
+            "allowMultipleAllocations (DRAConsumableCapacity is off: such a device is allocated whole)",
         ),
         (
             any(|d| d.binding_conditions.as_ref().is_some_and(|c| !c.is_empty())),
@@ -56,16 +57,20 @@ fn unsimulated(slice: &ResourceSlice) -> Vec<&'static str> {
 
 impl Loader<'_> {
     /// The DRA objects of `spec.objects`, each admitted as the API server admits it; a name
-    /// used twice is refused as the API server refuses it.
+    /// used twice is refused as the API server refuses it. `consumable`: the
+    /// DRAConsumableCapacity gate.
     pub(super) fn dra_objects(
         &mut self,
         origins: Vec<Origin>,
+        consumable: bool,
         errors: &mut Errors,
         warnings: &mut Vec<String>,
     ) -> Inventory {
         let mut inventory = Inventory::default();
         let mut slice_names = HashSet::new();
         let mut unsimulated_slices: Vec<(String, Vec<&str>)> = Vec::new();
+        // Claims and templates that request capacity while the gate is off.
+        let mut capacity_requests: Vec<String> = Vec::new();
         for (ordinal, origin) in origins.into_iter().enumerate() {
             let exists = |resource: &str, name: &str, namespace: Option<&str>| {
                 let message = match namespace {
@@ -99,7 +104,7 @@ impl Loader<'_> {
                                 errors.push(exists("resourceslices", &name, None));
                                 continue;
                             }
-                            let features = unsimulated(&s);
+                            let features = unsimulated(&s, consumable);
                             if !features.is_empty() {
                                 unsimulated_slices.push((
                                     format!("ResourceSlice {name} ({})", origin.describe()),
@@ -118,6 +123,12 @@ impl Loader<'_> {
                     match admitted {
                         Ok(c) => {
                             let (ns, name) = key(&c.metadata);
+                            if !consumable && requests_capacity(&c.spec) {
+                                capacity_requests.push(format!(
+                                    "ResourceClaim {ns}/{name} ({})",
+                                    origin.describe()
+                                ));
+                            }
                             if inventory.claim(&ns, &name).is_some() {
                                 errors.push(exists("resourceclaims", &name, Some(&ns)));
                             } else {
@@ -134,6 +145,12 @@ impl Loader<'_> {
                     match admitted {
                         Ok(t) => {
                             let (ns, name) = key(&t.metadata);
+                            if !consumable && requests_capacity(&t.spec.spec) {
+                                capacity_requests.push(format!(
+                                    "ResourceClaimTemplate {ns}/{name} ({})",
+                                    origin.describe()
+                                ));
+                            }
                             if inventory.template(&ns, &name).is_some() {
                                 errors.push(exists("resourceclaimtemplates", &name, Some(&ns)));
                             } else {
@@ -153,8 +170,26 @@ impl Loader<'_> {
                 features.join(", ")
             ));
         }
+        if let Some(first) = capacity_requests.first() {
+            warnings.push(format!(
+                "feature gate DRAConsumableCapacity is off: {} ResourceClaim(s) and template(s) request device capacity (capacity.requests), such as {first}; the allocator refuses them as upstream's experimental allocator does (an API server with the gate off drops the field): enable the gate in spec.scheduler.featureGates",
+                capacity_requests.len()
+            ));
+        }
         inventory
     }
+}
+
+/// Some request or subrequest of the claim has `capacity` (DRAConsumableCapacity).
+fn requests_capacity(spec: &k8s_openapi::api::resource::v1::ResourceClaimSpec) -> bool {
+    (spec
+        .devices
+        .iter()
+        .flat_map(|d| d.requests.iter().flatten()))
+    .any(|r| {
+        r.exactly.as_ref().is_some_and(|e| e.capacity.is_some())
+            || (r.first_available.iter().flatten()).any(|s| s.capacity.is_some())
+    })
 }
 
 fn key(meta: &ObjectMeta) -> (String, String) {

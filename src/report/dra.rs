@@ -2,7 +2,9 @@
 //! publish, allocated and free at the end of the run; and the allocated ResourceClaims with
 //! their devices and the pods they are reserved for. A device belongs to every class whose
 //! CEL selectors all match it (as the allocator decides); DRA GPUs are counted in the GPU
-//! charts and pool table like `nvidia.com/gpu` (see [`is_gpu_class`]).
+//! charts and pool table like `nvidia.com/gpu` (see [`is_gpu_class`]). A device shared by
+//! capacity (DRAConsumableCapacity) counts as allocated while any share holds it; the claims
+//! say how much of it each takes (`consumedCapacity`).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -11,7 +13,7 @@ use serde::Serialize;
 
 use crate::dra::Inventory;
 use crate::dra::allocator::{DeviceId, Selectors};
-use crate::dra::{cel, extended};
+use crate::dra::{capacity, cel, extended};
 use crate::model::Pod;
 use crate::model::resources::GPU_RESOURCES;
 
@@ -34,6 +36,10 @@ pub struct ClaimReport {
     pub devices: Vec<String>,
     /// The pods in `status.reservedFor`, by name.
     pub reserved_for: Vec<String>,
+    /// DRAConsumableCapacity: per device the claim holds a share of (`driver/pool/device`), the
+    /// capacity its shares take (`consumedCapacity`, summed when several requests share it).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub consumed_capacity: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// Whether a class's devices are GPUs for the charts: it names a GPU extended resource
@@ -127,7 +133,42 @@ pub fn claims(claims: &[ResourceClaim]) -> Vec<ClaimReport> {
                 reserved_for: (status.reserved_for.iter().flatten())
                     .map(|r| r.name.clone())
                     .collect(),
+                consumed_capacity: consumed_capacity(allocation),
             })
+        })
+        .collect()
+}
+
+/// The capacity an allocation's shares take, per device.
+fn consumed_capacity(
+    allocation: &k8s_openapi::api::resource::v1::AllocationResult,
+) -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut per_device: BTreeMap<String, capacity::Consumed> = BTreeMap::new();
+    for r in (allocation.devices.iter()).flat_map(|d| d.results.iter().flatten()) {
+        let Some(taken) = r
+            .consumed_capacity
+            .as_ref()
+            .filter(|_| r.share_id.is_some())
+        else {
+            continue;
+        };
+        let id = format!("{}/{}/{}", r.driver, r.pool, r.device);
+        let sum = per_device.entry(id).or_default();
+        for (name, q) in capacity::from_status(taken) {
+            let total = sum
+                .get(&name)
+                .map_or_else(|| q.clone(), |have| capacity::add(have, &q));
+            sum.insert(name, total);
+        }
+    }
+    (per_device.into_iter())
+        .map(|(id, c)| {
+            (
+                id,
+                (c.iter())
+                    .map(|(k, q)| (k.clone(), q.canonical()))
+                    .collect(),
+            )
         })
         .collect()
 }
