@@ -534,10 +534,20 @@ impl DraManager {
         let Some(mut claim) = self.claim(namespace, name).cloned() else {
             return;
         };
-        let status = claim
-            .status
-            .get_or_insert_with(ResourceClaimStatus::default);
-        if let Some(allocation) = allocation {
+        if let Some(mut allocation) = allocation {
+            // Share IDs from the claim's final name: an extended-resource claim had none when
+            // the allocator ran.
+            let (ns, claim_name) = key_of(&claim);
+            let results =
+                (allocation.devices.iter_mut()).flat_map(|d| d.results.iter_mut().flatten());
+            for (i, r) in results.enumerate() {
+                if r.share_id.is_some() {
+                    r.share_id = Some(capacity::share_id(&ns, &claim_name, i));
+                }
+            }
+            let status = claim
+                .status
+                .get_or_insert_with(ResourceClaimStatus::default);
             status.allocation = Some(allocation);
             let finalizers = claim.metadata.finalizers.get_or_insert_with(Vec::new);
             if !finalizers.iter().any(|f| f == FINALIZER) {

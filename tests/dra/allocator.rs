@@ -237,7 +237,8 @@ fn regex_lite_match(pattern: &str, text: &str) -> bool {
 }
 
 /// Properties over every upstream case that allocates: no device goes to two requests
-/// (admin access aside) nor is one already in use; and a copy of a pool's device under a new
+/// (admin access and shares of a device that allows multiple allocations aside) nor is one
+/// already in use; and a copy of a pool's device under a new
 /// name never makes an allocation that succeeded fail (requests for exact counts only: "All"
 /// asks for every device, so a new one can break it; and a device without the attributes a
 /// selector reads is a CEL error upstream too).
