@@ -346,3 +346,133 @@ pub fn share_id(namespace: &str, claim: &str, result: usize) -> String {
         lo & 0xffff_ffff_ffff
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> K8sQuantity {
+        K8sQuantity(s.into())
+    }
+
+    fn memory(
+        value: &str,
+        policy: Option<CapacityRequestPolicy>,
+    ) -> BTreeMap<String, DeviceCapacity> {
+        BTreeMap::from([(
+            "memory".to_string(),
+            DeviceCapacity {
+                value: q(value),
+                request_policy: policy,
+            },
+        )])
+    }
+
+    fn ask(memory: &str) -> CapacityRequirements {
+        CapacityRequirements {
+            requests: Some(BTreeMap::from([("memory".to_string(), q(memory))])),
+        }
+    }
+
+    fn range(min: &str, step: Option<&str>, max: Option<&str>) -> CapacityRequestPolicy {
+        CapacityRequestPolicy {
+            default: Some(q(min)),
+            valid_range: Some(CapacityRequestPolicyRange {
+                min: q(min),
+                step: step.map(q),
+                max: max.map(q),
+            }),
+            valid_values: None,
+        }
+    }
+
+    fn taken(
+        requests: Option<&CapacityRequirements>,
+        cap: &BTreeMap<String, DeviceCapacity>,
+    ) -> String {
+        consumed_by(requests, cap)["memory"].canonical()
+    }
+
+    #[test]
+    fn requests_round_up_to_the_policy() {
+        let stepped = memory("40Gi", Some(range("5Gi", Some("5Gi"), Some("40Gi"))));
+        assert_eq!(taken(Some(&ask("12Gi")), &stepped), "15Gi");
+        assert_eq!(taken(Some(&ask("1Gi")), &stepped), "5Gi");
+        assert_eq!(taken(None, &stepped), "5Gi", "the default");
+        assert_eq!(
+            taken(None, &memory("40Gi", None)),
+            "40Gi",
+            "no policy: all of it"
+        );
+        let values = memory(
+            "40Gi",
+            Some(CapacityRequestPolicy {
+                default: Some(q("10Gi")),
+                valid_range: None,
+                valid_values: Some(vec![q("10Gi"), q("20Gi")]),
+            }),
+        );
+        assert_eq!(taken(Some(&ask("11Gi")), &values), "20Gi");
+        // Past the last valid value the request stays as it is, and violates the policy.
+        assert_eq!(taken(Some(&ask("30Gi")), &values), "30Gi");
+        assert!(!fits(None, Some(&ask("30Gi")), &values, None));
+    }
+
+    #[test]
+    fn a_share_fits_beside_the_others_within_the_maximum() {
+        let cap = memory("40Gi", Some(range("5Gi", Some("5Gi"), Some("20Gi"))));
+        let held = Consumed::from([("memory".to_string(), "20Gi".parse().unwrap())]);
+        let taking = Consumed::from([("memory".to_string(), "10Gi".parse().unwrap())]);
+        assert!(fits(Some(&held), Some(&ask("20Gi")), &cap, None));
+        assert!(!fits(Some(&held), Some(&ask("20Gi")), &cap, Some(&taking)));
+        assert!(!fits(None, Some(&ask("25Gi")), &cap, None), "above max");
+        let gpu = CapacityRequirements {
+            requests: Some(BTreeMap::from([("cores".to_string(), q("1"))])),
+        };
+        assert!(
+            !fits(None, Some(&gpu), &cap, None),
+            "a capacity the device lacks"
+        );
+    }
+
+    #[test]
+    fn shares_add_up_and_go_back() {
+        let id: DeviceId = ("d".into(), "p".into(), "gpu-0".into());
+        let share = Consumed::from([("memory".to_string(), "1.5Gi".parse().unwrap())]);
+        let mut all = Aggregated::new();
+        insert(&mut all, &id, &share);
+        insert(&mut all, &id, &share);
+        assert_eq!(all[&id]["memory"].canonical(), "3Gi");
+        remove(&mut all, &id, &share);
+        remove(&mut all, &id, &share);
+        assert!(all.is_empty());
+    }
+
+    /// 1.34 keeps one value per request: a request's third device is compared with its second
+    /// only.
+    #[test]
+    fn distinct_attribute_keeps_the_last_value_of_each_request() {
+        let s = |v: &str| DeviceAttribute {
+            string: Some(v.into()),
+            ..Default::default()
+        };
+        let mut d = DistinctAttribute::new(Default::default(), "d/a".into());
+        assert!(d.add("r", None, Some(&s("x"))));
+        assert!(!d.add("r", None, Some(&s("x"))));
+        assert!(d.add("r", None, Some(&s("y"))));
+        assert!(d.add("r", None, Some(&s("x"))));
+        assert!(!d.add("other", None, None), "no attribute");
+        d.remove("r", None);
+        assert!(d.add("other", None, Some(&s("x"))));
+    }
+
+    #[test]
+    fn share_ids_are_uuids_that_differ_by_claim_and_result() {
+        let a = share_id("ml", "c", 0);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert_ne!(a, share_id("ml", "c", 1));
+        assert_ne!(a, share_id("ml2", "c", 0));
+        assert_eq!(a, share_id("ml", "c", 0));
+    }
+}

@@ -50,8 +50,8 @@ pub struct DraManager {
     consumable_capacity: bool,
     /// Capacity held by shares, per device (`AggregatedCapacity`).
     consumed: capacity::Aggregated,
-    /// Some device allows multiple allocations or some claim holds a share: a claim's
-    /// allocation is then no count of free devices.
+    /// DRAConsumableCapacity is on and some device allows multiple allocations or some claim
+    /// holds a share: a claim's allocation is then no count of free devices.
     shares_capacity: bool,
     /// Device numbers by id: one per (driver, pool, device), whatever slice lists it.
     device_index: HashMap<DeviceId, u32>,
@@ -186,9 +186,10 @@ impl DraManager {
         }
         let mut allocated = HashSet::new();
         let mut consumed = capacity::Aggregated::new();
-        let mut shares_capacity = (inventory.slices.iter())
-            .flat_map(|s| s.spec.devices.iter().flatten())
-            .any(|d| d.allow_multiple_allocations == Some(true));
+        let mut shares_capacity = consumable_capacity
+            && (inventory.slices.iter())
+                .flat_map(|s| s.spec.devices.iter().flatten())
+                .any(|d| d.allow_multiple_allocations == Some(true));
         for claim in inventory.claims() {
             let (whole, shares) = holdings(claim, consumable_capacity);
             allocated.extend(whole);
@@ -355,8 +356,9 @@ impl DraManager {
         self.consumable_capacity
     }
 
-    /// Some device allows multiple allocations or some claim holds a share (whatever the
-    /// gate): Filter's count of free devices does not apply.
+    /// With DRAConsumableCapacity, some device allows multiple allocations or some claim
+    /// holds a share: Filter's count of free devices does not apply (with the gate off every
+    /// device is allocated whole, and the count holds).
     pub fn shares_capacity(&self) -> bool {
         self.shares_capacity
     }

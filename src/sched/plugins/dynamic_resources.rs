@@ -31,10 +31,10 @@
 //! match", with each device's CEL verdict cached per shape: the allocator then takes, in
 //! order, free devices that match until it has `count`, and fails only when there are fewer,
 //! so the two agree; a CEL error on any of the node's devices falls back to the allocator
-//! (whose error depends on the order it meets devices). No shape is counted when some device
-//! allows multiple allocations or some claim holds a share of one (DRAConsumableCapacity): a
-//! device in use may still have capacity for a share, and a free one may lack it; nor a
-//! request with `capacity`. Taking or giving back a share moves the node's version as taking
+//! (whose error depends on the order it meets devices). With DRAConsumableCapacity no shape is
+//! counted when some device allows multiple allocations or some claim holds a share of one: a
+//! device in use may still have capacity for a share, and a free one may lack it; nor, gate or
+//! not, a request with `capacity`. Taking or giving back a share moves the node's version as taking
 //! or freeing a device does (`DraManager`). The allocator itself runs for other shapes and
 //! where the pod is placed (its first solution: upstream's choice of devices).
 
