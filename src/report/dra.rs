@@ -15,6 +15,7 @@ use crate::dra::Inventory;
 use crate::dra::allocator::{DeviceId, Selectors};
 use crate::dra::{capacity, cel, extended};
 use crate::model::Pod;
+use crate::model::quantity::Quantity;
 use crate::model::resources::GPU_RESOURCES;
 
 /// The devices of one DeviceClass on a node.
@@ -24,6 +25,10 @@ pub struct DeviceClassUsage {
     pub device_class: String,
     pub allocated: i64,
     pub free: i64,
+    /// Of the class's devices that allow multiple allocations: per capacity, what shares take
+    /// and the total (`consumed/total`, canonical quantities). Empty without such devices.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub shared_capacity: BTreeMap<String, String>,
 }
 
 /// An allocated ResourceClaim at the end of the run.
@@ -60,6 +65,16 @@ pub fn node_usage(
         .iter()
         .flat_map(crate::sched::dra_manager::allocated_devices_of)
         .collect();
+    let mut consumed = capacity::Aggregated::new();
+    for (id, taken) in claims
+        .iter()
+        .flat_map(|c| crate::sched::dra_manager::holdings(c, true).1)
+    {
+        capacity::insert(&mut consumed, &id, &taken);
+    }
+    // Per node and class: capacity name → (consumed, total) over its shared devices.
+    type Shared = BTreeMap<String, (Quantity, Quantity)>;
+    let mut shared: BTreeMap<(String, String), Shared> = BTreeMap::new();
     let selectors = Selectors::default();
     let empty = BTreeMap::new();
     let empty_capacity = BTreeMap::new();
@@ -91,12 +106,37 @@ pub fn node_usage(
                         device_class: name.clone(),
                         allocated: 0,
                         free: 0,
+                        shared_capacity: BTreeMap::new(),
                     });
                 match used {
                     true => usage.allocated += 1,
                     false => usage.free += 1,
                 }
+                if device.allow_multiple_allocations == Some(true) {
+                    let sums = shared.entry((node.to_string(), name.clone())).or_default();
+                    for (cap, c) in device.capacity.iter().flatten() {
+                        let Some(total) = capacity::parse(&c.value) else {
+                            continue;
+                        };
+                        let zero = Quantity::from_decimal(0.into(), 0, total.format);
+                        let taken = consumed.get(&id).and_then(|t| t.get(cap)).unwrap_or(&zero);
+                        let (sum_taken, sum_total) = sums
+                            .entry(cap.clone())
+                            .or_insert_with(|| (zero.clone(), zero.clone()));
+                        *sum_taken = capacity::add(sum_taken, taken);
+                        *sum_total = capacity::add(sum_total, &total);
+                    }
+                }
             }
+        }
+    }
+    for ((node, class), sums) in shared {
+        if let Some(usage) = out.get_mut(&node).and_then(|c| c.get_mut(&class)) {
+            usage.shared_capacity = (sums.into_iter())
+                .map(|(cap, (taken, total))| {
+                    (cap, format!("{}/{}", taken.canonical(), total.canonical()))
+                })
+                .collect();
         }
     }
     (out.into_iter())

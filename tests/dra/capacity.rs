@@ -95,6 +95,9 @@ fn shares_fill_a_gpu_by_capacity_and_the_fast_paths_agree() {
         let taken = &claim.consumed_capacity["gpu.example.com/n-0/gpu-0"];
         assert_eq!(taken["memory"], "10Gi", "{}", claim.name);
     }
+    let usage = &report.nodes[0].dra[0];
+    assert_eq!((usage.allocated, usage.free), (1, 0));
+    assert_eq!(usage.shared_capacity["memory"], "40Gi/40Gi");
 }
 
 /// With the gate off the same GPU is allocated whole, as upstream's allocator does with the
