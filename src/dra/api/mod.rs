@@ -332,6 +332,7 @@ fn validate_device_claim(errs: &mut Errs, claim: &DeviceClaim, path: &str) {
                                 s.count,
                                 &sub_at,
                             );
+                            validate_capacity_requests(errs, s.capacity.as_ref(), &sub_at);
                         }
                         duplicates(errs, subs.iter().map(|s| s.name.as_str()), &subs_path);
                     }
@@ -354,6 +355,7 @@ fn validate_device_claim(errs: &mut Errs, claim: &DeviceClaim, path: &str) {
                         exact.count,
                         &exact_at,
                     );
+                    validate_capacity_requests(errs, exact.capacity.as_ref(), &exact_at);
                 }
             }
         }
@@ -710,6 +712,20 @@ fn validate_device(errs: &mut Errs, device: &Device, path: &str, per_device_node
             "null",
             "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to true in the ResourceSlice spec",
         );
+    }
+}
+
+/// A request's `capacity.requests`: validation.go checks nothing there, but a quantity that
+/// does not parse fails to decode.
+fn validate_capacity_requests(
+    errs: &mut Errs,
+    capacity: Option<&k8s_openapi::api::resource::v1::CapacityRequirements>,
+    at: &str,
+) {
+    let requests = capacity.and_then(|c| c.requests.as_ref());
+    for (name, q) in requests.into_iter().flatten() {
+        let path = child(&child(&child(at, "capacity"), "requests"), name);
+        quantity(errs, &path, q);
     }
 }
 
