@@ -26,6 +26,12 @@ pub struct FeatureGates {
     /// (`dra::counters`, `dra::allocator`).
     #[serde(default, rename = "DRAPartitionableDevices")]
     pub dra_partitionable_devices: bool,
+    /// `DRAConsumableCapacity` (alpha, off by default in 1.34 and 1.35; beta and on from
+    /// 1.36): devices that `allowMultipleAllocations`, requests with `capacity.requests`, and
+    /// `distinctAttribute` constraints, as the structured allocator shares devices by capacity
+    /// (`dra::capacity`).
+    #[serde(default, rename = "DRAConsumableCapacity")]
+    pub dra_consumable_capacity: bool,
 }
 
 fn on() -> bool {
@@ -40,6 +46,7 @@ impl Default for FeatureGates {
             dra_admin_access: true,
             dra_extended_resource: false,
             dra_partitionable_devices: false,
+            dra_consumable_capacity: false,
         }
     }
 }

@@ -7,6 +7,15 @@
 //! `checkSlicesInPool`): an exhaustive depth-first search that takes the first complete
 //! solution, claim by claim, request by request, device by device.
 //!
+//! With DRAConsumableCapacity it follows `internal/experimental/allocator_experimental.go`
+//! where that differs: devices that allow multiple allocations are shared by capacity,
+//! requests carry `capacity.requests`, and `distinctAttribute` constraints apply
+//! (`dra::capacity`). With the gate off it behaves as the experimental allocator with the
+//! feature off: a request with capacity requests is an error, and a device that allows
+//! multiple allocations is allocated whole (kube-scheduler 1.34 picks the stable allocator
+//! when no experimental feature is on, which ignores the fields; the API server drops them
+//! with the gate off, so no cluster holds them).
+//!
 //! Upstream visits pools in Go map order, which is random; schedsim visits them sorted by
 //! driver and pool name, so that the same inputs always give the same devices.
 //!
@@ -17,16 +26,19 @@
 //! node selection in `isSelectable` and `createNodeSelector`, the counters in
 //! `allocateDevice` (`dra::counters`). Upstream caches a pool's available counters per
 //! `Allocator` by pool name alone; schedsim computes them per `Allocate` by driver and pool,
-//! which is the same unless two drivers name a pool alike. Not simulated: consumable
-//! capacity, device taints, binding conditions.
+//! which is the same unless two drivers name a pool alike. Devices shared by capacity
+//! (`DRAConsumableCapacity`) follow the 1.34 experimental allocator (`dra::capacity`). Not
+//! simulated: device taints, binding conditions.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::api::core::v1::{NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 use k8s_openapi::api::resource::v1::{
-    CounterSet, Device, DeviceAttribute, DeviceClass, DeviceSelector, ResourceClaim, ResourceSlice,
+    CapacityRequirements, CounterSet, Device, DeviceAttribute, DeviceClass, DeviceSelector,
+    ResourceClaim, ResourceSlice,
 };
 
+use super::capacity::{self, DistinctAttribute};
 use super::cel::{self, Selector};
 use super::counters::{self, PoolCounters};
 
@@ -64,10 +76,12 @@ pub struct Features {
     /// DRAPartitionableDevices: counter sets, devices consuming counters, per-device node
     /// selection.
     pub partitionable_devices: bool,
+    /// DRAConsumableCapacity.
+    pub consumable_capacity: bool,
 }
 
 /// One allocated device (`DeviceRequestAllocationResult`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DeviceResult {
     /// The request, or `request/subrequest`.
     pub request: String,
@@ -75,6 +89,10 @@ pub struct DeviceResult {
     pub pool: String,
     pub device: String,
     pub admin_access: Option<bool>,
+    /// A share of a device that allows multiple allocations ([`capacity::share_id`]).
+    pub share_id: Option<String>,
+    /// The capacity the share takes, canonical quantities by name; `None` when it takes none.
+    pub consumed_capacity: Option<BTreeMap<String, String>>,
 }
 
 /// A claim's allocation (`AllocationResult` without configs).
@@ -161,6 +179,8 @@ pub struct Allocator<'a> {
     pub features: Features,
     /// Devices allocated to other claims.
     pub allocated: &'a HashSet<DeviceId>,
+    /// Capacity that other claims' shares hold, per device (`AggregatedCapacity`).
+    pub consumed: &'a capacity::Aggregated,
     pub classes: &'a BTreeMap<String, DeviceClass>,
     pub slices: &'a [ResourceSlice],
     pub selectors: &'a Selectors,
@@ -425,6 +445,7 @@ struct Request<'a> {
     count: i64,
     admin_access: Option<bool>,
     selectors: &'a [DeviceSelector],
+    capacity: Option<&'a CapacityRequirements>,
 }
 
 impl Request<'_> {
@@ -469,6 +490,28 @@ impl Candidate<'_> {
 
 /// (claim, request, subrequest).
 type RequestKey = (usize, usize, usize);
+
+/// A claim's constraint: `matchAttribute` or `distinctAttribute`.
+enum Constraint {
+    Match(MatchAttribute),
+    Distinct(DistinctAttribute),
+}
+
+impl Constraint {
+    fn add(&mut self, request: &str, sub: Option<&str>, c: &Candidate) -> bool {
+        match self {
+            Constraint::Match(m) => m.add(request, sub, c),
+            Constraint::Distinct(d) => d.add(request, sub, lookup_attribute(c, &d.attribute)),
+        }
+    }
+
+    fn remove(&mut self, request: &str, sub: Option<&str>) {
+        match self {
+            Constraint::Match(m) => m.remove(request, sub),
+            Constraint::Distinct(d) => d.remove(request, sub),
+        }
+    }
+}
 
 /// `matchAttributeConstraint`.
 struct MatchAttribute {
@@ -548,6 +591,8 @@ struct Internal<'a> {
     request: String,
     candidate: Candidate<'a>,
     admin_access: Option<bool>,
+    /// A share of a device that allows multiple allocations, and the capacity it takes.
+    share: Option<capacity::Consumed>,
 }
 
 /// One `Allocate` call.
@@ -560,12 +605,14 @@ struct Run<'a, 'c> {
     /// slices and devices as listed).
     devices: Vec<Candidate<'a>>,
     requests: HashMap<RequestKey, RequestData<'a>>,
-    constraints: Vec<Vec<MatchAttribute>>,
+    constraints: Vec<Vec<Constraint>>,
     matches: HashMap<(DeviceId, RequestKey), bool>,
     /// Devices picked so far, with the claims they are picked for.
     allocating: HashMap<DeviceId, BTreeSet<usize>>,
     /// Per pool (by index), its counters once a device consuming them was tried.
     counters: HashMap<usize, PoolCounters>,
+    /// Capacity the shares picked so far take, per device (`allocatingCapacity`).
+    allocating_capacity: capacity::Aggregated,
     result: Vec<Vec<Internal<'a>>>,
 }
 
@@ -611,6 +658,7 @@ impl<'a> Allocator<'a> {
             matches: HashMap::new(),
             allocating: HashMap::new(),
             counters: HashMap::new(),
+            allocating_capacity: HashMap::new(),
             result: (0..claims.len()).map(|_| Vec::new()).collect(),
         };
         run.validate().map_err(AllocateError::Fatal)?;
@@ -643,15 +691,27 @@ impl<'a> Allocator<'a> {
             })?;
             out.push(Allocation {
                 node_selector,
-                devices: (devices.iter())
-                    .map(|d| {
+                devices: (devices.iter().enumerate())
+                    .map(|(i, d)| {
                         let (driver, pool, device) = d.candidate.id();
+                        let share = d.share.as_ref();
+                        let (ns, name) = (&claim.metadata.namespace, &claim.metadata.name);
                         DeviceResult {
                             request: d.request.clone(),
                             driver,
                             pool,
                             device,
                             admin_access: d.admin_access,
+                            share_id: share.map(|_| {
+                                capacity::share_id(
+                                    ns.as_deref().unwrap_or(""),
+                                    name.as_deref().unwrap_or(""),
+                                    i,
+                                )
+                            }),
+                            consumed_capacity: (share.filter(|c| !c.is_empty())).map(|c| {
+                                (c.iter().map(|(k, q)| (k.clone(), q.canonical()))).collect()
+                            }),
                         }
                     })
                     .collect(),
@@ -674,14 +734,28 @@ impl<'a> Run<'a, '_> {
                 .enumerate()
             {
                 let subs = request.first_available.as_deref().unwrap_or(&[]);
-                if !subs.is_empty() {
-                    if !self.alloc.features.prioritized_list {
+                if !subs.is_empty() && !self.alloc.features.prioritized_list {
+                    return Err(format!(
+                        "claim {}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
+                        claim_key(claim),
+                        request.name
+                    ));
+                }
+                if !self.alloc.features.consumable_capacity {
+                    let exact = request.exactly.as_ref().and_then(|e| e.capacity.as_ref());
+                    let (what, name) = match subs.iter().find(|s| s.capacity.is_some()) {
+                        _ if exact.is_some() => ("request", &request.name),
+                        Some(sub) => ("subrequest", &sub.name),
+                        None => ("", &request.name),
+                    };
+                    if !what.is_empty() {
                         return Err(format!(
-                            "claim {}, request {}: has subrequests, but the DRAPrioritizedList feature is disabled",
-                            claim_key(claim),
-                            request.name
+                            "claim {}, {what} {name}: has capacity requests, but the DRAConsumableCapacity feature is disabled",
+                            claim_key(claim)
                         ));
                     }
+                }
+                if !subs.is_empty() {
                     let mut least = usize::MAX;
                     for (si, sub) in subs.iter().enumerate() {
                         let data = self.request_data(
@@ -694,6 +768,7 @@ impl<'a> Run<'a, '_> {
                                 count: sub.count.unwrap_or(1),
                                 admin_access: None,
                                 selectors: sub.selectors.as_deref().unwrap_or(&[]),
+                                capacity: sub.capacity.as_ref(),
                             },
                             (ci, ri, si),
                         )?;
@@ -714,6 +789,7 @@ impl<'a> Run<'a, '_> {
                             count: exact.and_then(|e| e.count).unwrap_or(1),
                             admin_access: exact.and_then(|e| e.admin_access),
                             selectors: (exact.and_then(|e| e.selectors.as_deref())).unwrap_or(&[]),
+                            capacity: exact.and_then(|e| e.capacity.as_ref()),
                         },
                         (ci, ri, 0),
                     )?;
@@ -734,17 +810,23 @@ impl<'a> Run<'a, '_> {
                 .flatten()
                 .enumerate()
             {
-                let Some(attribute) = &c.match_attribute else {
-                    return Err(format!(
-                        "claim {}, constraint #{i}: empty constraint (unsupported constraint type?)",
-                        claim_key(claim)
-                    ));
-                };
-                constraints.push(MatchAttribute {
-                    requests: c.requests.iter().flatten().cloned().collect(),
-                    attribute: attribute.clone(),
-                    first: None,
-                    devices: 0,
+                let requests = c.requests.iter().flatten().cloned().collect();
+                constraints.push(match (&c.match_attribute, &c.distinct_attribute) {
+                    (Some(attribute), _) => Constraint::Match(MatchAttribute {
+                        requests,
+                        attribute: attribute.clone(),
+                        first: None,
+                        devices: 0,
+                    }),
+                    (None, Some(attribute)) => {
+                        Constraint::Distinct(DistinctAttribute::new(requests, attribute.clone()))
+                    }
+                    (None, None) => {
+                        return Err(format!(
+                            "claim {}, constraint #{i}: empty constraint (unsupported constraint type?)",
+                            claim_key(claim)
+                        ));
+                    }
                 });
             }
             self.constraints.push(constraints);
@@ -814,7 +896,9 @@ impl<'a> Run<'a, '_> {
                 }
                 // Every pool is complete and valid here, so these are all the node's devices.
                 for c in self.devices.clone() {
-                    if self.selectable(key, data.class, data.request.selectors, &c)? {
+                    if self.selectable(key, data.class, data.request.selectors, &c)?
+                        && self.capacity_fits(data.request.capacity, &c)
+                    {
                         all.push(c);
                     }
                 }
@@ -880,6 +964,8 @@ impl<'a> Run<'a, '_> {
                 Err(e) => return Err(owner(&format!("selector #{i}: CEL compile error: {e}"))),
             };
             let device = cel::Device {
+                allow_multiple_allocations: (self.alloc.features.consumable_capacity)
+                    .then(|| c.device.allow_multiple_allocations.unwrap_or(false)),
                 driver: &c.slice.spec.driver,
                 attributes: c.device.attributes.as_ref().unwrap_or(&empty),
                 capacity: c.device.capacity.as_ref().unwrap_or(&empty_capacity),
@@ -982,6 +1068,9 @@ impl<'a> Run<'a, '_> {
             {
                 continue;
             }
+            if !self.capacity_fits(self.requests[&key].request.capacity, &c) {
+                continue;
+            }
             if !self.allocate_device(key, c, false).map_err(Stop::Error)? {
                 continue;
             }
@@ -1010,7 +1099,8 @@ impl<'a> Run<'a, '_> {
         let data = &self.requests[&key];
         let id = c.id();
         let admin = data.request.admin();
-        if (admin && self.in_use_by_claim(&id, ci)) || (!admin && self.in_use(&id)) {
+        let multiple = self.allows_multiple(&c);
+        if (!multiple && admin && self.in_use_by_claim(&id, ci)) || (!admin && self.in_use(&id)) {
             return Ok(false);
         }
         if !self.take_counters(c) {
@@ -1038,11 +1128,31 @@ impl<'a> Run<'a, '_> {
                 return Ok(false);
             }
         }
-        self.allocating.entry(id).or_default().insert(ci);
+        let claims = self.allocating.entry(id.clone()).or_default();
+        if !multiple {
+            claims.insert(ci);
+        }
+        let mut share = None;
+        if self.alloc.features.consumable_capacity {
+            // Checked again as upstream does; this fails only for a device of an "All"
+            // request that this attempt's earlier shares filled, and upstream then returns
+            // without undoing the constraints and the device's mark above.
+            if !self.capacity_fits(data.request.capacity, &c) {
+                return Ok(false);
+            }
+            if multiple {
+                let empty = BTreeMap::new();
+                let device_capacity = c.device.capacity.as_ref().unwrap_or(&empty);
+                let taken = capacity::consumed_by(data.request.capacity, device_capacity);
+                capacity::insert(&mut self.allocating_capacity, &id, &taken);
+                share = Some(taken);
+            }
+        }
         self.result[ci].push(Internal {
             request: data.request.full_name(),
             candidate: c,
             admin_access: admin.then_some(true),
+            share,
         });
         Ok(true)
     }
@@ -1061,7 +1171,8 @@ impl<'a> Run<'a, '_> {
         for c in &mut self.constraints[ci] {
             c.remove(base, sub);
         }
-        if let Some(claims) = self.allocating.get_mut(&last.candidate.id()) {
+        let id = last.candidate.id();
+        if let Some(claims) = self.allocating.get_mut(&id) {
             claims.remove(&ci);
         }
         if self.alloc.features.partitionable_devices
@@ -1069,6 +1180,9 @@ impl<'a> Run<'a, '_> {
             && let Some(pool) = self.counters.get_mut(&last.candidate.pool)
         {
             pool.release(last.candidate.device);
+        }
+        if let Some(taken) = &last.share {
+            capacity::remove(&mut self.allocating_capacity, &id, taken);
         }
     }
 
@@ -1090,6 +1204,27 @@ impl<'a> Run<'a, '_> {
         });
         counters.take(c.device)
     }
+
+    /// Whether the device is shared by capacity: it allows multiple allocations and the
+    /// feature is on.
+    fn allows_multiple(&self, c: &Candidate) -> bool {
+        self.alloc.features.consumable_capacity && c.device.allow_multiple_allocations == Some(true)
+    }
+
+    /// `CmpRequestOverCapacity` for the device, when the feature is on.
+    fn capacity_fits(&self, requests: Option<&CapacityRequirements>, c: &Candidate) -> bool {
+        if !self.alloc.features.consumable_capacity {
+            return true;
+        }
+        let id = c.id();
+        let empty = BTreeMap::new();
+        capacity::fits(
+            self.alloc.consumed.get(&id),
+            requests,
+            c.device.capacity.as_ref().unwrap_or(&empty),
+            self.allocating_capacity.get(&id),
+        )
+    }
 }
 
 /// The allocation of `devices` (in order) for request `request` without admin access: what
@@ -1110,6 +1245,7 @@ pub fn allocation_of(
                 pool: slice.spec.pool.name.clone(),
                 device: device.name.clone(),
                 admin_access: None,
+                ..Default::default()
             })
             .collect(),
     })

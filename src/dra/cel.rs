@@ -44,6 +44,9 @@ pub enum Read {
 
 /// The device a selector is asked about.
 pub struct Device<'d> {
+    /// `device.allowMultipleAllocations`, declared only with DRAConsumableCapacity (`None`
+    /// without it: reading it is then an error, as cel-go's compiler reports).
+    pub allow_multiple_allocations: Option<bool>,
     pub driver: &'d str,
     pub attributes: &'d BTreeMap<String, DeviceAttribute>,
     pub capacity: &'d BTreeMap<String, DeviceCapacity>,
@@ -359,6 +362,7 @@ fn split_name<'n>(name: &'n str, driver: &'n str) -> (&'n str, &'n str) {
 /// The `device` variable: a struct with three fields.
 #[derive(Debug, Clone)]
 struct DeviceVal {
+    allow_multiple_allocations: Option<bool>,
     driver: Value,
     attributes: Domains,
     capacity: Domains,
@@ -389,6 +393,7 @@ impl DeviceVal {
             ),
         };
         Ok(DeviceVal {
+            allow_multiple_allocations: d.allow_multiple_allocations,
             driver: Value::String(Arc::new(d.driver.to_owned())),
             attributes: domains(attributes),
             capacity: domains(capacity),
@@ -446,6 +451,11 @@ impl Indexer for DeviceVal {
             Some("driver") => Ok(CowVal::Owned(boxed(self.driver.clone())?)),
             Some("attributes") => Ok(CowVal::owned(self.attributes.clone())),
             Some("capacity") => Ok(CowVal::owned(self.capacity.clone())),
+            Some("allowMultipleAllocations") if self.allow_multiple_allocations.is_some() => {
+                Ok(CowVal::Owned(boxed(Value::Bool(
+                    self.allow_multiple_allocations == Some(true),
+                ))?))
+            }
             Some(field) => Err(ExecutionError::no_such_key(field)),
             None => Err(ExecutionError::no_such_key("?")),
         }
@@ -746,6 +756,7 @@ mod tests {
             },
         )]);
         let device = Device {
+            allow_multiple_allocations: None,
             driver: "gpu.nvidia.com",
             attributes: &attributes,
             capacity: &capacity,

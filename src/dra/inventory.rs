@@ -101,8 +101,9 @@ impl Inventory {
     /// plugin's initial "allocated" set. A port of the scheduler's `foreachAllocatedDevice`
     /// (`pkg/scheduler/framework/plugins/dynamicresources/allocateddevices.go`): every result
     /// of every claim with `status.allocation`, reserved or not, except those allocated with
-    /// admin access, which do not count as allocated. (Consumable capacity is not simulated,
-    /// so a result with a `shareID` holds its device whole, as upstream with that feature off.)
+    /// admin access, which do not count as allocated. A result with a `shareID` holds its
+    /// device whole here, as upstream with DRAConsumableCapacity off; the scheduler reads
+    /// shares with the gate on (`sched::dra_manager::holdings`).
     pub fn allocated_devices(&self) -> HashSet<DeviceId> {
         self.claims()
             .filter_map(|c| c.status.as_ref()?.allocation.as_ref()?.devices.as_ref())

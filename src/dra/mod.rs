@@ -1,12 +1,13 @@
 //! Dynamic Resource Allocation (`resource.k8s.io/v1`): CEL device selectors, the
 //! structured-parameters allocator (with the counters of partitionable devices in
-//! `counters`), the objects as the API server admits them (`api`), the scenario's objects
-//! as the scheduler lists them (`inventory`), and the resourceclaim controller that makes
-//! pods' claims from templates (`controller`, `resourceclaim`), and extended resources
-//! backed by DRA devices (`extended`).
+//! `counters`, and devices shared by capacity in `capacity`), the objects as the API server
+//! admits them (`api`), the scenario's objects as the scheduler lists them (`inventory`), the
+//! resourceclaim controller that makes pods' claims from templates (`controller`,
+//! `resourceclaim`), and extended resources backed by DRA devices (`extended`).
 
 pub mod allocator;
 pub mod api;
+pub mod capacity;
 pub mod cel;
 pub mod controller;
 pub mod counters;

@@ -19,7 +19,8 @@ use crate::dra::{Inventory, api, controller, resourceclaim};
 use crate::model::Pod;
 
 /// A slice's DRA features the allocator leaves alone, for the warnings that say so: those
-/// behind DRAPartitionableDevices when it is off (first), and those it does not simulate.
+/// behind DRAPartitionableDevices when it is off (first), and those it does not simulate;
+/// `consumable`: DRAConsumableCapacity is on (devices are then shared by capacity).
 ///
 /// With the gate off, the API server drops `sharedCounters`, `consumesCounters` and the node
 /// selection per device when it creates a slice (`dropDisabledFields`), but a slice stored
@@ -30,6 +31,7 @@ use crate::model::Pod;
 fn left_alone(
     slice: &ResourceSlice,
     partitionable: bool,
+    consumable: bool,
 ) -> (Vec<&'static str>, Vec<&'static str>) {
     let spec = &slice.spec;
     let devices = spec.devices.as_deref().unwrap_or(&[]);
@@ -54,8 +56,8 @@ fn left_alone(
             "device taints",
         ),
         (
-            any(|d| d.allow_multiple_allocations == Some(true)),
-            "allowMultipleAllocations (consumable capacity)",
+            !consumable && any(|d| d.allow_multiple_allocations == Some(true)),
+            "allowMultipleAllocations (DRAConsumableCapacity is off: such a device is allocated whole)",
         ),
         (
             any(|d| d.binding_conditions.as_ref().is_some_and(|c| !c.is_empty())),
@@ -77,11 +79,13 @@ fn left_alone(
 
 impl Loader<'_> {
     /// The DRA objects of `spec.objects`, each admitted as the API server admits it; a name
-    /// used twice is refused as the API server refuses it.
+    /// used twice is refused as the API server refuses it. `partitionable`, `consumable`: the
+    /// DRAPartitionableDevices and DRAConsumableCapacity gates.
     pub(super) fn dra_objects(
         &mut self,
         origins: Vec<Origin>,
         partitionable: bool,
+        consumable: bool,
         errors: &mut Errors,
         warnings: &mut Vec<String>,
     ) -> Inventory {
@@ -89,6 +93,8 @@ impl Loader<'_> {
         let mut slice_names = HashSet::new();
         let mut gated_slices: Vec<(String, Vec<&str>)> = Vec::new();
         let mut unsimulated_slices: Vec<(String, Vec<&str>)> = Vec::new();
+        // Claims and templates that request capacity while the gate is off.
+        let mut capacity_requests: Vec<String> = Vec::new();
         for (ordinal, origin) in origins.into_iter().enumerate() {
             let exists = |resource: &str, name: &str, namespace: Option<&str>| {
                 let message = match namespace {
@@ -122,7 +128,7 @@ impl Loader<'_> {
                                 errors.push(exists("resourceslices", &name, None));
                                 continue;
                             }
-                            let (gated, unsimulated) = left_alone(&s, partitionable);
+                            let (gated, unsimulated) = left_alone(&s, partitionable, consumable);
                             let what = format!("ResourceSlice {name} ({})", origin.describe());
                             if !gated.is_empty() {
                                 gated_slices.push((what.clone(), gated));
@@ -142,6 +148,12 @@ impl Loader<'_> {
                     match admitted {
                         Ok(c) => {
                             let (ns, name) = key(&c.metadata);
+                            if !consumable && requests_capacity(&c.spec) {
+                                capacity_requests.push(format!(
+                                    "ResourceClaim {ns}/{name} ({})",
+                                    origin.describe()
+                                ));
+                            }
                             if inventory.claim(&ns, &name).is_some() {
                                 errors.push(exists("resourceclaims", &name, Some(&ns)));
                             } else {
@@ -158,6 +170,12 @@ impl Loader<'_> {
                     match admitted {
                         Ok(t) => {
                             let (ns, name) = key(&t.metadata);
+                            if !consumable && requests_capacity(&t.spec.spec) {
+                                capacity_requests.push(format!(
+                                    "ResourceClaimTemplate {ns}/{name} ({})",
+                                    origin.describe()
+                                ));
+                            }
                             if inventory.template(&ns, &name).is_some() {
                                 errors.push(exists("resourceclaimtemplates", &name, Some(&ns)));
                             } else {
@@ -184,8 +202,26 @@ impl Loader<'_> {
                 features.join(", ")
             ));
         }
+        if let Some(first) = capacity_requests.first() {
+            warnings.push(format!(
+                "feature gate DRAConsumableCapacity is off: {} ResourceClaim(s) and template(s) request device capacity (capacity.requests), such as {first}; the allocator refuses them as upstream's experimental allocator does (an API server with the gate off drops the field): enable the gate in spec.scheduler.featureGates",
+                capacity_requests.len()
+            ));
+        }
         inventory
     }
+}
+
+/// Some request or subrequest of the claim has `capacity` (DRAConsumableCapacity).
+fn requests_capacity(spec: &k8s_openapi::api::resource::v1::ResourceClaimSpec) -> bool {
+    (spec
+        .devices
+        .iter()
+        .flat_map(|d| d.requests.iter().flatten()))
+    .any(|r| {
+        r.exactly.as_ref().is_some_and(|e| e.capacity.is_some())
+            || (r.first_available.iter().flatten()).any(|s| s.capacity.is_some())
+    })
 }
 
 fn key(meta: &ObjectMeta) -> (String, String) {

@@ -251,6 +251,7 @@ impl Loader<'_> {
         let mut inventory = self.dra_objects(
             routed.dra,
             gates.dra_partitionable_devices,
+            gates.dra_consumable_capacity,
             &mut errors,
             &mut warnings,
         );

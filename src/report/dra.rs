@@ -2,7 +2,9 @@
 //! publish, allocated and free at the end of the run; and the allocated ResourceClaims with
 //! their devices and the pods they are reserved for. A device belongs to every class whose
 //! CEL selectors all match it (as the allocator decides); DRA GPUs are counted in the GPU
-//! charts and pool table like `nvidia.com/gpu` (see [`is_gpu_class`]).
+//! charts and pool table like `nvidia.com/gpu` (see [`is_gpu_class`]). A device shared by
+//! capacity (DRAConsumableCapacity) counts as allocated while any share holds it; the claims
+//! say how much of it each takes (`consumedCapacity`).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -11,8 +13,9 @@ use serde::Serialize;
 
 use crate::dra::Inventory;
 use crate::dra::allocator::{DeviceId, Selectors};
-use crate::dra::{cel, extended};
+use crate::dra::{capacity, cel, extended};
 use crate::model::Pod;
+use crate::model::quantity::Quantity;
 use crate::model::resources::GPU_RESOURCES;
 
 /// The devices of one DeviceClass on a node.
@@ -22,6 +25,10 @@ pub struct DeviceClassUsage {
     pub device_class: String,
     pub allocated: i64,
     pub free: i64,
+    /// Of the class's devices that allow multiple allocations: per capacity, what shares take
+    /// and the total (`consumed/total`, canonical quantities). Empty without such devices.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub shared_capacity: BTreeMap<String, String>,
 }
 
 /// An allocated ResourceClaim at the end of the run.
@@ -34,6 +41,10 @@ pub struct ClaimReport {
     pub devices: Vec<String>,
     /// The pods in `status.reservedFor`, by name.
     pub reserved_for: Vec<String>,
+    /// DRAConsumableCapacity: per device the claim holds a share of (`driver/pool/device`), the
+    /// capacity its shares take (`consumedCapacity`, summed when several requests share it).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub consumed_capacity: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// Whether a class's devices are GPUs for the charts: it names a GPU extended resource
@@ -54,6 +65,16 @@ pub fn node_usage(
         .iter()
         .flat_map(crate::sched::dra_manager::allocated_devices_of)
         .collect();
+    let mut consumed = capacity::Aggregated::new();
+    for (id, taken) in claims
+        .iter()
+        .flat_map(|c| crate::sched::dra_manager::holdings(c, true).1)
+    {
+        capacity::insert(&mut consumed, &id, &taken);
+    }
+    // Per node and class: capacity name → (consumed, total) over its shared devices.
+    type Shared = BTreeMap<String, (Quantity, Quantity)>;
+    let mut shared: BTreeMap<(String, String), Shared> = BTreeMap::new();
     let selectors = Selectors::default();
     let empty = BTreeMap::new();
     let empty_capacity = BTreeMap::new();
@@ -64,6 +85,7 @@ pub fn node_usage(
         };
         for device in slice.spec.devices.iter().flatten() {
             let view = cel::Device {
+                allow_multiple_allocations: Some(device.allow_multiple_allocations == Some(true)),
                 driver: &slice.spec.driver,
                 attributes: device.attributes.as_ref().unwrap_or(&empty),
                 capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
@@ -84,12 +106,37 @@ pub fn node_usage(
                         device_class: name.clone(),
                         allocated: 0,
                         free: 0,
+                        shared_capacity: BTreeMap::new(),
                     });
                 match used {
                     true => usage.allocated += 1,
                     false => usage.free += 1,
                 }
+                if device.allow_multiple_allocations == Some(true) {
+                    let sums = shared.entry((node.to_string(), name.clone())).or_default();
+                    for (cap, c) in device.capacity.iter().flatten() {
+                        let Some(total) = capacity::parse(&c.value) else {
+                            continue;
+                        };
+                        let zero = Quantity::from_decimal(0.into(), 0, total.format);
+                        let taken = consumed.get(&id).and_then(|t| t.get(cap)).unwrap_or(&zero);
+                        let (sum_taken, sum_total) = sums
+                            .entry(cap.clone())
+                            .or_insert_with(|| (zero.clone(), zero.clone()));
+                        *sum_taken = capacity::add(sum_taken, taken);
+                        *sum_total = capacity::add(sum_total, &total);
+                    }
+                }
             }
+        }
+    }
+    for ((node, class), sums) in shared {
+        if let Some(usage) = out.get_mut(&node).and_then(|c| c.get_mut(&class)) {
+            usage.shared_capacity = (sums.into_iter())
+                .map(|(cap, (taken, total))| {
+                    (cap, format!("{}/{}", taken.canonical(), total.canonical()))
+                })
+                .collect();
         }
     }
     (out.into_iter())
@@ -126,7 +173,42 @@ pub fn claims(claims: &[ResourceClaim]) -> Vec<ClaimReport> {
                 reserved_for: (status.reserved_for.iter().flatten())
                     .map(|r| r.name.clone())
                     .collect(),
+                consumed_capacity: consumed_capacity(allocation),
             })
+        })
+        .collect()
+}
+
+/// The capacity an allocation's shares take, per device.
+fn consumed_capacity(
+    allocation: &k8s_openapi::api::resource::v1::AllocationResult,
+) -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut per_device: BTreeMap<String, capacity::Consumed> = BTreeMap::new();
+    for r in (allocation.devices.iter()).flat_map(|d| d.results.iter().flatten()) {
+        let Some(taken) = r
+            .consumed_capacity
+            .as_ref()
+            .filter(|_| r.share_id.is_some())
+        else {
+            continue;
+        };
+        let id = format!("{}/{}/{}", r.driver, r.pool, r.device);
+        let sum = per_device.entry(id).or_default();
+        for (name, q) in capacity::from_status(taken) {
+            let total = sum
+                .get(&name)
+                .map_or_else(|| q.clone(), |have| capacity::add(have, &q));
+            sum.insert(name, total);
+        }
+    }
+    (per_device.into_iter())
+        .map(|(id, c)| {
+            (
+                id,
+                (c.iter())
+                    .map(|(k, q)| (k.clone(), q.canonical()))
+                    .collect(),
+            )
         })
         .collect()
 }
@@ -191,6 +273,7 @@ pub fn pod_gpus(
     for slice in &inventory.slices {
         for device in slice.spec.devices.iter().flatten() {
             let view = cel::Device {
+                allow_multiple_allocations: Some(device.allow_multiple_allocations == Some(true)),
                 driver: &slice.spec.driver,
                 attributes: device.attributes.as_ref().unwrap_or(&empty),
                 capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),

@@ -247,7 +247,18 @@ fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut S
             n.dra.iter().map(|u| DraRow {
                 node: n.name.clone(),
                 device_class: u.device_class.clone(),
-                devices: format!("{}/{}", u.allocated, u.allocated + u.free),
+                devices: match u.shared_capacity.is_empty() {
+                    true => format!("{}/{}", u.allocated, u.allocated + u.free),
+                    false => format!(
+                        "{}/{} (shared: {})",
+                        u.allocated,
+                        u.allocated + u.free,
+                        (u.shared_capacity.iter())
+                            .map(|(cap, used)| format!("{cap} {used}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                },
             })
         })
         .collect();

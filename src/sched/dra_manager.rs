@@ -12,6 +12,12 @@
 //! DRAPartitionableDevices, taking or freeing a device that consumes counters also moves the
 //! version of every node that searches a device of its pool consuming counters: whether
 //! that device fits depends on it.
+//!
+//! With DRAConsumableCapacity a result with a `shareID` is a share of a device that allows
+//! multiple allocations (`foreachAllocatedDevice`'s shared callback): it does not hold the
+//! device, but the capacity it takes adds to the device's `AggregatedCapacity` until its
+//! claim is deallocated. Taking or giving back a share moves the versions as taking or
+//! freeing a device does.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -23,9 +29,11 @@ use k8s_openapi::api::resource::v1::{
 
 use crate::dra::Inventory;
 use crate::dra::allocator::{self, DeviceId, NodeView};
+use crate::dra::capacity::{self, Consumed};
 use crate::dra::{controller, counters, extended, resourceclaim};
 use crate::model::{Node, Pod};
 use crate::sched::plugins::node_affinity;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 /// `resourceapi.ResourceClaimReservedForMaxSize`: `CanBeReserved` holds below it.
 pub const RESERVED_FOR_MAX_SIZE: usize = 256;
@@ -41,6 +49,11 @@ pub struct DraManager {
     changed: HashMap<String, HashMap<String, Option<ResourceClaim>>>,
     /// Devices allocated to claims (admin-access results excluded), as the allocator takes them.
     allocated: HashSet<DeviceId>,
+    /// Capacity held by shares, per device (`AggregatedCapacity`).
+    consumed: capacity::Aggregated,
+    /// DRAConsumableCapacity is on and some device allows multiple allocations or some claim
+    /// holds a share: a claim's allocation is then no count of free devices.
+    shares_capacity: bool,
     /// Device numbers by id: one per (driver, pool, device), whatever slice lists it.
     device_index: HashMap<DeviceId, u32>,
     /// Slots: one per device entry of every slice (`slot_offset[slice] + position`), with its
@@ -128,6 +141,31 @@ pub fn allocated_devices_of(claim: &ResourceClaim) -> impl Iterator<Item = Devic
         .map(|r| (r.driver.clone(), r.pool.clone(), r.device.clone()))
 }
 
+/// What a claim's allocation holds (`foreachAllocatedDevice`): the devices it holds whole,
+/// and with DRAConsumableCapacity its shares (results with a `shareID`) with the capacity
+/// each takes. Admin-access results hold nothing.
+pub fn holdings(
+    claim: &ResourceClaim,
+    consumable: bool,
+) -> (Vec<DeviceId>, Vec<(DeviceId, Consumed)>) {
+    let (mut whole, mut shares) = (Vec::new(), Vec::new());
+    let results = (claim.status.iter())
+        .filter_map(|s| s.allocation.as_ref()?.devices.as_ref())
+        .flat_map(|d| d.results.iter().flatten())
+        .filter(|r| r.admin_access != Some(true));
+    for r in results {
+        let id = (r.driver.clone(), r.pool.clone(), r.device.clone());
+        match (consumable, &r.share_id) {
+            (true, Some(_)) => {
+                let taken = r.consumed_capacity.as_ref().map(capacity::from_status);
+                shares.push((id, taken.unwrap_or_default()));
+            }
+            _ => whole.push(id),
+        }
+    }
+    (whole, shares)
+}
+
 impl DraManager {
     pub fn new(inventory: Arc<Inventory>, nodes: &[Node], features: allocator::Features) -> Self {
         let mut device_index = HashMap::new();
@@ -165,7 +203,20 @@ impl DraManager {
             shared_slices.sort_unstable();
             shared_slices.dedup();
         }
-        let allocated = inventory.allocated_devices();
+        let mut allocated = HashSet::new();
+        let mut consumed = capacity::Aggregated::new();
+        let mut shares_capacity = features.consumable_capacity
+            && (inventory.slices.iter())
+                .flat_map(|s| s.spec.devices.iter().flatten())
+                .any(|d| d.allow_multiple_allocations == Some(true));
+        for claim in inventory.claims() {
+            let (whole, shares) = holdings(claim, features.consumable_capacity);
+            allocated.extend(whole);
+            for (id, taken) in shares {
+                capacity::insert(&mut consumed, &id, &taken);
+                shares_capacity = true;
+            }
+        }
         let mut in_use = vec![false; device_node.len()];
         for id in &allocated {
             if let Some(&i) = device_index.get(id) {
@@ -185,6 +236,8 @@ impl DraManager {
             inventory,
             changed: HashMap::new(),
             allocated,
+            consumed,
+            shares_capacity,
             device_index,
             slot_offset,
             slot_device,
@@ -334,6 +387,23 @@ impl DraManager {
         &self.allocated
     }
 
+    /// The capacity shares hold, per device, as the allocator reads it.
+    pub fn consumed(&self) -> &capacity::Aggregated {
+        &self.consumed
+    }
+
+    /// DRAConsumableCapacity.
+    pub fn consumable_capacity(&self) -> bool {
+        self.features.consumable_capacity
+    }
+
+    /// With DRAConsumableCapacity, some device allows multiple allocations or some claim
+    /// holds a share: Filter's count of free devices does not apply (with the gate off every
+    /// device is allocated whole, and the count holds).
+    pub fn shares_capacity(&self) -> bool {
+        self.shares_capacity
+    }
+
     /// The DeviceClass backing an extended resource, if one does (`DeviceClassMapping`).
     pub fn extended_class(&self, resource: &str) -> Option<&str> {
         self.extended_classes.get(resource).map(String::as_str)
@@ -402,13 +472,10 @@ impl DraManager {
     /// Deletes a claim (PostFilter's and Unreserve's `deleteClaim`, after the finalizer is
     /// removed): the devices it held are free again.
     pub fn delete_claim(&mut self, namespace: &str, name: &str) {
-        let Some(claim) = self.claim(namespace, name) else {
+        let Some(claim) = self.claim(namespace, name).cloned() else {
             return;
         };
-        let ids: Vec<DeviceId> = allocated_devices_of(claim).collect();
-        for id in &ids {
-            self.mark(id, false);
-        }
+        self.hold(&claim, false);
         (self.changed.entry(namespace.to_string()).or_default()).insert(name.to_string(), None);
     }
 
@@ -466,6 +533,31 @@ impl DraManager {
             return;
         };
         self.in_use[i as usize] = used;
+        self.touch(id, i);
+    }
+
+    /// Takes (`held`) or gives back what a claim's allocation holds: its devices and shares.
+    fn hold(&mut self, claim: &ResourceClaim, held: bool) {
+        let (whole, shares) = holdings(claim, self.features.consumable_capacity);
+        for id in &whole {
+            self.mark(id, held);
+        }
+        for (id, taken) in &shares {
+            match held {
+                true => capacity::insert(&mut self.consumed, id, taken),
+                false => capacity::remove(&mut self.consumed, id, taken),
+            }
+            self.shares_capacity = true;
+            if let Some(&i) = self.device_index.get(id) {
+                self.touch(id, i);
+            }
+        }
+    }
+
+    /// A device's use changed: the versions of the nodes that search it move, and with
+    /// DRAPartitionableDevices those of every node searching a device of its pool that
+    /// consumes counters, when it consumes some.
+    fn touch(&mut self, id: &DeviceId, i: u32) {
         if self.features.partitionable_devices && self.device_consumes[i as usize] {
             let pool = (id.0.clone(), id.1.clone());
             for &n in self.counter_nodes.get(&pool).into_iter().flatten() {
@@ -493,19 +585,26 @@ impl DraManager {
         let Some(mut claim) = self.claim(namespace, name).cloned() else {
             return;
         };
-        let status = claim
-            .status
-            .get_or_insert_with(ResourceClaimStatus::default);
-        if let Some(allocation) = allocation {
+        if let Some(mut allocation) = allocation {
+            // Share IDs from the claim's final name: an extended-resource claim had none when
+            // the allocator ran.
+            let (ns, claim_name) = key_of(&claim);
+            let results =
+                (allocation.devices.iter_mut()).flat_map(|d| d.results.iter_mut().flatten());
+            for (i, r) in results.enumerate() {
+                if r.share_id.is_some() {
+                    r.share_id = Some(capacity::share_id(&ns, &claim_name, i));
+                }
+            }
+            let status = claim
+                .status
+                .get_or_insert_with(ResourceClaimStatus::default);
             status.allocation = Some(allocation);
             let finalizers = claim.metadata.finalizers.get_or_insert_with(Vec::new);
             if !finalizers.iter().any(|f| f == FINALIZER) {
                 finalizers.push(FINALIZER.to_string());
             }
-            let ids: Vec<DeviceId> = allocated_devices_of(&claim).collect();
-            for id in &ids {
-                self.mark(id, true);
-            }
+            self.hold(&claim, true);
         }
         let status = claim
             .status
@@ -551,10 +650,7 @@ impl DraManager {
             }
             let unreserved = status.reserved_for.as_ref().is_none_or(Vec::is_empty);
             if unreserved && status.allocation.is_some() {
-                let ids: Vec<DeviceId> = allocated_devices_of(&claim).collect();
-                for id in &ids {
-                    self.mark(id, false);
-                }
+                self.hold(&claim, false);
                 let status = claim.status.as_mut().expect("checked");
                 status.allocation = None;
                 status.reserved_for = None;
@@ -575,10 +671,7 @@ impl DraManager {
         let Some(mut claim) = self.claim(namespace, name).cloned() else {
             return;
         };
-        let ids: Vec<DeviceId> = allocated_devices_of(&claim).collect();
-        for id in &ids {
-            self.mark(id, false);
-        }
+        self.hold(&claim, false);
         if let Some(status) = claim.status.as_mut() {
             status.allocation = None;
             status.reserved_for = None;
@@ -632,6 +725,12 @@ pub fn allocation_result(a: &allocator::Allocation) -> AllocationResult {
                         pool: d.pool.clone(),
                         device: d.device.clone(),
                         admin_access: d.admin_access,
+                        share_id: d.share_id.clone(),
+                        consumed_capacity: (d.consumed_capacity.as_ref()).map(|c| {
+                            (c.iter())
+                                .map(|(k, q)| (k.clone(), Quantity(q.clone())))
+                                .collect()
+                        }),
                         ..Default::default()
                     })
                     .collect(),

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use schedsim::dra::allocator::{
     AllocateError, Allocation, Allocator, DeviceResult, Features, NodeView, Selectors,
 };
+use schedsim::dra::capacity;
 use schedsim::model::Node;
 use schedsim::sched::plugins::node_affinity::terms_match;
 
@@ -30,7 +31,18 @@ struct Case {
     claims: Vec<ResourceClaim>,
     #[serde(default)]
     allocated: Vec<DeviceRef>,
+    /// Capacity already consumed by shares of devices (upstream `allocatedCapacityDevices`).
+    #[serde(default)]
+    allocated_capacity: Vec<CapacityRef>,
     expect: Expect,
+}
+
+#[derive(Debug, Deserialize)]
+struct CapacityRef {
+    driver: String,
+    pool: String,
+    device: String,
+    capacity: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -73,6 +85,17 @@ struct DeviceSpec {
     pool: String,
     device: String,
     admin_access: Option<bool>,
+    #[serde(rename = "shareID")]
+    share_id: Option<String>,
+    consumed_capacity: Option<BTreeMap<String, String>>,
+}
+
+/// Upstream's matcher replaces every share ID the allocator drew (random UUIDs) with this one.
+const FIXED_SHARE_ID: &str = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa";
+
+fn canonical(q: &str) -> String {
+    let parsed: schedsim::model::quantity::Quantity = q.parse().expect("a quantity");
+    parsed.canonical()
 }
 
 fn node(spec: Option<&NodeSpec>) -> Node {
@@ -93,6 +116,7 @@ struct Fixture {
     features: Features,
     classes: BTreeMap<String, DeviceClass>,
     allocated: HashSet<(String, String, String)>,
+    consumed: capacity::Aggregated,
     node: Node,
 }
 
@@ -104,12 +128,22 @@ impl Fixture {
                 admin_access: case.features.iter().any(|f| f == "DRAAdminAccess"),
                 partitionable_devices: (case.features.iter())
                     .any(|f| f == "DRAPartitionableDevices"),
+                consumable_capacity: case.features.iter().any(|f| f == "DRAConsumableCapacity"),
             },
             classes: (case.classes.iter())
                 .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.clone()))
                 .collect(),
             allocated: (case.allocated.iter())
                 .map(|d| (d.driver.clone(), d.pool.clone(), d.device.clone()))
+                .collect(),
+            consumed: (case.allocated_capacity.iter())
+                .map(|d| {
+                    let id = (d.driver.clone(), d.pool.clone(), d.device.clone());
+                    let taken = (d.capacity.iter())
+                        .map(|(name, q)| (name.clone(), q.parse().expect("a quantity")))
+                        .collect();
+                    (id, taken)
+                })
                 .collect(),
             node: node(case.node.as_ref()),
         }
@@ -125,6 +159,7 @@ impl Fixture {
         let allocator = Allocator {
             features: self.features,
             allocated: &self.allocated,
+            consumed: &self.consumed,
             classes: &self.classes,
             slices,
             selectors: &selectors,
@@ -143,7 +178,12 @@ fn run(case: &Case) -> Result<(), String> {
     let got = Fixture::of(case).allocate(case, &case.slices);
     let want = &case.expect;
     match (got, &want.results, want.unsatisfiable, &want.error) {
-        (Ok(Some(got)), Some(results), _, _) => {
+        (Ok(Some(mut got)), Some(results), _, _) => {
+            for d in got.iter_mut().flat_map(|a| &mut a.devices) {
+                if d.share_id.is_some() {
+                    d.share_id = Some(FIXED_SHARE_ID.into());
+                }
+            }
             let want: Vec<Allocation> = (results.iter())
                 .map(|r| Allocation {
                     devices: (r.devices.iter())
@@ -153,6 +193,10 @@ fn run(case: &Case) -> Result<(), String> {
                             pool: d.pool.clone(),
                             device: d.device.clone(),
                             admin_access: d.admin_access,
+                            share_id: d.share_id.clone(),
+                            consumed_capacity: (d.consumed_capacity.as_ref()).map(|c| {
+                                (c.iter()).map(|(k, q)| (k.clone(), canonical(q))).collect()
+                            }),
                         })
                         .collect(),
                     node_selector: r.node_selector.clone(),
@@ -195,7 +239,8 @@ fn regex_lite_match(pattern: &str, text: &str) -> bool {
 }
 
 /// Properties over every upstream case that allocates: no device goes to two requests
-/// (admin access aside) nor is one already in use; and a copy of a pool's device under a new
+/// (admin access and shares of a device that allows multiple allocations aside) nor is one
+/// already in use; and a copy of a pool's device under a new
 /// name never makes an allocation that succeeded fail (requests for exact counts only: "All"
 /// asks for every device, so a new one can break it; and a device without the attributes a
 /// selector reads is a CEL error upstream too).
@@ -211,7 +256,7 @@ fn allocations_never_reuse_a_device_and_more_devices_never_hurt() {
         let mut seen = HashSet::new();
         for d in got.iter().flat_map(|a| &a.devices) {
             let id = (d.driver.clone(), d.pool.clone(), d.device.clone());
-            if d.admin_access != Some(true) {
+            if d.admin_access != Some(true) && d.share_id.is_none() {
                 assert!(
                     seen.insert(id.clone()),
                     "{}: {id:?} allocated twice",

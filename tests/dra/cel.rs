@@ -60,6 +60,7 @@ fn run(case: &Case) -> Result<(), String> {
         })
         .collect();
     let device = Device {
+        allow_multiple_allocations: None,
         driver: &case.driver,
         attributes: &case.attributes,
         capacity: &capacity,

@@ -67,6 +67,7 @@ fn fits(cluster: &Cluster, claims: &[ResourceClaim]) -> BTreeMap<&'static str, V
     let allocator = Allocator {
         features: Features::default(),
         allocated: &allocated,
+        consumed: &Default::default(),
         classes: &cluster.classes,
         slices: &cluster.slices,
         selectors: &selectors,

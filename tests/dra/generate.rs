@@ -35,6 +35,7 @@ fn the_dra_benchmark_loads_and_its_claims_select_their_product() {
     let allocator = Allocator {
         features: Features::default(),
         allocated: &allocated,
+        consumed: &Default::default(),
         classes: &dra.classes,
         slices: &dra.slices,
         selectors: &selectors,

@@ -4,6 +4,7 @@
 //! the objects through a scenario's `spec.objects`, and the claims pods get.
 
 mod allocator;
+mod capacity;
 mod cel;
 mod claims;
 mod extended;

@@ -22,23 +22,28 @@
 //!   handwritten check also adds the DNS-subdomain message for "").
 //! - Not checked (not read by the allocator, or not simulated): configs, tolerations, taint
 //!   contents (their number is), binding conditions, the syntax of counter names (`counters`
-//!   has the rest of the counters' rules), consumable-capacity request
-//!   policies of devices that allow multiple allocations, labels and annotations.
+//!   has the rest of the counters' rules), labels and annotations.
+//! - A quantity that does not parse is refused with `ErrFormatWrong` at its field (the API
+//!   server fails to decode the object); a request policy's zero `step` is refused (upstream's
+//!   validation divides by it, which fails the request).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm};
 use k8s_openapi::api::resource::v1::{
-    Device, DeviceAttribute, DeviceClaim, DeviceClass, DeviceSelector, ResourceClaim,
-    ResourceClaimSpec, ResourceClaimStatus, ResourceClaimTemplate, ResourceSlice,
+    CapacityRequestPolicy, Device, DeviceAttribute, DeviceClaim, DeviceClass, DeviceSelector,
+    ResourceClaim, ResourceClaimSpec, ResourceClaimStatus, ResourceClaimTemplate, ResourceSlice,
 };
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 mod counters;
 mod fields;
 
+use super::capacity;
 use super::cel::Selector;
+use crate::model::quantity::Quantity;
 use crate::model::validate::validate_node_selector;
 use fields::*;
 
@@ -329,6 +334,7 @@ fn validate_device_claim(errs: &mut Errs, claim: &DeviceClaim, path: &str) {
                                 s.count,
                                 &sub_at,
                             );
+                            validate_capacity_requests(errs, s.capacity.as_ref(), &sub_at);
                         }
                         duplicates(errs, subs.iter().map(|s| s.name.as_str()), &subs_path);
                     }
@@ -351,6 +357,7 @@ fn validate_device_claim(errs: &mut Errs, claim: &DeviceClaim, path: &str) {
                         exact.count,
                         &exact_at,
                     );
+                    validate_capacity_requests(errs, exact.capacity.as_ref(), &exact_at);
                 }
             }
         }
@@ -650,13 +657,15 @@ fn validate_device(errs: &mut Errs, device: &Device, path: &str, per_device_node
     let multiple = device.allow_multiple_allocations == Some(true);
     for (key, c) in capacity {
         validate_qualified_name(errs, key, &capacity_path);
-        if !multiple && c.request_policy.is_some() {
-            let at = child(&capacity_path, &truncate_key(key, MAX_KEY_LENGTH));
-            forbidden(
+        let at = child(&capacity_path, &truncate_key(key, MAX_KEY_LENGTH));
+        match &c.request_policy {
+            Some(_) if !multiple => forbidden(
                 errs,
                 &child(&at, "requestPolicy"),
                 "allowMultipleAllocations must be true",
-            );
+            ),
+            Some(policy) => validate_request_policy(errs, &c.value, policy, &at),
+            None => {}
         }
     }
     let taints = device.taints.as_deref().unwrap_or(&[]);
@@ -707,6 +716,241 @@ fn validate_device(errs: &mut Errs, device: &Device, path: &str, per_device_node
             "null",
             "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to true in the ResourceSlice spec",
         );
+    }
+}
+
+/// A request's `capacity.requests`: validation.go checks nothing there, but a quantity that
+/// does not parse fails to decode.
+fn validate_capacity_requests(
+    errs: &mut Errs,
+    capacity: Option<&k8s_openapi::api::resource::v1::CapacityRequirements>,
+    at: &str,
+) {
+    let requests = capacity.and_then(|c| c.requests.as_ref());
+    for (name, q) in requests.into_iter().flatten() {
+        let path = child(&child(&child(at, "capacity"), "requests"), name);
+        quantity(errs, &path, q);
+    }
+}
+
+/// `CapacityRequestPolicyDiscreteMaxOptions`.
+pub const CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS: usize = 10;
+
+/// A quantity as `Quantity.UnmarshalJSON` decodes it (the API server refuses the object when
+/// it does not parse: `ErrFormatWrong` and its kin).
+fn quantity(errs: &mut Errs, path: &str, q: &K8sQuantity) -> Option<Quantity> {
+    match q.0.parse::<Quantity>() {
+        Ok(q) => Some(q),
+        Err(_) => {
+            invalid(errs, path, &q.0, crate::model::quantity::ERR_FORMAT_WRONG);
+            None
+        }
+    }
+}
+
+/// `validateMultiAllocatableDeviceCapacity`: the request policy of a capacity (at `at`) of a
+/// device that allows multiple allocations (`validateRequestPolicy`,
+/// `validateValidRequestValues`, `validateRequestPolicyValidValues`,
+/// `validateRequestPolicyRange`, `validateRequestPolicyRangeStep`).
+fn validate_request_policy(
+    errs: &mut Errs,
+    value: &K8sQuantity,
+    policy: &CapacityRequestPolicy,
+    at: &str,
+) {
+    let Some(capacity) = quantity(errs, &child(at, "value"), value) else {
+        return;
+    };
+    let path = &child(at, "requestPolicy");
+    let values = policy.valid_values.as_deref().unwrap_or(&[]);
+    if !values.is_empty() && policy.valid_range.is_some() {
+        forbidden(
+            errs,
+            path,
+            r#"exactly one policy can be specified, cannot specify "validValues" and "validRange" at the same time"#,
+        );
+        return;
+    }
+    let default = match &policy.default {
+        Some(d) => quantity(errs, &child(path, "default"), d),
+        None if !values.is_empty() => {
+            return required(
+                errs,
+                &child(path, "default"),
+                "required when validValues is defined",
+            );
+        }
+        None if policy.valid_range.is_some() => {
+            return required(
+                errs,
+                &child(path, "default"),
+                "required when validRange is defined",
+            );
+        }
+        None => return,
+    };
+    let Some(default) = default else {
+        return;
+    };
+    let cap = capacity.canonical();
+    if !values.is_empty() {
+        let at = child(path, "validValues");
+        let parsed: Vec<Option<Quantity>> = (values.iter().enumerate())
+            .map(|(i, v)| quantity(errs, &index(&at, i), v))
+            .collect();
+        for (i, pair) in parsed.windows(2).enumerate() {
+            if let [Some(a), Some(b)] = pair
+                && a.cmp_value(b).is_gt()
+            {
+                invalid(
+                    errs,
+                    &index(&at, i + 1),
+                    &b.canonical(),
+                    "values must be sorted in ascending order",
+                );
+            }
+        }
+        let mut found = false;
+        if values.len() > CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS {
+            too_many(
+                errs,
+                &at,
+                values.len(),
+                CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS,
+            );
+        } else {
+            for (i, option) in parsed.iter().enumerate() {
+                let Some(option) = option else { continue };
+                if option.cmp_value(&capacity).is_gt() {
+                    invalid(
+                        errs,
+                        &index(&at, i),
+                        &option.canonical(),
+                        &format!("option is larger than capacity value: {cap}"),
+                    );
+                }
+                found |= option.cmp_value(&default).is_eq();
+            }
+            // `quantityKey`: options alike in whole units are duplicates.
+            let keys: Vec<String> = parsed
+                .iter()
+                .flatten()
+                .map(|q| q.value().to_string())
+                .collect();
+            duplicates(errs, keys.iter().map(String::as_str), &at);
+        }
+        if !found {
+            invalid(
+                errs,
+                &at,
+                &default.canonical(),
+                "default value is not valid according to the requestPolicy",
+            );
+        }
+        return;
+    }
+    let Some(range) = &policy.valid_range else {
+        return;
+    };
+    let at = child(path, "validRange");
+    let Some(min) = quantity(errs, &child(&at, "min"), &range.min) else {
+        return;
+    };
+    let (min_path, max_path, step_path) =
+        (child(&at, "min"), child(&at, "max"), child(&at, "step"));
+    if min.cmp_value(&capacity).is_gt() {
+        invalid(
+            errs,
+            &min_path,
+            &min.canonical(),
+            &format!("min is larger than capacity value: {cap}"),
+        );
+    }
+    if default.cmp_value(&min).is_lt() {
+        invalid(
+            errs,
+            &min_path,
+            &default.canonical(),
+            &format!("default is less than min: {}", min.canonical()),
+        );
+    }
+    let max = range
+        .max
+        .as_ref()
+        .and_then(|m| quantity(errs, &max_path, m));
+    if let Some(max) = &max {
+        if min.cmp_value(max).is_gt() {
+            invalid(
+                errs,
+                &max_path,
+                &min.canonical(),
+                &format!("min is larger than max: {}", max.canonical()),
+            );
+        }
+        if max.cmp_value(&capacity).is_gt() {
+            invalid(
+                errs,
+                &max_path,
+                &max.canonical(),
+                &format!("max is larger than capacity value: {cap}"),
+            );
+        }
+        if default.cmp_value(max).is_gt() {
+            invalid(
+                errs,
+                &max_path,
+                &default.canonical(),
+                &format!("default is more than max: {}", max.canonical()),
+            );
+        }
+    }
+    let Some(step) = range
+        .step
+        .as_ref()
+        .and_then(|s| quantity(errs, &step_path, s))
+    else {
+        return;
+    };
+    let added = capacity::add(&min, &step);
+    if added.cmp_value(&capacity).is_gt() {
+        invalid(
+            errs,
+            &step_path,
+            &step.canonical(),
+            &format!(
+                "one step {} is larger than capacity value: {cap}",
+                added.canonical()
+            ),
+        );
+    }
+    if step.value() == 0 {
+        // Upstream's `added % stepVal` divides by zero: the API server fails the request.
+        invalid(
+            errs,
+            &step_path,
+            &step.canonical(),
+            "a step of zero fails the API server's validation (division by zero)",
+        );
+        return;
+    }
+    for value in std::iter::once(&default).chain(max.as_ref()) {
+        if value
+            .value()
+            .wrapping_sub(min.value())
+            .wrapping_rem(step.value())
+            != 0
+        {
+            invalid(
+                errs,
+                &step_path,
+                &value.canonical(),
+                &format!(
+                    "value is not a multiple of a given step ({}) from ({})",
+                    step.canonical(),
+                    min.canonical()
+                ),
+            );
+        }
     }
 }
 

@@ -36,8 +36,12 @@
 //! matching device is taken depends on the counters of its pool or on the node). Taking or
 //! freeing a device that consumes counters moves the version of every node searching a
 //! device of its pool that consumes counters (`DraManager`), so no cached verdict outlives a
-//! change of the counters it read. The allocator itself runs for other
-//! shapes and where the pod is placed (its first solution: upstream's choice of devices).
+//! change of the counters it read. With DRAConsumableCapacity no shape is counted when some
+//! device allows multiple allocations or some claim holds a share of one: a device in use may
+//! still have capacity for a share, and a free one may lack it; nor, gate or not, a request
+//! with `capacity`. Taking or giving back a share moves the node's version as taking or
+//! freeing a device does (`DraManager`). The allocator itself runs for other shapes and where
+//! the pod is placed (its first solution: upstream's choice of devices).
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
@@ -85,6 +89,7 @@ pub fn features(gates: &FeatureGates) -> Features {
         prioritized_list: gates.dra_prioritized_list,
         admin_access: gates.dra_admin_access,
         partitionable_devices: gates.dra_partitionable_devices,
+        consumable_capacity: gates.dra_consumable_capacity,
     }
 }
 
@@ -551,6 +556,10 @@ impl FilterCache {
 /// The count a claim's allocation comes down to, if it does (see the module comment): the
 /// CEL expressions a device must pass, in order, and the count.
 fn counted(m: &DraManager, spec: &ResourceClaimSpec) -> Option<(Vec<String>, usize)> {
+    if m.shares_capacity() {
+        // A device in use may still have capacity, and one that is free may lack it.
+        return None;
+    }
     let devices = spec.devices.as_ref()?;
     if devices.constraints.as_ref().is_some_and(|c| !c.is_empty()) {
         return None;
@@ -565,6 +574,8 @@ fn counted(m: &DraManager, spec: &ResourceClaimSpec) -> Option<(Vec<String>, usi
     let class = m.inventory().classes.get(&exactly.device_class_name)?;
     let usable = exact_count
         && exactly.admin_access.is_none()
+        // With the gate off the allocator refuses it; with it on, devices may lack capacity.
+        && exactly.capacity.is_none()
         && (1..=allocator::ALLOCATION_RESULTS_MAX_SIZE as i64).contains(&count)
         && selectors.iter().all(|s| s.cel.is_some());
     let class_selectors = class.spec.selectors.as_deref().unwrap_or(&[]);
@@ -804,6 +815,8 @@ fn expr_verdict(
     let (slice, device) = m.device(slot);
     let (empty, empty_capacity) = (Default::default(), Default::default());
     let view = cel::Device {
+        allow_multiple_allocations: (m.consumable_capacity())
+            .then(|| device.allow_multiple_allocations.unwrap_or(false)),
         driver: &slice.spec.driver,
         attributes: device.attributes.as_ref().unwrap_or(&empty),
         capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
@@ -860,6 +873,7 @@ pub fn allocate(
     let alloc = Allocator {
         features: features(gates),
         allocated: m.allocated(),
+        consumed: m.consumed(),
         classes: &inventory.classes,
         slices: &inventory.slices,
         selectors: &m.selectors,
