@@ -741,20 +741,12 @@ impl<'a> Run<'a, '_> {
                         request.name
                     ));
                 }
-                if !self.alloc.features.consumable_capacity {
-                    let exact = request.exactly.as_ref().and_then(|e| e.capacity.as_ref());
-                    let (what, name) = match subs.iter().find(|s| s.capacity.is_some()) {
-                        _ if exact.is_some() => ("request", &request.name),
-                        Some(sub) => ("subrequest", &sub.name),
-                        None => ("", &request.name),
-                    };
-                    if !what.is_empty() {
-                        return Err(format!(
-                            "claim {}, {what} {name}: has capacity requests, but the DRAConsumableCapacity feature is disabled",
-                            claim_key(claim)
-                        ));
-                    }
-                }
+                // With DRAConsumableCapacity off, `capacity` requests are read as absent: every
+                // feature schedsim simulates besides it is one the stable allocator supports, and
+                // `NewAllocator` (structured/allocator.go) picks the stable allocator, which does not
+                // know the field (the experimental one, picked only when a feature outside the stable
+                // set is on, refuses such requests; KEP-5075: "when using the allocator in stable
+                // mode, no logs related to the DRAConsumableCapacity feature will be emitted").
                 if !subs.is_empty() {
                     let mut least = usize::MAX;
                     for (si, sub) in subs.iter().enumerate() {

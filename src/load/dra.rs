@@ -204,7 +204,7 @@ impl Loader<'_> {
         }
         if let Some(first) = capacity_requests.first() {
             warnings.push(format!(
-                "feature gate DRAConsumableCapacity is off: {} ResourceClaim(s) and template(s) request device capacity (capacity.requests), such as {first}; the allocator refuses them as upstream's experimental allocator does (an API server with the gate off drops the field): enable the gate in spec.scheduler.featureGates",
+                "feature gate DRAConsumableCapacity is off: {} ResourceClaim(s) and template(s) request device capacity (capacity.requests), such as {first}; the scheduler then ignores them, as the stable allocator a kube-scheduler with the gate off runs does (an API server with the gate off drops the field), and allocates whole devices: enable the gate in spec.scheduler.featureGates to share devices by capacity",
                 capacity_requests.len()
             ));
         }

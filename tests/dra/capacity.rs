@@ -118,7 +118,7 @@ fn with_the_gate_off_a_shareable_gpu_is_allocated_whole() {
 
 /// A slice that shares devices loads with a warning only when the gate is off (the devices
 /// are then allocated whole), and so does a claim template that requests capacity (the
-/// allocator then refuses it).
+/// request is then ignored).
 #[test]
 fn shared_devices_and_capacity_requests_warn_only_with_the_gate_off() {
     for gate in [true, false] {
@@ -143,4 +143,30 @@ fn shared_devices_and_capacity_requests_warn_only_with_the_gate_off() {
             }
         }
     }
+}
+
+/// With the gate off a request's `capacity` is ignored, as by the stable allocator a
+/// kube-scheduler with the gate off runs: the first claim takes the GPU whole, the next finds
+/// it taken (no Filter error about the feature).
+#[test]
+fn with_the_gate_off_capacity_requests_are_ignored() {
+    let dir = tempdir("capacity-ignored");
+    let path = dir.join("s.yaml");
+    let text = scenario(false, 2).replace(
+        "exactly: {deviceClassName: gpu.example.com}",
+        "exactly: {deviceClassName: gpu.example.com, capacity: {requests: {memory: 10Gi}}}",
+    );
+    std::fs::write(&path, text).unwrap();
+    let report = schedsim::simulate(&load_one(&path));
+    let pods: Vec<_> = (report.pods.iter())
+        .map(|p| (p.status, p.message.as_str()))
+        .collect();
+    assert_eq!(
+        pods,
+        [
+            (PodPhase::Scheduled, ""),
+            (PodPhase::Unschedulable, CANNOT_ALLOCATE)
+        ]
+    );
+    assert!(report.dra_claims[0].consumed_capacity.is_empty());
 }

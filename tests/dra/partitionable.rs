@@ -193,6 +193,7 @@ proptest! {
         let allocator = Allocator {
             features: Features { partitionable_devices: true, ..Default::default() },
             allocated: &taken,
+            consumed: &Default::default(),
             classes: &inv.classes,
             slices: &inv.slices,
             selectors: &selectors,
@@ -327,6 +328,7 @@ fn an_invalid_pool_of_counter_sets_reaches_every_node() {
             ..Default::default()
         },
         allocated: &none,
+        consumed: &Default::default(),
         classes: &inv.classes,
         slices: &inv.slices,
         selectors: &selectors,
