@@ -129,12 +129,13 @@ impl Loader<'_> {
                                 continue;
                             }
                             let (gated, unsimulated) = left_alone(&s, partitionable, consumable);
-                            let what = format!("ResourceSlice {name} ({})", origin.describe());
+                            // Described only for a warning: `describe` finds the object's line.
+                            let what = || format!("ResourceSlice {name} ({})", origin.describe());
                             if !gated.is_empty() {
-                                gated_slices.push((what.clone(), gated));
+                                gated_slices.push((what(), gated));
                             }
                             if !unsimulated.is_empty() {
-                                unsimulated_slices.push((what, unsimulated));
+                                unsimulated_slices.push((what(), unsimulated));
                             }
                             inventory.slices.push(s);
                         }
