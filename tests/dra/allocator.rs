@@ -88,6 +88,7 @@ struct DeviceSpec {
     #[serde(rename = "shareID")]
     share_id: Option<String>,
     consumed_capacity: Option<BTreeMap<String, String>>,
+    tolerations: Option<Vec<k8s_openapi::api::resource::v1::DeviceToleration>>,
 }
 
 /// Upstream's matcher replaces every share ID the allocator drew (random UUIDs) with this one.
@@ -129,6 +130,7 @@ impl Fixture {
                 partitionable_devices: (case.features.iter())
                     .any(|f| f == "DRAPartitionableDevices"),
                 consumable_capacity: case.features.iter().any(|f| f == "DRAConsumableCapacity"),
+                device_taints: case.features.iter().any(|f| f == "DRADeviceTaints"),
             },
             classes: (case.classes.iter())
                 .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.clone()))
@@ -197,6 +199,7 @@ fn run(case: &Case) -> Result<(), String> {
                             consumed_capacity: (d.consumed_capacity.as_ref()).map(|c| {
                                 (c.iter()).map(|(k, q)| (k.clone(), canonical(q))).collect()
                             }),
+                            tolerations: d.tolerations.clone(),
                         })
                         .collect(),
                     node_selector: r.node_selector.clone(),
