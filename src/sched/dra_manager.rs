@@ -736,6 +736,7 @@ pub fn allocation_result(a: &allocator::Allocation) -> AllocationResult {
                                 .map(|(k, q)| (k.clone(), Quantity(q.clone())))
                                 .collect()
                         }),
+                        tolerations: d.tolerations.clone(),
                         ..Default::default()
                     })
                     .collect(),

@@ -28,7 +28,9 @@
 //! searches was taken or freed (the node's version). For a shape whose answer is a count (one
 //! claim, one `exactly` request in ExactCount mode, no admin access, no constraints, at most
 //! 32 devices) on a node without invalid pools, the verdict is "at least `count` free devices
-//! match", with each device's CEL verdict cached per shape: the allocator then takes, in
+//! match", with each device's CEL verdict cached per shape (with DRADeviceTaints, a device
+//! whose `NoSchedule`/`NoExecute` taints the request does not all tolerate does not match: the
+//! allocator checks taints after selection and never takes it): the allocator then takes, in
 //! order, free devices that match until it has `count`, and fails only when there are fewer,
 //! so the two agree; a CEL error on any of the node's devices falls back to the allocator
 //! (whose error depends on the order it meets devices), and so does a node where some device
