@@ -27,7 +27,9 @@
 //! `allocateDevice` (`dra::counters`). Upstream caches a pool's available counters per
 //! `Allocator` by pool name alone; schedsim computes them per `Allocate` by driver and pool,
 //! which is the same unless two drivers name a pool alike. Devices shared by capacity
-//! (`DRAConsumableCapacity`) follow the 1.34 experimental allocator (`dra::capacity`). Not
+//! (`DRAConsumableCapacity`) follow the 1.34 experimental allocator (`dra::capacity`), and
+//! with both features that of the table's version (a shared device's counters count once).
+//! Not
 //! simulated: binding conditions. Device taints (`DRADeviceTaints`) are checked in
 //! `allocateDevice` as upstream's stable allocator does (`dra::taints`).
 
@@ -1188,7 +1190,10 @@ impl<'a> Run<'a, '_> {
         if let Some(claims) = self.allocating.get_mut(&id) {
             claims.remove(&ci);
         }
+        // A share keeps its counters, as upstream's rollback gives them back only for a device
+        // taken whole.
         if self.alloc.features.partitionable_devices
+            && last.share.is_none()
             && counters::consumes(last.candidate.device)
             && let Some(pool) = self.counters.get_mut(&last.candidate.pool)
         {
@@ -1201,13 +1206,22 @@ impl<'a> Run<'a, '_> {
 
     /// `allocateDevice`'s counter check: without partitionable devices a device that
     /// consumes counters is never taken; with them it is when what it consumes still fits in
-    /// its pool's counter sets, and then its consumption counts until it is deallocated.
+    /// its pool's counter sets, and then its consumption counts until it is deallocated. A
+    /// device shared by capacity whose capacity some share already holds (allocated, or in
+    /// this attempt) is not checked again (`skipCounterCheck` in the experimental allocator
+    /// of the version `tests/data/dra/allocator-cases.yaml` names): its counters count once.
     fn take_counters(&mut self, c: Candidate<'a>) -> bool {
         if !counters::consumes(c.device) {
             return true;
         }
         if !self.alloc.features.partitionable_devices {
             return false;
+        }
+        let id = c.id();
+        if self.allows_multiple(&c)
+            && (self.alloc.consumed.contains_key(&id) || self.allocating_capacity.contains_key(&id))
+        {
+            return true;
         }
         let pool = &self.pools[c.pool];
         let allocated = self.alloc.allocated;
