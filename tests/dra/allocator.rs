@@ -386,24 +386,10 @@ expect: {{unsatisfiable: true}}
         device("device-2", 2),
         device("device-3", 1)
     );
-    let mut lines = case.trim().lines();
-    let first = lines.next().unwrap_or_default();
-    let text = format!(
-        "cases:\n- {first}\n{}",
-        lines.map(|l| format!("  {l}\n")).collect::<String>()
-    );
-    let case = (super::cases::<Case>(&text, "inline").pop()).expect("one case");
+    let case = inline_case(&case);
     run(&case).unwrap();
     // The same devices without device-2 fit: its counters are what is missing.
-    let mut without = case;
-    let devices = without.slices[1].spec.devices.as_mut().unwrap();
-    devices.remove(1);
-    without.expect = Expect {
-        unsatisfiable: false,
-        ..Default::default()
-    };
-    let got = Fixture::of(&without).allocate(&without, &without.slices);
-    assert!(matches!(got, Ok(Some(_))), "{got:?}");
+    assert_fits_without(case, 1);
 }
 
 /// Not in upstream's table, but what `allocateDevice` in `allocator_experimental.go` does with
@@ -447,22 +433,27 @@ claims:
       - {name: req-1, exactly: {deviceClassName: class-a, allocationMode: ExactCount, count: 2, selectors: [{cel: {expression: 'device.attributes["driver-a"].kind == "whole"'}}]}}
 expect: {unsatisfiable: true}
 "#;
+    let case = inline_case(case);
+    run(&case).unwrap();
+    // Without device-1, device-4, device-2 and device-3 fit.
+    assert_fits_without(case, 0);
+}
+
+/// A case written inline, in the table's form.
+fn inline_case(case: &str) -> Case {
     let mut lines = case.trim().lines();
     let first = lines.next().unwrap_or_default();
     let text = format!(
         "cases:\n- {first}\n{}",
         lines.map(|l| format!("  {l}\n")).collect::<String>()
     );
-    let case = (super::cases::<Case>(&text, "inline").pop()).expect("one case");
-    run(&case).unwrap();
-    // Without device-1, device-4, device-2 and device-3 fit.
-    let mut without = case;
-    let devices = without.slices[1].spec.devices.as_mut().unwrap();
-    devices.remove(0);
-    without.expect = Expect {
-        unsatisfiable: false,
-        ..Default::default()
-    };
-    let got = Fixture::of(&without).allocate(&without, &without.slices);
+    (super::cases::<Case>(&text, "inline").pop()).expect("one case")
+}
+
+/// The case's claims can be allocated once device `index` of its second slice is gone.
+fn assert_fits_without(mut case: Case, index: usize) {
+    let devices = case.slices[1].spec.devices.as_mut().expect("devices");
+    devices.remove(index);
+    let got = Fixture::of(&case).allocate(&case, &case.slices);
     assert!(matches!(got, Ok(Some(_))), "{got:?}");
 }

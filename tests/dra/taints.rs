@@ -6,26 +6,20 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{NodeSelector, PodResourceClaim};
-use k8s_openapi::api::resource::v1::{
-    DeviceClass, DeviceToleration, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
-};
+use k8s_openapi::api::core::v1::NodeSelector;
+use k8s_openapi::api::resource::v1::{DeviceToleration, ResourceClaim, ResourceSlice};
 use proptest::prelude::*;
 use schedsim::dra::Inventory;
 use schedsim::dra::allocator::{Allocator, Features, NodeView, Selectors};
 use schedsim::features::FeatureGates;
-use schedsim::model::resources::ResourceList;
 use schedsim::model::{Node, Pod};
 use schedsim::sched::plugins::node_affinity::terms_match;
 use schedsim::sched::{Outcome, PodPhase, SchedulerConfig, schedule};
 use serde_json::json;
 
-const DRIVER: &str = "gpu.example.com";
-const KEY: &str = "example.com/maintenance";
+use super::partitionable::{DRIVER, claim_of, from, gpu_inventory, pod_claiming};
 
-fn from<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
-    serde_json::from_value(v).expect("a valid object")
-}
+const KEY: &str = "example.com/maintenance";
 
 /// Node `n`'s slice: a GPU per entry of `effects`, tainted with that effect when there is one.
 fn slice(n: usize, effects: &[Option<&str>]) -> ResourceSlice {
@@ -61,51 +55,19 @@ fn template_name(count: i64, which: usize) -> String {
 }
 
 fn inventory(slices: Vec<ResourceSlice>, pods: &mut [Pod]) -> Inventory {
-    let mut inv = Inventory::default();
-    let class: DeviceClass = from(json!({
-        "metadata": {"name": "gpu"},
-        "spec": {"selectors": [{"cel": {"expression": format!("device.driver == '{DRIVER}'")}}]},
-    }));
-    inv.classes.insert("gpu".into(), class);
-    inv.slices = slices;
+    let mut templates = Vec::new();
     for count in 1..=2 {
         for which in 0..TOLERATIONS.len() {
-            inv.insert_template(from::<ResourceClaimTemplate>(json!({
+            templates.push(json!({
                 "metadata": {"name": template_name(count, which), "namespace": "default"},
                 "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
                     "deviceClassName": "gpu", "allocationMode": "ExactCount",
                     "count": count, "tolerations": tolerations(which),
                 }}]}}},
-            })));
+            }));
         }
     }
-    for p in pods.iter_mut() {
-        schedsim::dra::controller::sync_pod(&mut inv, p, 1);
-    }
-    inv
-}
-
-fn claiming_pod(i: usize, count: i64, which: usize) -> Pod {
-    let requests: ResourceList = [("cpu".to_string(), 100)].into_iter().collect();
-    Pod {
-        name: format!("p-{i}"),
-        namespace: "default".into(),
-        uid: format!("uid-{i}"),
-        score_requests: requests.clone(),
-        requests,
-        resource_claims: vec![PodResourceClaim {
-            name: "gpus".into(),
-            resource_claim_template_name: Some(template_name(count, which)),
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
-}
-
-fn claim_of<'o>(outcome: &'o Outcome, pod: &Pod) -> &'o ResourceClaim {
-    (outcome.dra_claims.iter())
-        .find(|c| (c.metadata.owner_references.iter().flatten()).any(|o| o.uid == pod.uid))
-        .expect("the controller made the pod's claim")
+    gpu_inventory(slices, templates, pods)
 }
 
 /// The devices of a claim's allocation, with the tolerations each result carries.
@@ -127,7 +89,7 @@ fn run(
         .map(|i| super::properties::node(i, 0))
         .collect();
     let mut pods: Vec<Pod> = (wants.iter().enumerate())
-        .map(|(i, &(count, which))| claiming_pod(i, count, which))
+        .map(|(i, &(count, which))| pod_claiming(i, template_name(count, which)))
         .collect();
     let slices = (effects.iter().enumerate())
         .map(|(n, e)| slice(n, e))
