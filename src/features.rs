@@ -32,6 +32,11 @@ pub struct FeatureGates {
     /// (`dra::capacity`).
     #[serde(default, rename = "DRAConsumableCapacity")]
     pub dra_consumable_capacity: bool,
+    /// `DRADeviceTaints` (alpha since 1.33, off by default in 1.34 and 1.35; beta and on from
+    /// 1.36): a device's `NoSchedule`/`NoExecute` taints keep it from requests that do not
+    /// tolerate them (`dra::taints`).
+    #[serde(default, rename = "DRADeviceTaints")]
+    pub dra_device_taints: bool,
 }
 
 fn on() -> bool {
@@ -47,6 +52,7 @@ impl Default for FeatureGates {
             dra_extended_resource: false,
             dra_partitionable_devices: false,
             dra_consumable_capacity: false,
+            dra_device_taints: false,
         }
     }
 }

@@ -27,20 +27,24 @@
 //! `allocateDevice` (`dra::counters`). Upstream caches a pool's available counters per
 //! `Allocator` by pool name alone; schedsim computes them per `Allocate` by driver and pool,
 //! which is the same unless two drivers name a pool alike. Devices shared by capacity
-//! (`DRAConsumableCapacity`) follow the 1.34 experimental allocator (`dra::capacity`). Not
-//! simulated: device taints, binding conditions.
+//! (`DRAConsumableCapacity`) follow the 1.34 experimental allocator (`dra::capacity`), and
+//! with both features that of the table's version (a shared device's counters count once).
+//! Not
+//! simulated: binding conditions. Device taints (`DRADeviceTaints`) are checked in
+//! `allocateDevice` as upstream's stable allocator does (`dra::taints`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::api::core::v1::{NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 use k8s_openapi::api::resource::v1::{
     CapacityRequirements, CounterSet, Device, DeviceAttribute, DeviceClass, DeviceSelector,
-    ResourceClaim, ResourceSlice,
+    DeviceToleration, ResourceClaim, ResourceSlice,
 };
 
 use super::capacity::{self, DistinctAttribute};
 use super::cel::{self, Selector};
 use super::counters::{self, PoolCounters};
+use super::taints;
 
 /// `resourceapi.AllocationResultsMaxSize`.
 pub const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
@@ -78,10 +82,12 @@ pub struct Features {
     pub partitionable_devices: bool,
     /// DRAConsumableCapacity.
     pub consumable_capacity: bool,
+    /// DRADeviceTaints: untolerated `NoSchedule`/`NoExecute` taints keep a device.
+    pub device_taints: bool,
 }
 
 /// One allocated device (`DeviceRequestAllocationResult`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DeviceResult {
     /// The request, or `request/subrequest`.
     pub request: String,
@@ -93,6 +99,8 @@ pub struct DeviceResult {
     pub share_id: Option<String>,
     /// The capacity the share takes, canonical quantities by name; `None` when it takes none.
     pub consumed_capacity: Option<BTreeMap<String, String>>,
+    /// The (sub)request's tolerations, copied as upstream copies them, gate or not.
+    pub tolerations: Option<Vec<DeviceToleration>>,
 }
 
 /// A claim's allocation (`AllocationResult` without configs).
@@ -446,6 +454,7 @@ struct Request<'a> {
     admin_access: Option<bool>,
     selectors: &'a [DeviceSelector],
     capacity: Option<&'a CapacityRequirements>,
+    tolerations: &'a [DeviceToleration],
 }
 
 impl Request<'_> {
@@ -589,6 +598,7 @@ enum Stop {
 
 struct Internal<'a> {
     request: String,
+    tolerations: &'a [DeviceToleration],
     candidate: Candidate<'a>,
     admin_access: Option<bool>,
     /// A share of a device that allows multiple allocations, and the capacity it takes.
@@ -712,6 +722,8 @@ impl<'a> Allocator<'a> {
                             consumed_capacity: (share.filter(|c| !c.is_empty())).map(|c| {
                                 (c.iter().map(|(k, q)| (k.clone(), q.canonical()))).collect()
                             }),
+                            tolerations: (!d.tolerations.is_empty())
+                                .then(|| d.tolerations.to_vec()),
                         }
                     })
                     .collect(),
@@ -761,6 +773,7 @@ impl<'a> Run<'a, '_> {
                                 admin_access: None,
                                 selectors: sub.selectors.as_deref().unwrap_or(&[]),
                                 capacity: sub.capacity.as_ref(),
+                                tolerations: sub.tolerations.as_deref().unwrap_or(&[]),
                             },
                             (ci, ri, si),
                         )?;
@@ -782,6 +795,8 @@ impl<'a> Run<'a, '_> {
                             admin_access: exact.and_then(|e| e.admin_access),
                             selectors: (exact.and_then(|e| e.selectors.as_deref())).unwrap_or(&[]),
                             capacity: exact.and_then(|e| e.capacity.as_ref()),
+                            tolerations: (exact.and_then(|e| e.tolerations.as_deref()))
+                                .unwrap_or(&[]),
                         },
                         (ci, ri, 0),
                     )?;
@@ -1099,6 +1114,13 @@ impl<'a> Run<'a, '_> {
             return Ok(false);
         }
         let data = &self.requests[&key];
+        // After the counters, as upstream: a tainted device's counters stay taken for the rest
+        // of this search, as those of a device a constraint refuses do.
+        if self.alloc.features.device_taints
+            && taints::prevents_allocation(c.device, data.request.tolerations)
+        {
+            return Ok(false);
+        }
         let (base, sub) = match data.request.parent {
             Some(p) => (p, Some(data.request.name)),
             None => (data.request.name, None),
@@ -1142,6 +1164,7 @@ impl<'a> Run<'a, '_> {
         }
         self.result[ci].push(Internal {
             request: data.request.full_name(),
+            tolerations: data.request.tolerations,
             candidate: c,
             admin_access: admin.then_some(true),
             share,
@@ -1167,7 +1190,10 @@ impl<'a> Run<'a, '_> {
         if let Some(claims) = self.allocating.get_mut(&id) {
             claims.remove(&ci);
         }
+        // A share keeps its counters, as upstream's rollback gives them back only for a device
+        // taken whole.
         if self.alloc.features.partitionable_devices
+            && last.share.is_none()
             && counters::consumes(last.candidate.device)
             && let Some(pool) = self.counters.get_mut(&last.candidate.pool)
         {
@@ -1180,13 +1206,22 @@ impl<'a> Run<'a, '_> {
 
     /// `allocateDevice`'s counter check: without partitionable devices a device that
     /// consumes counters is never taken; with them it is when what it consumes still fits in
-    /// its pool's counter sets, and then its consumption counts until it is deallocated.
+    /// its pool's counter sets, and then its consumption counts until it is deallocated. A
+    /// device shared by capacity whose capacity some share already holds (allocated, or in
+    /// this attempt) is not checked again (`skipCounterCheck` in the experimental allocator
+    /// of the version `tests/data/dra/allocator-cases.yaml` names): its counters count once.
     fn take_counters(&mut self, c: Candidate<'a>) -> bool {
         if !counters::consumes(c.device) {
             return true;
         }
         if !self.alloc.features.partitionable_devices {
             return false;
+        }
+        let id = c.id();
+        if self.allows_multiple(&c)
+            && (self.alloc.consumed.contains_key(&id) || self.allocating_capacity.contains_key(&id))
+        {
+            return true;
         }
         let pool = &self.pools[c.pool];
         let allocated = self.alloc.allocated;
@@ -1223,9 +1258,11 @@ impl<'a> Run<'a, '_> {
 /// [`Allocator::allocate_among`] returns when its search picks exactly them. For a caller
 /// that knows the pick: a single claim with one ExactCount request and no constraints takes
 /// the first free devices that pass its selectors, in the search order, as the search never
-/// backtracks there (devices without counters). An error is `createNodeSelector`'s.
+/// backtracks there (devices without counters). `tolerations`: the request's, copied into
+/// each result. An error is `createNodeSelector`'s.
 pub fn allocation_of(
     request: &str,
+    tolerations: &[DeviceToleration],
     devices: &[(&ResourceSlice, &Device)],
 ) -> Result<Allocation, String> {
     Ok(Allocation {
@@ -1237,6 +1274,7 @@ pub fn allocation_of(
                 pool: slice.spec.pool.name.clone(),
                 device: device.name.clone(),
                 admin_access: None,
+                tolerations: (!tolerations.is_empty()).then(|| tolerations.to_vec()),
                 ..Default::default()
             })
             .collect(),

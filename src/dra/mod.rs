@@ -14,5 +14,6 @@ pub mod counters;
 pub mod extended;
 pub mod inventory;
 pub mod resourceclaim;
+pub mod taints;
 
 pub use inventory::Inventory;

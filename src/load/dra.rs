@@ -15,7 +15,8 @@ use serde_json::Value;
 
 use super::origin::Origin;
 use super::{Errors, Loader};
-use crate::dra::{Inventory, api, controller, resourceclaim};
+use crate::dra::{Inventory, api, controller, resourceclaim, taints};
+use crate::features::FeatureGates;
 use crate::model::Pod;
 
 /// A slice's DRA features the allocator leaves alone, for the warnings that say so: those
@@ -52,10 +53,6 @@ fn left_alone(
     ];
     let unsimulated = [
         (
-            any(|d| d.taints.as_ref().is_some_and(|t| !t.is_empty())),
-            "device taints",
-        ),
-        (
             !consumable && any(|d| d.allow_multiple_allocations == Some(true)),
             "allowMultipleAllocations (DRAConsumableCapacity is off: such a device is allocated whole)",
         ),
@@ -79,20 +76,26 @@ fn left_alone(
 
 impl Loader<'_> {
     /// The DRA objects of `spec.objects`, each admitted as the API server admits it; a name
-    /// used twice is refused as the API server refuses it. `partitionable`, `consumable`: the
-    /// DRAPartitionableDevices and DRAConsumableCapacity gates.
+    /// used twice is refused as the API server refuses it. A DeviceTaintRule is read but not
+    /// simulated, with a warning.
     pub(super) fn dra_objects(
         &mut self,
         origins: Vec<Origin>,
-        partitionable: bool,
-        consumable: bool,
+        gates: &FeatureGates,
         errors: &mut Errors,
         warnings: &mut Vec<String>,
     ) -> Inventory {
+        let (partitionable, consumable) = (
+            gates.dra_partitionable_devices,
+            gates.dra_consumable_capacity,
+        );
         let mut inventory = Inventory::default();
         let mut slice_names = HashSet::new();
         let mut gated_slices: Vec<(String, Vec<&str>)> = Vec::new();
         let mut unsimulated_slices: Vec<(String, Vec<&str>)> = Vec::new();
+        // Slices with device taints while DRADeviceTaints is off, and DeviceTaintRules.
+        let mut tainted_slices: Vec<String> = Vec::new();
+        let mut taint_rules: Vec<String> = Vec::new();
         // Claims and templates that request capacity while the gate is off.
         let mut capacity_requests: Vec<String> = Vec::new();
         for (ordinal, origin) in origins.into_iter().enumerate() {
@@ -136,6 +139,10 @@ impl Loader<'_> {
                             }
                             if !unsimulated.is_empty() {
                                 unsimulated_slices.push((what(), unsimulated));
+                            }
+                            let devices = s.spec.devices.iter().flatten();
+                            if !gates.dra_device_taints && devices.clone().any(taints::tainted) {
+                                tainted_slices.push(what());
                             }
                             inventory.slices.push(s);
                         }
@@ -186,6 +193,10 @@ impl Loader<'_> {
                         Err(mut e) => errors.append(&mut e),
                     }
                 }
+                "DeviceTaintRule" => {
+                    let name = origin.value()["metadata"]["name"].as_str().unwrap_or("");
+                    taint_rules.push(format!("DeviceTaintRule {name} ({})", origin.describe()));
+                }
                 _ => {}
             }
         }
@@ -194,6 +205,18 @@ impl Loader<'_> {
                 "{} ResourceSlice(s) use DRA features behind the DRAPartitionableDevices gate, which is off (spec.scheduler.featureGates turns it on), such as {first}: {}",
                 gated_slices.len(),
                 features.join(", ")
+            ));
+        }
+        if let Some(first) = tainted_slices.first() {
+            warnings.push(format!(
+                "feature gate DRADeviceTaints is off: {} ResourceSlice(s) have device taints, such as {first}; the scheduler ignores them, as the allocator of a kube-scheduler with the gate off does: enable the gate in spec.scheduler.featureGates to keep a device from requests that do not tolerate its NoSchedule and NoExecute taints",
+                tainted_slices.len()
+            ));
+        }
+        if let Some(first) = taint_rules.first() {
+            warnings.push(format!(
+                "{} DeviceTaintRule(s), such as {first}, are not simulated: the taints they add to devices are ignored",
+                taint_rules.len()
             ));
         }
         if let Some((first, features)) = unsimulated_slices.first() {

@@ -248,13 +248,7 @@ impl Loader<'_> {
         );
         let runtimes = self.runtimes(origins, &mut errors);
         let kueue_objects = self.kueue_objects(routed.kueue, &mut errors);
-        let mut inventory = self.dra_objects(
-            routed.dra,
-            gates.dra_partitionable_devices,
-            gates.dra_consumable_capacity,
-            &mut errors,
-            &mut warnings,
-        );
+        let mut inventory = self.dra_objects(routed.dra, &gates, &mut errors, &mut warnings);
 
         let clock = (sd.spec.clock.clone())
             .unwrap_or_else(|| crate::resolve::build::DEFAULT_CLOCK.to_string());

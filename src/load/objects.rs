@@ -27,7 +27,8 @@ pub(super) enum Store {
     /// Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, WorkloadPriorityClasses,
     /// and the Workloads it already admitted.
     Kueue,
-    /// DRA's DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates.
+    /// DRA's DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates (and
+    /// DeviceTaintRules, which are only warned about).
     Dra,
 }
 
@@ -140,6 +141,12 @@ pub(super) const KINDS: &[ObjectKind] = &[
     ObjectKind {
         kind: "ResourceClaimTemplate",
         api_versions: dra::API_VERSIONS,
+        store: Store::Dra,
+    },
+    // Read only to say it is not simulated (`resource.k8s.io/v1alpha3` in 1.34).
+    ObjectKind {
+        kind: "DeviceTaintRule",
+        api_versions: &["resource.k8s.io/v1alpha3"],
         store: Store::Dra,
     },
 ];

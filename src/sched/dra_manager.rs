@@ -397,6 +397,11 @@ impl DraManager {
         self.features.consumable_capacity
     }
 
+    /// DRADeviceTaints.
+    pub fn device_taints(&self) -> bool {
+        self.features.device_taints
+    }
+
     /// With DRAConsumableCapacity, some device allows multiple allocations or some claim
     /// holds a share: Filter's count of free devices does not apply (with the gate off every
     /// device is allocated whole, and the count holds).
@@ -731,6 +736,7 @@ pub fn allocation_result(a: &allocator::Allocation) -> AllocationResult {
                                 .map(|(k, q)| (k.clone(), Quantity(q.clone())))
                                 .collect()
                         }),
+                        tolerations: d.tolerations.clone(),
                         ..Default::default()
                     })
                     .collect(),

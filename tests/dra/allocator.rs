@@ -88,6 +88,7 @@ struct DeviceSpec {
     #[serde(rename = "shareID")]
     share_id: Option<String>,
     consumed_capacity: Option<BTreeMap<String, String>>,
+    tolerations: Option<Vec<k8s_openapi::api::resource::v1::DeviceToleration>>,
 }
 
 /// Upstream's matcher replaces every share ID the allocator drew (random UUIDs) with this one.
@@ -129,6 +130,7 @@ impl Fixture {
                 partitionable_devices: (case.features.iter())
                     .any(|f| f == "DRAPartitionableDevices"),
                 consumable_capacity: case.features.iter().any(|f| f == "DRAConsumableCapacity"),
+                device_taints: case.features.iter().any(|f| f == "DRADeviceTaints"),
             },
             classes: (case.classes.iter())
                 .map(|c| (c.metadata.name.clone().unwrap_or_default(), c.clone()))
@@ -197,6 +199,7 @@ fn run(case: &Case) -> Result<(), String> {
                             consumed_capacity: (d.consumed_capacity.as_ref()).map(|c| {
                                 (c.iter()).map(|(k, q)| (k.clone(), canonical(q))).collect()
                             }),
+                            tolerations: d.tolerations.clone(),
                         })
                         .collect(),
                     node_selector: r.node_selector.clone(),
@@ -383,22 +386,74 @@ expect: {{unsatisfiable: true}}
         device("device-2", 2),
         device("device-3", 1)
     );
+    let case = inline_case(&case);
+    run(&case).unwrap();
+    // The same devices without device-2 fit: its counters are what is missing.
+    assert_fits_without(case, 1);
+}
+
+/// Not in upstream's table, but what `allocateDevice` in `allocator_experimental.go` does with
+/// a device shared by capacity that consumes counters: its rollback gives back the share's
+/// capacity, not its counters. Here req-0 first takes a share of device-1 (4 of the 8 units),
+/// req-1 then cannot have both whole devices, and req-0 moves on to device-4, which consumes
+/// nothing: device-1's 4 units stay taken, so device-2 and device-3 still do not fit. Without
+/// device-1 they do.
+#[test]
+fn counters_of_a_share_given_back_stay_taken() {
+    let case = r#"
+name: share-keeps-counters
+features: [DRAPartitionableDevices, DRAConsumableCapacity]
+node: {name: node-1, labels: {region: region-1, planet: earth}}
+classes:
+- metadata: {name: class-a}
+  spec: {selectors: [{cel: {expression: 'device.driver == "driver-a"'}}]}
+slices:
+- metadata: {name: counters}
+  spec:
+    driver: driver-a
+    pool: {name: pool-1, generation: 1, resourceSliceCount: 2}
+    nodeName: node-1
+    sharedCounters: [{name: gpu, counters: {memory: {value: 8Gi}}}]
+- metadata: {name: devices}
+  spec:
+    driver: driver-a
+    pool: {name: pool-1, generation: 1, resourceSliceCount: 2}
+    nodeName: node-1
+    devices:
+    - {name: device-1, allowMultipleAllocations: true, attributes: {kind: {string: shared}}, consumesCounters: [{counterSet: gpu, counters: {memory: {value: 4Gi}}}]}
+    - {name: device-4, allowMultipleAllocations: true, attributes: {kind: {string: shared}}}
+    - {name: device-2, attributes: {kind: {string: whole}}, consumesCounters: [{counterSet: gpu, counters: {memory: {value: 4Gi}}}]}
+    - {name: device-3, attributes: {kind: {string: whole}}, consumesCounters: [{counterSet: gpu, counters: {memory: {value: 4Gi}}}]}
+claims:
+- metadata: {name: claim-0}
+  spec:
+    devices:
+      requests:
+      - {name: req-0, exactly: {deviceClassName: class-a, allocationMode: ExactCount, count: 1, selectors: [{cel: {expression: 'device.attributes["driver-a"].kind == "shared"'}}]}}
+      - {name: req-1, exactly: {deviceClassName: class-a, allocationMode: ExactCount, count: 2, selectors: [{cel: {expression: 'device.attributes["driver-a"].kind == "whole"'}}]}}
+expect: {unsatisfiable: true}
+"#;
+    let case = inline_case(case);
+    run(&case).unwrap();
+    // Without device-1, device-4, device-2 and device-3 fit.
+    assert_fits_without(case, 0);
+}
+
+/// A case written inline, in the table's form.
+fn inline_case(case: &str) -> Case {
     let mut lines = case.trim().lines();
     let first = lines.next().unwrap_or_default();
     let text = format!(
         "cases:\n- {first}\n{}",
         lines.map(|l| format!("  {l}\n")).collect::<String>()
     );
-    let case = (super::cases::<Case>(&text, "inline").pop()).expect("one case");
-    run(&case).unwrap();
-    // The same devices without device-2 fit: its counters are what is missing.
-    let mut without = case;
-    let devices = without.slices[1].spec.devices.as_mut().unwrap();
-    devices.remove(1);
-    without.expect = Expect {
-        unsatisfiable: false,
-        ..Default::default()
-    };
-    let got = Fixture::of(&without).allocate(&without, &without.slices);
+    (super::cases::<Case>(&text, "inline").pop()).expect("one case")
+}
+
+/// The case's claims can be allocated once device `index` of its second slice is gone.
+fn assert_fits_without(mut case: Case, index: usize) {
+    let devices = case.slices[1].spec.devices.as_mut().expect("devices");
+    devices.remove(index);
+    let got = Fixture::of(&case).allocate(&case, &case.slices);
     assert!(matches!(got, Ok(Some(_))), "{got:?}");
 }

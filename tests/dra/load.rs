@@ -225,13 +225,26 @@ fn slices_with_features_the_allocator_does_not_simulate_load_with_a_warning() {
       nodeName: n-0
       pool: {name: n-0, resourceSliceCount: 2}
       devices: [{name: gpu-0, taints: [{key: example.com/unhealthy, effect: NoSchedule}]}]
+  - apiVersion: resource.k8s.io/v1
+    kind: ResourceSlice
+    metadata: {name: binding}
+    spec:
+      driver: other.example.com
+      nodeName: n-0
+      pool: {name: n-0, resourceSliceCount: 1}
+      devices: [{name: nic-0, bindingConditions: [Ready], bindingFailureConditions: [Failed]}]
+  - apiVersion: resource.k8s.io/v1alpha3
+    kind: DeviceTaintRule
+    metadata: {name: drain}
+    spec:
+      taint: {key: example.com/drain, effect: NoExecute}
 "#
         ),
     )
     .unwrap();
     let s = load_one(&scenario);
-    assert_eq!(s.config.dra.slices.len(), 2);
-    assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
+    assert_eq!(s.config.dra.slices.len(), 3);
+    assert_eq!(s.warnings.len(), 4, "{:?}", s.warnings);
     let w = &s.warnings[0];
     assert!(
         w.starts_with("1 ResourceSlice(s) use DRA features behind the DRAPartitionableDevices gate, which is off (spec.scheduler.featureGates turns it on), such as ResourceSlice counters (")
@@ -240,24 +253,42 @@ fn slices_with_features_the_allocator_does_not_simulate_load_with_a_warning() {
     );
     let w = &s.warnings[1];
     assert!(
-        w.starts_with("1 ResourceSlice(s) use DRA features schedsim does not simulate, such as ResourceSlice tainted (")
-            && w.ends_with("): device taints"),
+        w.starts_with("feature gate DRADeviceTaints is off: 1 ResourceSlice(s) have device taints, such as ResourceSlice tainted (")
+            && w.ends_with("the allocator of a kube-scheduler with the gate off does: enable the gate in spec.scheduler.featureGates to keep a device from requests that do not tolerate its NoSchedule and NoExecute taints"),
         "{w}"
     );
-    // With the gate on, counter sets are simulated: only the taints are left to warn about.
+    let w = &s.warnings[2];
+    assert!(
+        w.starts_with("1 DeviceTaintRule(s), such as DeviceTaintRule drain (")
+            && w.ends_with("), are not simulated: the taints they add to devices are ignored"),
+        "{w}"
+    );
+    let w = &s.warnings[3];
+    assert!(
+        w.starts_with("1 ResourceSlice(s) use DRA features schedsim does not simulate, such as ResourceSlice binding (")
+            && w.ends_with("): bindingConditions"),
+        "{w}"
+    );
+    // With both gates on, counter sets and taints are simulated: what is left is the rule and
+    // the binding conditions.
     let on = dir.join("on.yaml");
     let text = std::fs::read_to_string(&scenario).unwrap();
     let gated = text.replacen(
         "spec:\n",
-        "spec:\n  scheduler:\n    featureGates: {DRAPartitionableDevices: true}\n",
+        "spec:\n  scheduler:\n    featureGates: {DRAPartitionableDevices: true, DRADeviceTaints: true}\n",
         1,
     );
     assert_ne!(gated, text);
     std::fs::write(&on, gated).unwrap();
     let s = load_one(&on);
-    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
     assert!(
-        s.warnings[0].ends_with("): device taints"),
+        s.warnings[0].contains("DeviceTaintRule drain"),
+        "{:?}",
+        s.warnings
+    );
+    assert!(
+        s.warnings[1].ends_with("): bindingConditions"),
         "{:?}",
         s.warnings
     );

@@ -14,6 +14,7 @@ mod load;
 mod partitionable;
 mod plugin;
 mod properties;
+mod taints;
 mod validation;
 
 /// A table of cases transcribed from upstream: one document, `cases:`.

@@ -20,7 +20,7 @@ use schedsim::sched::plugins::node_affinity::terms_match;
 use schedsim::sched::{Outcome, PodPhase, SchedulerConfig, schedule};
 use serde_json::json;
 
-const DRIVER: &str = "gpu.example.com";
+pub(super) const DRIVER: &str = "gpu.example.com";
 /// What a claim's selector asks of a device's `size` (the counter it consumes).
 const SIZES: [Option<&str>; 3] = [None, Some(">= 8"), Some("< 8")];
 
@@ -29,7 +29,7 @@ fn node(i: usize) -> Node {
     super::properties::node(i, 0)
 }
 
-fn from<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
+pub(super) fn from<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
     serde_json::from_value(v).expect("a valid object")
 }
 
@@ -95,6 +95,31 @@ fn template_name(count: i64, size: usize) -> String {
 }
 
 fn inventory(slices: Vec<ResourceSlice>, pods: &mut [Pod]) -> Inventory {
+    let mut templates = Vec::new();
+    for count in 1..=2 {
+        for (s, size) in SIZES.iter().enumerate() {
+            let selectors: Vec<_> = (size.iter())
+                .map(|c| json!({"cel": {"expression": format!("device.attributes['{DRIVER}'].size {c}")}}))
+                .collect();
+            templates.push(json!({
+                "metadata": {"name": template_name(count, s), "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                    "deviceClassName": "gpu", "allocationMode": "ExactCount",
+                    "count": count, "selectors": selectors,
+                }}]}}},
+            }));
+        }
+    }
+    gpu_inventory(slices, templates, pods)
+}
+
+/// Class `gpu` (every device of [`DRIVER`]), the slices and templates, and the claims the
+/// controller makes for the pods.
+pub(super) fn gpu_inventory(
+    slices: Vec<ResourceSlice>,
+    templates: Vec<serde_json::Value>,
+    pods: &mut [Pod],
+) -> Inventory {
     let mut inv = Inventory::default();
     let class: DeviceClass = from(json!({
         "metadata": {"name": "gpu"},
@@ -102,19 +127,8 @@ fn inventory(slices: Vec<ResourceSlice>, pods: &mut [Pod]) -> Inventory {
     }));
     inv.classes.insert("gpu".into(), class);
     inv.slices = slices;
-    for count in 1..=2 {
-        for (s, size) in SIZES.iter().enumerate() {
-            let selectors: Vec<_> = (size.iter())
-                .map(|c| json!({"cel": {"expression": format!("device.attributes['{DRIVER}'].size {c}")}}))
-                .collect();
-            inv.insert_template(from::<ResourceClaimTemplate>(json!({
-                "metadata": {"name": template_name(count, s), "namespace": "default"},
-                "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
-                    "deviceClassName": "gpu", "allocationMode": "ExactCount",
-                    "count": count, "selectors": selectors,
-                }}]}}},
-            })));
-        }
+    for t in templates {
+        inv.insert_template(from::<ResourceClaimTemplate>(t));
     }
     for p in pods.iter_mut() {
         schedsim::dra::controller::sync_pod(&mut inv, p, 1);
@@ -123,6 +137,11 @@ fn inventory(slices: Vec<ResourceSlice>, pods: &mut [Pod]) -> Inventory {
 }
 
 fn claiming_pod(i: usize, count: i64, size: usize) -> Pod {
+    pod_claiming(i, template_name(count, size))
+}
+
+/// Pod `p-{i}`, whose claim `gpus` comes from `template`.
+pub(super) fn pod_claiming(i: usize, template: String) -> Pod {
     let requests: ResourceList = [("cpu".to_string(), 100)].into_iter().collect();
     Pod {
         name: format!("p-{i}"),
@@ -132,7 +151,7 @@ fn claiming_pod(i: usize, count: i64, size: usize) -> Pod {
         requests,
         resource_claims: vec![PodResourceClaim {
             name: "gpus".into(),
-            resource_claim_template_name: Some(template_name(count, size)),
+            resource_claim_template_name: Some(template),
             ..Default::default()
         }],
         ..Default::default()
@@ -140,7 +159,7 @@ fn claiming_pod(i: usize, count: i64, size: usize) -> Pod {
 }
 
 /// The claim the controller made for `pod`, as the run left it.
-fn claim_of<'o>(outcome: &'o Outcome, pod: &Pod) -> &'o ResourceClaim {
+pub(super) fn claim_of<'o>(outcome: &'o Outcome, pod: &Pod) -> &'o ResourceClaim {
     (outcome.dra_claims.iter())
         .find(|c| (c.metadata.owner_references.iter().flatten()).any(|o| o.uid == pod.uid))
         .expect("the controller made the pod's claim")

@@ -20,9 +20,10 @@
 //!   checked here; such a selector fails when the allocator runs it.
 //! - An empty driver name is only `Required` (as declarative validation reports it; the
 //!   handwritten check also adds the DNS-subdomain message for "").
-//! - Not checked (not read by the allocator, or not simulated): configs, tolerations, taint
-//!   contents (their number is), binding conditions, the syntax of counter names (`counters`
-//!   has the rest of the counters' rules), labels and annotations.
+//! - Not checked (not read by the allocator, or not simulated): configs, the syntax of taint
+//!   and toleration keys and values (`taints` has the rest of their rules), binding
+//!   conditions, the syntax of counter names (`counters` has the rest of the counters' rules),
+//!   labels and annotations.
 //! - A quantity that does not parse is refused with `ErrFormatWrong` at its field (the API
 //!   server fails to decode the object); a request policy's zero `step` is refused (upstream's
 //!   validation divides by it, which fails the request).
@@ -40,6 +41,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 mod counters;
 mod fields;
+mod taints;
 
 use super::capacity;
 use super::cel::Selector;
@@ -171,9 +173,11 @@ pub fn set_defaults(spec: &mut ResourceClaimSpec) {
     {
         if let Some(exact) = &mut request.exactly {
             default(&mut exact.allocation_mode, &mut exact.count);
+            taints::set_defaults(exact.tolerations.as_mut());
         }
         for sub in request.first_available.iter_mut().flatten() {
             default(&mut sub.allocation_mode, &mut sub.count);
+            taints::set_defaults(sub.tolerations.as_mut());
         }
     }
 }
@@ -335,6 +339,11 @@ fn validate_device_claim(errs: &mut Errs, claim: &DeviceClaim, path: &str) {
                                 &sub_at,
                             );
                             validate_capacity_requests(errs, s.capacity.as_ref(), &sub_at);
+                            taints::validate_tolerations(
+                                errs,
+                                s.tolerations.as_deref(),
+                                &child(&sub_at, "tolerations"),
+                            );
                         }
                         duplicates(errs, subs.iter().map(|s| s.name.as_str()), &subs_path);
                     }
@@ -358,6 +367,11 @@ fn validate_device_claim(errs: &mut Errs, claim: &DeviceClaim, path: &str) {
                         &exact_at,
                     );
                     validate_capacity_requests(errs, exact.capacity.as_ref(), &exact_at);
+                    taints::validate_tolerations(
+                        errs,
+                        exact.tolerations.as_deref(),
+                        &child(&exact_at, "tolerations"),
+                    );
                 }
             }
         }
@@ -668,15 +682,7 @@ fn validate_device(errs: &mut Errs, device: &Device, path: &str, per_device_node
             None => {}
         }
     }
-    let taints = device.taints.as_deref().unwrap_or(&[]);
-    if taints.len() > DEVICE_TAINTS_MAX_LENGTH {
-        too_many(
-            errs,
-            &child(path, "taints"),
-            taints.len(),
-            DEVICE_TAINTS_MAX_LENGTH,
-        );
-    }
+    taints::validate_taints(errs, device.taints.as_deref(), &child(path, "taints"));
     counters::validate_consumes_counters(errs, device.consumes_counters.as_deref(), path);
     let (node_name, selector, all) = (&device.node_name, &device.node_selector, device.all_nodes);
     if per_device_node_selection {

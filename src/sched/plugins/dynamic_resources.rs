@@ -28,7 +28,9 @@
 //! searches was taken or freed (the node's version). For a shape whose answer is a count (one
 //! claim, one `exactly` request in ExactCount mode, no admin access, no constraints, at most
 //! 32 devices) on a node without invalid pools, the verdict is "at least `count` free devices
-//! match", with each device's CEL verdict cached per shape: the allocator then takes, in
+//! match", with each device's CEL verdict cached per shape (with DRADeviceTaints, a device
+//! whose `NoSchedule`/`NoExecute` taints the request does not all tolerate does not match: the
+//! allocator checks taints after selection and never takes it): the allocator then takes, in
 //! order, free devices that match until it has `count`, and fails only when there are fewer,
 //! so the two agree; a CEL error on any of the node's devices falls back to the allocator
 //! (whose error depends on the order it meets devices), and so does a node where some device
@@ -47,10 +49,12 @@ use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 
 use k8s_openapi::api::core::v1::NodeSelector;
-use k8s_openapi::api::resource::v1::{DeviceSelector, ResourceClaim, ResourceClaimSpec};
+use k8s_openapi::api::resource::v1::{
+    DeviceSelector, DeviceToleration, ResourceClaim, ResourceClaimSpec,
+};
 
 use crate::dra::allocator::{self, AllocateError, Allocation, Allocator, Features, NodeView};
-use crate::dra::{cel, extended, resourceclaim};
+use crate::dra::{cel, extended, resourceclaim, taints};
 use crate::features::FeatureGates;
 use crate::model::resources::is_extended_resource_name;
 use crate::model::{Node, Pod};
@@ -90,6 +94,7 @@ pub fn features(gates: &FeatureGates) -> Features {
         admin_access: gates.dra_admin_access,
         partitionable_devices: gates.dra_partitionable_devices,
         consumable_capacity: gates.dra_consumable_capacity,
+        device_taints: gates.dra_device_taints,
     }
 }
 
@@ -492,6 +497,9 @@ struct Counted {
     /// The class's selectors, then the request's (`isSelectable`'s order), in `exprs`.
     exprs: Vec<usize>,
     count: usize,
+    /// The request's tolerations: with DRADeviceTaints a device whose taints they do not
+    /// all tolerate is never taken (`allocateDevice`), so it does not count.
+    tolerations: Vec<DeviceToleration>,
     /// Per device slot: UNKNOWN, NO, YES or CEL_ERROR.
     matches: Vec<u8>,
 }
@@ -522,11 +530,12 @@ impl FilterCache {
         }
         bucket.push(self.shapes.len());
         let counted = match specs {
-            [spec] => counted(m, spec).map(|(expressions, count)| Counted {
+            [spec] => counted(m, spec).map(|(expressions, count, tolerations)| Counted {
                 exprs: (expressions.into_iter())
                     .map(|e| self.expr_of(m, e))
                     .collect(),
                 count,
+                tolerations,
                 matches: vec![UNKNOWN; m.slots()],
             }),
             _ => None,
@@ -554,8 +563,11 @@ impl FilterCache {
 }
 
 /// The count a claim's allocation comes down to, if it does (see the module comment): the
-/// CEL expressions a device must pass, in order, and the count.
-fn counted(m: &DraManager, spec: &ResourceClaimSpec) -> Option<(Vec<String>, usize)> {
+/// CEL expressions a device must pass, in order, the count and the request's tolerations.
+fn counted(
+    m: &DraManager,
+    spec: &ResourceClaimSpec,
+) -> Option<(Vec<String>, usize, Vec<DeviceToleration>)> {
     if m.shares_capacity() {
         // A device in use may still have capacity, and one that is free may lack it.
         return None;
@@ -582,7 +594,8 @@ fn counted(m: &DraManager, spec: &ResourceClaimSpec) -> Option<(Vec<String>, usi
     let expressions = (class_selectors.iter().chain(selectors))
         .filter_map(|s: &DeviceSelector| Some(s.cel.as_ref()?.expression.clone()))
         .collect();
-    usable.then_some((expressions, count as usize))
+    let tolerations = exactly.tolerations.clone().unwrap_or_default();
+    usable.then_some((expressions, count as usize, tolerations))
 }
 
 /// Filter's verdict on one node when it is known without work: the extended-resource claim
@@ -719,27 +732,45 @@ fn count_fits(
 ) -> Option<bool> {
     let mut free = 0;
     for &slot in devices {
-        let known = &mut c.matches[slot as usize];
-        if *known == UNKNOWN {
-            // `isSelectable`: the first selector that fails or errs decides.
-            *known = YES;
-            for &e in &c.exprs {
-                match expr_verdict(m, (converts, projections), &mut exprs[e], slot) {
-                    YES => continue,
-                    other => {
-                        *known = other;
-                        break;
-                    }
-                }
-            }
-        }
-        match *known {
+        match device_verdict(m, c, exprs, (converts, projections), slot) {
             CEL_ERROR => return None,
             YES if !m.is_in_use(slot) => free += 1,
             _ => {}
         }
     }
     Some(free >= c.count)
+}
+
+/// Whether the device in `slot` counts for the shape (cached per slot): YES when it passes
+/// the selectors (`isSelectable`: the first selector that fails or errs decides) and, with
+/// DRADeviceTaints, the request tolerates its taints (`allocateDevice` checks them after
+/// selection, so a CEL error still comes first); NO or CEL_ERROR otherwise.
+fn device_verdict(
+    m: &DraManager,
+    c: &mut Counted,
+    exprs: &mut [ExprCache],
+    (converts, projections): (&mut Vec<u8>, &mut Projections),
+    slot: u32,
+) -> u8 {
+    let known = c.matches[slot as usize];
+    if known != UNKNOWN {
+        return known;
+    }
+    let mut verdict = YES;
+    for &e in &c.exprs {
+        verdict = expr_verdict(m, (converts, projections), &mut exprs[e], slot);
+        if verdict != YES {
+            break;
+        }
+    }
+    if verdict == YES
+        && m.device_taints()
+        && taints::prevents_allocation(m.device(slot).1, &c.tolerations)
+    {
+        verdict = NO;
+    }
+    c.matches[slot as usize] = verdict;
+    verdict
 }
 
 /// Reserve's allocation when Filter decided by a count (see [`counted`]): the first free
@@ -774,26 +805,13 @@ pub fn counted_allocation(
     let request = &devices.requests.as_deref()?.first()?.name;
     let mut picked = Vec::with_capacity(c.count);
     for &slot in &view.devices {
-        let known = &mut c.matches[slot as usize];
-        if *known == UNKNOWN {
-            *known = YES;
-            for &e in &c.exprs {
-                match expr_verdict(m, (converts, projections), &mut exprs[e], slot) {
-                    YES => continue,
-                    other => {
-                        *known = other;
-                        break;
-                    }
-                }
-            }
-        }
-        match *known {
+        match device_verdict(m, c, exprs, (converts, projections), slot) {
             CEL_ERROR => return None,
             YES if !m.is_in_use(slot) && picked.len() < c.count => picked.push(m.device(slot)),
             _ => {}
         }
     }
-    let allocation = allocator::allocation_of(request, &picked).ok()?;
+    let allocation = allocator::allocation_of(request, &c.tolerations, &picked).ok()?;
     (picked.len() == c.count).then(|| vec![allocation])
 }
 
