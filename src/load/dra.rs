@@ -74,6 +74,31 @@ fn left_alone(
     (gated, used(&unsimulated))
 }
 
+/// The objects a warning is about: how many, and the first, described. Only the first is
+/// described: finding an object's line re-reads its whole file with positions.
+struct Examples<T> {
+    count: usize,
+    first: Option<T>,
+}
+
+impl<T> Default for Examples<T> {
+    fn default() -> Self {
+        Examples {
+            count: 0,
+            first: None,
+        }
+    }
+}
+
+impl<T> Examples<T> {
+    fn add(&mut self, describe: impl FnOnce() -> T) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some(describe());
+        }
+    }
+}
+
 impl Loader<'_> {
     /// The DRA objects of `spec.objects`, each admitted as the API server admits it; a name
     /// used twice is refused as the API server refuses it. A DeviceTaintRule is read but not
@@ -91,13 +116,13 @@ impl Loader<'_> {
         );
         let mut inventory = Inventory::default();
         let mut slice_names = HashSet::new();
-        let mut gated_slices: Vec<(String, Vec<&str>)> = Vec::new();
-        let mut unsimulated_slices: Vec<(String, Vec<&str>)> = Vec::new();
+        let mut gated_slices: Examples<(String, Vec<&str>)> = Examples::default();
+        let mut unsimulated_slices: Examples<(String, Vec<&str>)> = Examples::default();
         // Slices with device taints while DRADeviceTaints is off, and DeviceTaintRules.
-        let mut tainted_slices: Vec<String> = Vec::new();
-        let mut taint_rules: Vec<String> = Vec::new();
+        let mut tainted_slices: Examples<String> = Examples::default();
+        let mut taint_rules: Examples<String> = Examples::default();
         // Claims and templates that request capacity while the gate is off.
-        let mut capacity_requests: Vec<String> = Vec::new();
+        let mut capacity_requests: Examples<String> = Examples::default();
         for (ordinal, origin) in origins.into_iter().enumerate() {
             let exists = |resource: &str, name: &str, namespace: Option<&str>| {
                 let message = match namespace {
@@ -132,17 +157,16 @@ impl Loader<'_> {
                                 continue;
                             }
                             let (gated, unsimulated) = left_alone(&s, partitionable, consumable);
-                            // Described only for a warning: `describe` finds the object's line.
                             let what = || format!("ResourceSlice {name} ({})", origin.describe());
                             if !gated.is_empty() {
-                                gated_slices.push((what(), gated));
+                                gated_slices.add(|| (what(), gated));
                             }
                             if !unsimulated.is_empty() {
-                                unsimulated_slices.push((what(), unsimulated));
+                                unsimulated_slices.add(|| (what(), unsimulated));
                             }
                             let devices = s.spec.devices.iter().flatten();
                             if !gates.dra_device_taints && devices.clone().any(taints::tainted) {
-                                tainted_slices.push(what());
+                                tainted_slices.add(what);
                             }
                             inventory.slices.push(s);
                         }
@@ -157,10 +181,9 @@ impl Loader<'_> {
                         Ok(c) => {
                             let (ns, name) = key(&c.metadata);
                             if !consumable && requests_capacity(&c.spec) {
-                                capacity_requests.push(format!(
-                                    "ResourceClaim {ns}/{name} ({})",
-                                    origin.describe()
-                                ));
+                                capacity_requests.add(|| {
+                                    format!("ResourceClaim {ns}/{name} ({})", origin.describe())
+                                });
                             }
                             if inventory.claim(&ns, &name).is_some() {
                                 errors.push(exists("resourceclaims", &name, Some(&ns)));
@@ -179,10 +202,10 @@ impl Loader<'_> {
                         Ok(t) => {
                             let (ns, name) = key(&t.metadata);
                             if !consumable && requests_capacity(&t.spec.spec) {
-                                capacity_requests.push(format!(
-                                    "ResourceClaimTemplate {ns}/{name} ({})",
-                                    origin.describe()
-                                ));
+                                capacity_requests.add(|| {
+                                    let at = origin.describe();
+                                    format!("ResourceClaimTemplate {ns}/{name} ({at})")
+                                });
                             }
                             if inventory.template(&ns, &name).is_some() {
                                 errors.push(exists("resourceclaimtemplates", &name, Some(&ns)));
@@ -195,41 +218,41 @@ impl Loader<'_> {
                 }
                 "DeviceTaintRule" => {
                     let name = origin.value()["metadata"]["name"].as_str().unwrap_or("");
-                    taint_rules.push(format!("DeviceTaintRule {name} ({})", origin.describe()));
+                    taint_rules.add(|| format!("DeviceTaintRule {name} ({})", origin.describe()));
                 }
                 _ => {}
             }
         }
-        if let Some((first, features)) = gated_slices.first() {
+        if let Some((first, features)) = gated_slices.first.as_ref() {
             warnings.push(format!(
                 "{} ResourceSlice(s) use DRA features behind the DRAPartitionableDevices gate, which is off (spec.scheduler.featureGates turns it on), such as {first}: {}",
-                gated_slices.len(),
+                gated_slices.count,
                 features.join(", ")
             ));
         }
-        if let Some(first) = tainted_slices.first() {
+        if let Some(first) = tainted_slices.first.as_ref() {
             warnings.push(format!(
                 "feature gate DRADeviceTaints is off: {} ResourceSlice(s) have device taints, such as {first}; the scheduler ignores them, as the allocator of a kube-scheduler with the gate off does: enable the gate in spec.scheduler.featureGates to keep a device from requests that do not tolerate its NoSchedule and NoExecute taints",
-                tainted_slices.len()
+                tainted_slices.count
             ));
         }
-        if let Some(first) = taint_rules.first() {
+        if let Some(first) = taint_rules.first.as_ref() {
             warnings.push(format!(
                 "{} DeviceTaintRule(s), such as {first}, are not simulated: the taints they add to devices are ignored",
-                taint_rules.len()
+                taint_rules.count
             ));
         }
-        if let Some((first, features)) = unsimulated_slices.first() {
+        if let Some((first, features)) = unsimulated_slices.first.as_ref() {
             warnings.push(format!(
                 "{} ResourceSlice(s) use DRA features schedsim does not simulate, such as {first}: {}",
-                unsimulated_slices.len(),
+                unsimulated_slices.count,
                 features.join(", ")
             ));
         }
-        if let Some(first) = capacity_requests.first() {
+        if let Some(first) = capacity_requests.first.as_ref() {
             warnings.push(format!(
                 "feature gate DRAConsumableCapacity is off: {} ResourceClaim(s) and template(s) request device capacity (capacity.requests), such as {first}; the scheduler then ignores them, as the stable allocator a kube-scheduler with the gate off runs does (an API server with the gate off drops the field), and allocates whole devices: enable the gate in spec.scheduler.featureGates to share devices by capacity",
-                capacity_requests.len()
+                capacity_requests.count
             ));
         }
         inventory
