@@ -60,6 +60,10 @@ fn left_alone(
             any(|d| d.binding_conditions.as_ref().is_some_and(|c| !c.is_empty())),
             "bindingConditions",
         ),
+        (
+            any(|d| (d.attributes.iter().flatten()).any(|(_, a)| list_valued(a))),
+            "list-type attributes (DRAListTypeAttributes; a selector that meets such a device fails)",
+        ),
     ];
     let used = |list: &[(bool, &'static str)]| -> Vec<&'static str> {
         list.iter()
@@ -257,6 +261,12 @@ impl Loader<'_> {
         }
         inventory
     }
+}
+
+/// A device attribute with a list of values (`bools`, `ints`, `strings`, `versions`), which
+/// only DRAListTypeAttributes' experimental allocator reads.
+fn list_valued(a: &k8s_openapi::api::resource::v1::DeviceAttribute) -> bool {
+    a.bools.is_some() || a.ints.is_some() || a.strings.is_some() || a.versions.is_some()
 }
 
 /// Some request or subrequest of the claim has `capacity` (DRAConsumableCapacity).

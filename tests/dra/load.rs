@@ -232,7 +232,7 @@ fn slices_with_features_the_allocator_does_not_simulate_load_with_a_warning() {
       driver: other.example.com
       nodeName: n-0
       pool: {name: n-0, resourceSliceCount: 1}
-      devices: [{name: nic-0, bindingConditions: [Ready], bindingFailureConditions: [Failed]}]
+      devices: [{name: nic-0, bindingConditions: [Ready], bindingFailureConditions: [Failed], attributes: {lanes: {ints: [1, 2]}}}]
   - apiVersion: resource.k8s.io/v1alpha3
     kind: DeviceTaintRule
     metadata: {name: drain}
@@ -266,7 +266,7 @@ fn slices_with_features_the_allocator_does_not_simulate_load_with_a_warning() {
     let w = &s.warnings[3];
     assert!(
         w.starts_with("1 ResourceSlice(s) use DRA features schedsim does not simulate, such as ResourceSlice binding (")
-            && w.ends_with("): bindingConditions"),
+            && w.ends_with("): bindingConditions, list-type attributes (DRAListTypeAttributes; a selector that meets such a device fails)"),
         "{w}"
     );
     // With both gates on, counter sets and taints are simulated: what is left is the rule and
@@ -288,7 +288,7 @@ fn slices_with_features_the_allocator_does_not_simulate_load_with_a_warning() {
         s.warnings
     );
     assert!(
-        s.warnings[1].ends_with("): bindingConditions"),
+        s.warnings[1].ends_with("): bindingConditions, list-type attributes (DRAListTypeAttributes; a selector that meets such a device fails)"),
         "{:?}",
         s.warnings
     );
