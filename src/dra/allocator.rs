@@ -952,8 +952,6 @@ impl<'a> Run<'a, '_> {
         class: Option<&DeviceClass>,
         selectors: &[DeviceSelector],
     ) -> Result<bool, String> {
-        let empty = BTreeMap::new();
-        let empty_capacity = BTreeMap::new();
         let owner = |what: &str| match class {
             Some(class) => format!(
                 "class {}: {what}",
@@ -970,13 +968,8 @@ impl<'a> Run<'a, '_> {
                 Ok(s) => s,
                 Err(e) => return Err(owner(&format!("selector #{i}: CEL compile error: {e}"))),
             };
-            let device = cel::Device {
-                allow_multiple_allocations: (self.alloc.features.consumable_capacity)
-                    .then(|| c.device.allow_multiple_allocations.unwrap_or(false)),
-                driver: &c.slice.spec.driver,
-                attributes: c.device.attributes.as_ref().unwrap_or(&empty),
-                capacity: c.device.capacity.as_ref().unwrap_or(&empty_capacity),
-            };
+            let consumable = self.alloc.features.consumable_capacity;
+            let device = cel::Device::of(&c.slice.spec.driver, c.device, consumable);
             match (self.alloc.selectors).matches_device(expression, selector, &device, c.device) {
                 Ok(true) => {}
                 Ok(false) => return Ok(false),

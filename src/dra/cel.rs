@@ -52,6 +52,28 @@ pub struct Device<'d> {
     pub capacity: &'d BTreeMap<String, DeviceCapacity>,
 }
 
+/// Attributes and capacities of a device that lists none.
+static NO_ATTRIBUTES: BTreeMap<String, DeviceAttribute> = BTreeMap::new();
+static NO_CAPACITY: BTreeMap<String, DeviceCapacity> = BTreeMap::new();
+
+impl<'d> Device<'d> {
+    /// The view of `device`, published by `driver`; `consumable_capacity`: the
+    /// DRAConsumableCapacity gate, which declares `device.allowMultipleAllocations`.
+    pub fn of(
+        driver: &'d str,
+        device: &'d k8s_openapi::api::resource::v1::Device,
+        consumable_capacity: bool,
+    ) -> Self {
+        Device {
+            allow_multiple_allocations: consumable_capacity
+                .then(|| device.allow_multiple_allocations.unwrap_or(false)),
+            driver,
+            attributes: device.attributes.as_ref().unwrap_or(&NO_ATTRIBUTES),
+            capacity: device.capacity.as_ref().unwrap_or(&NO_CAPACITY),
+        }
+    }
+}
+
 impl Selector {
     /// `CompileCELExpression`: a parse error reads as upstream's `compilation failed: …`.
     pub fn compile(expression: &str) -> Result<Selector, String> {

@@ -196,14 +196,7 @@ fn handle_claim(
             name: Some(name.clone()),
             generate_name: Some(generate_name),
             namespace: Some(pod.namespace.clone()),
-            owner_references: Some(vec![OwnerReference {
-                api_version: "v1".into(),
-                kind: "Pod".into(),
-                name: pod.name.clone(),
-                uid: pod.uid.clone(),
-                controller: Some(true),
-                block_owner_deletion: Some(true),
-            }]),
+            owner_references: Some(vec![pod_controller_ref(pod)]),
             annotations: Some(annotations),
             labels: (template.spec.metadata.as_ref()).and_then(|m| m.labels.clone()),
             ..ObjectMeta::default()
@@ -269,6 +262,19 @@ fn reserve_for_bound_pod(inventory: &mut Inventory, pod: &Pod) {
                 uid: pod.uid.clone(),
             });
         inventory.insert_claim(claim);
+    }
+}
+
+/// The pod as the controller of a claim made for it (`metav1.NewControllerRef`): the claim
+/// goes when the pod goes, and finds its pod by this reference.
+pub fn pod_controller_ref(pod: &Pod) -> OwnerReference {
+    OwnerReference {
+        api_version: "v1".into(),
+        kind: "Pod".into(),
+        name: pod.name.clone(),
+        uid: pod.uid.clone(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
     }
 }
 

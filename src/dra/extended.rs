@@ -30,7 +30,7 @@ use k8s_openapi::api::core::v1::ContainerExtendedResourceRequest;
 use k8s_openapi::api::resource::v1::{
     DeviceClaim, DeviceClass, DeviceRequest, ExactDeviceRequest, ResourceClaim, ResourceClaimSpec,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::model::Pod;
 
@@ -117,14 +117,7 @@ pub fn in_memory_claim(pod: &Pod) -> ResourceClaim {
             namespace: Some(pod.namespace.clone()),
             name: Some(SPECIAL_CLAIM_IN_MEM_NAME.into()),
             generate_name: Some(format!("{}-extended-resources-", pod.name)),
-            owner_references: Some(vec![OwnerReference {
-                api_version: "v1".into(),
-                kind: "Pod".into(),
-                name: pod.name.clone(),
-                uid: pod.uid.clone(),
-                controller: Some(true),
-                block_owner_deletion: Some(true),
-            }]),
+            owner_references: Some(vec![super::controller::pod_controller_ref(pod)]),
             annotations: Some(BTreeMap::from([(
                 EXTENDED_RESOURCE_CLAIM_ANNOTATION.to_string(),
                 "true".to_string(),

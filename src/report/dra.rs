@@ -76,20 +76,14 @@ pub fn node_usage(
     type Shared = BTreeMap<String, (Quantity, Quantity)>;
     let mut shared: BTreeMap<(String, String), Shared> = BTreeMap::new();
     let selectors = Selectors::default();
-    let empty = BTreeMap::new();
-    let empty_capacity = BTreeMap::new();
     let mut out: BTreeMap<String, BTreeMap<String, DeviceClassUsage>> = BTreeMap::new();
     for slice in &inventory.slices {
         let Some(node) = slice.spec.node_name.as_deref().filter(|n| !n.is_empty()) else {
             continue;
         };
         for device in slice.spec.devices.iter().flatten() {
-            let view = cel::Device {
-                allow_multiple_allocations: Some(device.allow_multiple_allocations == Some(true)),
-                driver: &slice.spec.driver,
-                attributes: device.attributes.as_ref().unwrap_or(&empty),
-                capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
-            };
+            // Every field declared: a class selector may read any of them.
+            let view = cel::Device::of(&slice.spec.driver, device, true);
             let id = (
                 slice.spec.driver.clone(),
                 slice.spec.pool.name.clone(),
@@ -263,7 +257,6 @@ pub fn pod_gpus(
     claims: &[ClaimReport],
 ) -> std::collections::HashMap<(String, String), i64> {
     let selectors = Selectors::default();
-    let (empty, empty_capacity) = (BTreeMap::new(), BTreeMap::new());
     let gpu_classes: Vec<&DeviceClass> = inventory
         .classes
         .values()
@@ -272,12 +265,8 @@ pub fn pod_gpus(
     let mut gpus: HashSet<String> = HashSet::new();
     for slice in &inventory.slices {
         for device in slice.spec.devices.iter().flatten() {
-            let view = cel::Device {
-                allow_multiple_allocations: Some(device.allow_multiple_allocations == Some(true)),
-                driver: &slice.spec.driver,
-                attributes: device.attributes.as_ref().unwrap_or(&empty),
-                capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
-            };
+            // Every field declared: a class selector may read any of them.
+            let view = cel::Device::of(&slice.spec.driver, device, true);
             if gpu_classes.iter().any(|c| selected(c, &view, &selectors)) {
                 gpus.insert(format!(
                     "{}/{}/{}",

@@ -831,14 +831,7 @@ fn expr_verdict(
         converts.resize(m.slots(), UNKNOWN);
     }
     let (slice, device) = m.device(slot);
-    let (empty, empty_capacity) = (Default::default(), Default::default());
-    let view = cel::Device {
-        allow_multiple_allocations: (m.consumable_capacity())
-            .then(|| device.allow_multiple_allocations.unwrap_or(false)),
-        driver: &slice.spec.driver,
-        attributes: device.attributes.as_ref().unwrap_or(&empty),
-        capacity: device.capacity.as_ref().unwrap_or(&empty_capacity),
-    };
+    let view = cel::Device::of(&slice.spec.driver, device, m.consumable_capacity());
     let verdict = match &*e.selector {
         Err(_) => CEL_ERROR,
         Ok(selector) => {
