@@ -26,7 +26,9 @@ mod variants;
 mod workloads;
 
 pub use files::scenario_files;
-pub use variants::{Selection, SweepScenario, Variant, load_sweeps};
+pub use variants::{
+    Selection, SweepLoader, SweepPlan, SweepScenario, Variant, VariantName, load_sweeps,
+};
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
