@@ -11,6 +11,7 @@ pub mod migrate;
 mod ml_policy;
 pub mod patches;
 pub mod provenance;
+mod rename;
 pub mod runtime;
 pub mod smp;
 mod template;
