@@ -335,6 +335,48 @@ fn a_trainjob_past_the_pod_limit_is_refused_before_its_pods_exist() {
     );
 }
 
+/// Counts typed on the command line that size a synthetic cluster are refused before anything
+/// is built, naming the flag and the limit; nothing is written.
+#[test]
+fn synthetic_counts_past_the_limits_are_refused_up_front() {
+    let dir = common::cli::tempdir("synthetic-counts");
+    let out = dir.join("generated");
+    let out = out.to_str().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["generate", "--nodes", "2000000", "--out", out],
+            "--nodes 2000000 exceeds schedsim's limit of 1000000 nodes in one scenario (raise it with the environment variable SCHEDSIM_MAX_NODES=N)",
+        ),
+        (
+            &[
+                "generate",
+                "--pods",
+                "1",
+                "--kueue-jobs",
+                "3000000",
+                "--out",
+                out,
+            ],
+            "--kueue-jobs 3000000 (four pods each) exceeds schedsim's limit of 10000000 pods",
+        ),
+        (
+            &["bench", "--pods", "20000000"],
+            "--pods 20000000 exceeds schedsim's limit of 10000000 pods in one scenario (raise it with the environment variable SCHEDSIM_MAX_PODS=N)",
+        ),
+        (
+            &["bench", "--resolve", "20000000"],
+            "--resolve 20000000 exceeds schedsim's limit of 10000000 pods",
+        ),
+    ];
+    for (args, expected) in cases {
+        let o = common::cli::schedsim(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    assert!(!dir.join("generated").exists());
+}
+
 /// `--out` on a full disk and on a read-only file system: exit 2 naming the file, no
 /// temporary file left, and the report already there kept whole. Needs a small tmpfs, which
 /// only a privileged user can mount; elsewhere the test says so and checks nothing.
