@@ -41,6 +41,7 @@ mod request_policy;
 mod selectors;
 mod slices;
 mod taints;
+pub mod v1beta1;
 
 pub use claims::{validate_resource_claim, validate_resource_claim_template};
 pub use request_policy::CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS;
@@ -50,11 +51,17 @@ use crate::model::quantity::Quantity;
 use fields::*;
 use selectors::validate_selectors;
 
-/// The versions schedsim reads. `v1beta2` is field for field `v1` (Kubernetes copied `v1`
-/// from it in 1.34: both convert to the internal types with generated code only, and their
-/// `defaults.go` are the same), so both decode into `k8s_openapi::api::resource::v1`.
-/// `v1beta1` is not: its requests and devices have another shape (no `exactly`, `basic`).
-pub const API_VERSIONS: &[&str] = &["resource.k8s.io/v1", "resource.k8s.io/v1beta2"];
+/// The versions Kubernetes 1.34 serves for DeviceClass, ResourceSlice, ResourceClaim and
+/// ResourceClaimTemplate, all of which schedsim reads. `v1beta2` is field for field `v1`
+/// (Kubernetes copied `v1` from it in 1.34: both convert to the internal types with generated
+/// code only, and their `defaults.go` are the same), so both decode into
+/// `k8s_openapi::api::resource::v1`. `v1beta1` has another shape (requests without
+/// `exactly`, devices with `basic`): `v1beta1` converts it.
+pub const API_VERSIONS: &[&str] = &[
+    "resource.k8s.io/v1",
+    "resource.k8s.io/v1beta2",
+    v1beta1::API_VERSION,
+];
 
 /// `DeviceRequestsMaxSize`, also the limit of a constraint's request list.
 pub const DEVICE_REQUESTS_MAX_SIZE: usize = 32;

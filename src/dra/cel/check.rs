@@ -18,8 +18,10 @@ use cel::common::ast::{EntryExpr, Expr, LiteralValue};
 /// A CEL type, as the checker infers it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ty {
-    /// The unknown type (`dyn`): an attribute's value, an unchecked result.
+    /// The unknown type (`dyn`): an unchecked result.
     Dyn,
+    /// What an attribute holds (`apiservercel.AnyType`, printed `any`): unknown as `dyn` is.
+    Any,
     Null,
     Bool,
     Int,
@@ -46,6 +48,7 @@ impl Ty {
     pub fn name(&self) -> String {
         match self {
             Ty::Dyn => "dyn".into(),
+            Ty::Any => "any".into(),
             Ty::Null => "null_type".into(),
             Ty::Bool => "bool".into(),
             Ty::Int => "int".into(),
@@ -79,7 +82,12 @@ impl Ty {
 
     /// Whether a value of this type may be a `want` at run time.
     pub fn may_be(&self, want: &Ty) -> bool {
-        *self == Ty::Dyn || self == want
+        self.is_unknown() || self == want
+    }
+
+    /// `dyn` or `any`: a type only known when the expression runs.
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Ty::Dyn | Ty::Any)
     }
 
     fn is_list(&self) -> bool {
@@ -91,7 +99,7 @@ impl Ty {
 fn attributes() -> Ty {
     Ty::Map(
         Box::new(Ty::String),
-        Box::new(Ty::Map(Box::new(Ty::String), Box::new(Ty::Dyn))),
+        Box::new(Ty::Map(Box::new(Ty::String), Box::new(Ty::Any))),
     )
 }
 
@@ -117,14 +125,19 @@ const TYPE_NAMES: [&str; 10] = [
     "type",
 ];
 
-/// The type of every node of a checked expression, by node id.
+/// The type of every node of a checked expression, by node id, and the first type error.
 #[derive(Default)]
-pub struct Types(HashMap<u64, Ty>);
+pub struct Types {
+    of: HashMap<u64, Ty>,
+    /// The node and message of the first error cel-go's checker reports that this pass
+    /// finds: an index of a map by a key of another type.
+    pub error: Option<(u64, String)>,
+}
 
 impl Types {
     /// The type of `e` (`dyn` for a node the pass did not reach).
     pub fn of(&self, e: &IdedExpr) -> Ty {
-        self.0.get(&e.id).cloned().unwrap_or(Ty::Dyn)
+        self.of.get(&e.id).cloned().unwrap_or(Ty::Dyn)
     }
 }
 
@@ -170,6 +183,20 @@ fn type_of(e: &IdedExpr, scope: &mut Vec<(String, Ty)>, types: &mut Types) -> Ty
         Expr::Call(c) => {
             let target = c.target.as_ref().map(|t| type_of(t, scope, types));
             let args: Vec<Ty> = (c.args.iter()).map(|a| type_of(a, scope, types)).collect();
+            if let (None, "_[_]", [Ty::Map(key, value), index]) =
+                (&types.error, c.func_name.as_str(), args.as_slice())
+                && !index.is_unknown()
+                && !key.is_unknown()
+                && **key != *index
+            {
+                let map = Ty::Map(key.clone(), value.clone());
+                let message = format!(
+                    "found no matching overload for '_[_]' applied to '({}, {})'",
+                    map.name(),
+                    index.name()
+                );
+                types.error = Some((e.id, message));
+            }
             call(&c.func_name, target.as_ref(), &args)
         }
         Expr::List(l) => {
@@ -244,7 +271,7 @@ fn type_of(e: &IdedExpr, scope: &mut Vec<(String, Ty)>, types: &mut Types) -> Ty
         }
         Expr::Unspecified => Ty::Dyn,
     };
-    types.0.insert(e.id, t.clone());
+    types.of.insert(e.id, t.clone());
     t
 }
 
@@ -295,7 +322,7 @@ fn call(name: &str, target: Option<&Ty>, args: &[Ty]) -> Ty {
                 (Ty::Timestamp, Ty::Timestamp) if name == "_-_" => Ty::Duration,
                 (Ty::Timestamp, Ty::Duration) | (Ty::Duration, Ty::Timestamp) => Ty::Timestamp,
                 // An empty list literal's element type is open (`[] + [1]` is a list(int)).
-                (Ty::List(x), Ty::List(y)) if **x == Ty::Dyn => Ty::List(y.clone()),
+                (Ty::List(x), Ty::List(y)) if x.is_unknown() => Ty::List(y.clone()),
                 (Ty::List(x), Ty::List(y)) => Ty::List(Box::new(join((**x).clone(), y))),
                 _ => join(a, &b),
             }

@@ -269,9 +269,7 @@ impl Coster<'_> {
                     return Range::fixed(SELECT_AND_IDENT).add(self.cost(&s.operand));
                 }
                 let mut sum = self.cost(&s.operand);
-                if self.types.of(&s.operand).is_map_or_object()
-                    || self.types.of(&s.operand) == Ty::Dyn
-                {
+                if self.types.of(&s.operand).is_map_or_object() {
                     sum = sum.add(Range::fixed(SELECT_AND_IDENT));
                 }
                 let mut path = self.path(&s.operand);
@@ -562,7 +560,8 @@ impl Coster<'_> {
                 if both(&Ty::Bytes) {
                     out.push(Overload::AddBytes);
                 }
-                if matches!(ty(0), Ty::List(_) | Ty::Dyn) && matches!(ty(1), Ty::List(_) | Ty::Dyn)
+                if (matches!(ty(0), Ty::List(_)) || ty(0).is_unknown())
+                    && (matches!(ty(1), Ty::List(_)) || ty(1).is_unknown())
                 {
                     out.push(Overload::AddList);
                 }
@@ -573,7 +572,7 @@ impl Coster<'_> {
                 }
             }
             "@in" => {
-                if matches!(ty(1), Ty::List(_) | Ty::Dyn) {
+                if matches!(ty(1), Ty::List(_)) || ty(1).is_unknown() {
                     out.push(Overload::InList);
                 }
                 if !matches!(ty(1), Ty::List(_)) {
@@ -581,7 +580,7 @@ impl Coster<'_> {
                 }
             }
             "_[_]" => {
-                if matches!(ty(0), Ty::List(_) | Ty::Dyn) {
+                if matches!(ty(0), Ty::List(_)) || ty(0).is_unknown() {
                     out.push(Overload::IndexList);
                 }
                 if !matches!(ty(0), Ty::List(_)) {
@@ -740,7 +739,6 @@ impl Coster<'_> {
                         }
                         cost(size(t).multiply(per_element))
                     }
-                    Ty::Dyn => None,
                     _ => cost(size(t).factor(STRING_TRAVERSAL)),
                 }
             }

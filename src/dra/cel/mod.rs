@@ -75,8 +75,15 @@ impl Selector {
         }
         let root = program.expression();
         let types = check::check(root);
+        if let Some((at, message)) = &types.error {
+            let start = (program.source_info().offset_for(*at)).map_or(0, |(s, _)| s as usize);
+            return Err(format!(
+                "compilation failed: {}",
+                issue(expression, start, message)
+            ));
+        }
         let output = types.of(root);
-        if !matches!(output, Ty::Bool | Ty::Dyn) {
+        if !(output == Ty::Bool || output.is_unknown()) {
             return Err(format!(
                 "must evaluate to bool or the unknown type, not {}",
                 output.name()
@@ -518,6 +525,11 @@ mod tests {
         );
         // An attribute's value has the unknown type: it compiles, and fails when it is no bool.
         assert!(Selector::compile(r#"device.attributes["d"].x"#).is_ok());
+        // validation_resourceclaim_test.go, "CEL-compile-errors".
+        assert_eq!(
+            refused("device.attributes[true].someBoolean"),
+            "compilation failed: ERROR: <input>:1:18: found no matching overload for '_[_]' applied to '(map(string, map(string, any)), bool)'\n | device.attributes[true].someBoolean\n | .................^"
+        );
         assert!(Selector::compile("1 + 2 == 3").is_ok());
     }
 
