@@ -42,6 +42,8 @@ pub struct Selector {
     /// The expression rewritten to charge the runtime cost limit, when its estimate does
     /// not bound it (`budget`).
     budgeted: Option<cel::IdedExpr>,
+    /// How deep the expression nests: a deep one is evaluated on a thread with room for it.
+    depth: usize,
 }
 
 /// A part of the device a selector reads: `device.driver`, or an attribute or capacity named
@@ -59,9 +61,13 @@ pub enum Read {
 impl Selector {
     /// `CompileCELExpression`: a parse error reads as upstream's `compilation failed: …`.
     pub fn compile(expression: &str) -> Result<Selector, String> {
-        let program = ENV
-            .compile(expression)
-            .map_err(|e| format!("compilation failed: {e}"))?;
+        on_deep_stack(|| Selector::compile_here(expression))
+            .unwrap_or_else(|| Err("compilation failed: the expression could not be parsed".into()))
+    }
+
+    /// [`Self::compile`] on this thread.
+    fn compile_here(expression: &str) -> Result<Selector, String> {
+        let program = parse(expression)?;
         if let Some((name, at)) = undeclared(program.expression(), &mut Vec::new()) {
             let start = (program.source_info().offset_for(at)).map_or(0, |(s, _)| s as usize);
             return Err(format!(
@@ -95,6 +101,7 @@ impl Selector {
         let mut reads = Vec::new();
         let reads = collect_reads(root, &mut reads).then_some(reads);
         Ok(Selector {
+            depth: depth(root),
             program,
             reads,
             max_cost,
@@ -115,6 +122,15 @@ impl Selector {
     /// `DeviceMatches`: whether the device satisfies the selector; an error when the
     /// expression fails on it (a missing attribute, a type mismatch) or is not a bool.
     pub fn matches(&self, device: &Device) -> Result<bool, String> {
+        if self.depth > SHALLOW {
+            return on_deep_stack(|| self.matches_here(device))
+                .unwrap_or_else(|| Err("the selector could not be evaluated".into()));
+        }
+        self.matches_here(device)
+    }
+
+    /// [`Self::matches`] on this thread.
+    fn matches_here(&self, device: &Device) -> Result<bool, String> {
         let mut context = Context::with_env(Arc::clone(&ENV));
         library::register(&mut context);
         context.add_variable_as_val("device", Box::new(DeviceVal::new(device)?));
@@ -125,6 +141,79 @@ impl Selector {
                 budget::within(|| result(context.resolve(expression)))
             }
         }
+    }
+}
+
+/// cel-go's parser limit on nesting (`maxRecursionDepth`), past which it refuses an
+/// expression.
+const MAX_DEPTH: usize = 250;
+
+/// Parses `expression` and refuses one nested deeper than cel-go's parser allows. The `cel`
+/// crate's parser recurses once per operator of a chain (`1 + 1 + …`), which a selector of
+/// 10240 bytes can nest thousands deep: [`Selector::compile`] runs on a thread with room for
+/// that, and a selector nested deeper than [`SHALLOW`] is evaluated on one too.
+fn parse(expression: &str) -> Result<Program, String> {
+    let program = ENV
+        .compile(expression)
+        .map_err(|e| format!("compilation failed: {e}"))?;
+    if depth(program.expression()) > MAX_DEPTH {
+        return Err(format!(
+            "compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: {MAX_DEPTH}"
+        ));
+    }
+    Ok(program)
+}
+
+/// `f` on a thread with a stack of [`DEEP_STACK`]; `None` if no such thread could be made
+/// or `f` panicked.
+fn on_deep_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new().stack_size(DEEP_STACK);
+        thread.spawn_scoped(scope, f).ok()?.join().ok()
+    })
+}
+
+/// How deep an expression may nest and still be evaluated on the caller's thread (whose
+/// stack may be the 2 MiB of a worker thread, and a debug build's frames are large).
+const SHALLOW: usize = 32;
+
+/// The stack of the thread that compiles a selector, or evaluates a deep one: 10240 bytes of
+/// `1+` need about 30 MiB to parse in a debug build (untouched pages cost nothing).
+const DEEP_STACK: usize = 256 << 20;
+
+/// How deep `e` nests.
+fn depth(e: &cel::IdedExpr) -> usize {
+    use cel::common::ast::{EntryExpr, Expr};
+    let entries = |entries: &[cel::common::ast::IdedEntryExpr]| {
+        (entries.iter())
+            .map(|entry| match &entry.expr {
+                EntryExpr::MapEntry(m) => depth(&m.key).max(depth(&m.value)),
+                EntryExpr::StructField(f) => depth(&f.value),
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    1 + match &e.expr {
+        Expr::Select(s) => depth(&s.operand),
+        Expr::Call(c) => (c.target.iter().map(|t| depth(t)))
+            .chain(c.args.iter().map(depth))
+            .max()
+            .unwrap_or(0),
+        Expr::List(l) => l.elements.iter().map(depth).max().unwrap_or(0),
+        Expr::Map(m) => entries(&m.entries),
+        Expr::Struct(s) => entries(&s.entries),
+        Expr::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .map(depth)
+        .max()
+        .unwrap_or(0),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => 0,
     }
 }
 
@@ -574,5 +663,29 @@ mod tests {
         for e in expressions {
             assert_eq!(eval_with(e, true), eval_with(e, false), "{e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn chains_deeper_than_cel_go_allows_are_refused_without_exhausting_the_stack() {
+        let long = format!("{} == 1", vec!["1"; 2500].join(" + "));
+        let refused = Selector::compile(&long).err().unwrap_or_default();
+        assert!(refused.contains("recursion limit exceeded"), "{refused}");
+        // One that nests as deep as cel-go allows compiles and runs.
+        let fine = format!("{} == 200", vec!["1"; 200].join(" + "));
+        let selector = Selector::compile(&fine).expect("compiles");
+        let none = BTreeMap::new();
+        let device = Device {
+            allow_multiple_allocations: None,
+            driver: "d",
+            attributes: &none,
+            capacity: &BTreeMap::new(),
+        };
+        assert_eq!(selector.matches(&device), Ok(true));
     }
 }
