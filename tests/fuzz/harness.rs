@@ -1,8 +1,8 @@
 //! A mutation fuzzer on stable Rust for the input edge of schedsim: the YAML/JSON loader (and,
-//! for inputs that still load, the whole scenario load and simulation), the quantity parser
+//! for inputs that still load, the whole scenario load and simulation), the quantity parser,
 //! the strategic-merge engine, and DRA's CEL device selectors (compiled or refused, and
-//! evaluated on a device within the runtime budget). Seeds are the bundled scenarios, fixtures and test data;
-//! mutations are chosen with a seeded RNG, so a run is reproducible from its seed. A panic in
+//! evaluated on a device within the runtime budget). Seeds are the bundled scenarios,
+//! fixtures and test data; mutations are chosen with a seeded RNG, so a run is reproducible from its seed. A panic in
 //! any target is caught, counted and its input kept.
 //!
 //! Run it long with `cargo run --release --example fuzz -- [INPUTS] [SEED]`; `cargo test --test
