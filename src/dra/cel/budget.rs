@@ -33,7 +33,8 @@ use cel::common::ast::{CallExpr, Expr, LiteralValue};
 use cel::objects::Value;
 use cel::{Context, ExecutionError};
 
-use super::check::{Ty, Types};
+use super::check::{BOOL_FUNCTIONS, Ty, Types};
+use super::{children, children_mut};
 
 /// `resourceapi.CELSelectorExpressionMaxCost`: the limit of the estimate at create time and
 /// of the actual cost at run time.
@@ -55,65 +56,49 @@ thread_local! {
 /// estimate does not bound (cel-go charges their traversal after building them), nor
 /// `format` and the lists extension.
 pub fn modelled(name: &str) -> bool {
-    matches!(
-        name,
-        "_&&_"
-            | "_||_"
-            | "!_"
-            | "@not_strictly_false"
-            | "@in"
-            | "_==_"
-            | "_!=_"
-            | "_<_"
-            | "_<=_"
-            | "_>_"
-            | "_>=_"
-            | "_+_"
-            | "_-_"
-            | "_*_"
-            | "_/_"
-            | "_%_"
-            | "-_"
-            | "_?_:_"
-            | "_[_]"
-            | "size"
-            | "int"
-            | "uint"
-            | "double"
-            | "string"
-            | "bytes"
-            | "bool"
-            | "dyn"
-            | "type"
-            | "matches"
-            | "contains"
-            | "startsWith"
-            | "endsWith"
-            | "charAt"
-            | "indexOf"
-            | "lastIndexOf"
-            | "lowerAscii"
-            | "upperAscii"
-            | "split"
-            | "substring"
-            | "trim"
-            | "strings.quote"
-            | "find"
-            | "findAll"
-            | "quantity"
-            | "isQuantity"
-            | "semver"
-            | "isSemver"
-            | "compareTo"
-            | "isGreaterThan"
-            | "isLessThan"
-            | "asInteger"
-            | "isInteger"
-            | "sign"
-            | "major"
-            | "minor"
-            | "patch"
-    )
+    BOOL_FUNCTIONS.contains(&name)
+        || matches!(
+            name,
+            "_+_"
+                | "_-_"
+                | "_*_"
+                | "_/_"
+                | "_%_"
+                | "-_"
+                | "_?_:_"
+                | "_[_]"
+                | "size"
+                | "int"
+                | "uint"
+                | "double"
+                | "string"
+                | "bytes"
+                | "bool"
+                | "dyn"
+                | "type"
+                | "contains"
+                | "charAt"
+                | "indexOf"
+                | "lastIndexOf"
+                | "lowerAscii"
+                | "upperAscii"
+                | "split"
+                | "substring"
+                | "trim"
+                | "strings.quote"
+                | "find"
+                | "findAll"
+                | "quantity"
+                | "semver"
+                | "compareTo"
+                | "isLessThan"
+                | "isInteger"
+                | "asInteger"
+                | "sign"
+                | "major"
+                | "minor"
+                | "patch"
+        )
 }
 
 /// Whether every call of `e` is [`modelled`].
@@ -129,70 +114,19 @@ pub fn all_modelled(e: &IdedExpr) -> bool {
 
 /// Calls `f` on `e` and every node below it.
 fn visit(e: &IdedExpr, f: &mut dyn FnMut(&IdedExpr)) {
-    use cel::common::ast::EntryExpr;
     f(e);
-    match &e.expr {
-        Expr::Select(s) => visit(&s.operand, f),
-        Expr::Call(c) => {
-            if let Some(t) = &c.target {
-                visit(t, f);
-            }
-            c.args.iter().for_each(|a| visit(a, f));
-        }
-        Expr::List(l) => l.elements.iter().for_each(|x| visit(x, f)),
-        Expr::Map(m) => m.entries.iter().for_each(|entry| match &entry.expr {
-            EntryExpr::MapEntry(m) => {
-                visit(&m.key, f);
-                visit(&m.value, f);
-            }
-            EntryExpr::StructField(s) => visit(&s.value, f),
-        }),
-        Expr::Struct(s) => s.entries.iter().for_each(|entry| match &entry.expr {
-            EntryExpr::MapEntry(m) => {
-                visit(&m.key, f);
-                visit(&m.value, f);
-            }
-            EntryExpr::StructField(s) => visit(&s.value, f),
-        }),
-        Expr::Comprehension(c) => {
-            for x in [
-                &c.iter_range,
-                &c.accu_init,
-                &c.loop_cond,
-                &c.loop_step,
-                &c.result,
-            ] {
-                visit(x, f);
-            }
-        }
-        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    for child in children(e) {
+        visit(child, f);
     }
 }
 
 /// The steps one iteration of a loop evaluates: identifiers, selections and calls of `e`,
 /// without what nested loops iterate (they charge for themselves).
 fn steps(e: &IdedExpr) -> u64 {
-    use cel::common::ast::EntryExpr;
-    let below = |xs: &mut dyn Iterator<Item = &IdedExpr>| xs.map(steps).sum::<u64>();
     match &e.expr {
-        Expr::Ident(_) => 1,
-        Expr::Select(s) => 1 + steps(&s.operand),
-        Expr::Call(c) => 1 + below(&mut c.target.iter().map(|t| &**t).chain(&c.args)),
-        Expr::List(l) => 1 + below(&mut l.elements.iter()),
-        Expr::Map(m) => {
-            1 + below(&mut m.entries.iter().flat_map(|entry| match &entry.expr {
-                EntryExpr::MapEntry(m) => vec![&m.key, &m.value],
-                EntryExpr::StructField(s) => vec![&s.value],
-            }))
-        }
-        Expr::Struct(s) => {
-            1 + below(&mut s.entries.iter().flat_map(|entry| match &entry.expr {
-                EntryExpr::MapEntry(m) => vec![&m.key, &m.value],
-                EntryExpr::StructField(s) => vec![&s.value],
-            }))
-        }
         Expr::Comprehension(c) => 1 + steps(&c.iter_range) + steps(&c.accu_init),
         Expr::Literal(_) | Expr::Unspecified => 0,
+        _ => 1 + children(e).into_iter().map(steps).sum::<u64>(),
     }
 }
 
@@ -238,16 +172,17 @@ fn call(id: u64, name: &str, args: Vec<IdedExpr>) -> IdedExpr {
 }
 
 fn rewrite(e: &mut IdedExpr, types: &Types) {
-    use cel::common::ast::EntryExpr;
     let ty = types.of(e);
     let scalar = ty.is_scalar() || ty == Ty::Bool;
+    let per_iteration = match &e.expr {
+        Expr::Comprehension(c) => 1 + steps(&c.loop_cond) + steps(&c.loop_step),
+        _ => 0,
+    };
+    for child in children_mut(e) {
+        rewrite(child, types);
+    }
     match &mut e.expr {
-        Expr::Select(s) => rewrite(&mut s.operand, types),
         Expr::Call(c) => {
-            if let Some(t) = &mut c.target {
-                rewrite(t, types);
-            }
-            c.args.iter_mut().for_each(|a| rewrite(a, types));
             if let Some(name) = guarded(&c.func_name) {
                 c.func_name = name.to_owned();
                 // The target, if any, becomes the first argument.
@@ -260,38 +195,7 @@ fn rewrite(e: &mut IdedExpr, types: &Types) {
                 *e = call(inner.id, "@charge", vec![inner]);
             }
         }
-        Expr::List(l) => l.elements.iter_mut().for_each(|x| rewrite(x, types)),
-        Expr::Map(m) => m
-            .entries
-            .iter_mut()
-            .for_each(|entry| match &mut entry.expr {
-                EntryExpr::MapEntry(m) => {
-                    rewrite(&mut m.key, types);
-                    rewrite(&mut m.value, types);
-                }
-                EntryExpr::StructField(s) => rewrite(&mut s.value, types),
-            }),
-        Expr::Struct(s) => s
-            .entries
-            .iter_mut()
-            .for_each(|entry| match &mut entry.expr {
-                EntryExpr::MapEntry(m) => {
-                    rewrite(&mut m.key, types);
-                    rewrite(&mut m.value, types);
-                }
-                EntryExpr::StructField(s) => rewrite(&mut s.value, types),
-            }),
         Expr::Comprehension(c) => {
-            let per_iteration = 1 + steps(&c.loop_cond) + steps(&c.loop_step);
-            for x in [
-                &mut c.iter_range,
-                &mut c.accu_init,
-                &mut c.loop_cond,
-                &mut c.loop_step,
-                &mut c.result,
-            ] {
-                rewrite(x, types);
-            }
             let range = std::mem::take(&mut c.iter_range);
             let id = range.id;
             let k = IdedExpr {
@@ -300,7 +204,7 @@ fn rewrite(e: &mut IdedExpr, types: &Types) {
             };
             c.iter_range = call(id, "@charge_range", vec![range, k]);
         }
-        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+        _ => {}
     }
 }
 

@@ -111,18 +111,25 @@ fn capacity() -> Ty {
     )
 }
 
-/// Type names declared as identifiers (each is a type value).
-const TYPE_NAMES: [&str; 10] = [
-    "int",
-    "uint",
-    "double",
-    "bool",
-    "string",
-    "bytes",
-    "list",
-    "map",
-    "null_type",
-    "type",
+/// The operators and functions that give a bool whatever they are given.
+pub const BOOL_FUNCTIONS: [&str; 17] = [
+    "_&&_",
+    "_||_",
+    "!_",
+    "@not_strictly_false",
+    "@in",
+    "_==_",
+    "_!=_",
+    "_<_",
+    "_<=_",
+    "_>_",
+    "_>=_",
+    "matches",
+    "startsWith",
+    "endsWith",
+    "isQuantity",
+    "isSemver",
+    "isGreaterThan",
 ];
 
 /// The type of every node of a checked expression, by node id, and the first type error.
@@ -169,7 +176,8 @@ fn type_of(e: &IdedExpr, scope: &mut Vec<(String, Ty)>, types: &mut Types) -> Ty
         Expr::Ident(name) => match scope.iter().rev().find(|(n, _)| n == name) {
             Some((_, t)) => t.clone(),
             None if name == "device" => Ty::Device,
-            None if TYPE_NAMES.contains(&name.as_str()) => Ty::Type,
+            // The other declared identifiers are the type names.
+            None if super::DECLARED.contains(&name.as_str()) => Ty::Type,
             None => Ty::Dyn,
         },
         Expr::Select(s) => {
@@ -295,26 +303,8 @@ fn call(name: &str, target: Option<&Ty>, args: &[Ty]) -> Ty {
     let arg = |i: usize| args.get(i).cloned().unwrap_or(Ty::Dyn);
     let on = target.cloned().unwrap_or(Ty::Dyn);
     match name {
-        "_&&_"
-        | "_||_"
-        | "!_"
-        | "@not_strictly_false"
-        | "@in"
-        | "_==_"
-        | "_!=_"
-        | "_<_"
-        | "_<=_"
-        | "_>_"
-        | "_>=_"
-        | "matches"
-        | "startsWith"
-        | "endsWith"
-        | "isQuantity"
-        | "isSemver"
-        | "isGreaterThan"
-        | "isLessThan"
-        | "isInteger"
-        | "isSorted" => Ty::Bool,
+        _ if BOOL_FUNCTIONS.contains(&name) => Ty::Bool,
+        "isLessThan" | "isInteger" | "isSorted" => Ty::Bool,
         "contains" if on.may_be(&Ty::String) => Ty::Bool,
         "_+_" | "_-_" | "_*_" | "_/_" | "_%_" => {
             let (a, b) = (arg(0), arg(1));

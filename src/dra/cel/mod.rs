@@ -183,37 +183,65 @@ const DEEP_STACK: usize = 256 << 20;
 
 /// How deep `e` nests.
 fn depth(e: &cel::IdedExpr) -> usize {
+    1 + children(e).into_iter().map(depth).max().unwrap_or(0)
+}
+
+/// The sub-expressions of `e`: a call's target and arguments, a list's elements, a map's or
+/// struct's keys and values, a comprehension's five parts.
+pub(super) fn children(e: &cel::IdedExpr) -> Vec<&cel::IdedExpr> {
     use cel::common::ast::{EntryExpr, Expr};
-    let entries = |entries: &[cel::common::ast::IdedEntryExpr]| {
+    fn entries(entries: &[cel::common::ast::IdedEntryExpr]) -> Vec<&cel::IdedExpr> {
         (entries.iter())
-            .map(|entry| match &entry.expr {
-                EntryExpr::MapEntry(m) => depth(&m.key).max(depth(&m.value)),
-                EntryExpr::StructField(f) => depth(&f.value),
+            .flat_map(|entry| match &entry.expr {
+                EntryExpr::MapEntry(m) => vec![&m.key, &m.value],
+                EntryExpr::StructField(f) => vec![&f.value],
             })
-            .max()
-            .unwrap_or(0)
-    };
-    1 + match &e.expr {
-        Expr::Select(s) => depth(&s.operand),
-        Expr::Call(c) => (c.target.iter().map(|t| depth(t)))
-            .chain(c.args.iter().map(depth))
-            .max()
-            .unwrap_or(0),
-        Expr::List(l) => l.elements.iter().map(depth).max().unwrap_or(0),
+            .collect()
+    }
+    match &e.expr {
+        Expr::Select(s) => vec![&*s.operand],
+        Expr::Call(c) => c.target.iter().map(|t| &**t).chain(&c.args).collect(),
+        Expr::List(l) => l.elements.iter().collect(),
         Expr::Map(m) => entries(&m.entries),
         Expr::Struct(s) => entries(&s.entries),
-        Expr::Comprehension(c) => [
+        Expr::Comprehension(c) => vec![
             &c.iter_range,
             &c.accu_init,
             &c.loop_cond,
             &c.loop_step,
             &c.result,
-        ]
-        .into_iter()
-        .map(depth)
-        .max()
-        .unwrap_or(0),
-        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => 0,
+        ],
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => Vec::new(),
+    }
+}
+
+/// [`children`], to change.
+pub(super) fn children_mut(e: &mut cel::IdedExpr) -> Vec<&mut cel::IdedExpr> {
+    use cel::common::ast::{EntryExpr, Expr};
+    fn entries(entries: &mut [cel::common::ast::IdedEntryExpr]) -> Vec<&mut cel::IdedExpr> {
+        (entries.iter_mut())
+            .flat_map(|entry| match &mut entry.expr {
+                EntryExpr::MapEntry(m) => vec![&mut m.key, &mut m.value],
+                EntryExpr::StructField(f) => vec![&mut f.value],
+            })
+            .collect()
+    }
+    match &mut e.expr {
+        Expr::Select(s) => vec![&mut *s.operand],
+        Expr::Call(c) => (c.target.iter_mut().map(|t| &mut **t))
+            .chain(&mut c.args)
+            .collect(),
+        Expr::List(l) => l.elements.iter_mut().collect(),
+        Expr::Map(m) => entries(&mut m.entries),
+        Expr::Struct(s) => entries(&mut s.entries),
+        Expr::Comprehension(c) => vec![
+            &mut c.iter_range,
+            &mut c.accu_init,
+            &mut c.loop_cond,
+            &mut c.loop_step,
+            &mut c.result,
+        ],
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => Vec::new(),
     }
 }
 
@@ -348,8 +376,8 @@ pub fn projection_of_converting(device: &Device, reads: &[Read]) -> Vec<Option<S
         .collect()
 }
 
-/// Identifiers CEL declares besides `device`: the type names.
-const DECLARED: [&str; 11] = [
+/// Identifiers CEL declares: `device`, and the type names.
+pub(super) const DECLARED: [&str; 11] = [
     "device",
     "int",
     "uint",
