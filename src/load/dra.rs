@@ -1,6 +1,6 @@
 //! Dynamic Resource Allocation in the load: the DeviceClasses, ResourceSlices,
-//! ResourceClaims and ResourceClaimTemplates of `spec.objects` (`resource.k8s.io/v1`, or the
-//! identical `v1beta2`) decoded, named, defaulted and validated as the API server admits them
+//! ResourceClaims and ResourceClaimTemplates of `spec.objects` (`resource.k8s.io/v1`, the
+//! identical `v1beta2`, or `v1beta1` converted as the API server converts it) decoded, named, defaulted and validated as the API server admits them
 //! (`dra::api`) into the scenario's `dra::Inventory`; then the resourceclaim controller
 //! (`dra::controller`) over every pod, once, where all of them meet ([`sync_claims`]).
 
@@ -10,6 +10,7 @@ use std::collections::btree_map::Entry;
 use k8s_openapi::api::resource::v1::{
     DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
 };
+use k8s_openapi::api::resource::v1beta1;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
@@ -288,10 +289,12 @@ fn key(meta: &ObjectMeta) -> (String, String) {
     )
 }
 
-/// Decodes an object as `resource.k8s.io/v1` (a `v1beta2` one is the same JSON), names and
-/// defaults it as the API server does before validating (a name from `generateName`; a
-/// namespaced object without a namespace goes to `default`, as `kubectl` sends it; a
-/// cluster-scoped one loses its namespace, as `BeforeCreate` clears it), then validates it.
+/// Decodes an object as `resource.k8s.io/v1` (a `v1beta2` one is the same JSON; a `v1beta1`
+/// one is decoded as itself, for its own shape's errors, then converted as the API server
+/// converts it: `api::v1beta1`), names and defaults it as the API server does before
+/// validating (a name from `generateName`; a namespaced object without a namespace goes to
+/// `default`, as `kubectl` sends it; a cluster-scoped one loses its namespace, as
+/// `BeforeCreate` clears it), then validates it.
 fn admit<T>(
     origin: &Origin,
     ordinal: usize,
@@ -305,8 +308,15 @@ where
     let mut object: T = if value["apiVersion"] == api::API_VERSIONS[0] {
         origin.decode().map_err(|e| vec![e])?
     } else {
-        let mut v1 = value.clone();
-        v1["apiVersion"] = Value::from(api::API_VERSIONS[0]);
+        let kind = origin.kind().unwrap_or("");
+        let v1 = if value["apiVersion"] == api::v1beta1::API_VERSION {
+            T::check_v1beta1(origin).map_err(|e| vec![e])?;
+            api::v1beta1::to_v1(kind, value)
+        } else {
+            let mut v1 = value.clone();
+            v1["apiVersion"] = Value::from(api::API_VERSIONS[0]);
+            v1
+        };
         (origin.doc)
             .decode(&origin.file, &origin.path, &v1)
             .map_err(|e| vec![e])?
@@ -340,23 +350,32 @@ where
 
 /// What [`admit`] completes before validating: the metadata, and the defaults.
 trait Admit {
+    /// The same kind at `resource.k8s.io/v1beta1`.
+    type V1beta1: serde::de::DeserializeOwned;
     fn meta(&mut self) -> &mut ObjectMeta;
     fn set_defaults(&mut self) {}
+    /// Decodes the object as the `v1beta1` kind, for the errors of that shape.
+    fn check_v1beta1(origin: &Origin) -> Result<(), crate::error::InputError> {
+        origin.decode::<Self::V1beta1>().map(drop)
+    }
 }
 
 impl Admit for DeviceClass {
+    type V1beta1 = v1beta1::DeviceClass;
     fn meta(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }
 }
 
 impl Admit for ResourceSlice {
+    type V1beta1 = v1beta1::ResourceSlice;
     fn meta(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }
 }
 
 impl Admit for ResourceClaim {
+    type V1beta1 = v1beta1::ResourceClaim;
     fn meta(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }
@@ -366,6 +385,7 @@ impl Admit for ResourceClaim {
 }
 
 impl Admit for ResourceClaimTemplate {
+    type V1beta1 = v1beta1::ResourceClaimTemplate;
     fn meta(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }

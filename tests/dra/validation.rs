@@ -31,7 +31,8 @@ struct Expected {
 
 /// Expands the table's shorthands for big objects: `{$repeat: {count, item}}` is a list of
 /// `count` items, `{$repeatMap: {count, key, value}}` a map of `count` entries, and
-/// `{$string: {repeat, count}}` a long string; `{i}` in an item's strings or a key is the
+/// `{$string: {repeat, count, before, after}}` a long string (`before` and `after` around
+/// the repeats, when given); `{i}` in an item's strings or a key is the
 /// index.
 fn expand(v: &Value, i: Option<usize>) -> Value {
     let index = |s: &str| match i {
@@ -61,12 +62,10 @@ fn expand(v: &Value, i: Option<usize>) -> Value {
         }
         Value::Object(m) if m.len() == 1 && m.contains_key("$string") => {
             let r = &m["$string"];
-            Value::from(
-                r["repeat"]
-                    .as_str()
-                    .unwrap()
-                    .repeat(r["count"].as_u64().unwrap() as usize),
-            )
+            let around = |k: &str| r[k].as_str().unwrap_or("").to_string();
+            let middle =
+                (r["repeat"].as_str().unwrap()).repeat(r["count"].as_u64().unwrap() as usize);
+            Value::from(around("before") + &middle + &around("after"))
         }
         Value::Object(m) => {
             Value::Object(m.iter().map(|(k, v)| (index(k), expand(v, i))).collect())

@@ -1,7 +1,8 @@
 //! A mutation fuzzer on stable Rust for the input edge of schedsim: the YAML/JSON loader (and,
-//! for inputs that still load, the whole scenario load and simulation), the quantity parser
-//! and the strategic-merge engine. Seeds are the bundled scenarios, fixtures and test data;
-//! mutations are chosen with a seeded RNG, so a run is reproducible from its seed. A panic in
+//! for inputs that still load, the whole scenario load and simulation), the quantity parser,
+//! the strategic-merge engine, and DRA's CEL device selectors (compiled or refused, and
+//! evaluated on a device within the runtime budget). Seeds are the bundled scenarios,
+//! fixtures and test data; mutations are chosen with a seeded RNG, so a run is reproducible from its seed. A panic in
 //! any target is caught, counted and its input kept.
 //!
 //! Run it long with `cargo run --release --example fuzz -- [INPUTS] [SEED]`; `cargo test --test
@@ -26,6 +27,8 @@ pub struct Stats {
     pub full_loads: u64,
     pub quantities: u64,
     pub merges: u64,
+    /// CEL device selectors compiled, and of those evaluated.
+    pub selectors: u64,
     pub panics: u64,
     /// The first panicking inputs (target, input, message).
     pub crashes: Vec<(String, String, String)>,
@@ -319,6 +322,7 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
     let seeds = seeds();
     assert!(!seeds.is_empty(), "no seed files");
     let specs = pod_specs(&seeds);
+    let selectors = selector_seeds(&seeds);
     let scratch = std::env::temp_dir().join(format!("schedsim-fuzz-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -326,7 +330,7 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     for i in 0..inputs {
-        let target = rng.random_range(0..10);
+        let target = rng.random_range(0..11);
         let started = Instant::now();
         let (name, input, result) = match target {
             0..6 => {
@@ -362,6 +366,12 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
                     }
                 }));
                 ("quantity", input, result)
+            }
+            10 => {
+                stats.selectors += 1;
+                let input = selector_input(&mut rng, &selectors);
+                let result = catch_unwind(AssertUnwindSafe(|| check_selector(&input)));
+                ("selector", input, result)
             }
             _ => {
                 stats.merges += 1;
@@ -404,4 +414,103 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
 
 fn excerpt(s: &str) -> String {
     s.chars().take(120).collect::<String>().replace('\n', "⏎")
+}
+
+/// Selector texts: every `expression:` of the seed files, and hostile ones.
+fn selector_seeds(seeds: &[(PathBuf, String)]) -> Vec<String> {
+    let mut out: Vec<String> = seeds
+        .iter()
+        .flat_map(|(_, text)| text.lines())
+        .filter_map(|line| line.trim().split_once("expression:"))
+        .map(|(_, rest)| {
+            let rest = rest.trim().trim_end_matches('}').trim();
+            rest.trim_matches(|c| c == '\'' || c == '"').to_string()
+        })
+        .filter(|e| !e.is_empty() && e.len() < 2000)
+        .collect();
+    out.extend(
+        [
+            "device.attributes.all(a, device.attributes.all(b, device.attributes.all(c, true)))",
+            "cel.bind(a, 'xxxxxxxxxx', cel.bind(b, a.replace('x', a), b.replace('x', b).size() > 1))",
+            "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).size() > 0",
+            "device.attributes['d'].s.split('').join(device.attributes['d'].s) == ''",
+            "'a'.matches('(a*)*b') || 'aaaaaaaaaaaaaaaaaaaaaaaa'.find('(a|a)*') == ''",
+        ]
+        .map(String::from),
+    );
+    out
+}
+
+/// A selector mutated from the seeds: characters changed, two spliced, or one wrapped in a
+/// loop over a list or the device's attributes.
+fn selector_input(rng: &mut ChaCha8Rng, seeds: &[String]) -> String {
+    let pick = |rng: &mut ChaCha8Rng| seeds[rng.random_range(0..seeds.len())].clone();
+    let mut e = pick(rng);
+    for _ in 0..rng.random_range(1..4) {
+        e = match rng.random_range(0..6) {
+            0 => format!(
+                "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x{}, {e})",
+                rng.random_range(0..9)
+            ),
+            1 => format!("device.attributes.exists(d, {e})"),
+            2 => format!(
+                "({e}) {} ({})",
+                ["&&", "||", "==", "+"][rng.random_range(0..4)],
+                pick(rng)
+            ),
+            3 => format!("cel.bind(v, {e}, v)"),
+            _ => {
+                const ALPHABET: &[u8] = b"()[]{}.,:?!&|=<>+-*/% 'x019abdev_";
+                let mut chars: Vec<char> = e.chars().collect();
+                for _ in 0..rng.random_range(1..4) {
+                    let at = rng.random_range(0..=chars.len());
+                    match rng.random_range(0..3) {
+                        0 if at < chars.len() => {
+                            chars.remove(at);
+                        }
+                        _ => {
+                            chars.insert(at, ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+                        }
+                    }
+                }
+                chars.into_iter().collect()
+            }
+        };
+    }
+    e
+}
+
+/// A selector compiles or is refused, and one that compiles answers or errs on a device,
+/// within the runtime budget.
+fn check_selector(expression: &str) {
+    use schedsim::dra::cel::{Device, Selector};
+    let attribute = |json: serde_json::Value| serde_json::from_value(json).unwrap();
+    let attributes = std::collections::BTreeMap::from([
+        (
+            "s".to_string(),
+            attribute(serde_json::json!({"string": "some_example_value"})),
+        ),
+        ("d/n".to_string(), attribute(serde_json::json!({"int": 3}))),
+        (
+            "v".to_string(),
+            attribute(serde_json::json!({"version": "1.2.3"})),
+        ),
+        (
+            "b".to_string(),
+            attribute(serde_json::json!({"bool": true})),
+        ),
+    ]);
+    let capacity = std::collections::BTreeMap::from([(
+        "memory".to_string(),
+        serde_json::from_value(serde_json::json!({"value": "40Gi"})).unwrap(),
+    )]);
+    let device = Device {
+        allow_multiple_allocations: Some(false),
+        driver: "d",
+        attributes: &attributes,
+        capacity: &capacity,
+    };
+    if let Ok(selector) = Selector::compile(expression) {
+        let _ = selector.matches(&device);
+    }
 }
