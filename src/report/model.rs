@@ -130,6 +130,9 @@ pub struct NodeReport {
 pub fn pending_reason(phase: PodPhase, message: &str) -> String {
     match phase {
         PodPhase::SchedulingGated => "SchedulingGated".into(),
+        PodPhase::Waiting if message.contains("(podManagementPolicy OrderedReady)") => {
+            "not created (OrderedReady)".into()
+        }
         PodPhase::Waiting => "not created (dependsOn)".into(),
         PodPhase::Preempted => "preempted".into(),
         PodPhase::SchedulerError => "SchedulerError".into(),
