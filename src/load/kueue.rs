@@ -101,6 +101,8 @@ pub(super) fn workload_of(
     let value = origin.value();
     let queue_name = queue_name(value)?.to_string();
     let kind = match origin.kind() {
+        // Kueue's integrations for the apps kinds are not simulated (a warning says so).
+        Some(k) if crate::resolve::apps::KINDS.contains(&k) => return None,
         Some("TrainJob") => "TrainJob",
         Some("Job") => "Job",
         Some("JobSet") => "JobSet",

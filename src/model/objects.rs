@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 
 use super::validate::{FieldError, invalid, validate_pod_spec};
 use crate::features::FeatureGates;
-use crate::model::pod::{ContainerExtendedRequest, PodGroupRef};
+use crate::model::pod::{ContainerExtendedRequest, ControllerRef, PodGroupRef};
 use crate::model::quantity::Quantity;
 use crate::model::resources::{self, ContainerRequests, PodResources, ResourceList};
 use crate::model::{Node, Pod};
@@ -162,6 +162,7 @@ pub fn pod_from_k8s(
             .unwrap_or_else(|| "default".into()),
         labels: pod.metadata.labels.clone().unwrap_or_default(),
         workload: None,
+        controller: controller_ref(&pod.metadata),
         node_name: spec.node_name.clone().filter(|n| !n.is_empty()),
         scheduler_name: spec
             .scheduler_name
@@ -202,6 +203,20 @@ pub fn pod_from_k8s(
                 .unwrap_or(&BTreeMap::new()),
         ),
     }
+}
+
+/// The owner reference with `controller: true`, as `metav1.GetControllerOf` finds it.
+pub fn controller_ref(
+    metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> Option<std::sync::Arc<ControllerRef>> {
+    let owner =
+        (metadata.owner_references.iter().flatten()).find(|r| r.controller == Some(true))?;
+    Some(std::sync::Arc::new(ControllerRef {
+        api_version: owner.api_version.clone(),
+        kind: owner.kind.clone(),
+        name: owner.name.clone(),
+        uid: owner.uid.clone(),
+    }))
 }
 
 /// The containers' requests of extended resources, init containers first, each with the

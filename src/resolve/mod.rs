@@ -3,6 +3,7 @@
 //! order in which JobSet creates them (`dependsOn`).
 
 pub mod alike;
+pub mod apps;
 pub mod build;
 pub mod determined;
 pub mod job;
@@ -145,6 +146,7 @@ pub fn train_job_pods(
                 pods: range.clone(),
                 job: dep.clone(),
                 status: *status,
+                by: crate::sched::plan::Waiter::JobSet,
             });
             if *status == DependsOnStatus::Complete
                 && initializers == InitializerLifecycle::Complete

@@ -9,6 +9,7 @@
 
 pub mod aggregate;
 pub mod chart;
+mod daemon_pods;
 pub mod perturb;
 pub mod table;
 
@@ -355,16 +356,16 @@ fn run_one(
     let outcome = crate::sched::schedule_plan(
         world.nodes,
         &world.existing,
-        &scenario.workloads,
+        &world.pods,
         &world.steps,
         &world.config,
     );
-    let mut stats = stats(&scenario.workloads, &outcome);
+    let mut stats = stats(&world.pods, &outcome);
     if let Some(k) = &scenario.kueue {
         kueue_stats(k, &mut stats);
     }
     if scenario.expectations.iter().any(|e| e.applies_to(options)) {
-        let report = crate::report::ScenarioReport::new(scenario, &scenario.workloads, &outcome);
+        let report = crate::report::ScenarioReport::new(scenario, &world.pods, &outcome);
         for (e, held) in scenario
             .expectations
             .iter()
