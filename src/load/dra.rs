@@ -152,31 +152,29 @@ impl Loader<'_> {
                     }
                     Err(mut e) => errors.append(&mut e),
                 },
-                "ResourceSlice" => {
-                    match admit(&origin, false, api::validate_resource_slice) {
-                        Ok(s) => {
-                            let name = s.metadata.name.clone().unwrap_or_default();
-                            if !slice_names.insert(name.clone()) {
-                                errors.push(exists("resourceslices", &name, None));
-                                continue;
-                            }
-                            let (gated, unsimulated) = left_alone(&s, partitionable, consumable);
-                            let what = || format!("ResourceSlice {name} ({})", origin.describe());
-                            if !gated.is_empty() {
-                                gated_slices.add(|| (what(), gated));
-                            }
-                            if !unsimulated.is_empty() {
-                                unsimulated_slices.add(|| (what(), unsimulated));
-                            }
-                            let devices = s.spec.devices.iter().flatten();
-                            if !gates.dra_device_taints && devices.clone().any(taints::tainted) {
-                                tainted_slices.add(what);
-                            }
-                            inventory.slices.push(s);
+                "ResourceSlice" => match admit(&origin, false, api::validate_resource_slice) {
+                    Ok(s) => {
+                        let name = s.metadata.name.clone().unwrap_or_default();
+                        if !slice_names.insert(name.clone()) {
+                            errors.push(exists("resourceslices", &name, None));
+                            continue;
                         }
-                        Err(mut e) => errors.append(&mut e),
+                        let (gated, unsimulated) = left_alone(&s, partitionable, consumable);
+                        let what = || format!("ResourceSlice {name} ({})", origin.describe());
+                        if !gated.is_empty() {
+                            gated_slices.add(|| (what(), gated));
+                        }
+                        if !unsimulated.is_empty() {
+                            unsimulated_slices.add(|| (what(), unsimulated));
+                        }
+                        let devices = s.spec.devices.iter().flatten();
+                        if !gates.dra_device_taints && devices.clone().any(taints::tainted) {
+                            tainted_slices.add(what);
+                        }
+                        inventory.slices.push(s);
                     }
-                }
+                    Err(mut e) => errors.append(&mut e),
+                },
                 "ResourceClaim" => {
                     let admitted = admit(&origin, true, |c: &ResourceClaim| {
                         api::validate_resource_claim(c)

@@ -117,7 +117,12 @@ pub(super) fn pool_nodes(
     }
     let width = (p.pool.count.max(1) - 1).to_string().len();
     if p.pool.count > 0 {
-        check_pool_meta(&origin, path, &template, format!("{}{:0width$}", p.pool.name_prefix, p.pool.count - 1))?;
+        check_pool_meta(
+            &origin,
+            path,
+            &template,
+            format!("{}{:0width$}", p.pool.name_prefix, p.pool.count - 1),
+        )?;
     }
     let pool_name = p
         .pool
@@ -154,7 +159,11 @@ fn check_pool_meta(
     let errs = crate::model::validate::object_meta("Node", &meta, "");
     let errs: Errors = (errs.into_iter())
         .map(|e| match e.path.as_str() {
-            "metadata.name" => (origin.doc).error(&origin.file, &join_path(item_path, "pool.namePrefix"), e.message),
+            "metadata.name" => (origin.doc).error(
+                &origin.file,
+                &join_path(item_path, "pool.namePrefix"),
+                e.message,
+            ),
             _ => (origin.doc).error(&origin.file, &join_path(&origin.path, &e.path), e.message),
         })
         .collect();

@@ -66,7 +66,8 @@ impl Origin {
         }
         let file = self.file.file_name().unwrap_or_default().to_string_lossy();
         let namespace = metadata["namespace"].as_str().unwrap_or("");
-        let hash = crate::dra::controller::stable_hash(&[kind, namespace, prefix, &file, &self.path]);
+        let hash =
+            crate::dra::controller::stable_hash(&[kind, namespace, prefix, &file, &self.path]);
         Some(crate::dra::controller::generated_name(prefix, hash))
     }
 
@@ -88,7 +89,9 @@ impl Origin {
     /// (`ValidateObjectMetaAccessor` with the kind's name rule and scope).
     pub fn check_meta(&self, kind: &str) -> Result<(), Errors> {
         let generated = self.generated_name(kind);
-        let mut m = Meta::of_json(&self.value()["metadata"]);
+        let Some(mut m) = Meta::of_json(&self.value()["metadata"]) else {
+            return Ok(()); // decoding it says what is wrong
+        };
         if let Some(name) = &generated {
             m.name = name;
         }
@@ -338,10 +341,20 @@ pub(super) fn expand_lists(origin: Origin) -> Result<Vec<Origin>, Errors> {
             Value::Object(_) => None,
             Value::Null if list_type.is_none() => Some(("kind", "kind not set".to_string())),
             Value::Null => None,
-            other => Some(("", format!("json: cannot unmarshal {} into Go value of type map[string]interface {{}}", json_type(other)))),
+            other => Some((
+                "",
+                format!(
+                    "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                    json_type(other)
+                ),
+            )),
         };
         if let Some((field, message)) = not_an_object {
-            errors.push(origin.doc.error(&origin.file, &join_path(&path, field), message));
+            errors.push(
+                origin
+                    .doc
+                    .error(&origin.file, &join_path(&path, field), message),
+            );
             continue;
         }
         let item = Origin {

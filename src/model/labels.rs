@@ -230,9 +230,19 @@ mod tests {
 
     #[test]
     fn predicates_agree_with_messages() {
-        for v in ["", "a", "A", "a.b", "-a", "a/b", "/b", "a/", "a/b/c", "é", "a_b"] {
-            assert_eq!(is_qualified_name(v), qualified_name_errors(v).is_empty(), "{v}");
-            assert_eq!(is_valid_label_value(v), label_value_errors(v).is_empty(), "{v}");
+        for v in [
+            "", "a", "A", "a.b", "-a", "a/b", "/b", "a/", "a/b/c", "é", "a_b",
+        ] {
+            assert_eq!(
+                is_qualified_name(v),
+                qualified_name_errors(v).is_empty(),
+                "{v}"
+            );
+            assert_eq!(
+                is_valid_label_value(v),
+                label_value_errors(v).is_empty(),
+                "{v}"
+            );
             let label = dns1123_label_errors(v, LenUnit::Characters).is_empty();
             assert_eq!(is_dns1123_label(v), label, "{v}");
             let subdomain = dns1123_subdomain_errors(v, LenUnit::Characters).is_empty();

@@ -85,8 +85,10 @@ pub fn job_pods(job: &Job, path: &str, gates: &FeatureGates) -> Result<Vec<Pod>,
             "Required value: when completion mode is Indexed".into(),
         ));
     }
-    // `ValidateJob`: an Indexed Job's last pod's hostname is `<name>-<completions-1>`.
-    if let Some(last) = completions.filter(|c| indexed && *c > 0).map(|c| c - 1) {
+    // `ValidateJob`: an Indexed Job's last pod's hostname is `<name>-<completions-1>` (a
+    // JobSet's Jobs are named by its controller, whose webhook checks the names it makes).
+    let top_level = path.is_empty();
+    if let Some(last) = (completions.filter(|c| top_level && indexed && *c > 0)).map(|c| c - 1) {
         let hostname = format!("{name}-{last}");
         if !crate::model::labels::is_dns1123_label(&hostname) {
             errs.push(FieldError::new(
@@ -103,7 +105,9 @@ pub fn job_pods(job: &Job, path: &str, gates: &FeatureGates) -> Result<Vec<Pod>,
     let mut template_meta = spec.template.metadata.clone().unwrap_or_default();
     let labels = template_meta.labels.get_or_insert_with(Default::default);
     for label in JOB_NAME_LABELS {
-        labels.entry(label.to_string()).or_insert_with(|| name.clone());
+        labels
+            .entry(label.to_string())
+            .or_insert_with(|| name.clone());
     }
     errs.extend(validate::template_meta(
         Some(&template_meta),

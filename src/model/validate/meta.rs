@@ -156,18 +156,28 @@ impl<'a> Meta<'a> {
         }
     }
 
-    /// An object's `metadata` as the document holds it (missing or mistyped fields read as
-    /// absent: decoding the object reports them).
-    pub fn of_json(metadata: &'a Value) -> Meta<'a> {
-        let text = |field: &str| metadata.get(field).and_then(Value::as_str).unwrap_or("");
-        let map = |field: &str| Pairs::Json(metadata.get(field).and_then(Value::as_object));
-        Meta {
-            name: text("name"),
-            generate_name: text("generateName"),
-            namespace: text("namespace"),
-            labels: map("labels"),
-            annotations: map("annotations"),
+    /// An object's `metadata` as the document holds it; `None` when a field has the wrong
+    /// type, which decoding the object reports (the API server cannot decode it either).
+    pub fn of_json(metadata: &'a Value) -> Option<Meta<'a>> {
+        let field = |name: &str| metadata.get(name).filter(|v| !v.is_null());
+        let text = |name: &str| match field(name) {
+            None => Some(""),
+            Some(v) => v.as_str(),
+        };
+        let map = |name: &str| match field(name) {
+            None => Some(Pairs::Json(None)),
+            Some(v) => v.as_object().map(|m| Pairs::Json(Some(m))),
+        };
+        if !(metadata.is_null() || metadata.is_object()) {
+            return None;
         }
+        Some(Meta {
+            name: text("name")?,
+            generate_name: text("generateName")?,
+            namespace: text("namespace")?,
+            labels: map("labels")?,
+            annotations: map("annotations")?,
+        })
     }
 }
 
@@ -301,7 +311,10 @@ mod tests {
         let errs = object_meta("Pod", &meta("p", "", "foo.bar"), "items[0]");
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].path, "items[0].metadata.namespace");
-        assert_eq!(errs[0].message, "Invalid value: \"foo.bar\": must not contain dots");
+        assert_eq!(
+            errs[0].message,
+            "Invalid value: \"foo.bar\": must not contain dots"
+        );
     }
 
     #[test]

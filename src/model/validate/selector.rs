@@ -173,7 +173,12 @@ fn match_label_keys(
         let index: BTreeMap<&str, usize> = (match_keys.iter().enumerate())
             .map(|(i, k)| (k.as_str(), i))
             .collect();
-        let mut seen: BTreeSet<&str> = s.match_labels.iter().flatten().map(|(k, _)| k.as_str()).collect();
+        let mut seen: BTreeSet<&str> = s
+            .match_labels
+            .iter()
+            .flatten()
+            .map(|(k, _)| k.as_str())
+            .collect();
         for r in s.match_expressions.iter().flatten() {
             if let Some(i) = index.get(r.key.as_str())
                 && seen.contains(r.key.as_str())
@@ -331,12 +336,7 @@ pub fn validate_node_selector(selector: &NodeSelector, path: &str, errs: &mut Ve
         );
     }
     for (i, term) in selector.node_selector_terms.iter().enumerate() {
-        node_selector_term(
-            term,
-            false,
-            &format!("{path}.nodeSelectorTerms[{i}]"),
-            errs,
-        );
+        node_selector_term(term, false, &format!("{path}.nodeSelectorTerms[{i}]"), errs);
     }
 }
 
