@@ -4,11 +4,14 @@
 //! - `tests/data/validation/objects.yaml`: one object per case in a scenario's `spec.objects`;
 //!   the load reports exactly the case's errors (path and message, each with a position).
 
+mod common;
+
 use std::collections::BTreeMap;
 
+use common::objects::{ObjectError, object_errors};
 use schedsim::model::labels::{self, LenUnit};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const NAMES: &str = include_str!("data/validation/names.yaml");
 const OBJECTS: &str = include_str!("data/validation/objects.yaml");
@@ -109,13 +112,7 @@ fn names_and_labels_are_checked_as_apimachinery_checks_them() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-#[derive(Debug, Deserialize)]
-struct Case {
-    name: String,
-    object: Value,
-    #[serde(default)]
-    errors: Vec<Expected>,
-}
+type Case = common::objects::ObjectCase<Expected>;
 
 #[derive(Debug, Deserialize)]
 struct Expected {
@@ -125,29 +122,6 @@ struct Expected {
     /// The start of the message, when it holds a generated name.
     #[serde(default)]
     prefix: Option<String>,
-}
-
-/// The errors loading a scenario with `object` as its only object reports: (path relative to
-/// the object, message, has a position).
-fn load_errors(dir: &std::path::Path, i: usize, object: &Value) -> Vec<(String, String, bool)> {
-    let scenario = json!({
-        "apiVersion": "schedsim.io/v1alpha1",
-        "kind": "Scenario",
-        "metadata": {"name": "validation"},
-        "spec": {"objects": [object]},
-    });
-    let file = dir.join(format!("case-{i}.json"));
-    std::fs::write(&file, serde_json::to_string_pretty(&scenario).unwrap()).unwrap();
-    let loaded = schedsim::load::load_files(&[file], &Default::default());
-    (loaded.errors.into_iter())
-        .map(|e| {
-            let field = e.field.unwrap_or_default();
-            let path = (field.strip_prefix("spec.objects[0]"))
-                .map(|p| p.trim_start_matches('.').to_string())
-                .unwrap_or(field);
-            (path, e.message, e.position.is_some_and(|p| p.line > 0))
-        })
-        .collect()
 }
 
 #[test]
@@ -161,12 +135,12 @@ fn objects_are_validated_as_the_api_server_validates_them() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut failures = Vec::new();
     for (i, case) in cases.iter().enumerate() {
-        let got = load_errors(&dir, i, &expand(&case.object));
-        let matches = |(path, message, _): &(String, String, bool), e: &Expected| {
-            *path == e.path
+        let got = object_errors(&dir, &format!("case-{i}"), &expand(&case.object));
+        let matches = |g: &ObjectError, e: &Expected| {
+            g.path == e.path
                 && match (&e.message, &e.prefix) {
-                    (Some(m), _) => *message == with_messages(m, &messages),
-                    (None, Some(p)) => message.starts_with(&with_messages(p, &messages)),
+                    (Some(m), _) => g.message == with_messages(m, &messages),
+                    (None, Some(p)) => g.message.starts_with(&with_messages(p, &messages)),
                     (None, None) => false,
                 }
         };
@@ -177,8 +151,8 @@ fn objects_are_validated_as_the_api_server_validates_them() {
                 "{}:\n  expected {:#?}\n  got {:#?}",
                 case.name, case.errors, got
             ));
-        } else if let Some((path, ..)) = got.iter().find(|(.., positioned)| !positioned) {
-            failures.push(format!("{}: no position for {path}", case.name));
+        } else if let Some(g) = got.iter().find(|g| !g.positioned) {
+            failures.push(format!("{}: no position for {}", case.name, g.path));
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -76,7 +76,23 @@ fn label_selector_requirement(
     errs: &mut Vec<FieldError>,
 ) {
     let values = r.values.as_deref().unwrap_or(&[]);
-    match r.operator.as_str() {
+    requirement(&r.operator, &r.key, values, false, path, errs);
+    if !allow_invalid_values {
+        label_values(values, &format!("{path}.values"), errs);
+    }
+}
+
+/// The rules a label selector's and a node selector's requirements share: the values each
+/// operator takes (`Gt`/`Lt` only in node selectors: `gt_lt`), and a key that is a label name.
+fn requirement(
+    operator: &str,
+    key: &str,
+    values: &[String],
+    gt_lt: bool,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
+    match operator {
         "In" | "NotIn" => {
             if values.is_empty() {
                 required(
@@ -95,6 +111,15 @@ fn label_selector_requirement(
                 );
             }
         }
+        "Gt" | "Lt" if gt_lt => {
+            if values.len() != 1 {
+                required(
+                    errs,
+                    format!("{path}.values"),
+                    "must be specified single value when `operator` is 'Lt' or 'Gt'",
+                );
+            }
+        }
         op => invalid(
             errs,
             format!("{path}.operator"),
@@ -102,10 +127,7 @@ fn label_selector_requirement(
             "not a valid selector operator",
         ),
     }
-    label_name(&r.key, &format!("{path}.key"), errs);
-    if !allow_invalid_values {
-        label_values(values, &format!("{path}.values"), errs);
-    }
+    label_name(key, &format!("{path}.key"), errs);
 }
 
 /// Each value a label value (`IsValidLabelValue`), errors at `values[i]`.
@@ -367,42 +389,7 @@ fn node_selector_requirement(
     errs: &mut Vec<FieldError>,
 ) {
     let values = r.values.as_deref().unwrap_or(&[]);
-    match r.operator.as_str() {
-        "In" | "NotIn" => {
-            if values.is_empty() {
-                required(
-                    errs,
-                    format!("{path}.values"),
-                    "must be specified when `operator` is 'In' or 'NotIn'",
-                );
-            }
-        }
-        "Exists" | "DoesNotExist" => {
-            if !values.is_empty() {
-                forbidden(
-                    errs,
-                    format!("{path}.values"),
-                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                );
-            }
-        }
-        "Gt" | "Lt" => {
-            if values.len() != 1 {
-                required(
-                    errs,
-                    format!("{path}.values"),
-                    "must be specified single value when `operator` is 'Lt' or 'Gt'",
-                );
-            }
-        }
-        op => invalid(
-            errs,
-            format!("{path}.operator"),
-            op,
-            "not a valid selector operator",
-        ),
-    }
-    label_name(&r.key, &format!("{path}.key"), errs);
+    requirement(&r.operator, &r.key, values, true, path, errs);
     if !allow_invalid_values {
         label_values(values, &format!("{path}.values"), errs);
     }
