@@ -24,7 +24,7 @@ fn main() {
         }
     });
     println!(
-        "{} inputs in {:.1} s (seed {seed}): loader {} (full loads {}), quantities {}, merges {}, selectors {}; panics {}",
+        "{} inputs in {:.1} s (seed {seed}): loader {} (full loads {}), quantities {}, merges {}, selectors {}, metadata {}; panics {}",
         stats.inputs,
         started.elapsed().as_secs_f64(),
         stats.loader,
@@ -32,6 +32,7 @@ fn main() {
         stats.quantities,
         stats.merges,
         stats.selectors,
+        stats.metadata,
         stats.panics
     );
     println!("slowest: {:?} {}", stats.slowest.0, stats.slowest.1);

@@ -128,7 +128,7 @@ impl Loader<'_> {
         let mut taint_rules: Examples<String> = Examples::default();
         // Claims and templates that request capacity while the gate is off.
         let mut capacity_requests: Examples<String> = Examples::default();
-        for (ordinal, origin) in origins.into_iter().enumerate() {
+        for origin in origins {
             let exists = |resource: &str, name: &str, namespace: Option<&str>| {
                 let message = match namespace {
                     Some(ns) => format!(
@@ -139,7 +139,7 @@ impl Loader<'_> {
                 origin.error_at("metadata.name", message)
             };
             match origin.kind().unwrap_or("") {
-                "DeviceClass" => match admit(&origin, ordinal, false, api::validate_device_class) {
+                "DeviceClass" => match admit(&origin, false, api::validate_device_class) {
                     Ok(c) => {
                         let name = c.metadata.name.clone().unwrap_or_default();
                         match inventory.classes.entry(name) {
@@ -153,33 +153,31 @@ impl Loader<'_> {
                     }
                     Err(mut e) => errors.append(&mut e),
                 },
-                "ResourceSlice" => {
-                    match admit(&origin, ordinal, false, api::validate_resource_slice) {
-                        Ok(s) => {
-                            let name = s.metadata.name.clone().unwrap_or_default();
-                            if !slice_names.insert(name.clone()) {
-                                errors.push(exists("resourceslices", &name, None));
-                                continue;
-                            }
-                            let (gated, unsimulated) = left_alone(&s, partitionable, consumable);
-                            let what = || format!("ResourceSlice {name} ({})", origin.describe());
-                            if !gated.is_empty() {
-                                gated_slices.add(|| (what(), gated));
-                            }
-                            if !unsimulated.is_empty() {
-                                unsimulated_slices.add(|| (what(), unsimulated));
-                            }
-                            let devices = s.spec.devices.iter().flatten();
-                            if !gates.dra_device_taints && devices.clone().any(taints::tainted) {
-                                tainted_slices.add(what);
-                            }
-                            inventory.slices.push(s);
+                "ResourceSlice" => match admit(&origin, false, api::validate_resource_slice) {
+                    Ok(s) => {
+                        let name = s.metadata.name.clone().unwrap_or_default();
+                        if !slice_names.insert(name.clone()) {
+                            errors.push(exists("resourceslices", &name, None));
+                            continue;
                         }
-                        Err(mut e) => errors.append(&mut e),
+                        let (gated, unsimulated) = left_alone(&s, partitionable, consumable);
+                        let what = || format!("ResourceSlice {name} ({})", origin.describe());
+                        if !gated.is_empty() {
+                            gated_slices.add(|| (what(), gated));
+                        }
+                        if !unsimulated.is_empty() {
+                            unsimulated_slices.add(|| (what(), unsimulated));
+                        }
+                        let devices = s.spec.devices.iter().flatten();
+                        if !gates.dra_device_taints && devices.clone().any(taints::tainted) {
+                            tainted_slices.add(what);
+                        }
+                        inventory.slices.push(s);
                     }
-                }
+                    Err(mut e) => errors.append(&mut e),
+                },
                 "ResourceClaim" => {
-                    let admitted = admit(&origin, ordinal, true, |c: &ResourceClaim| {
+                    let admitted = admit(&origin, true, |c: &ResourceClaim| {
                         api::validate_resource_claim(c)
                     });
                     match admitted {
@@ -200,7 +198,7 @@ impl Loader<'_> {
                     }
                 }
                 "ResourceClaimTemplate" => {
-                    let admitted = admit(&origin, ordinal, true, |t: &ResourceClaimTemplate| {
+                    let admitted = admit(&origin, true, |t: &ResourceClaimTemplate| {
                         api::validate_resource_claim_template(t)
                     });
                     match admitted {
@@ -291,29 +289,28 @@ fn key(meta: &ObjectMeta) -> (String, String) {
 
 /// Decodes an object as `resource.k8s.io/v1` (a `v1beta2` one is the same JSON; a `v1beta1`
 /// one is decoded as itself, for its own shape's errors, then converted as the API server
-/// converts it: `api::v1beta1`), names and defaults it as the API server does before
-/// validating (a name from `generateName`; a namespaced object without a namespace goes to
-/// `default`, as `kubectl` sends it; a cluster-scoped one loses its namespace, as
-/// `BeforeCreate` clears it), then validates it.
+/// converts it: `api::v1beta1`), named and defaulted as the API server does before validating
+/// (a name from `generateName`, see `Origin::admitted_value`; a namespaced object without a
+/// namespace goes to `default`, as `kubectl` sends it; a cluster-scoped one loses its
+/// namespace, as `BeforeCreate` clears it), then validates it.
 fn admit<T>(
     origin: &Origin,
-    ordinal: usize,
     namespaced: bool,
     validate: impl Fn(&T) -> Vec<crate::model::validate::FieldError>,
 ) -> Result<T, Errors>
 where
     T: serde::de::DeserializeOwned + Admit,
 {
-    let value = origin.value();
+    let value = origin.admitted_value();
     let mut object: T = if value["apiVersion"] == api::API_VERSIONS[0] {
         origin.decode().map_err(|e| vec![e])?
     } else {
         let kind = origin.kind().unwrap_or("");
         let v1 = if value["apiVersion"] == api::v1beta1::API_VERSION {
             T::check_v1beta1(origin).map_err(|e| vec![e])?;
-            api::v1beta1::to_v1(kind, value)
+            api::v1beta1::to_v1(kind, &value)
         } else {
-            let mut v1 = value.clone();
+            let mut v1 = value.into_owned();
             v1["apiVersion"] = Value::from(api::API_VERSIONS[0]);
             v1
         };
@@ -328,17 +325,6 @@ where
         }
     } else {
         meta.namespace = None;
-    }
-    if meta.name.as_deref().unwrap_or("").is_empty()
-        && let Some(prefix) = meta.generate_name.as_deref().filter(|g| !g.is_empty())
-    {
-        let hash = controller::stable_hash(&[
-            origin.kind().unwrap_or(""),
-            meta.namespace.as_deref().unwrap_or(""),
-            prefix,
-            &ordinal.to_string(),
-        ]);
-        meta.name = Some(controller::generated_name(prefix, hash));
     }
     object.set_defaults();
     origin.check_all(match validate(&object) {

@@ -156,7 +156,13 @@ impl Loader<'_> {
         let mut seen: BTreeSet<(&'static str, String)> = BTreeSet::new();
         for origin in origins {
             let kind = origin.kind().unwrap_or("").to_string();
-            let value = origin.value();
+            // Kueue's own decoders would name a missing name again.
+            if let Err(mut e) = origin.check_meta(&kind) {
+                errors.append(&mut e);
+                continue;
+            }
+            let admitted = origin.admitted_value();
+            let value = &*admitted;
             let mut duplicate = |resource: &'static str, key: String, ns: Option<&str>| {
                 if !seen.insert((resource, key.clone())) {
                     let name = key.rsplit('/').next().unwrap_or("").to_string();

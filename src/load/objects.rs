@@ -4,8 +4,6 @@
 //!
 //! Adding a kind: a module that decodes it into its store, and one line in [`KINDS`].
 
-use serde_json::Value;
-
 use super::origin::{Origin, suggestion};
 use super::pod_group::{COSCHEDULING_API_VERSION, VOLCANO_API_VERSION};
 use crate::dra::api as dra;
@@ -247,9 +245,10 @@ const REMOVED: &[(&str, &[&str], &str)] = &[
 /// The registry entry of an object, checked as `kubectl apply` checks it: both `apiVersion`
 /// and `kind` set, and the kind served at that version.
 pub(super) fn kind_of(origin: &Origin) -> Result<&'static ObjectKind, InputError> {
-    let value = origin.value();
-    let field = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or("");
-    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    let (api_version, kind) = (
+        origin.api_version().unwrap_or(""),
+        origin.kind().unwrap_or(""),
+    );
     if kind.is_empty() {
         return Err(origin.error_at("kind", "kind not set".into()));
     }
@@ -283,4 +282,18 @@ pub(super) fn kind_of(origin: &Origin) -> Result<&'static ObjectKind, InputError
         ));
     }
     Ok(entry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KINDS;
+
+    /// Every kind `spec.objects` reads has its metadata rule (name rule and scope).
+    #[test]
+    fn every_kind_read_has_a_metadata_rule() {
+        for k in KINDS {
+            let rules = crate::model::validate::meta::KINDS;
+            assert!(rules.iter().any(|m| m.kind == k.kind), "{}", k.kind);
+        }
+    }
 }

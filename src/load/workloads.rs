@@ -367,7 +367,18 @@ impl Loader<'_> {
 
     /// One workload object: a Pod (the default kind), a TrainJob or a PodGroup.
     fn workload(&self, origin: &Origin, cx: &ResolveContext) -> Result<LoadedWorkload, Errors> {
-        match origin.kind().unwrap_or("Pod") {
+        let kind = origin.kind().unwrap_or("Pod");
+        origin.admit_with(kind, || self.workload_of_kind(kind, origin, cx))
+    }
+
+    /// [`Loader::workload`], its metadata aside.
+    fn workload_of_kind(
+        &self,
+        kind: &str,
+        origin: &Origin,
+        cx: &ResolveContext,
+    ) -> Result<LoadedWorkload, Errors> {
+        match kind {
             "TrainJob" => self.train_job(origin, cx),
             "Job" => {
                 let job: k8s_openapi::api::batch::v1::Job = origin.decode().map_err(|e| vec![e])?;
@@ -380,7 +391,7 @@ impl Loader<'_> {
             }
             "JobSet" => {
                 use crate::resolve::jobset;
-                let api_version = origin.value()["apiVersion"].as_str().unwrap_or("");
+                let api_version = origin.api_version().unwrap_or("");
                 if !jobset::API_VERSIONS.contains(&api_version) {
                     return Err(vec![origin.error_at(
                         "apiVersion",
@@ -410,8 +421,7 @@ impl Loader<'_> {
                     ..LoadedWorkload::pods(Vec::new(), Vec::new())
                 }),
             _ => origin
-                .expect_kind("Pod")
-                .and_then(|_| origin.decode::<k8s::Pod>())
+                .decode::<k8s::Pod>()
                 .map_err(|e| vec![e])
                 .and_then(|k| {
                     origin.check(|errs| objects::pod_from_k8s(&k, &origin.path, cx.gates, errs))
@@ -422,11 +432,7 @@ impl Loader<'_> {
 
     /// A TrainJob: resolved with its overrides, and (when it has any) without them.
     fn train_job(&self, origin: &Origin, cx: &ResolveContext) -> Result<LoadedWorkload, Errors> {
-        let api_version = origin
-            .value()
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let api_version = origin.api_version().unwrap_or("");
         if !trainjob::API_VERSIONS.contains(&api_version) {
             return Err(vec![origin.error_at(
                 "apiVersion",

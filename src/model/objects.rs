@@ -1,6 +1,8 @@
 //! Kubernetes objects → model objects: quantities parsed, pods defaulted as the API server
 //! defaults them (`SetDefaults_Pod`: a container's request defaults to its limit, per resource),
-//! and validated.
+//! and their specs validated. Their metadata is validated by the loader, once per object, as
+//! the object's kind says (`validate::meta`): a pod made from a template has its controller's
+//! name.
 
 use std::collections::BTreeMap;
 
@@ -88,13 +90,9 @@ pub fn pod_from_k8s(
     let empty = k8s::PodSpec::default();
     let spec = pod.spec.as_ref().unwrap_or(&empty);
     let spec_path = sub(path, "spec");
-    if pod.metadata.name.as_deref().unwrap_or("").is_empty() {
-        errs.push(FieldError {
-            path: sub(path, "metadata.name"),
-            message: "Required value: name or generateName is required".into(),
-        });
-    }
-    validate_pod_spec(spec, &spec_path, gates, errs);
+    let no_labels = BTreeMap::new();
+    let labels = pod.metadata.labels.as_ref().unwrap_or(&no_labels);
+    validate_pod_spec(spec, labels, &spec_path, gates, errs);
 
     let containers: Vec<ResourceList> = spec
         .containers

@@ -270,6 +270,8 @@ fn template_pod(
             );
         }
     };
+    // The pods the JobSet's Jobs create carry the template's labels and annotations.
+    let mut errs = crate::model::validate::template_meta(spec.metadata.as_ref(), "");
     let mut metadata = spec.metadata.unwrap_or_default();
     metadata.name = Some(job.name().to_string());
     metadata.namespace = Some(job.namespace().to_string());
@@ -278,7 +280,6 @@ fn template_pod(
         spec: spec.spec,
         status: None,
     };
-    let mut errs = Vec::new();
     let p = objects::pod_from_k8s(&pod, "", gates, &mut errs);
     if errs.is_empty() { Ok(p) } else { Err(errs) }
 }

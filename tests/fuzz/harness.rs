@@ -1,8 +1,10 @@
 //! A mutation fuzzer on stable Rust for the input edge of schedsim: the YAML/JSON loader (and,
 //! for inputs that still load, the whole scenario load and simulation), the quantity parser,
-//! the strategic-merge engine, and DRA's CEL device selectors (compiled or refused, and
-//! evaluated on a device within the runtime budget). Seeds are the bundled scenarios,
-//! fixtures and test data; mutations are chosen with a seeded RNG, so a run is reproducible from its seed. A panic in
+//! the strategic-merge engine, DRA's CEL device selectors (compiled or refused, and evaluated on
+//! a device within the runtime budget), and object metadata (names, namespaces, labels,
+//! annotations and selector values of random Unicode, which must load or be refused with a
+//! positioned error). Seeds are the bundled scenarios, fixtures and test data; mutations are
+//! chosen with a seeded RNG, so a run is reproducible from its seed. A panic in
 //! any target is caught, counted and its input kept.
 //!
 //! Run it long with `cargo run --release --example fuzz -- [INPUTS] [SEED]`; `cargo test --test
@@ -29,6 +31,8 @@ pub struct Stats {
     pub merges: u64,
     /// CEL device selectors compiled, and of those evaluated.
     pub selectors: u64,
+    /// Object metadata inputs, loaded and simulated.
+    pub metadata: u64,
     pub panics: u64,
     /// The first panicking inputs (target, input, message).
     pub crashes: Vec<(String, String, String)>,
@@ -330,7 +334,7 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     for i in 0..inputs {
-        let target = rng.random_range(0..11);
+        let target = rng.random_range(0..12);
         let started = Instant::now();
         let (name, input, result) = match target {
             0..6 => {
@@ -373,6 +377,28 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
                 let result = catch_unwind(AssertUnwindSafe(|| check_selector(&input)));
                 ("selector", input, result)
             }
+            11 => {
+                stats.metadata += 1;
+                let input = metadata_input(&mut rng).to_string();
+                let file = scratch.join(format!("input-{i}.json"));
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    std::fs::write(&file, &input).unwrap();
+                    let loaded = schedsim::load::load_files(
+                        std::slice::from_ref(&file),
+                        &Default::default(),
+                    );
+                    for e in &loaded.errors {
+                        // An error names its field. (Its position can be missing: a JSON
+                        // string may hold characters YAML, which positions JSON, cannot.)
+                        assert!(e.field.is_some(), "an error without its field: {e}");
+                    }
+                    for s in &loaded.scenarios {
+                        let _ = schedsim::simulate(s);
+                    }
+                    let _ = std::fs::remove_file(&file);
+                }));
+                ("metadata", input, result)
+            }
             _ => {
                 stats.merges += 1;
                 let mut original = specs[rng.random_range(0..specs.len())].clone();
@@ -410,6 +436,108 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
     std::panic::set_hook(hook);
     let _ = std::fs::remove_dir_all(&scratch);
     stats
+}
+
+/// Characters for names and labels: the valid alphabet, the near misses (uppercase, `_`, `/`,
+/// spaces), and what the issue found accepted: control, bidi and zero-width characters, emoji,
+/// combining marks, other scripts.
+const NAME_CHARS: &[char] = &[
+    'a',
+    'z',
+    '0',
+    '9',
+    '-',
+    '.',
+    'A',
+    'Z',
+    '_',
+    '/',
+    ' ',
+    ':',
+    '\u{0}',
+    '\u{7}',
+    '\u{1b}',
+    '\n',
+    '\u{7f}',
+    '\u{85}',
+    '\u{a0}',
+    '\u{ad}',
+    '\u{200b}',
+    '\u{200d}',
+    '\u{202e}',
+    '\u{2066}',
+    '\u{2028}',
+    '\u{feff}',
+    '\u{301}',
+    'é',
+    'ß',
+    'İ',
+    'ä',
+    '日',
+    '\u{1f680}',
+    '\u{1f1fa}',
+    '\u{e000}',
+    '\u{10ffff}',
+];
+
+/// A name, label key or value: often a valid one, otherwise random characters of
+/// [`NAME_CHARS`], sometimes very long.
+fn name_input(rng: &mut ChaCha8Rng) -> String {
+    match rng.random_range(0..6) {
+        0 => "gpu-node-1".into(),
+        1 => "example.com/team".into(),
+        2 => "x".repeat(rng.random_range(60..320)),
+        3 => String::new(),
+        _ => (0..rng.random_range(1..12))
+            .map(|_| NAME_CHARS[rng.random_range(0..NAME_CHARS.len())])
+            .collect(),
+    }
+}
+
+/// A scenario whose node and pod have fuzzed metadata and a fuzzed pod-affinity selector.
+fn metadata_input(rng: &mut ChaCha8Rng) -> Value {
+    let mut pairs = |rng: &mut ChaCha8Rng| -> serde_json::Map<String, Value> {
+        (0..rng.random_range(0..3))
+            .map(|_| (name_input(rng), Value::from(name_input(rng))))
+            .collect()
+    };
+    let node_labels = pairs(rng);
+    let node_annotations = pairs(rng);
+    let pod_labels = pairs(rng);
+    let name_field = if rng.random_bool(0.2) {
+        "generateName"
+    } else {
+        "name"
+    };
+    let (node_name, pod_name, namespace) = (name_input(rng), name_input(rng), name_input(rng));
+    let (key, value) = (name_input(rng), name_input(rng));
+    serde_json::json!({
+        "apiVersion": "schedsim.io/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "fuzz-metadata"},
+        "spec": {
+            "nodes": [{
+                "metadata": {"name": node_name, "labels": node_labels, "annotations": node_annotations},
+                "status": {"allocatable": {"cpu": "4", "pods": "10"}}
+            }],
+            "workloads": [{
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {name_field: pod_name, "namespace": namespace, "labels": pod_labels},
+                "spec": {
+                    "containers": [{"name": "c", "image": "i"}],
+                    "affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+                        "weight": 1,
+                        "podAffinityTerm": {
+                            "labelSelector": {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]},
+                            "matchLabelKeys": [key],
+                            "topologyKey": "kubernetes.io/hostname"
+                        }
+                    }]}}
+                }
+            }]
+        }
+    })
 }
 
 fn excerpt(s: &str) -> String {

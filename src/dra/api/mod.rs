@@ -22,8 +22,7 @@
 //!   handwritten check also adds the DNS-subdomain message for "").
 //! - Not checked (not read by the allocator, or not simulated): configs, the syntax of taint
 //!   and toleration keys and values (`taints` has the rest of their rules), binding
-//!   conditions, the syntax of counter names (`counters` has the rest of the counters' rules),
-//!   labels and annotations.
+//!   conditions, the syntax of counter names (`counters` has the rest of the counters' rules).
 //! - A quantity that does not parse is refused with `ErrFormatWrong` at its field (the API
 //!   server fails to decode the object); a request policy's zero `step` is refused (upstream's
 //!   validation divides by it, which fails the request).
@@ -101,30 +100,17 @@ pub const ALLOCATION_RESULTS_MAX_SIZE: usize = 32;
 
 // ---- object metadata (`corevalidation.ValidateObjectMeta`) ----
 
-/// `ValidateObjectMeta` for the name (`NameIsDNSSubdomain`, which every DRA kind uses) and,
-/// for namespaced kinds, the namespace. The name is the one the API server generated from
-/// `generateName` when only that was given.
+/// `ValidateObjectMeta` with `NameIsDNSSubdomain`, which every DRA kind uses
+/// (`model::validate::meta`, the rules of every kind). The name is the one the API server
+/// generated from `generateName` when only that was given.
 pub(super) fn validate_meta(errs: &mut Errs, meta: &ObjectMeta, namespaced: bool) {
-    if let Some(prefix) = meta.generate_name.as_deref().filter(|g| !g.is_empty()) {
-        // `NameIsDNSSubdomain(prefix, true)` masks a trailing dash.
-        let masked = match prefix.strip_suffix('-') {
-            Some(rest) => format!("{rest}a"),
-            None => prefix.to_string(),
-        };
-        for m in dns1123_subdomain_errors(&masked) {
-            invalid(errs, "metadata.generateName", prefix, &m);
-        }
-    }
-    match meta.name.as_deref().unwrap_or("") {
-        "" => required(errs, "metadata.name", "name or generateName is required"),
-        name => validate_dns_subdomain(errs, name, "metadata.name"),
-    }
-    if namespaced {
-        match meta.namespace.as_deref().unwrap_or("") {
-            "" => required(errs, "metadata.namespace", ""),
-            ns => validate_dns_label(errs, ns, "metadata.namespace"),
-        }
-    }
+    use crate::model::validate::meta::{KindMeta, Meta, NameRule, validate};
+    let rule = KindMeta {
+        kind: "",
+        name: NameRule::Subdomain,
+        namespaced,
+    };
+    errs.extend(validate(rule, Meta::of(meta), ""));
 }
 
 // ---- defaulting (`pkg/apis/resource/v1/defaults.go`) ----
