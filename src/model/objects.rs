@@ -90,8 +90,16 @@ pub fn pod_from_k8s(
     let empty = k8s::PodSpec::default();
     let spec = pod.spec.as_ref().unwrap_or(&empty);
     let spec_path = sub(path, "spec");
+    // The API server merges `matchLabelKeys` into the selectors when it creates a pod
+    // (`applyMatchLabelKeysAndMismatchLabelKeys`, registry/core/pod/strategy.go). A pod it
+    // created already (a dump: `uid` or `creationTimestamp` set) holds the merged selectors;
+    // merging again would name each key twice and refuse every such pod.
     let no_labels = BTreeMap::new();
-    let labels = pod.metadata.labels.as_ref().unwrap_or(&no_labels);
+    let created = pod.metadata.uid.is_some() || pod.metadata.creation_timestamp.is_some();
+    let labels = match created {
+        true => &no_labels,
+        false => pod.metadata.labels.as_ref().unwrap_or(&no_labels),
+    };
     validate_pod_spec(spec, labels, &spec_path, gates, errs);
 
     let containers: Vec<ResourceList> = spec

@@ -140,9 +140,7 @@ fn label_values(values: &[String], path: &str, errs: &mut Vec<FieldError>) {
 }
 
 /// `selector` with a requirement `key <op> (value)` added for each key the pod has as a
-/// label (`applyLabelKeysToLabelSelector`) — unless the selector has it already: a pod dumped
-/// from a cluster was merged when it was created (merging it again would name the key twice,
-/// and refuse every such dump).
+/// label (`applyLabelKeysToLabelSelector`).
 fn merged(
     selector: Option<&LabelSelector>,
     keys: &[(&[String], &str)],
@@ -151,17 +149,14 @@ fn merged(
     let mut s = selector?.clone();
     for (keys, op) in keys {
         for key in keys.iter() {
-            let Some(v) = pod_labels.get(key) else {
-                continue;
-            };
-            let requirement = LabelSelectorRequirement {
-                key: key.clone(),
-                operator: op.to_string(),
-                values: Some(vec![v.clone()]),
-            };
-            let expressions = s.match_expressions.get_or_insert_with(Vec::new);
-            if !expressions.contains(&requirement) {
-                expressions.push(requirement);
+            if let Some(v) = pod_labels.get(key) {
+                s.match_expressions
+                    .get_or_insert_with(Vec::new)
+                    .push(LabelSelectorRequirement {
+                        key: key.clone(),
+                        operator: op.to_string(),
+                        values: Some(vec![v.clone()]),
+                    });
             }
         }
     }
