@@ -6,13 +6,10 @@
 //! plain, strings quoted, anything else as JSON (the internal apps types have no JSON tags,
 //! so their fields keep their Go names).
 //!
-//! The pod template itself is validated as a pod is (`model::objects::pod_from_k8s`) by the
-//! caller. Left to the shared metadata checks (the `meta` work in `model::validate`, not on
-//! this branch yet; call them where the notes below say): object and template names, labels
-//! and annotations (`ValidateObjectMeta`, `ValidateLabels`, `ValidateAnnotations`), and the
-//! syntax of selector keys and values (`ValidateLabelName`, `IsValidLabelValue`). A selector
-//! with a bad key or value is still refused here, with the `invalid label selector` error the
-//! API server adds for it.
+//! The pod template's spec is validated as a pod's is (`model::objects::pod_from_k8s`) by the
+//! caller, its labels and annotations here (`validate::template_meta`), the selector by the
+//! shared `ValidateLabelSelector` (`validate::selector`); the object's own metadata by the
+//! loader (`Origin::check_meta`), as for every kind.
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
@@ -21,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
 
 use crate::model::labels::{is_qualified_name, is_valid_label_value};
-use crate::model::validate::FieldError;
+use crate::model::validate::{FieldError, selector, template_meta};
 use crate::sched::plugins::inter_pod_affinity::selector_matches;
 
 const NEGATIVE: &str = "must be greater than or equal to 0";
@@ -94,7 +91,7 @@ fn selector_and_template(
         None if required => push(errs, "spec.selector", "Required value".into()),
         None => {}
         Some(s) => {
-            requirements(errs, s);
+            selector::label_selector(Some(s), false, "spec.selector", errs);
             if s.match_labels.as_ref().map_or(0, |m| m.len())
                 + s.match_expressions.as_ref().map_or(0, Vec::len)
                 == 0
@@ -108,6 +105,8 @@ fn selector_and_template(
             }
         }
     }
+    // `ValidatePodTemplateSpec`: the template's labels and annotations.
+    errs.extend(template_meta(template.metadata.as_ref(), "spec.template"));
     // `LabelSelectorAsSelector`: nil selects nothing; a malformed one does not parse.
     let labels = (template.metadata.as_ref())
         .and_then(|m| m.labels.clone())
@@ -139,35 +138,6 @@ fn selector_and_template(
             &value,
             "`selector` does not match template `labels`",
         );
-    }
-}
-
-/// `ValidateLabelSelectorRequirement`'s operator and values checks. (Key and value syntax:
-/// the shared metadata checks, see the module comment.)
-fn requirements(errs: &mut Errs, s: &LabelSelector) {
-    for (i, r) in s.match_expressions.iter().flatten().enumerate() {
-        let at = format!("spec.selector.matchExpressions[{i}]");
-        let values = r.values.as_deref().unwrap_or(&[]);
-        match r.operator.as_str() {
-            "In" | "NotIn" if values.is_empty() => push(
-                errs,
-                &format!("{at}.values"),
-                "Required value: must be specified when `operator` is 'In' or 'NotIn'".into(),
-            ),
-            "Exists" | "DoesNotExist" if !values.is_empty() => push(
-                errs,
-                &format!("{at}.values"),
-                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                    .into(),
-            ),
-            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
-            other => invalid(
-                errs,
-                &format!("{at}.operator"),
-                &json!(other),
-                "not a valid selector operator",
-            ),
-        }
     }
 }
 
