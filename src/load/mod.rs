@@ -17,6 +17,7 @@ pub mod kueue;
 mod nodes;
 mod objects;
 mod origin;
+mod pdb;
 pub mod paths;
 pub mod pod_group;
 pub mod priority;
@@ -258,6 +259,7 @@ impl Loader<'_> {
         let runtimes = self.runtimes(origins, &mut errors);
         let kueue_objects = self.kueue_objects(routed.kueue, &mut errors);
         let mut inventory = self.dra_objects(routed.dra, &gates, &mut errors, &mut warnings);
+        let mut budgets = self.budgets(routed.budgets, &mut errors);
 
         // The nodes the timeline adds, read now: DaemonSets make pods for them.
         let mut added_nodes: Vec<Option<Result<Vec<(Node, Origin)>, Errors>>> = (sd.spec.timeline)
@@ -369,6 +371,8 @@ impl Loader<'_> {
             }
             None => Default::default(),
         };
+        let pods = existing.iter().chain(&set.pods).map(|(p, _)| p);
+        pdb::expected_scales(&mut budgets, pods, &scales, &mut warnings);
         // With a KubeSchedulerConfiguration, a pod naming no profile stays pending and says so.
         let configured =
             sd.spec.scheduler.configuration.is_some() || self.options.scheduler_config.is_some();
@@ -466,6 +470,7 @@ impl Loader<'_> {
                 services,
                 drop_node_verdicts: !self.options.node_lists,
                 dra: std::sync::Arc::new(inventory),
+                pdbs: std::sync::Arc::new(budgets),
             },
             warnings,
             expectations,
