@@ -360,6 +360,143 @@ impl Budgets {
 mod tests {
     use super::*;
 
+    fn pod(name: &str, app: &str) -> Pod {
+        Pod {
+            name: name.into(),
+            namespace: "ns".into(),
+            labels: (!app.is_empty())
+                .then(|| [("app".to_string(), app.to_string())].into())
+                .unwrap_or_default(),
+            ..Default::default()
+        }
+    }
+
+    fn budget(name: &str, selector: Option<LabelSelector>, allowed: i32) -> Budget {
+        Budget {
+            namespace: "ns".into(),
+            name: name.into(),
+            selector,
+            min_available: Some(IntOrString::Int(1)),
+            max_unavailable: None,
+            unhealthy_policy: UnhealthyPolicy::IfHealthyBudget,
+            expected_scale: Ok(0),
+            status: Some(Status {
+                disruptions_allowed: allowed,
+                current_healthy: 3,
+                desired_healthy: 3 - allowed,
+                expected_pods: 3,
+                disrupted_pods: BTreeSet::new(),
+            }),
+        }
+    }
+
+    fn app(v: &str) -> Option<LabelSelector> {
+        Some(LabelSelector {
+            match_labels: Some([("app".to_string(), v.to_string())].into()),
+            ..Default::default()
+        })
+    }
+
+    /// Every pod bound at the start: the given statuses stand.
+    fn budgets(bs: Vec<Budget>, pods: &[Pod]) -> Budgets {
+        let mut b = Budgets::new(&Arc::new(bs), pods.iter().enumerate(), |_, _| true);
+        for (i, p) in pods.iter().enumerate() {
+            b.count(i, p, 1);
+        }
+        b
+    }
+
+    /// `filterPodsWithPDBViolation`: victims use the budget up in order; a pod in
+    /// `disruptedPods` is not counted again; a nil or empty selector and a pod without labels
+    /// match nothing.
+    #[test]
+    fn victims_use_up_the_budget_in_order() {
+        let pods = [pod("a", "web"), pod("b", "web"), pod("c", "web"), pod("d", "")];
+        let mut disrupted = budget("web", app("web"), 1);
+        disrupted.status.as_mut().unwrap().disrupted_pods = ["a".to_string()].into();
+        let cases = [
+            (budget("web", app("web"), 1), vec![false, true, true, false]),
+            (budget("web", app("web"), 0), vec![true, true, true, false]),
+            (disrupted, vec![false, false, true, false]),
+            (budget("all", Some(LabelSelector::default()), 0), vec![false; 4]),
+            (budget("none", None, 0), vec![false; 4]),
+        ];
+        for (b, want) in cases {
+            let name = b.name.clone();
+            let s = budgets(vec![b], &pods);
+            let got = s.violations(pods.iter().enumerate());
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
+    /// The Eviction API: an empty selector selects every pod of the namespace; two budgets
+    /// are refused with 500; an exhausted budget with 429 and its counts.
+    #[test]
+    fn evictions_are_refused_as_the_api_server_refuses_them() {
+        let pods = [pod("a", "web"), pod("b", "db")];
+        let s = budgets(vec![budget("all", Some(LabelSelector::default()), 0)], &pods);
+        let refusal = s.evict(1, &pods[1]).unwrap_err();
+        assert_eq!(refusal.code, 429);
+        assert_eq!(
+            refusal.message,
+            "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget all needs 3 healthy pods and has 3 currently"
+        );
+        let two = vec![budget("web", app("web"), 1), budget("all", Some(LabelSelector::default()), 1)];
+        let s = budgets(two, &pods);
+        assert_eq!(s.evict(0, &pods[0]).unwrap_err().message, MORE_THAN_ONE);
+        assert_eq!(s.evict(1, &pods[1]), Ok(()));
+    }
+
+    /// An unhealthy pod: `AlwaysAllow` evicts it; `IfHealthyBudget` only while the budget is
+    /// healthy.
+    #[test]
+    fn unhealthy_pods_follow_the_policy() {
+        let mut sick = pod("a", "web");
+        sick.not_ready = true;
+        let pods = [sick];
+        let mut exhausted = budget("web", app("web"), 0);
+        exhausted.status.as_mut().unwrap().current_healthy = 1;
+        let s = budgets(vec![exhausted.clone()], &pods);
+        assert_eq!(s.evict(0, &pods[0]).unwrap_err().code, 429);
+        exhausted.unhealthy_policy = UnhealthyPolicy::AlwaysAllow;
+        let s = budgets(vec![exhausted], &pods);
+        assert_eq!(s.evict(0, &pods[0]), Ok(()));
+        let s = budgets(vec![budget("web", app("web"), 0)], &pods);
+        assert_eq!(s.evict(0, &pods[0]), Ok(()), "healthy budget: 3 of 3");
+    }
+
+    /// `getExpectedPodCount` and `updatePdbStatus`.
+    #[test]
+    fn the_controller_counts() {
+        let spec = |min: Option<IntOrString>, max: Option<IntOrString>, scale: Result<i32, String>| Budget {
+            min_available: min,
+            max_unavailable: max,
+            expected_scale: scale,
+            status: None,
+            ..budget("b", app("web"), 0)
+        };
+        let int = IntOrString::Int;
+        let pct = |s: &str| IntOrString::String(s.into());
+        // (spec, selected, healthy) → (expected, desired, allowed)
+        let cases = [
+            (spec(Some(int(2)), None, Ok(0)), 3, 3, (3, 2, 1)),
+            (spec(Some(int(2)), None, Ok(0)), 3, 2, (3, 2, 0)),
+            (spec(Some(pct("50%")), None, Ok(5)), 3, 3, (5, 3, 0)),
+            (spec(Some(pct("50%")), None, Ok(4)), 4, 4, (4, 2, 2)),
+            (spec(None, Some(int(1)), Ok(3)), 3, 3, (3, 2, 1)),
+            (spec(None, Some(pct("34%")), Ok(3)), 3, 3, (3, 1, 2)),
+            (spec(None, Some(int(5)), Ok(3)), 3, 3, (3, 0, 3)),
+            (spec(None, Some(int(1)), Err("found no controllers".into())), 3, 3, (0, 0, 0)),
+            (spec(None, None, Ok(0)), 3, 3, (0, 0, 0)),
+            (spec(Some(int(0)), None, Ok(0)), 0, 0, (0, 0, 0)),
+        ];
+        for (i, (b, selected, healthy, want)) in cases.into_iter().enumerate() {
+            let c = b.counts(selected, healthy);
+            let got = (c.expected_pods, c.desired_healthy, c.disruptions_allowed);
+            assert_eq!(got, want, "case {i}");
+        }
+    }
+
     #[test]
     fn percentages_round_up() {
         let p = |s: &str| IntOrString::String(s.into());
