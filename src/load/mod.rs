@@ -17,8 +17,8 @@ pub mod kueue;
 mod nodes;
 mod objects;
 mod origin;
-mod pdb;
 pub mod paths;
+mod pdb;
 pub mod pod_group;
 pub mod priority;
 pub mod scenario;
@@ -90,6 +90,9 @@ pub struct Scenario {
     /// Its DaemonSets: a sweep that adds nodes gives them their pods.
     pub daemon_sets: Vec<ScenarioDaemonSet>,
 }
+
+/// The nodes a timeline step's `addNodes` reads, or its errors.
+type AddedNodes = Result<Vec<(Node, Origin)>, Errors>;
 
 /// Workload pods and the steps that bring them to the scheduler.
 #[derive(Debug, Clone, Default)]
@@ -262,7 +265,7 @@ impl Loader<'_> {
         let mut budgets = self.budgets(routed.budgets, &mut errors);
 
         // The nodes the timeline adds, read now: DaemonSets make pods for them.
-        let mut added_nodes: Vec<Option<Result<Vec<(Node, Origin)>, Errors>>> = (sd.spec.timeline)
+        let mut added_nodes: Vec<Option<AddedNodes>> = (sd.spec.timeline)
             .iter()
             .enumerate()
             .map(|(k, step)| {
@@ -505,7 +508,7 @@ impl Loader<'_> {
         file: &Path,
         doc: &Rc<Document>,
         timeline: &[scenario::TimelineStep],
-        added_nodes: &mut [Option<Result<Vec<(Node, Origin)>, Errors>>],
+        added_nodes: &mut [Option<AddedNodes>],
         nodes: &[(Node, Origin)],
         set: &mut WorkloadSet,
         errors: &mut Errors,

@@ -195,7 +195,10 @@ fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut S
                         wrap(&line, 110)
                     })
                     .chain(t.blocked_evictions.iter().map(|b| {
-                        wrap(&format!("{}: stays on {} ({})", b.pod, b.node, b.message), 110)
+                        wrap(
+                            &format!("{}: stays on {} ({})", b.pod, b.node, b.message),
+                            110,
+                        )
                     }))
                     .collect::<Vec<_>>()
                     .join("\n")

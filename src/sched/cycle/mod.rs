@@ -520,7 +520,11 @@ impl<'a> Scheduler<'a> {
         let all = (pods.iter().enumerate())
             .chain((existing.iter().enumerate()).map(|(i, p)| (existing_pod_id(i), p)));
         let budgets = crate::sched::pdb::Budgets::new(&config.pdbs, all, |id, p| {
-            id >= pods.len() && p.node_name.as_deref().and_then(|n| cluster.index_of(n)).is_some()
+            id >= pods.len()
+                && p.node_name
+                    .as_deref()
+                    .and_then(|n| cluster.index_of(n))
+                    .is_some()
         });
         Scheduler {
             budgets,

@@ -14,8 +14,7 @@ use serde_json::{Value, json};
 use super::{Budget, Status, UnhealthyPolicy};
 use crate::model::validate::FieldError;
 use crate::model::validate::intstr::{
-    NEGATIVE, int_or_string_json, not_more_than_100_percent, positive_int_or_percent,
-    selector_json,
+    NEGATIVE, int_or_string_json, not_more_than_100_percent, positive_int_or_percent, selector_json,
 };
 use crate::model::validate::selector::label_selector;
 
@@ -126,12 +125,12 @@ fn internal_spec_json(spec: &k8s_openapi::api::policy::v1::PodDisruptionBudgetSp
         ),
         (
             "UnhealthyPodEvictionPolicy",
-            opt(spec.unhealthy_pod_eviction_policy.as_ref().map(|p| json!(p))),
+            opt(spec
+                .unhealthy_pod_eviction_policy
+                .as_ref()
+                .map(|p| json!(p))),
         ),
     ];
-    let body: Vec<String> = fields
-        .iter()
-        .map(|(k, v)| format!("{k:?}:{v}"))
-        .collect();
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k:?}:{v}")).collect();
     format!("{{{}}}", body.join(","))
 }

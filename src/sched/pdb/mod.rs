@@ -98,8 +98,7 @@ impl Budget {
 
     /// Whether its expected count comes from the controllers' scale.
     pub fn uses_controller_scale(&self) -> bool {
-        self.max_unavailable.is_some()
-            || matches!(self.min_available, Some(IntOrString::String(_)))
+        self.max_unavailable.is_some() || matches!(self.min_available, Some(IntOrString::String(_)))
     }
 
     /// `getExpectedPodCount` and `updatePdbStatus` with `current_healthy` healthy pods out of
@@ -111,8 +110,9 @@ impl Budget {
                 (expected, desired.max(0))
             }),
             (None, Some(IntOrString::Int(min))) => Ok((selected, *min)),
-            (None, Some(min)) => (self.expected_scale.clone())
-                .map(|expected| (expected, scaled_up(min, expected))),
+            (None, Some(min)) => {
+                (self.expected_scale.clone()).map(|expected| (expected, scaled_up(min, expected)))
+            }
             (None, None) => Ok((0, 0)),
         };
         match expected_and_desired {
@@ -160,8 +160,7 @@ pub fn scaled_up(v: &IntOrString, total: i32) -> i32 {
 pub const CANNOT_EVICT: &str = "Cannot evict pod as it would violate the pod's disruption budget.";
 
 /// `getPodDisruptionBudgets` found more than one budget.
-pub const MORE_THAN_ONE: &str =
-    "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.";
+pub const MORE_THAN_ONE: &str = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.";
 
 /// An eviction the API server refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,7 +225,8 @@ impl Budgets {
             for &i in &mine {
                 let i = i as usize;
                 b.selected[i] += 1;
-                if (budgets[i].status.as_ref()).is_some_and(|s| s.disrupted_pods.contains(&pod.name))
+                if (budgets[i].status.as_ref())
+                    .is_some_and(|s| s.disrupted_pods.contains(&pod.name))
                 {
                     b.disrupted[i].insert(id);
                 }
@@ -337,8 +337,7 @@ impl Budgets {
         // or while the budget is healthy.
         if pod.not_ready
             && (budget.unhealthy_policy == UnhealthyPolicy::AlwaysAllow
-                || (counts.current_healthy >= counts.desired_healthy
-                    && counts.desired_healthy > 0))
+                || (counts.current_healthy >= counts.desired_healthy && counts.desired_healthy > 0))
         {
             return Ok(());
         }
@@ -364,9 +363,11 @@ mod tests {
         Pod {
             name: name.into(),
             namespace: "ns".into(),
-            labels: (!app.is_empty())
-                .then(|| [("app".to_string(), app.to_string())].into())
-                .unwrap_or_default(),
+            labels: [("app", app)]
+                .into_iter()
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             ..Default::default()
         }
     }
@@ -411,14 +412,22 @@ mod tests {
     /// match nothing.
     #[test]
     fn victims_use_up_the_budget_in_order() {
-        let pods = [pod("a", "web"), pod("b", "web"), pod("c", "web"), pod("d", "")];
+        let pods = [
+            pod("a", "web"),
+            pod("b", "web"),
+            pod("c", "web"),
+            pod("d", ""),
+        ];
         let mut disrupted = budget("web", app("web"), 1);
         disrupted.status.as_mut().unwrap().disrupted_pods = ["a".to_string()].into();
         let cases = [
             (budget("web", app("web"), 1), vec![false, true, true, false]),
             (budget("web", app("web"), 0), vec![true, true, true, false]),
             (disrupted, vec![false, false, true, false]),
-            (budget("all", Some(LabelSelector::default()), 0), vec![false; 4]),
+            (
+                budget("all", Some(LabelSelector::default()), 0),
+                vec![false; 4],
+            ),
             (budget("none", None, 0), vec![false; 4]),
         ];
         for (b, want) in cases {
@@ -434,14 +443,20 @@ mod tests {
     #[test]
     fn evictions_are_refused_as_the_api_server_refuses_them() {
         let pods = [pod("a", "web"), pod("b", "db")];
-        let s = budgets(vec![budget("all", Some(LabelSelector::default()), 0)], &pods);
+        let s = budgets(
+            vec![budget("all", Some(LabelSelector::default()), 0)],
+            &pods,
+        );
         let refusal = s.evict(1, &pods[1]).unwrap_err();
         assert_eq!(refusal.code, 429);
         assert_eq!(
             refusal.message,
             "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget all needs 3 healthy pods and has 3 currently"
         );
-        let two = vec![budget("web", app("web"), 1), budget("all", Some(LabelSelector::default()), 1)];
+        let two = vec![
+            budget("web", app("web"), 1),
+            budget("all", Some(LabelSelector::default()), 1),
+        ];
         let s = budgets(two, &pods);
         assert_eq!(s.evict(0, &pods[0]).unwrap_err().message, MORE_THAN_ONE);
         assert_eq!(s.evict(1, &pods[1]), Ok(()));
@@ -468,7 +483,9 @@ mod tests {
     /// `getExpectedPodCount` and `updatePdbStatus`.
     #[test]
     fn the_controller_counts() {
-        let spec = |min: Option<IntOrString>, max: Option<IntOrString>, scale: Result<i32, String>| Budget {
+        let spec = |min: Option<IntOrString>,
+                    max: Option<IntOrString>,
+                    scale: Result<i32, String>| Budget {
             min_available: min,
             max_unavailable: max,
             expected_scale: scale,
@@ -486,7 +503,12 @@ mod tests {
             (spec(None, Some(int(1)), Ok(3)), 3, 3, (3, 2, 1)),
             (spec(None, Some(pct("34%")), Ok(3)), 3, 3, (3, 1, 2)),
             (spec(None, Some(int(5)), Ok(3)), 3, 3, (3, 0, 3)),
-            (spec(None, Some(int(1)), Err("found no controllers".into())), 3, 3, (0, 0, 0)),
+            (
+                spec(None, Some(int(1)), Err("found no controllers".into())),
+                3,
+                3,
+                (0, 0, 0),
+            ),
             (spec(None, None, Ok(0)), 3, 3, (0, 0, 0)),
             (spec(Some(int(0)), None, Ok(0)), 0, 0, (0, 0, 0)),
         ];
