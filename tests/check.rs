@@ -16,7 +16,7 @@ fn the_bundled_expectations_hold_and_ci_files_are_written() {
     );
     let junit = std::fs::read_to_string(out.join("check.junit.xml")).unwrap();
     assert!(junit.starts_with("<?xml"));
-    assert_eq!(junit.matches("<testcase ").count(), 47);
+    assert_eq!(junit.matches("<testcase ").count(), 50);
     assert!(!junit.contains("<failure"));
     let md = std::fs::read_to_string(out.join("check.md")).unwrap();
     assert!(md.starts_with("## schedsim check: 50 of 50 expectation(s) met"));
