@@ -19,9 +19,13 @@ use serde_json::{Value, json};
 
 use crate::model::labels::{is_qualified_name, is_valid_label_value};
 use crate::model::validate::{FieldError, selector, template_meta};
+use crate::model::validate::intstr::{
+    int_or_string_json, not_more_than_100_percent as not_more_than_100, percent,
+    positive_int_or_percent, selector_json,
+};
 use crate::sched::plugins::inter_pod_affinity::selector_matches;
 
-const NEGATIVE: &str = "must be greater than or equal to 0";
+use crate::model::validate::intstr::NEGATIVE;
 
 type Errs = Vec<FieldError>;
 
@@ -157,25 +161,6 @@ fn parses(s: &LabelSelector) -> bool {
         })
 }
 
-/// A `metav1.LabelSelector` as `json.Marshal` writes it (empty fields left out).
-fn selector_json(s: &LabelSelector) -> Value {
-    let mut out = serde_json::Map::new();
-    if let Some(m) = s.match_labels.as_ref().filter(|m| !m.is_empty()) {
-        out.insert("matchLabels".into(), json!(m));
-    }
-    if let Some(e) = s.match_expressions.as_ref().filter(|e| !e.is_empty()) {
-        let items = e.iter().map(|r| {
-            let mut item = json!({"key": r.key, "operator": r.operator});
-            if let Some(v) = r.values.as_ref().filter(|v| !v.is_empty()) {
-                item["values"] = json!(v);
-            }
-            item
-        });
-        out.insert("matchExpressions".into(), Value::Array(items.collect()));
-    }
-    Value::Object(out)
-}
-
 /// The template checks every controller but the StatefulSet makes
 /// (`ValidatePodTemplateSpecForReplicaSet`, `ValidateDaemonSetSpec`): restart policy `Always`,
 /// no `activeDeadlineSeconds`.
@@ -202,14 +187,6 @@ fn template_spec(errs: &mut Errs, template: &PodTemplateSpec, kind: &str) {
     }
 }
 
-/// `IntOrString` as JSON (`1`, `"25%"`).
-fn int_or_string_json(v: &IntOrString) -> Value {
-    match v {
-        IntOrString::Int(i) => json!(i),
-        IntOrString::String(s) => json!(s),
-    }
-}
-
 /// `getIntOrPercentValue`: a valid percent's number, else the int value (0 for a string that
 /// does not parse).
 fn int_or_percent_value(v: &IntOrString) -> i64 {
@@ -219,36 +196,6 @@ fn int_or_percent_value(v: &IntOrString) -> i64 {
             Some(p) => p,
             None => s.parse().unwrap_or(0),
         },
-    }
-}
-
-/// The number of a valid percent string (`[0-9]+%`).
-fn percent(s: &str) -> Option<i64> {
-    let digits = s.strip_suffix('%')?;
-    let valid = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-    valid.then(|| digits.parse().unwrap_or(i64::MAX))
-}
-
-/// `ValidatePositiveIntOrPercent`.
-fn positive_int_or_percent(errs: &mut Errs, path: &str, v: &IntOrString) {
-    match v {
-        IntOrString::String(s) if percent(s).is_none() => invalid(
-            errs,
-            path,
-            &json!(s),
-            "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
-        ),
-        IntOrString::Int(i) if *i < 0 => invalid(errs, path, &json!(i), NEGATIVE),
-        _ => {}
-    }
-}
-
-/// `IsNotMoreThan100Percent`.
-fn not_more_than_100(errs: &mut Errs, path: &str, v: &IntOrString) {
-    if let IntOrString::String(s) = v
-        && percent(s).is_some_and(|p| p > 100)
-    {
-        invalid(errs, path, &json!(s), "must not be greater than 100%");
     }
 }
 
