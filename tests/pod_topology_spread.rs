@@ -316,10 +316,13 @@ fn system_default_constraints_follow_the_services_selecting_the_pod() {
         BoundGroup, CountedNodes, ServiceSelector, Services, Spread, Tally, default_constraints,
         score,
     };
-    let services = Services::new(&[ServiceSelector {
-        namespace: "default".into(),
-        selector: [("app".to_string(), "train".to_string())].into(),
-    }]);
+    let services = Services::new(
+        &[ServiceSelector {
+            namespace: "default".into(),
+            selector: [("app".to_string(), "train".to_string())].into(),
+        }],
+        &[],
+    );
     let trainer = |name: &str| {
         pod(
             json!({"metadata": {"name": name, "namespace": "default", "labels": {"app": "train"}},
@@ -354,6 +357,64 @@ fn system_default_constraints_follow_the_services_selecting_the_pod() {
     // An empty List means no defaults.
     assert!(default_constraints(&incoming, Some(&[]), &services).is_none());
 
+    // The controller: an apps/v1 ReplicaSet or StatefulSet the pod's controller reference
+    // names adds its selector's requirements; another kind or version adds nothing.
+    let rs_selector: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector =
+        serde_json::from_value(
+            json!({"matchLabels": {"app": "web", "pod-template-hash": "5d4f8"},
+            "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["db"]}]}),
+        )
+        .unwrap();
+    let controllers = [
+        schedsim::sched::plugins::pod_topology_spread::ControllerSelector {
+            namespace: "default".into(),
+            kind: "ReplicaSet".into(),
+            name: "web-5d4f8".into(),
+            selector: rs_selector,
+        },
+    ];
+    let by_controller = Services::new(&[], &controllers);
+    let owned_by = |api_version: &str, kind: &str, name: &str| {
+        pod(json!({"metadata": {"name": "w", "namespace": "default",
+            "labels": {"app": "web", "pod-template-hash": "5d4f8"},
+            "ownerReferences": [{"apiVersion": api_version, "kind": kind, "name": name,
+                                 "uid": "u", "controller": true}]},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}}))
+    };
+    let web = owned_by("apps/v1", "ReplicaSet", "web-5d4f8");
+    let web_constraints = default_constraints(&web, None, &by_controller).expect("its ReplicaSet");
+    let selector = web_constraints[0].label_selector.as_ref().unwrap();
+    assert_eq!(selector.match_labels, None);
+    let requirements: Vec<(&str, &str, Vec<String>)> = (selector.match_expressions.iter())
+        .flatten()
+        .map(|r| {
+            (
+                r.key.as_str(),
+                r.operator.as_str(),
+                r.values.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        requirements,
+        [
+            ("app", "In", vec!["web".to_string()]),
+            ("pod-template-hash", "In", vec!["5d4f8".to_string()]),
+            ("tier", "NotIn", vec!["db".to_string()]),
+        ]
+    );
+    for (api_version, kind, name) in [
+        ("apps/v1", "ReplicaSet", "other"),
+        ("extensions/v1beta1", "ReplicaSet", "web-5d4f8"),
+        ("batch/v1", "Job", "web-5d4f8"),
+    ] {
+        let p = owned_by(api_version, kind, name);
+        assert!(
+            default_constraints(&p, None, &services).is_none(),
+            "{api_version} {kind} {name}"
+        );
+    }
+
     // Two trainers on node-a; no node has the zone key, and none is ignored for it.
     let nodes = nodes(false, false);
     let bound = trainer("t");
@@ -381,4 +442,22 @@ fn system_default_constraints_follow_the_services_selecting_the_pod() {
         ),
         [33, 100, 100, 100]
     );
+}
+
+/// `helper.DefaultSelector` reads the ReplicaSet (and StatefulSet) that controls a pod: a
+/// Deployment's pods without constraints are spread by the system defaults over their
+/// ReplicaSet's selector, while the same pods without a controller stack on the emptier node.
+#[test]
+fn a_deployments_pods_are_spread_by_the_default_constraints() {
+    let file = std::path::PathBuf::from("tests/data/spread/deployment-default-spread.yaml");
+    let loaded = schedsim::load::load_files(&[file], &Default::default());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let report = schedsim::simulate(&loaded.scenarios[0]);
+    let on = |prefix: &str, node: &str| {
+        (report.pods.iter())
+            .filter(|p| p.name.starts_with(prefix) && p.node.as_deref() == Some(node))
+            .count()
+    };
+    assert_eq!((on("web-", "big"), on("web-", "small")), (3, 3));
+    assert_eq!((on("bare-", "big"), on("bare-", "small")), (6, 0));
 }

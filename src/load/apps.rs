@@ -4,9 +4,10 @@
 //! and, for DaemonSets, the nodes of every timeline step: a DaemonSet makes its pods for the
 //! nodes of the step it arrives in, and again for the nodes each later `addNodes` step adds.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -19,6 +20,7 @@ use crate::resolve::apps::deployment::{self, KnownReplicaSet};
 use crate::resolve::apps::existing::{KnownPod, KnownPods};
 use crate::resolve::apps::{self, ControllerPods, Naming, Scales, statefulset};
 use crate::sched::plan::Requirement;
+use crate::sched::plugins::pod_topology_spread::ControllerSelector;
 
 /// A DaemonSet of the scenario and the timeline step it arrives in (`None`: at the start).
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +58,9 @@ pub(super) struct Apps {
     naming: Naming,
     pub daemon_sets: Vec<(ScenarioDaemonSet, Origin)>,
     pub scales: Scales,
+    /// The ReplicaSets' and StatefulSets' selectors by (namespace, kind, name), for
+    /// PodTopologySpread's default constraints.
+    selectors: BTreeMap<(String, String, String), LabelSelector>,
 }
 
 /// The parts of a pod the controllers read (decoding whole pods twice would cost).
@@ -159,6 +164,7 @@ impl Loader<'_> {
             naming,
             daemon_sets: Vec::new(),
             scales: Scales::default(),
+            selectors: BTreeMap::new(),
         })
     }
 
@@ -293,6 +299,7 @@ fn deployment_workload(
     apps.scales
         .insert(&namespace, "Deployment", &name, &uid, replicas, None);
     if let Some(rs) = rs {
+        apps.add_selector(&namespace, "ReplicaSet", &rs.name, Some(rs.selector));
         let owner = apps::controller_ref("Deployment", &name, Some(&uid));
         apps.scales.insert(
             &namespace,
@@ -314,6 +321,8 @@ fn replica_set_workload(
     apps: &mut Apps,
 ) -> Result<ControllerPods, Errors> {
     let (namespace, name) = names(&rs.metadata);
+    let selector = rs.spec.as_ref().map(|s| s.selector.clone());
+    apps.add_selector(&namespace, "ReplicaSet", &name, selector);
     let owner = crate::model::objects::controller_ref(&rs.metadata);
     // A Deployment of the scenario runs the ReplicaSets it controls.
     let deployment_here = owner.as_deref().is_some_and(|c| {
@@ -345,6 +354,33 @@ fn replica_set_workload(
 }
 
 impl Apps {
+    /// Records a controller's selector (a ReplicaSet a Deployment makes and the one in the
+    /// scenario are the same).
+    fn add_selector(
+        &mut self,
+        namespace: &str,
+        kind: &str,
+        name: &str,
+        selector: Option<LabelSelector>,
+    ) {
+        if let Some(selector) = selector {
+            let key = (namespace.to_string(), kind.to_string(), name.to_string());
+            self.selectors.entry(key).or_insert(selector);
+        }
+    }
+
+    /// The controllers' selectors, for the scheduler.
+    pub fn controller_selectors(&self) -> Vec<ControllerSelector> {
+        (self.selectors.iter())
+            .map(|((namespace, kind, name), selector)| ControllerSelector {
+                namespace: namespace.clone(),
+                kind: kind.clone(),
+                name: name.clone(),
+                selector: selector.clone(),
+            })
+            .collect()
+    }
+
     /// The pods each DaemonSet makes for the nodes a timeline step adds: those that exist by
     /// then (arrived at the start or in an earlier step), in the step's node order.
     pub fn daemon_pods_for_added_nodes(

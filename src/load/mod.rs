@@ -362,15 +362,16 @@ impl Loader<'_> {
             // Errors are those of the pods above.
             let _ = priority_classes.admit(p);
         }
-        let (scales, daemon_sets) = match set.apps.take() {
+        let (scales, daemon_sets, controller_selectors) = match set.apps.take() {
             Some(a) => {
+                let selectors = a.controller_selectors();
                 let mut sets: Vec<ScenarioDaemonSet> =
                     a.daemon_sets.into_iter().map(|(d, _)| d).collect();
                 for d in &mut sets {
                     // Errors are those of its pods.
                     let _ = priority_classes.admit(&mut d.pods.template);
                 }
-                (a.scales, sets)
+                (a.scales, sets, selectors)
             }
             None => Default::default(),
         };
@@ -471,6 +472,7 @@ impl Loader<'_> {
                 namespaces,
                 pod_groups: set.pod_groups,
                 services,
+                controller_selectors,
                 drop_node_verdicts: !self.options.node_lists,
                 dra: std::sync::Arc::new(inventory),
                 pdbs: std::sync::Arc::new(budgets),

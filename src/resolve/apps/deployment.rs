@@ -57,10 +57,12 @@ impl KnownReplicaSet {
 }
 
 /// The ReplicaSet a Deployment's pods belong to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewReplicaSet {
     pub name: String,
     pub uid: String,
+    /// The Deployment's selector and the `pod-template-hash` label.
+    pub selector: LabelSelector,
 }
 
 /// A Deployment's pods: those its ReplicaSet lacks. `owned` are the scenario's ReplicaSets
@@ -137,6 +139,7 @@ pub fn deployment_pods(
     let rs = NewReplicaSet {
         name: rs_name,
         uid: rs_uid,
+        selector,
     };
     Ok((ControllerPods::at_once(pods, notes), Some(rs)))
 }

@@ -18,11 +18,11 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
 
 use crate::model::labels::{is_qualified_name, is_valid_label_value};
-use crate::model::validate::{FieldError, selector, template_meta};
 use crate::model::validate::intstr::{
     int_or_string_json, not_more_than_100_percent as not_more_than_100, percent,
     positive_int_or_percent, selector_json,
 };
+use crate::model::validate::{FieldError, selector, template_meta};
 use crate::sched::plugins::inter_pod_affinity::selector_matches;
 
 use crate::model::validate::intstr::NEGATIVE;

@@ -73,6 +73,8 @@ pub struct SchedulerConfig {
     /// Services' selectors (JobSet's headless Service per TrainJob): PodTopologySpread's
     /// default constraints select pods by them.
     pub services: Vec<pod_topology_spread::ServiceSelector>,
+    /// The `apps/v1` ReplicaSets' and StatefulSets' selectors, for the default spreading.
+    pub controller_selectors: Vec<pod_topology_spread::ControllerSelector>,
     /// Keep only the count of nodes per verdict of each pending pod once its message is
     /// written, not which nodes (reports list them only with `run --node-lists`; sweeps and
     /// benchmarks never do): a per-node verdict costs 2 bytes per node per pending pod, 100 KB
@@ -546,7 +548,10 @@ impl<'a> Scheduler<'a> {
             topology: Default::default(),
             profiles: CompiledProfile::compile(&config.profiles(), &cluster.table),
             current: 0,
-            services: pod_topology_spread::Services::new(&config.services),
+            services: pod_topology_spread::Services::new(
+                &config.services,
+                &config.controller_selectors,
+            ),
             config,
             cluster,
             templates: Vec::new(),

@@ -8,10 +8,11 @@
 //!
 //! A pod without constraints gets the profile's default constraints (`buildDefaultConstraints`):
 //! the system defaults (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway) or the profile's
-//! `List`, selecting pods through the Services that select the incoming pod
-//! (`helper.DefaultSelector`). In a scenario those are the headless Services JobSet creates for
-//! TrainJobs (`jobset.sigs.k8s.io/jobset-name`), so a TrainJob's pods are spread by default;
-//! other pods (no Service, ReplicaSet or StatefulSet selects them) are not.
+//! `List`, selecting pods through the Services that select the incoming pod and the ReplicaSet
+//! or StatefulSet that controls it (`helper.DefaultSelector`). In a scenario those are the
+//! headless Services JobSet creates for TrainJobs (`jobset.sigs.k8s.io/jobset-name`) and the
+//! ReplicaSets and StatefulSets of `apps/v1` objects, so a TrainJob's and a Deployment's pods
+//! are spread by default; other pods (a Job's, a bare pod) are not.
 
 use std::collections::BTreeMap;
 
@@ -20,7 +21,7 @@ type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::TopologySpreadConstraint;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
 use crate::features::FeatureGates;
 use crate::model::{Node, Pod};
@@ -284,17 +285,35 @@ pub struct ServiceSelector {
     pub selector: BTreeMap<String, String>,
 }
 
+/// An `apps/v1` ReplicaSet's or StatefulSet's selector: `helper.DefaultSelector` adds its
+/// requirements for a pod whose controller reference names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControllerSelector {
+    pub namespace: String,
+    /// `ReplicaSet` or `StatefulSet`.
+    pub kind: String,
+    pub name: String,
+    pub selector: LabelSelector,
+}
+
+/// The controllers whose selectors `helper.DefaultSelector` reads, with their group/version
+/// (`rsKind`, `ssKind`; `rcKind`, the core ReplicationController, is not read by schedsim).
+const DEFAULT_SELECTOR_CONTROLLERS: [(&str, &str); 2] =
+    [("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet")];
+
 /// Services by (namespace, one of their selector's pairs), so finding the Services that select
-/// a pod costs a lookup per pod label, not a scan of every Service.
+/// a pod costs a lookup per pod label, not a scan of every Service; and the ReplicaSets' and
+/// StatefulSets' selectors by (namespace, kind, name).
 #[derive(Debug, Default)]
 pub struct Services {
     services: Vec<ServiceSelector>,
     /// Namespace → key → value → the Services whose selector has that pair first.
     by_pair: HashMap<String, HashMap<String, HashMap<String, Vec<usize>>>>,
+    controllers: HashMap<(String, String, String), LabelSelector>,
 }
 
 impl Services {
-    pub fn new(services: &[ServiceSelector]) -> Self {
+    pub fn new(services: &[ServiceSelector], controllers: &[ControllerSelector]) -> Self {
         let mut by_pair: HashMap<String, HashMap<String, HashMap<String, Vec<usize>>>> =
             HashMap::default();
         for (i, s) in services.iter().enumerate() {
@@ -308,50 +327,77 @@ impl Services {
                     .push(i);
             }
         }
+        let controllers = (controllers.iter())
+            .map(|c| {
+                let key = (c.namespace.clone(), c.kind.clone(), c.name.clone());
+                (key, c.selector.clone())
+            })
+            .collect();
         Services {
             services: services.to_vec(),
             by_pair,
+            controllers,
         }
     }
 
-    /// `helper.DefaultSelector` over Services: the merged selectors of those selecting `pod`.
-    fn selector_for(&self, pod: &Pod) -> BTreeMap<String, String> {
-        let mut selector = BTreeMap::new();
-        let Some(by_key) = self.by_pair.get(&pod.namespace) else {
-            return selector;
-        };
-        let mut matched: Vec<usize> = pod
-            .labels
-            .iter()
-            .filter_map(|(k, v)| by_key.get(k)?.get(v))
-            .flatten()
-            .copied()
-            .filter(|&i| {
-                self.services[i]
-                    .selector
-                    .iter()
-                    .all(|(k, v)| pod.labels.get(k) == Some(v))
-            })
-            .collect();
-        matched.sort_unstable();
-        matched.dedup();
-        for i in matched {
-            selector.extend(self.services[i].selector.clone());
+    /// `helper.DefaultSelector`: the merged selectors of the Services selecting `pod`, then
+    /// the requirements of the ReplicaSet or StatefulSet its controller reference names.
+    fn selector_for(&self, pod: &Pod) -> LabelSelector {
+        let mut labels = BTreeMap::new();
+        if let Some(by_key) = self.by_pair.get(&pod.namespace) {
+            let mut matched: Vec<usize> = pod
+                .labels
+                .iter()
+                .filter_map(|(k, v)| by_key.get(k)?.get(v))
+                .flatten()
+                .copied()
+                .filter(|&i| {
+                    self.services[i]
+                        .selector
+                        .iter()
+                        .all(|(k, v)| pod.labels.get(k) == Some(v))
+                })
+                .collect();
+            matched.sort_unstable();
+            matched.dedup();
+            for i in matched {
+                labels.extend(self.services[i].selector.clone());
+            }
         }
-        selector
+        let mut requirements = Vec::new();
+        let owner = pod.controller.as_deref().filter(|c| {
+            DEFAULT_SELECTOR_CONTROLLERS.contains(&(c.api_version.as_str(), c.kind.as_str()))
+        });
+        let key = owner.map(|c| (pod.namespace.clone(), c.kind.clone(), c.name.clone()));
+        if let Some(selector) = key.and_then(|k| self.controllers.get(&k)) {
+            // `selector.Add(requirements...)`: its labels become `In` requirements.
+            for (k, v) in selector.match_labels.iter().flatten() {
+                requirements.push(LabelSelectorRequirement {
+                    key: k.clone(),
+                    operator: "In".into(),
+                    values: Some(vec![v.clone()]),
+                });
+            }
+            requirements.extend(selector.match_expressions.iter().flatten().cloned());
+        }
+        LabelSelector {
+            match_labels: (!labels.is_empty()).then_some(labels),
+            match_expressions: (!requirements.is_empty()).then_some(requirements),
+        }
     }
 }
 
 /// `buildDefaultConstraints`: for a pod without constraints, the profile's default constraints
-/// (`list`; `None` = the system defaults) with the merged selector of the Services selecting
-/// it. `None` when no Service selects the pod (the empty selector builds no constraint).
+/// (`list`; `None` = the system defaults) with the selector of the Services and controller
+/// selecting it. `None` when nothing selects the pod (the empty selector builds no
+/// constraint).
 pub fn default_constraints(
     pod: &Pod,
     list: Option<&[TopologySpreadConstraint]>,
     services: &Services,
 ) -> Option<Vec<TopologySpreadConstraint>> {
     let selector = services.selector_for(pod);
-    if selector.is_empty() {
+    if selector.match_labels.is_none() && selector.match_expressions.is_none() {
         return None;
     }
     let mut constraints = list.map_or_else(system_default_constraints, <[_]>::to_vec);
@@ -359,10 +405,7 @@ pub fn default_constraints(
         return None;
     }
     for c in &mut constraints {
-        c.label_selector = Some(LabelSelector {
-            match_labels: Some(selector.clone()),
-            ..Default::default()
-        });
+        c.label_selector = Some(selector.clone());
     }
     Some(constraints)
 }
