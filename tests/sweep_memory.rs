@@ -58,15 +58,17 @@ fn peak_memory_does_not_grow_with_the_number_of_runs() {
         assert!(errors.is_empty());
         (rows, report.scenarios[0].variants[0].aggregate.runs)
     };
-    // Two chunks of runs reach the steady state; five times as many stay there.
+    // Two chunks of runs reach the steady state; sixteen times as many stay there.
     assert_eq!(sweep_of(8_192), (8_192, 8_192));
     let after_few = peak_rss_kib();
-    assert_eq!(sweep_of(40_960), (40_960, 40_960));
+    assert_eq!(sweep_of(131_072), (131_072, 131_072));
     let grown = peak_rss_kib() - after_few;
-    // Holding every run's row would take ~10 MiB more, a list of the runs to do ~1 MiB.
+    eprintln!("peak RSS grew by {grown} KiB from 8,192 to 131,072 runs");
+    // Holding every run's row would take ~30 MiB more, a list of the runs to do ~3 MiB; the
+    // allocator's own noise, under a loaded machine, reaches ~1 MiB.
     assert!(
-        grown < 512,
-        "peak RSS grew by {grown} KiB from 8,192 to 40,960 runs"
+        grown < 2048,
+        "peak RSS grew by {grown} KiB from 8,192 to 131,072 runs"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
