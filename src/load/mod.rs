@@ -146,6 +146,8 @@ pub struct LoadOptions {
     /// Keep which nodes gave each pending pod's verdicts, for the report (`run --node-lists`);
     /// otherwise only how many.
     pub node_lists: bool,
+    /// kube-scheduler's node sampling or every node, for every scenario (`--node-sampling`).
+    pub node_sampling: Option<crate::sched::sampling::NodeSampling>,
 }
 
 struct Loader<'o> {
@@ -414,6 +416,9 @@ impl Loader<'_> {
                 services,
                 drop_node_verdicts: !self.options.node_lists,
                 dra: std::sync::Arc::new(inventory),
+                node_sampling: (self.options.node_sampling)
+                    .or(sd.spec.scheduler.node_sampling)
+                    .unwrap_or_default(),
             },
             warnings,
             expectations,

@@ -248,6 +248,7 @@ fn rejected(message: String) -> PodOutcome {
         diagnosis: None,
         victims: Vec::new(),
         gang: None,
+        evaluated: None,
     }
 }
 

@@ -113,6 +113,7 @@ pub fn schedule_plan(
                 diagnosis: None,
                 victims: Vec::new(),
                 gang: None,
+                evaluated: None,
             })
         })
         .collect();
@@ -202,6 +203,7 @@ impl Run<'_> {
                     Some(victim) => {
                         victim.phase = PodPhase::Preempted;
                         victim.node = None;
+                        victim.evaluated = None;
                         victim.message = format!("Preempted by pod {}", self.pods[m].key());
                     }
                     None => self.evicted_existing.push(usize::MAX - v),
@@ -281,6 +283,7 @@ impl Run<'_> {
                         o.node = None;
                         o.message = message.clone();
                         o.diagnosis = None;
+                        o.evaluated = None;
                     }
                 }
             }
@@ -360,6 +363,7 @@ impl Run<'_> {
                 o.node = None;
                 o.message = format!("{message}; re-created and queued");
                 o.diagnosis = None;
+                o.evaluated = None;
             }
             None => self.evicted_existing.push(usize::MAX - id),
         }
@@ -534,5 +538,6 @@ fn waiting(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> PodOutcome {
         diagnosis: None,
         victims: Vec::new(),
         gang: None,
+        evaluated: None,
     }
 }

@@ -50,6 +50,8 @@ impl<'a> Scheduler<'a> {
             static_counts: Vec::new(),
             resolvable_static: Vec::new(),
             candidates: Vec::new(),
+            scan_len: 0,
+            scan: Vec::new(),
         };
         let pre_filter = match profile
             .framework
@@ -76,17 +78,41 @@ impl<'a> Scheduler<'a> {
                 names::NODE_AFFINITY
             ),
         );
-        for (i, node) in self.cluster.nodes.iter().enumerate() {
-            if narrowed
+        let in_scan = |node: &Node| {
+            narrowed
                 .as_ref()
-                .is_some_and(|names| !names.contains(&node.name))
-            {
+                .is_none_or(|names| names.contains(&node.name))
+        };
+        // The Filter pass walks every node, or those the PreFilter result names, in the node
+        // tree's order (upstream walks the result's names in Go map order, which varies).
+        let scan_position = match &narrowed {
+            None => self.tree_position.clone(),
+            Some(_) => {
+                let mut walked: Vec<(u32, usize)> = (self.cluster.nodes.iter().enumerate())
+                    .filter(|(_, node)| in_scan(node))
+                    .map(|(i, _)| (self.tree_position[i], i))
+                    .collect();
+                walked.sort_unstable();
+                let mut position = vec![u32::MAX; n];
+                for (p, (_, i)) in walked.into_iter().enumerate() {
+                    position[i] = p as u32;
+                }
+                position
+            }
+        };
+        template.scan_len = match &narrowed {
+            None => n as u32,
+            Some(_) => scan_position.iter().filter(|p| **p != u32::MAX).count() as u32,
+        };
+        for (i, node) in self.cluster.nodes.iter().enumerate() {
+            if !in_scan(node) {
                 template.absent = intern(&mut status_index, &mut template.statuses, absent.clone());
                 template.static_verdict[i] = template.absent;
                 continue;
             }
             let status = self.static_filters(pod, node);
             if status.is_success() {
+                (template.scan).push((scan_position[i], template.candidates.len() as u32));
                 template.candidates.push(Candidate {
                     node: i as u32,
                     affinity: node_affinity::score(pod, node, added),
@@ -99,6 +125,7 @@ impl<'a> Scheduler<'a> {
                     intern(&mut status_index, &mut template.statuses, status);
             }
         }
+        template.scan.sort_unstable();
         template.static_counts = vec![0; template.statuses.len()];
         for (i, &v) in template.static_verdict.iter().enumerate() {
             if v != PASS {
@@ -135,38 +162,44 @@ impl<'a> Scheduler<'a> {
         Status::success()
     }
 
-    /// Filters the template's candidates by resources and scores the survivors' resources.
+    /// `findNodesThatPassFilters`: walks the template's candidates in the node tree's order
+    /// from `nextStartNodeIndex`, keeping those that pass the per-pod filters (resources, the
+    /// bound pods' filters, DynamicResources) with their resource scores, until it has found
+    /// `numFeasibleNodesToFind` of them. Returns how many nodes it processed (the candidates
+    /// and the nodes between them, which failed a static filter), or the first Filter error.
     ///
     /// A template's pods share one request, so a node's fit and resource score are cached on
     /// the candidate and recomputed only when the node's usage changed since.
     pub(super) fn find_feasible(
         &mut self,
+        pod: &Pod,
         t: usize,
         request: &PodRequest,
         bound_filters: &BoundPodFilters,
-    ) {
-        let Scheduler {
-            templates,
-            cluster,
-            feasible,
-            profiles,
-            current,
-            ..
-        } = self;
+    ) -> Result<usize, (usize, String)> {
+        let mut candidates = std::mem::take(&mut self.templates[t].candidates);
+        let mut feasible = std::mem::take(&mut self.feasible);
         feasible.clear();
-        let compiled = &profiles[*current];
+        let template = &self.templates[t];
+        let len = template.scan_len as usize;
+        let to_find = self.nodes_to_find(len);
+        let compiled = &self.profiles[self.current];
         let (filter_fit, weights) = (compiled.fit_filter, compiled.weights);
         let balanced = weights.balanced_allocation != 0
             && match &compiled.balanced {
                 Some(b) => !b.skips(request),
                 None => !node_resources_balanced_allocation::skips(request),
             };
-        for c in templates[t].candidates.iter_mut() {
+        let dra_filters = self.dra_filters();
+        let mut end = Ok(len);
+        let walk = sampling::rotated(&template.scan, |&(p, _)| p, self.next_start, len);
+        for (position, index) in walk {
+            let c = &mut candidates[index as usize];
             let node = c.node as usize;
-            let version = cluster.version(node);
+            let version = self.cluster.version(node);
             if c.seen_version != version {
                 c.seen_version = version;
-                let res = cluster.resources(node);
+                let res = self.cluster.resources(node);
                 c.resources = if !filter_fit || node_resources_fit::fits(request, res) {
                     let mut score = 0;
                     if weights.node_resources_fit != 0 {
@@ -188,14 +221,94 @@ impl<'a> Scheduler<'a> {
                     NOT_FEASIBLE
                 };
             }
-            let feasible_here = c.resources != NOT_FEASIBLE && bound_filters.pass(node);
-            if feasible_here {
-                feasible.push(Feasible {
-                    node: c.node,
-                    affinity: c.affinity,
-                    taint: c.taint,
-                    resources: c.resources,
-                });
+            if c.resources == NOT_FEASIBLE || !bound_filters.pass(node) {
+                continue;
+            }
+            if dra_filters {
+                match self.dra_passes(pod, node) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => {
+                        let examined =
+                            sampling::processed_until(self.next_start, position as usize, len);
+                        end = Err((examined - 1, e));
+                        break;
+                    }
+                }
+            }
+            feasible.push(Feasible {
+                node: c.node,
+                affinity: c.affinity,
+                taint: c.taint,
+                resources: c.resources,
+            });
+            if feasible.len() == to_find {
+                end = Ok(sampling::processed_until(
+                    self.next_start,
+                    position as usize,
+                    len,
+                ));
+                break;
+            }
+        }
+        self.templates[t].candidates = candidates;
+        self.feasible = feasible;
+        end
+    }
+
+    /// Whether `node` passes every filter for the pod in the cycle (`evaluateNominatedNode`'s
+    /// Filter on one node). A node NodeAffinity's PreFilter result leaves out fails its
+    /// Filter too: both read the same terms.
+    pub(super) fn passes_filters(
+        &self,
+        pod: &Pod,
+        t: usize,
+        request: &PodRequest,
+        bound_filters: &BoundPodFilters,
+        node: usize,
+    ) -> Result<bool, String> {
+        let fits = || {
+            !self.compiled().fit_filter
+                || node_resources_fit::fits(request, self.cluster.resources(node))
+        };
+        if self.templates[t].static_verdict[node] != PASS || !fits() || !bound_filters.pass(node) {
+            return Ok(false);
+        }
+        match self.dra_filters() {
+            true => self.dra_passes(pod, node),
+            false => Ok(true),
+        }
+    }
+
+    /// Whether the Filter pass that started at `nextStartNodeIndex` and processed `processed`
+    /// nodes came to `node`.
+    pub(super) fn walked(&self, t: usize, node: usize, processed: usize) -> bool {
+        let template = &self.templates[t];
+        let len = template.scan_len as usize;
+        let in_scan =
+            |i: usize| template.absent == PASS || template.static_verdict[i] != template.absent;
+        if len == 0 || !in_scan(node) {
+            return false;
+        }
+        let position = match template.absent == PASS {
+            true => self.tree_position[node] as usize,
+            false => (0..self.cluster.len())
+                .filter(|&i| in_scan(i) && self.tree_position[i] < self.tree_position[node])
+                .count(),
+        };
+        (position + len - self.next_start % len) % len < processed
+    }
+
+    /// `numFeasibleNodesToFind` for a walk over `len` nodes with the current profile: 1 for a
+    /// profile without Score plugins (`hasScoring`; schedsim has no extenders), all of them
+    /// when the run examines every node.
+    fn nodes_to_find(&self, len: usize) -> usize {
+        let profile = self.profile();
+        match self.config.node_sampling {
+            NodeSampling::All => usize::MAX,
+            NodeSampling::Upstream if profile.framework.at(ExtensionPoint::Score).is_empty() => 1,
+            NodeSampling::Upstream => {
+                sampling::num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, len)
             }
         }
     }
