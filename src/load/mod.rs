@@ -323,6 +323,7 @@ impl Loader<'_> {
                 warnings.push(format!("pod {} ({}): {w}", p.key(), at.describe()));
             }
         }
+        warnings.extend(cluster::terminating_warnings(&existing, &set.pods));
         for p in &mut set.baseline.pods {
             // Errors are those of the pods above.
             let _ = priority_classes.admit(p);

@@ -68,20 +68,6 @@ pub fn num_candidates(args: PreemptionArgs, num_nodes: usize) -> usize {
     (n as usize).min(num_nodes)
 }
 
-/// The cycle's walk over a list of `len` nodes, starting at `start % len`: of the items (each
-/// with its position in the list, sorted by position) it yields those at or after the start
-/// first, then the ones before it.
-pub fn rotated<T: Copy>(
-    items: &[T],
-    position: impl Fn(&T) -> u32,
-    start: usize,
-    len: usize,
-) -> impl Iterator<Item = T> + '_ {
-    let offset = if len == 0 { 0 } else { (start % len) as u32 };
-    let first = items.partition_point(|i| position(i) < offset);
-    items[first..].iter().chain(&items[..first]).copied()
-}
-
 /// How many nodes of a list of `len` a walk from `start` processed when it stopped at the
 /// node at `stop` (inclusive: it was examined), as `processedNodes` counts them.
 pub fn processed_until(start: usize, stop: usize, len: usize) -> usize {

@@ -299,14 +299,16 @@ struct Template {
     /// How many nodes the Filter pass walks (`len(nodes)` in `findNodesThatPassFilters`):
     /// every node, or those NodeAffinity's PreFilter result names.
     scan_len: u32,
-    /// The candidates in the walk's order: (position among the walked nodes in the node
-    /// tree's order, index into `candidates`), by position.
-    scan: Vec<(u32, u32)>,
+    /// The candidates' indices in the walk's order, when that is not node order (nodes listed
+    /// zone after zone); `None`: `candidates` are in the walk's order already.
+    scan: Option<Vec<u32>>,
 }
 
 #[derive(Clone, Copy)]
 struct Candidate {
     node: u32,
+    /// Its position among the nodes the Filter pass walks (see [`Template::scan_len`]).
+    pos: u32,
     affinity: i64,
     taint: i64,
     /// The node's usage version `resources` was computed at.

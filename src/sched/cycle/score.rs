@@ -79,7 +79,10 @@ impl<'a> Scheduler<'a> {
         // upstream's, from parallel workers, varies): the seeded pick counts the ties in node
         // order instead, so that it does not depend on where the pass started.
         let pick = self.rng.random_range(0..ties.len());
-        *ties.select_nth_unstable(pick).1 as usize
+        match ties.is_sorted() {
+            true => ties[pick] as usize,
+            false => *ties.select_nth_unstable(pick).1 as usize,
+        }
     }
 }
 

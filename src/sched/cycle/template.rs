@@ -51,7 +51,7 @@ impl<'a> Scheduler<'a> {
             resolvable_static: Vec::new(),
             candidates: Vec::new(),
             scan_len: 0,
-            scan: Vec::new(),
+            scan: None,
         };
         let pre_filter = match profile
             .framework
@@ -112,9 +112,9 @@ impl<'a> Scheduler<'a> {
             }
             let status = self.static_filters(pod, node);
             if status.is_success() {
-                (template.scan).push((scan_position[i], template.candidates.len() as u32));
                 template.candidates.push(Candidate {
                     node: i as u32,
+                    pos: scan_position[i],
                     affinity: node_affinity::score(pod, node, added),
                     taint: taint_toleration::score(pod, node, &config.feature_gates),
                     seen_version: u32::MAX,
@@ -125,7 +125,12 @@ impl<'a> Scheduler<'a> {
                     intern(&mut status_index, &mut template.statuses, status);
             }
         }
-        template.scan.sort_unstable();
+        let in_order = template.candidates.is_sorted_by_key(|c| c.pos);
+        template.scan = (!in_order).then(|| {
+            let mut order: Vec<u32> = (0..template.candidates.len() as u32).collect();
+            order.sort_unstable_by_key(|&i| template.candidates[i as usize].pos);
+            order
+        });
         template.static_counts = vec![0; template.statuses.len()];
         for (i, &v) in template.static_verdict.iter().enumerate() {
             if v != PASS {
@@ -182,7 +187,7 @@ impl<'a> Scheduler<'a> {
         feasible.clear();
         let template = &self.templates[t];
         let len = template.scan_len as usize;
-        let to_find = self.nodes_to_find(len);
+        let (start, to_find) = (self.next_start, self.nodes_to_find(len));
         let compiled = &self.profiles[self.current];
         let (filter_fit, weights) = (compiled.fit_filter, compiled.weights);
         let balanced = weights.balanced_allocation != 0
@@ -191,10 +196,8 @@ impl<'a> Scheduler<'a> {
                 None => !node_resources_balanced_allocation::skips(request),
             };
         let dra_filters = self.dra_filters();
-        let mut end = Ok(len);
-        let walk = sampling::rotated(&template.scan, |&(p, _)| p, self.next_start, len);
-        for (position, index) in walk {
-            let c = &mut candidates[index as usize];
+        // One node of the walk: `Some` ends it, with the nodes processed or the error.
+        let mut visit = |c: &mut Candidate| -> Option<Result<usize, (usize, String)>> {
             let node = c.node as usize;
             let version = self.cluster.version(node);
             if c.seen_version != version {
@@ -222,17 +225,15 @@ impl<'a> Scheduler<'a> {
                 };
             }
             if c.resources == NOT_FEASIBLE || !bound_filters.pass(node) {
-                continue;
+                return None;
             }
             if dra_filters {
                 match self.dra_passes(pod, node) {
                     Ok(true) => {}
-                    Ok(false) => continue,
+                    Ok(false) => return None,
                     Err(e) => {
-                        let examined =
-                            sampling::processed_until(self.next_start, position as usize, len);
-                        end = Err((examined - 1, e));
-                        break;
+                        let processed = sampling::processed_until(start, c.pos as usize, len);
+                        return Some(Err((processed - 1, e)));
                     }
                 }
             }
@@ -242,18 +243,34 @@ impl<'a> Scheduler<'a> {
                 taint: c.taint,
                 resources: c.resources,
             });
-            if feasible.len() == to_find {
-                end = Ok(sampling::processed_until(
-                    self.next_start,
-                    position as usize,
-                    len,
-                ));
-                break;
+            (feasible.len() == to_find)
+                .then(|| Ok(sampling::processed_until(start, c.pos as usize, len)))
+        };
+        let end = if to_find > candidates.len() && !dra_filters {
+            // Enough can never be found: the whole walk, in node order (which it needs not).
+            candidates.iter_mut().for_each(|c| {
+                visit(c);
+            });
+            None
+        } else {
+            let offset = if len == 0 { 0 } else { (start % len) as u32 };
+            match &template.scan {
+                None => {
+                    let first = candidates.partition_point(|c| c.pos < offset);
+                    let (before, after) = candidates.split_at_mut(first);
+                    (after.iter_mut().find_map(&mut visit))
+                        .or_else(|| before.iter_mut().find_map(&mut visit))
+                }
+                Some(order) => {
+                    let first = order.partition_point(|&i| candidates[i as usize].pos < offset);
+                    (order[first..].iter().chain(&order[..first]))
+                        .find_map(|&i| visit(&mut candidates[i as usize]))
+                }
             }
-        }
+        };
         self.templates[t].candidates = candidates;
         self.feasible = feasible;
-        end
+        end.unwrap_or(Ok(len))
     }
 
     /// Whether `node` passes every filter for the pod in the cycle (`evaluateNominatedNode`'s
