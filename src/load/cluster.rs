@@ -138,7 +138,11 @@ impl Loader<'_> {
                     continue;
                 }
             };
-            match origin.decode::<TrainingRuntime>() {
+            let kind_name = origin.kind().unwrap_or("");
+            let decoded = origin.admit_with(kind_name, || {
+                origin.decode::<TrainingRuntime>().map_err(|e| vec![e])
+            });
+            match decoded {
                 Ok(mut r) => {
                     r.kind = kind;
                     let name = r.name().to_string();
@@ -151,7 +155,7 @@ impl Loader<'_> {
                         );
                     }
                 }
-                Err(e) => errors.push(e),
+                Err(mut e) => errors.append(&mut e),
             }
         }
         runtimes
