@@ -174,18 +174,19 @@ pub(super) fn terminating_warnings(
         let n = 1 + terminating.count();
         Some((n, format!("{} ({})", first.key(), at.describe())))
     };
-    let plural = |n: usize| if n == 1 { " is" } else { "s are" };
+    // "1 pod is", "2 pods are".
+    let plural = |n: usize| if n == 1 { ("", "is") } else { ("s", "are") };
     let mut out = Vec::new();
     if let Some((n, first)) = describe(existing) {
+        let (s, verb) = plural(n);
         out.push(format!(
-            "{n} existing pod{} terminating (metadata.deletionTimestamp set; first: {first}): they hold their nodes' resources until they are gone, but PodTopologySpread does not count them",
-            plural(n)
+            "{n} existing pod{s} {verb} terminating (metadata.deletionTimestamp set; first: {first}): they hold their nodes' resources until they are gone, but PodTopologySpread does not count them"
         ));
     }
     if let Some((n, first)) = describe(workloads) {
+        let (s, verb) = plural(n);
         out.push(format!(
-            "{n} pod{} to schedule terminating (metadata.deletionTimestamp set; first: {first}): kube-scheduler skips them (\"skip schedule deleting pod\"), so they stay pending",
-            plural(n)
+            "{n} pod{s} to schedule {verb} terminating (metadata.deletionTimestamp set; first: {first}): kube-scheduler skips them (\"skip schedule deleting pod\"), so they stay pending"
         ));
     }
     out

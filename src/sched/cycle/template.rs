@@ -353,7 +353,10 @@ impl<'a> Scheduler<'a> {
             !self.compiled().fit_filter
                 || node_resources_fit::fits(request, self.cluster.resources(node))
         };
-        if self.templates[t].static_verdict.get(node) != PASS || !fits() || !bound_filters.pass(node) {
+        if self.templates[t].static_verdict.get(node) != PASS
+            || !fits()
+            || !bound_filters.pass(node)
+        {
             return Ok(false);
         }
         match self.dra_filters() {
@@ -371,7 +374,10 @@ impl<'a> Scheduler<'a> {
         let position = match &template.static_verdict {
             StaticVerdicts::Dense(_) => tree[node] as usize,
             StaticVerdicts::Narrowed { nodes, .. } => {
-                if nodes.binary_search_by_key(&(node as u32), |&(n, _)| n).is_err() {
+                if nodes
+                    .binary_search_by_key(&(node as u32), |&(n, _)| n)
+                    .is_err()
+                {
                     return false;
                 }
                 (nodes.iter())
