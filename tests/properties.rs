@@ -366,3 +366,33 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Sampling only stops early: pod after pod (of one priority, so none preempts), a
+    /// sampled cycle places the pod on a node where it fits given the pods placed before it,
+    /// and leaves it pending only when it fits nowhere — the set of nodes every node's
+    /// evaluation finds (`feasible_nodes`) holds the sampled placement and is empty for the
+    /// pending pods.
+    #[test]
+    fn a_sampled_placement_is_on_a_feasible_node(nodes in sampled_nodes(), pods in prop::collection::vec(pod(), 1..12), seed in any::<u64>()) {
+        let pods: Vec<Pod> = (pods.into_iter().enumerate())
+            .map(|(i, mut p)| { p.name = format!("p{i}"); p })
+            .collect();
+        let config = with_percentage(seed, None);
+        let o = schedule(nodes.clone(), &[], &pods, &config);
+        let mut placed: Vec<Pod> = Vec::new();
+        for (p, outcome) in pods.iter().zip(&o.pods) {
+            let feasible = feasible_nodes(nodes.clone(), &placed, p, &config);
+            match outcome.node {
+                Some(n) => {
+                    let name = &o.cluster.nodes[n].name;
+                    prop_assert!(feasible.contains(name), "{} on {name}, feasible {feasible:?}", p.name);
+                    placed.push(Pod { node_name: Some(name.clone()), ..p.clone() });
+                }
+                None => prop_assert!(feasible.is_empty(), "{} pending, feasible {feasible:?}", p.name),
+            }
+        }
+    }
+}
