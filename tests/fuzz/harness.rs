@@ -496,7 +496,7 @@ fn name_input(rng: &mut ChaCha8Rng) -> String {
 
 /// A scenario whose node and pod have fuzzed metadata and a fuzzed pod-affinity selector.
 fn metadata_input(rng: &mut ChaCha8Rng) -> Value {
-    let mut pairs = |rng: &mut ChaCha8Rng| -> serde_json::Map<String, Value> {
+    let pairs = |rng: &mut ChaCha8Rng| -> serde_json::Map<String, Value> {
         (0..rng.random_range(0..3))
             .map(|_| (name_input(rng), Value::from(name_input(rng))))
             .collect()

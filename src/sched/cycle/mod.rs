@@ -12,11 +12,12 @@
 //!
 //! Here: the scheduler's state and the cycle itself (PreEnqueue → PreFilter → Filter → Score
 //! → Reserve/Permit → bind, gangs included). Around it: [`compiled`] (a profile as the cycle
-//! reads it), [`template`] (per-spec static filters, the per-pod Filter pass), [`state`]
+//! reads it), [`template`] (per-spec static filters), [`walk`] (the Filter pass), [`state`]
 //! (bound pods and the PreFilter states that read them), [`score`] (Score and selectHost),
 //! [`diagnose`] (the pending message), [`preemption`] (PostFilter).
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -54,6 +55,9 @@ mod preemption;
 mod score;
 mod state;
 mod template;
+mod walk;
+
+pub use walk::feasible_nodes;
 
 use diagnose::{intern, scheduled, unschedulable};
 
@@ -259,18 +263,6 @@ fn scheduler_error(message: String) -> PodOutcome {
         gang: None,
         evaluated: None,
     }
-}
-
-/// Each node's position in the node tree's list.
-fn tree_positions(tree: &NodeTree, nodes: &[Node]) -> Vec<u32> {
-    let index: HashMap<&str, u32> = (nodes.iter().enumerate())
-        .map(|(i, n)| (n.name.as_str(), i as u32))
-        .collect();
-    let mut position = vec![0; nodes.len()];
-    for (p, name) in tree.list().into_iter().enumerate() {
-        position[index[name] as usize] = p as u32;
-    }
-    position
 }
 
 /// Pod ids: workload pods are `0..pods.len()`, existing pods count down from `usize::MAX`.
@@ -527,49 +519,6 @@ impl BoundPodFilters {
     }
 }
 
-/// The nodes that could take `pod` now (every filter passes), given the `existing` bound pods.
-pub fn feasible_nodes(
-    nodes: Vec<Node>,
-    existing: &[Pod],
-    pod: &Pod,
-    config: &SchedulerConfig,
-) -> Vec<String> {
-    let all: Vec<&Pod> = existing.iter().chain([pod]).collect();
-    let config = SchedulerConfig {
-        node_sampling: NodeSampling::All,
-        ..config.clone()
-    };
-    let mut s = Scheduler::new(
-        Cluster::new(nodes, &all),
-        &config,
-        std::slice::from_ref(pod),
-        existing,
-    );
-    for (i, p) in existing.iter().enumerate() {
-        if let Some(node) = p.node_name.as_deref().and_then(|n| s.cluster.index_of(n)) {
-            s.bind(node, existing_pod_id(i), p);
-        }
-    }
-    let t = s.template_for(pod);
-    if s.templates[t].pre_filter_reject.is_some() {
-        return Vec::new();
-    }
-    let request = s.pod_request(pod);
-    let (_, bound_filters) = s.pre_filter_bound(pod);
-    if let Ok(Some(_)) | Err(_) = s.dra_pre_filter(pod) {
-        return Vec::new();
-    }
-    if s.find_feasible(pod, t, &request, &bound_filters).is_err() {
-        return Vec::new();
-    }
-    let mut nodes: Vec<usize> = s.feasible.iter().map(|f| f.node as usize).collect();
-    nodes.sort_unstable();
-    nodes
-        .into_iter()
-        .map(|n| s.cluster.nodes[n].name.clone())
-        .collect()
-}
-
 impl<'a> Scheduler<'a> {
     pub fn new(
         cluster: Cluster,
@@ -584,7 +533,7 @@ impl<'a> Scheduler<'a> {
         let mut preemption_rng = ChaCha8Rng::seed_from_u64(config.seed);
         preemption_rng.set_stream(1);
         Scheduler {
-            tree_position: tree_positions(&tree, &cluster.nodes),
+            tree_position: walk::tree_positions(&tree, &cluster.nodes),
             tree,
             preemption_rng,
             next_start: 0,
@@ -674,7 +623,7 @@ impl<'a> Scheduler<'a> {
         self.failures.clear();
         let all: Vec<&Pod> = self.existing.iter().chain(self.pods).collect();
         self.tree.follow(&self.cluster.nodes, &nodes);
-        self.tree_position = tree_positions(&self.tree, &nodes);
+        self.tree_position = walk::tree_positions(&self.tree, &nodes);
         let old = std::mem::replace(&mut self.cluster, Cluster::new(nodes, &all));
         let index: HashMap<&str, usize> = self
             .cluster
@@ -860,49 +809,10 @@ impl<'a> Scheduler<'a> {
             self.replay(&failure);
             return failure.outcome;
         }
-        // "NominatedNodeName" can be set in a previous cycle by preemption: that node is tried
-        // first, and taken if it passes every filter (`evaluateNominatedNode`).
-        let nominated = (pod.nominated_node_name.as_deref()).and_then(|n| self.cluster.index_of(n));
-        let nominated_failed = match nominated {
-            Some(node) => match self.passes_filters(pod, t, &request, &bound_filters, node) {
-                Ok(true) => {
-                    let mut outcome = scheduled(node);
-                    outcome.evaluated = Some(Evaluated {
-                        nodes: 1,
-                        feasible: 1,
-                    });
-                    return outcome;
-                }
-                Ok(false) => Some(node),
-                // Upstream logs the error and goes on to every node.
-                Err(_) => None,
-            },
-            None => None,
+        let evaluated = match self.filter_pass(pod, t, &request, &bound_filters) {
+            ControlFlow::Continue(evaluated) => evaluated,
+            ControlFlow::Break(outcome) => return outcome,
         };
-        let (mut processed, error) = match self.find_feasible(pod, t, &request, &bound_filters) {
-            Ok(processed) => (processed, None),
-            Err((processed, e)) => (processed, Some(e)),
-        };
-        if let Some(node) = nominated_failed
-            && !self.walked(t, node, processed)
-        {
-            // Its status from the first try is among the statuses `processedNodes` counts.
-            processed += 1;
-        }
-        // Advanced whether or not the pass failed, "to make sure that all the nodes have a
-        // chance to be searched".
-        self.next_start = (self.next_start + processed) % self.cluster.len();
-        let evaluated = Evaluated {
-            nodes: processed,
-            feasible: self.feasible.len(),
-        };
-        if let Some(e) = error {
-            // `RunFilterPlugins`' wrapping of a Filter error.
-            return scheduler_error(format!(
-                "running {:?} filter plugin: {e}",
-                dynamic_resources::NAME
-            ));
-        }
         let mut outcome = self.decide(
             pod,
             t,
@@ -968,16 +878,6 @@ impl<'a> Scheduler<'a> {
                 }
                 _ => scheduled(self.select_host(pod, spread)),
             },
-        }
-    }
-
-    /// A failed cycle kept in `failures` happens again: the Filter pass walks the same nodes
-    /// and the preemption dry run draws its offset again.
-    fn replay(&mut self, failure: &Failure) {
-        let processed = failure.outcome.evaluated.map_or(0, |e| e.nodes);
-        self.next_start = (self.next_start + processed) % self.cluster.len();
-        if let Some(nodes) = failure.preemption_draw {
-            self.preemption_rng.random_range(0..nodes);
         }
     }
 
