@@ -407,16 +407,21 @@ fn one_terminating() -> Vec<Pod> {
     vec![p_a, existing("p-b", "node-b", "default")]
 }
 
+/// Pod `p` labelled `foo`, spreading pods with `foo` (maxSkew 1) over `key`.
+fn foo_spread(key: &str, when_unsatisfiable: &str) -> Pod {
+    pod(json!({
+        "metadata": {"name": "p", "namespace": "default", "labels": {"foo": ""}},
+        "spec": {"containers": [{"name": "c", "image": "i"}], "topologySpreadConstraints": [{
+            "maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": when_unsatisfiable,
+            "labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}}]}
+    }))
+}
+
 /// Upstream `filtering_test.go` TestSingleConstraint "terminating Pods should be excluded":
 /// node-a's terminating pod is not counted, so node-b (one pod) is the one too skewed.
 #[test]
 fn terminating_pods_are_excluded_from_filter_counts() {
-    let p = pod(json!({
-        "metadata": {"name": "p", "namespace": "default", "labels": {"foo": ""}},
-        "spec": {"containers": [{"name": "c", "image": "i"}], "topologySpreadConstraints": [{
-            "maxSkew": 1, "topologyKey": "node", "whenUnsatisfiable": "DoNotSchedule",
-            "labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}}]}
-    }));
+    let p = foo_spread("node", "DoNotSchedule");
     assert_eq!(feasible(two_nodes(), &one_terminating(), &p), ["node-a"]);
 }
 
@@ -425,12 +430,7 @@ fn terminating_pods_are_excluded_from_filter_counts() {
 /// hold one pod.
 #[test]
 fn terminating_pods_are_excluded_from_score_counts() {
-    let p = pod(json!({
-        "metadata": {"name": "p", "namespace": "default", "labels": {"foo": ""}},
-        "spec": {"containers": [{"name": "c", "image": "i"}], "topologySpreadConstraints": [{
-            "maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
-            "labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}}]}
-    }));
+    let p = foo_spread("kubernetes.io/hostname", "ScheduleAnyway");
     for seed in 0..8 {
         let config = SchedulerConfig {
             seed,
