@@ -165,6 +165,9 @@ struct Loader<'o> {
 }
 
 type Errors = Vec<InputError>;
+/// The nodes one timeline step adds (`addNodes`), read before the workloads: none for a step
+/// that adds none, their errors for one that cannot be read.
+type AddedNodes = Option<Result<Vec<(Node, Origin)>, Errors>>;
 
 impl Loader<'_> {
     fn documents(&mut self, file: &Path) -> Result<Rc<Vec<Rc<Document>>>, InputError> {
@@ -262,7 +265,7 @@ impl Loader<'_> {
         let mut inventory = self.dra_objects(routed.dra, &gates, &mut errors, &mut warnings);
 
         // The nodes the timeline adds, read now: DaemonSets make pods for them.
-        let mut added_nodes: Vec<Option<Result<Vec<(Node, Origin)>, Errors>>> = (sd.spec.timeline)
+        let mut added_nodes: Vec<AddedNodes> = (sd.spec.timeline)
             .iter()
             .enumerate()
             .map(|(k, step)| {
@@ -506,7 +509,7 @@ impl Loader<'_> {
         file: &Path,
         doc: &Rc<Document>,
         timeline: &[scenario::TimelineStep],
-        added_nodes: &mut [Option<Result<Vec<(Node, Origin)>, Errors>>],
+        added_nodes: &mut [AddedNodes],
         nodes: &[(Node, Origin)],
         set: &mut WorkloadSet,
         errors: &mut Errors,

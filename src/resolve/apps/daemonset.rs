@@ -185,7 +185,7 @@ pub fn add_daemon_tolerations(tolerations: &mut Vec<Toleration>, host_network: b
         let same = |o: &Toleration| {
             o.key == t.key
                 && o.operator.as_deref().unwrap_or("Equal") == "Exists"
-                && o.value.as_deref().unwrap_or("") == ""
+                && o.value.as_deref().unwrap_or("").is_empty()
                 && o.effect == t.effect
         };
         match tolerations.iter_mut().find(|o| same(o)) {
@@ -222,20 +222,5 @@ pub fn target_node(pod: &Pod) -> Option<&str> {
     if pod.controller_kind() != Some("DaemonSet") {
         return None;
     }
-    let terms = &pod
-        .affinity
-        .as_ref()?
-        .node_affinity
-        .as_ref()?
-        .required_during_scheduling_ignored_during_execution
-        .as_ref()?
-        .node_selector_terms;
-    terms
-        .iter()
-        .flat_map(|t| t.match_fields.iter().flatten())
-        .find(|r| r.key == node_affinity::OBJECT_NAME_FIELD && r.operator == "In")
-        .and_then(|r| match r.values.as_deref() {
-            Some([one]) => Some(one.as_str()),
-            _ => None,
-        })
+    super::existing::node_named_by(pod.affinity.as_ref())
 }
