@@ -168,7 +168,7 @@ fn type_errors_in_kubernetes_objects_name_the_field() {
         "{err}"
     );
     assert!(
-        err.contains("wrong-type.yaml:15:20: spec.scheduler.sed: unknown field `sed`, expected one of `seed`, `messageFormat`, `featureGates`, `addedAffinity`, `configuration` (did you mean `seed`?)"),
+        err.contains("wrong-type.yaml:15:20: spec.scheduler.sed: unknown field `sed`, expected one of `seed`, `messageFormat`, `featureGates`, `addedAffinity`, `configuration`, `nodeSampling` (did you mean `seed`?)"),
         "{err}"
     );
 }

@@ -461,3 +461,67 @@ fn a_deployments_pods_are_spread_by_the_default_constraints() {
     assert_eq!((on("web-", "big"), on("web-", "small")), (3, 3));
     assert_eq!((on("bare-", "big"), on("bare-", "small")), (6, 0));
 }
+
+/// node-a and node-b, labelled `node` and the hostname with their names.
+fn two_nodes() -> Vec<Node> {
+    ["node-a", "node-b"]
+        .iter()
+        .map(|name| {
+            let v = json!({
+                "metadata": {"name": name, "labels": {"node": name, "kubernetes.io/hostname": name}},
+                "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}
+            });
+            let k: k8s_openapi::api::core::v1::Node = serde_json::from_value(v).unwrap();
+            node_from_k8s(&k, "", &mut Vec::new())
+        })
+        .collect()
+}
+
+/// p-a (terminating, `metadata.deletionTimestamp` set) on node-a, p-b on node-b; both `foo`.
+fn one_terminating() -> Vec<Pod> {
+    let mut p_a = existing("p-a", "node-a", "default");
+    p_a.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+        "2024-01-01T00:00:00Z".parse().unwrap(),
+    ));
+    vec![p_a, existing("p-b", "node-b", "default")]
+}
+
+/// Pod `p` labelled `foo`, spreading pods with `foo` (maxSkew 1) over `key`.
+fn foo_spread(key: &str, when_unsatisfiable: &str) -> Pod {
+    pod(json!({
+        "metadata": {"name": "p", "namespace": "default", "labels": {"foo": ""}},
+        "spec": {"containers": [{"name": "c", "image": "i"}], "topologySpreadConstraints": [{
+            "maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": when_unsatisfiable,
+            "labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}}]}
+    }))
+}
+
+/// Upstream `filtering_test.go` TestSingleConstraint "terminating Pods should be excluded":
+/// node-a's terminating pod is not counted, so node-b (one pod) is the one too skewed.
+#[test]
+fn terminating_pods_are_excluded_from_filter_counts() {
+    let p = foo_spread("node", "DoNotSchedule");
+    assert_eq!(feasible(two_nodes(), &one_terminating(), &p), ["node-a"]);
+}
+
+/// Upstream `scoring_test.go` TestPodTopologySpreadScore "terminating Pods should be
+/// excluded": node-a scores 100 and node-b 0, so the pod goes to node-a although both nodes
+/// hold one pod.
+#[test]
+fn terminating_pods_are_excluded_from_score_counts() {
+    let p = foo_spread("kubernetes.io/hostname", "ScheduleAnyway");
+    for seed in 0..8 {
+        let config = SchedulerConfig {
+            seed,
+            ..Default::default()
+        };
+        let o = schedule(
+            two_nodes(),
+            &one_terminating(),
+            std::slice::from_ref(&p),
+            &config,
+        );
+        assert_eq!(o.pods[0].phase, PodPhase::Scheduled);
+        assert_eq!(o.pods[0].node, Some(0), "seed {seed}");
+    }
+}

@@ -294,3 +294,105 @@ proptest! {
         prop_assert!(before.is_subset(&after), "before {before:?} after {after:?}");
     }
 }
+
+/// 100 to 160 random nodes, their zones also as `topology.kubernetes.io/zone` (the node tree
+/// interleaves them): clusters large enough for kube-scheduler to sample.
+fn sampled_nodes() -> impl Strategy<Value = Vec<Node>> {
+    (100..160usize)
+        .prop_flat_map(|n| (0..n).map(node).collect::<Vec<_>>())
+        .prop_map(|mut nodes| {
+            for n in &mut nodes {
+                let zone = n.labels["zone"].clone();
+                n.labels.insert("topology.kubernetes.io/zone".into(), zone);
+            }
+            nodes
+        })
+}
+
+/// Pods of three priorities (so that some preempt).
+fn ranked_pods() -> impl Strategy<Value = Vec<Pod>> {
+    prop::collection::vec((pod(), 0..3i32), 1..16).prop_map(|pods| {
+        (pods.into_iter().enumerate())
+            .map(|(i, (mut p, rank))| {
+                p.name = format!("p{i}");
+                p.priority = rank * 500;
+                p
+            })
+            .collect()
+    })
+}
+
+fn with_percentage(seed: u64, percentage: Option<i32>) -> SchedulerConfig {
+    let profile = schedsim::sched::profile::Profile {
+        percentage_of_nodes_to_score: percentage,
+        ..schedsim::sched::profile::Profile::default_with_coscheduling()
+    };
+    SchedulerConfig {
+        seed,
+        profiles: vec![profile],
+        serves_every_pod: true,
+        ..Default::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// With `percentageOfNodesToScore: 100` kube-scheduler's sampling examines every node, so
+    /// its placements are those of evaluating every node (`nodeSampling: all`), whatever node
+    /// each cycle starts from.
+    #[test]
+    fn percentage_100_is_evaluating_every_node(nodes in sampled_nodes(), pods in ranked_pods(), seed in any::<u64>()) {
+        let sampled = with_percentage(seed, Some(100));
+        let all = SchedulerConfig { node_sampling: schedsim::sched::sampling::NodeSampling::All, ..sampled.clone() };
+        let outcome = |o: &schedsim::sched::Outcome| {
+            o.pods.iter().map(|p| (p.node, p.phase, p.message.clone(), p.victims.clone(), p.evaluated)).collect::<Vec<_>>()
+        };
+        let a = schedule(nodes.clone(), &[], &pods, &sampled);
+        let b = schedule(nodes, &[], &pods, &all);
+        prop_assert_eq!(outcome(&a), outcome(&b));
+    }
+
+    /// A sampled cycle examines at least min(100, nodes) nodes and finds at most
+    /// numFeasibleNodesToFind feasible ones.
+    #[test]
+    fn a_sampled_cycle_examines_enough_and_finds_no_more_than_it_needs(nodes in sampled_nodes(), pods in ranked_pods(), seed in any::<u64>()) {
+        let n = nodes.len();
+        let o = schedule(nodes, &[], &pods, &with_percentage(seed, None));
+        let to_find = schedsim::sched::sampling::num_feasible_nodes_to_find(None, n);
+        for p in o.pods.iter().filter_map(|p| p.evaluated) {
+            prop_assert!(p.nodes >= n.min(100) && p.nodes <= n, "{p:?} of {n}");
+            prop_assert!(p.feasible <= to_find, "{p:?}, {to_find} to find");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Sampling only stops early: pod after pod (of one priority, so none preempts), a
+    /// sampled cycle places the pod on a node where it fits given the pods placed before it,
+    /// and leaves it pending only when it fits nowhere — the set of nodes every node's
+    /// evaluation finds (`feasible_nodes`) holds the sampled placement and is empty for the
+    /// pending pods.
+    #[test]
+    fn a_sampled_placement_is_on_a_feasible_node(nodes in sampled_nodes(), pods in prop::collection::vec(pod(), 1..12), seed in any::<u64>()) {
+        let pods: Vec<Pod> = (pods.into_iter().enumerate())
+            .map(|(i, mut p)| { p.name = format!("p{i}"); p })
+            .collect();
+        let config = with_percentage(seed, None);
+        let o = schedule(nodes.clone(), &[], &pods, &config);
+        let mut placed: Vec<Pod> = Vec::new();
+        for (p, outcome) in pods.iter().zip(&o.pods) {
+            let feasible = feasible_nodes(nodes.clone(), &placed, p, &config);
+            match outcome.node {
+                Some(n) => {
+                    let name = &o.cluster.nodes[n].name;
+                    prop_assert!(feasible.contains(name), "{} on {name}, feasible {feasible:?}", p.name);
+                    placed.push(Pod { node_name: Some(name.clone()), ..p.clone() });
+                }
+                None => prop_assert!(feasible.is_empty(), "{} pending, feasible {feasible:?}", p.name),
+            }
+        }
+    }
+}

@@ -38,6 +38,11 @@ pub struct BenchArgs {
     /// each claiming GPUs through a ResourceClaimTemplate with a CEL selector.
     #[arg(long)]
     pub dra: bool,
+    /// `upstream` (default: each cycle samples the nodes as kube-scheduler's
+    /// `percentageOfNodesToScore` does) or `all` (every node examined for every pod), in place
+    /// of each scenario's `spec.scheduler.nodeSampling`.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub node_sampling: Option<crate::sched::sampling::NodeSampling>,
     /// Print JSON instead of a line per run.
     #[arg(long)]
     pub json: bool,
@@ -80,6 +85,7 @@ pub fn run(args: &BenchArgs) -> i32 {
         }
         let config = SchedulerConfig {
             seed: args.seed,
+            node_sampling: args.node_sampling.unwrap_or_default(),
             ..Default::default()
         };
         let name = format!(
@@ -90,7 +96,11 @@ pub fn run(args: &BenchArgs) -> i32 {
         results.push(bench::measure(&name, nodes, &[], &pods, &steps, &config));
     } else {
         let start = std::time::Instant::now();
-        let loaded = match super::load_scenarios(&args.paths, &LoadOptions::default()) {
+        let options = LoadOptions {
+            node_sampling: args.node_sampling,
+            ..Default::default()
+        };
+        let loaded = match super::load_scenarios(&args.paths, &options) {
             Ok(l) => l,
             Err(code) => return code,
         };
@@ -158,7 +168,11 @@ fn dra(args: &BenchArgs) -> Result<BenchResult, i32> {
         eprintln!("error: {}: {e}", file.display());
         return Err(exit_code::BAD_INPUT);
     }
-    let loaded = super::load_scenarios(std::slice::from_ref(&file), &LoadOptions::default());
+    let options = LoadOptions {
+        node_sampling: args.node_sampling,
+        ..Default::default()
+    };
+    let loaded = super::load_scenarios(std::slice::from_ref(&file), &options);
     let _ = std::fs::remove_dir_all(&dir);
     let loaded = loaded?;
     let Some(s) = loaded.scenarios.first() else {

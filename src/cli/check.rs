@@ -22,6 +22,11 @@ pub struct CheckArgs {
     /// A KubeSchedulerConfiguration for every scenario, in place of their own.
     #[arg(long, value_name = "FILE")]
     pub scheduler_config: Option<PathBuf>,
+    /// `upstream` (default: each cycle samples the nodes as kube-scheduler's
+    /// `percentageOfNodesToScore` does) or `all` (every node examined for every pod), in place
+    /// of each scenario's `spec.scheduler.nodeSampling`.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub node_sampling: Option<crate::sched::sampling::NodeSampling>,
     /// Rewrite every scenario's `spec.expect` from its actual outcome (each pod's status and
     /// pool, node or message; the pending count), keeping the rest of each file as it is.
     #[arg(long)]
@@ -36,6 +41,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     };
     let options = LoadOptions {
         scheduler_config: args.scheduler_config.clone(),
+        node_sampling: args.node_sampling,
         ..Default::default()
     };
     let loaded = match super::load_scenarios(&paths, &options) {

@@ -29,6 +29,11 @@ pub struct RunArgs {
     /// the scenarios' own (compare LeastAllocated with GPU bin-packing on the same workload).
     #[arg(long, value_name = "FILE")]
     pub scheduler_config: Option<PathBuf>,
+    /// `upstream` (default: each cycle samples the nodes as kube-scheduler's
+    /// `percentageOfNodesToScore` does) or `all` (every node examined for every pod), in place
+    /// of each scenario's `spec.scheduler.nodeSampling`.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub node_sampling: Option<crate::sched::sampling::NodeSampling>,
     /// On a terminal, print every row of every table (by default a table stops after 20 rows
     /// and names the file with the rest, `<out>/run.txt`).
     #[arg(long)]
@@ -64,6 +69,7 @@ pub fn run(args: &RunArgs) -> i32 {
         message_format: args.message_format,
         scheduler_config: args.scheduler_config.clone(),
         node_lists: args.node_lists,
+        node_sampling: args.node_sampling,
         ..Default::default()
     };
     let loaded = match super::load_scenarios(&paths, &options) {

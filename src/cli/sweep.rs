@@ -45,6 +45,11 @@ pub struct SweepArgs {
     /// A KubeSchedulerConfiguration for every scenario, in place of their own.
     #[arg(long, value_name = "FILE")]
     pub scheduler_config: Option<PathBuf>,
+    /// `upstream` (default: each cycle samples the nodes as kube-scheduler's
+    /// `percentageOfNodesToScore` does) or `all` (every node examined for every pod), in place
+    /// of each scenario's `spec.scheduler.nodeSampling`.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub node_sampling: Option<crate::sched::sampling::NodeSampling>,
     #[command(flatten)]
     pub output: super::OutputArgs,
     /// Also draw per-scenario distributions (CDFs of pending pods and GPU allocation, one line
@@ -113,6 +118,7 @@ pub fn run(args: &SweepArgs) -> i32 {
     };
     let options = LoadOptions {
         scheduler_config: args.scheduler_config.clone(),
+        node_sampling: args.node_sampling,
         ..Default::default()
     };
     let select: Selection = args.set.clone();

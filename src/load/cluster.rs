@@ -161,3 +161,33 @@ impl Loader<'_> {
         runtimes
     }
 }
+
+/// Warnings for terminating pods (`metadata.deletionTimestamp` set; a `kubectl get pods` dump
+/// holds them), one per kind, naming the first: how kube-scheduler treats them.
+pub(super) fn terminating_warnings(
+    existing: &[(crate::model::Pod, Origin)],
+    workloads: &[(crate::model::Pod, Origin)],
+) -> Vec<String> {
+    let describe = |pods: &[(crate::model::Pod, Origin)]| {
+        let mut terminating = pods.iter().filter(|(p, _)| p.is_terminating());
+        let (first, at) = terminating.next()?;
+        let n = 1 + terminating.count();
+        Some((n, format!("{} ({})", first.key(), at.describe())))
+    };
+    // "1 pod is", "2 pods are".
+    let plural = |n: usize| if n == 1 { ("", "is") } else { ("s", "are") };
+    let mut out = Vec::new();
+    if let Some((n, first)) = describe(existing) {
+        let (s, verb) = plural(n);
+        out.push(format!(
+            "{n} existing pod{s} {verb} terminating (metadata.deletionTimestamp set; first: {first}): they hold their nodes' resources until they are gone, but PodTopologySpread does not count them"
+        ));
+    }
+    if let Some((n, first)) = describe(workloads) {
+        let (s, verb) = plural(n);
+        out.push(format!(
+            "{n} pod{s} to schedule {verb} terminating (metadata.deletionTimestamp set; first: {first}): kube-scheduler skips them (\"skip schedule deleting pod\"), so they stay pending"
+        ));
+    }
+    out
+}

@@ -159,6 +159,8 @@ pub struct LoadOptions {
     /// Keep which nodes gave each pending pod's verdicts, for the report (`run --node-lists`);
     /// otherwise only how many.
     pub node_lists: bool,
+    /// kube-scheduler's node sampling or every node, for every scenario (`--node-sampling`).
+    pub node_sampling: Option<crate::sched::sampling::NodeSampling>,
 }
 
 struct Loader<'o> {
@@ -358,6 +360,7 @@ impl Loader<'_> {
                 warnings.push(format!("pod {} ({}): {w}", p.key(), at.describe()));
             }
         }
+        warnings.extend(cluster::terminating_warnings(&existing, &set.pods));
         for p in &mut set.baseline.pods {
             // Errors are those of the pods above.
             let _ = priority_classes.admit(p);
@@ -476,6 +479,9 @@ impl Loader<'_> {
                 drop_node_verdicts: !self.options.node_lists,
                 dra: std::sync::Arc::new(inventory),
                 pdbs: std::sync::Arc::new(budgets),
+                node_sampling: (self.options.node_sampling)
+                    .or(sd.spec.scheduler.node_sampling)
+                    .unwrap_or_default(),
             },
             warnings,
             expectations,

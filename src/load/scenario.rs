@@ -197,6 +197,11 @@ pub struct SchedulerSpec {
     /// replace the default one, and each serves the pods that name its `schedulerName`.
     #[serde(default)]
     pub configuration: Option<ConfigurationRef>,
+    /// `upstream` (default): each cycle samples the nodes as kube-scheduler does
+    /// (`percentageOfNodesToScore`); `all`: every node is examined for every pod.
+    /// `--node-sampling` overrides it.
+    #[serde(default)]
+    pub node_sampling: Option<crate::sched::sampling::NodeSampling>,
 }
 
 /// `spec.scheduler.configuration`: `{file: PATH}`, or the KubeSchedulerConfiguration itself.

@@ -195,6 +195,11 @@ pub fn pod_from_k8s(
         not_ready: (pod.status.as_ref().and_then(|s| s.conditions.as_ref()))
             .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
             .is_some_and(|c| c.status != "True"),
+        deletion_timestamp: pod.metadata.deletion_timestamp.clone(),
+        nominated_node_name: (pod.status.as_ref())
+            .and_then(|s| s.nominated_node_name.clone())
+            .filter(|n| !n.is_empty()),
+        disrupted_by_preemption: disrupted_by_preemption(pod),
         topology_spread_constraints: spec.topology_spread_constraints.clone().unwrap_or_default(),
         resource_claims: spec.resource_claims.clone().unwrap_or_default(),
         resource_claim_statuses: (pod.status.as_ref())
@@ -212,6 +217,18 @@ pub fn pod_from_k8s(
                 .unwrap_or(&BTreeMap::new()),
         ),
     }
+}
+
+/// The pod's first `DisruptionTarget` condition is `True` with reason `PreemptionByScheduler`
+/// (the first one decides, as `podTerminatingByPreemption` reads them).
+fn disrupted_by_preemption(pod: &k8s::Pod) -> bool {
+    let conditions = (pod.status.as_ref()).and_then(|s| s.conditions.as_ref());
+    (conditions.into_iter().flatten())
+        .find(|c| c.type_ == super::pod::DISRUPTION_TARGET)
+        .is_some_and(|c| {
+            c.status == "True"
+                && c.reason.as_deref() == Some(super::pod::REASON_PREEMPTION_BY_SCHEDULER)
+        })
 }
 
 /// The owner reference with `controller: true`, as `metav1.GetControllerOf` finds it.

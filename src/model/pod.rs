@@ -51,6 +51,16 @@ pub struct Pod {
     /// simulation binds them: what the disruption controller counts as healthy and the
     /// Eviction API guards (`IsPodReady`).
     pub not_ready: bool,
+    /// `metadata.deletionTimestamp`: the pod is terminating (a `kubectl get pods` dump holds
+    /// such pods). It still holds its node's resources; PodTopologySpread does not count it
+    /// (`countPodsMatchSelector`), and kube-scheduler never schedules it (`skipPodSchedule`).
+    pub deletion_timestamp: Option<Time>,
+    /// `status.nominatedNodeName`: where an earlier preemption nominated the pod to run.
+    pub nominated_node_name: Option<String>,
+    /// Its `DisruptionTarget` condition is `True` with reason `PreemptionByScheduler`: with a
+    /// deletion timestamp, a victim of kube-scheduler's preemption still terminating
+    /// (`podTerminatingByPreemption`).
+    pub disrupted_by_preemption: bool,
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     /// The gang the pod belongs to, from its labels or annotations.
     pub pod_group: Option<PodGroupRef>,
@@ -185,4 +195,20 @@ impl Pod {
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }
+
+    /// `metadata.deletionTimestamp` is set.
+    pub fn is_terminating(&self) -> bool {
+        self.deletion_timestamp.is_some()
+    }
+
+    /// `podTerminatingByPreemption` (`defaultpreemption/default_preemption.go`): terminating
+    /// because kube-scheduler preempted it.
+    pub fn terminating_by_preemption(&self) -> bool {
+        self.is_terminating() && self.disrupted_by_preemption
+    }
 }
+
+/// `v1.DisruptionTarget`, the condition type preemption sets on its victims.
+pub const DISRUPTION_TARGET: &str = "DisruptionTarget";
+/// `v1.PodReasonPreemptionByScheduler`.
+pub const REASON_PREEMPTION_BY_SCHEDULER: &str = "PreemptionByScheduler";

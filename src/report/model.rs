@@ -87,6 +87,14 @@ pub struct PodReport {
     /// For a gang member: its gang's last attempt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gang: Option<GangNote>,
+    /// How many nodes the pod's last scheduling cycle examined before it stopped
+    /// (kube-scheduler's `evaluatedNodes`: with sampling, fewer than all once enough feasible
+    /// nodes were found), when the cycle reached the filters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evaluated_nodes: Option<usize>,
+    /// How many of them passed every filter (`feasibleNodes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feasible_nodes: Option<usize>,
     /// `status.extendedResourceClaimStatus`: the claim DynamicResources created for the pod's
     /// extended resources backed by DRA (DRAExtendedResource), and which request of it stands
     /// for which container's resource.
@@ -183,6 +191,8 @@ impl ScenarioReport {
                     verdicts: Vec::new(),
                     preempted: Vec::new(),
                     gang: None,
+                    evaluated_nodes: None,
+                    feasible_nodes: None,
                     extended_resource_claim_status: None,
                 })
                 .collect(),
@@ -221,6 +231,8 @@ impl ScenarioReport {
                     .map(|&v| victim_key(workloads, &scenario.existing_pods, v))
                     .collect(),
                 gang: o.gang.clone(),
+                evaluated_nodes: o.evaluated.map(|e| e.nodes),
+                feasible_nodes: o.evaluated.map(|e| e.feasible),
                 extended_resource_claim_status: extended.status_of(pod),
             })
             .collect();

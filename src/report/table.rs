@@ -147,6 +147,9 @@ fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut S
         phase_counts(s),
         s.nodes.len()
     );
+    if let Some(line) = sampling_line(s) {
+        let _ = writeln!(out, "{line}");
+    }
     for w in &s.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
@@ -283,6 +286,35 @@ struct DraRow {
     device_class: String,
     #[tabled(rename = "DRA devices allocated/total")]
     devices: String,
+}
+
+/// How many nodes the placements examined, when kube-scheduler's sampling may have left some
+/// out (from 100 nodes; below, every node a cycle may walk is examined). The JSON's
+/// `pods[].evaluatedNodes` has each pod's count.
+fn sampling_line(s: &ScenarioReport) -> Option<String> {
+    if s.nodes.len() < crate::sched::sampling::MIN_FEASIBLE_NODES_TO_FIND {
+        return None;
+    }
+    let mut examined: Vec<usize> = (s.pods.iter())
+        .filter(|p| p.status == PodPhase::Scheduled)
+        .filter_map(|p| p.evaluated_nodes)
+        .collect();
+    examined.sort_unstable();
+    let (&least, &most) = (examined.first()?, examined.last()?);
+    if least >= s.nodes.len() {
+        return None;
+    }
+    let range = match least == most {
+        true => format!("{least}"),
+        false => format!(
+            "{least} to {most} (median {})",
+            examined[examined.len() / 2]
+        ),
+    };
+    Some(format!(
+        "node sampling: each placement examined {range} of {} nodes (percentageOfNodesToScore; --node-sampling all examines every node)",
+        s.nodes.len()
+    ))
 }
 
 /// `3 scheduled, 1 unschedulable, …` in a fixed order, zero counts left out.

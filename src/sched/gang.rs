@@ -3,7 +3,8 @@
 //! Coscheduling is simulated as scheduler-plugins implements it
 //! (`pkg/coscheduling/coscheduling.go`, `pkg/coscheduling/core/core.go`):
 //! - PreFilter rejects a member while fewer than `minMember` pods of the group exist
-//!   (terminated pods excluded: kube-scheduler's pod informer skips Succeeded and Failed pods),
+//!   (terminated pods excluded: kube-scheduler's pod informer skips Succeeded and Failed pods;
+//!   terminating ones count, as `podLister` lists and `CalculateAssignedPods` counts them),
 //!   then checks `minResources` (plus `pods: minMember`) against the cluster's free resources,
 //!   not counting what the group's own pods hold (`CheckClusterResource`, "resource gap").
 //! - A member that passes the filters is assumed on its node and waits at Permit until
@@ -248,6 +249,7 @@ fn rejected(message: String) -> PodOutcome {
         diagnosis: None,
         victims: Vec::new(),
         gang: None,
+        evaluated: None,
     }
 }
 

@@ -7,11 +7,13 @@ pub mod diagnosis;
 pub mod dra_manager;
 pub mod framework;
 pub mod gang;
+pub mod node_tree;
 pub mod pdb;
 pub mod plan;
 pub mod plugins;
 pub mod profile;
 pub mod resource_set;
+pub mod sampling;
 pub mod simulation;
 
 pub use cycle::{PodOutcome, PodPhase, SchedulerConfig, feasible_nodes};

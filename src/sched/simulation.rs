@@ -133,6 +133,7 @@ pub fn schedule_plan(
                 diagnosis: None,
                 victims: Vec::new(),
                 gang: None,
+                evaluated: None,
             })
         })
         .collect();
@@ -224,6 +225,7 @@ impl Run<'_> {
                     Some(victim) => {
                         victim.phase = PodPhase::Preempted;
                         victim.node = None;
+                        victim.evaluated = None;
                         victim.message = format!("Preempted by pod {}", self.pods[m].key());
                     }
                     None => self.evicted_existing.push(usize::MAX - v),
@@ -303,6 +305,7 @@ impl Run<'_> {
                         o.node = None;
                         o.message = message.clone();
                         o.diagnosis = None;
+                        o.evaluated = None;
                     }
                 }
             }
@@ -439,6 +442,7 @@ impl Run<'_> {
                 o.node = None;
                 o.message = format!("{message}; re-created and queued");
                 o.diagnosis = None;
+                o.evaluated = None;
             }
             None => self.evicted_existing.push(usize::MAX - id),
         }
@@ -632,5 +636,6 @@ fn waiting(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> PodOutcome {
         diagnosis: None,
         victims: Vec::new(),
         gang: None,
+        evaluated: None,
     }
 }

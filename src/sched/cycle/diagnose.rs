@@ -161,6 +161,7 @@ pub(super) fn scheduled(node: usize) -> PodOutcome {
         diagnosis: None,
         victims: Vec::new(),
         gang: None,
+        evaluated: None,
     }
 }
 
@@ -172,5 +173,6 @@ pub(super) fn unschedulable(message: String, diagnosis: Diagnosis) -> PodOutcome
         diagnosis: Some(diagnosis),
         victims: Vec::new(),
         gang: None,
+        evaluated: None,
     }
 }

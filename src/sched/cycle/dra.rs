@@ -49,7 +49,7 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Whether DynamicResources' Filter has work for the pod in the cycle.
-    fn dra_filters(&self) -> bool {
+    pub(super) fn dra_filters(&self) -> bool {
         self.dra_cycle.as_ref().is_some_and(|c| !c.is_empty())
             && self.compiled().filters.contains(&Plugin::DynamicResources)
     }
@@ -76,40 +76,24 @@ impl<'a> Scheduler<'a> {
         self.dra_verdict(pod, node).status()
     }
 
-    /// Keeps the feasible nodes DynamicResources' Filter passes (it comes last in the default
-    /// order, and the others all passed). An allocator error on any of them fails the cycle,
-    /// as `findNodesThatPassFilters` does: the first in node order.
-    pub(super) fn dra_filter_feasible(&mut self, pod: &Pod) -> Result<(), String> {
-        if !self.dra_filters() {
-            return Ok(());
-        }
-        let mut feasible = std::mem::take(&mut self.feasible);
+    /// DynamicResources' Filter on one node that passed every other filter (it comes last in
+    /// the default order): a current cached verdict where there is one, Filter itself where
+    /// none is. `Err`: the allocator's error, which fails the cycle as
+    /// `findNodesThatPassFilters` does.
+    pub(super) fn dra_passes(&self, pod: &Pod, node: usize) -> Result<bool, String> {
         let state = self.dra_cycle.as_ref().expect("dra_filters");
-        // A current cached verdict where there is one; Filter itself where none is.
-        let mut error = None;
-        feasible.retain(|f| {
-            let node = f.node as usize;
-            let known = {
-                let cache = self.dra_cache.borrow();
-                let published = self.cluster.published(node);
-                dynamic_resources::known_verdict(&self.dra, &cache, state, node, published)
-            };
-            match known {
-                Some(pass) => pass,
-                None => match self.dra_verdict(pod, node) {
-                    dynamic_resources::Verdict::Pass => true,
-                    dynamic_resources::Verdict::Error(e) => {
-                        error.get_or_insert(e);
-                        false
-                    }
-                    _ => false,
-                },
-            }
-        });
-        self.feasible = feasible;
-        match error {
-            Some(e) => Err(e),
-            None => Ok(()),
+        let known = {
+            let cache = self.dra_cache.borrow();
+            let published = self.cluster.published(node);
+            dynamic_resources::known_verdict(&self.dra, &cache, state, node, published)
+        };
+        match known {
+            Some(pass) => Ok(pass),
+            None => match self.dra_verdict(pod, node) {
+                dynamic_resources::Verdict::Pass => Ok(true),
+                dynamic_resources::Verdict::Error(e) => Err(e),
+                _ => Ok(false),
+            },
         }
     }
 

@@ -1,20 +1,23 @@
 //! The scheduling loop: queue → PreEnqueue → PreFilter → Filter → Score → select → bind,
 //! one pod at a time, in arrival order (`pkg/scheduler/schedule_one.go`, `algorithm.go`).
 //!
-//! Speed comes from structure, not from skipping work: every node is evaluated for every pod,
-//! but the filters that read only the pod's spec and the node's labels and taints
-//! (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity) and the scores that read only
-//! those (NodeAffinity, TaintToleration) are computed once per distinct pod spec ("template")
-//! and node. Only resource fit and the resource scores are evaluated per pod, on integer
-//! vectors that are updated in place when a pod binds.
+//! The Filter pass samples the nodes as kube-scheduler does ([`crate::sched::sampling`]): it
+//! walks the node tree's order from where the previous cycle stopped and stops once it has
+//! found enough feasible nodes. Speed comes from structure: the filters that read only the
+//! pod's spec and the node's labels and taints (NodeUnschedulable, NodeName, TaintToleration,
+//! NodeAffinity) and the scores that read only those (NodeAffinity, TaintToleration) are
+//! computed once per distinct pod spec ("template") and node, with the nodes that pass them in
+//! the walk's order, so a cycle visits only those. Only resource fit and the resource scores
+//! are evaluated per pod, on integer vectors that are updated in place when a pod binds.
 //!
 //! Here: the scheduler's state and the cycle itself (PreEnqueue → PreFilter → Filter → Score
 //! → Reserve/Permit → bind, gangs included). Around it: [`compiled`] (a profile as the cycle
-//! reads it), [`template`] (per-spec static filters, the per-pod Filter pass), [`state`]
+//! reads it), [`template`] (per-spec static filters), [`walk`] (the Filter pass), [`state`]
 //! (bound pods and the PreFilter states that read them), [`score`] (Score and selectHost),
 //! [`diagnose`] (the pending message), [`preemption`] (PostFilter).
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -29,6 +32,7 @@ use crate::sched::cluster::{Cluster, PodRequest, ResourceTable};
 use crate::sched::diagnosis::{self, Diagnosis};
 use crate::sched::dra_manager::DraManager;
 use crate::sched::framework::{Code, MessageFormat, Status, names};
+use crate::sched::node_tree::NodeTree;
 use crate::sched::plugins::registry::{ExtensionPoint, Plugin};
 use crate::sched::plugins::{
     dynamic_resources, inter_pod_affinity, node_affinity, node_name,
@@ -36,6 +40,7 @@ use crate::sched::plugins::{
     pod_topology_spread, scheduling_gates, taint_toleration,
 };
 use crate::sched::profile::{self, Profile, Weights};
+use crate::sched::sampling::{self, NodeSampling};
 
 /// The cycle's maps hash with foldhash (fixed seed): their keys are strings, label maps and
 /// requests looked up once or more per pod, where SipHash was a few percent of a run. Nothing
@@ -50,6 +55,9 @@ mod preemption;
 mod score;
 mod state;
 mod template;
+mod walk;
+
+pub use walk::feasible_nodes;
 
 use diagnose::{intern, scheduled, unschedulable};
 
@@ -85,6 +93,8 @@ pub struct SchedulerConfig {
     pub dra: std::sync::Arc<crate::dra::Inventory>,
     /// The PodDisruptionBudgets preemption and the Eviction API honour.
     pub pdbs: Arc<Vec<crate::sched::pdb::Budget>>,
+    /// kube-scheduler's node sampling (`percentageOfNodesToScore`), or every node examined.
+    pub node_sampling: NodeSampling,
 }
 
 #[derive(
@@ -145,6 +155,14 @@ impl GangNote {
     }
 }
 
+/// How many nodes a cycle's Filter pass examined and how many of them were feasible
+/// (`ScheduleResult.EvaluatedNodes` and `FeasibleNodes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evaluated {
+    pub nodes: usize,
+    pub feasible: usize,
+}
+
 /// What happened to one pod.
 #[derive(Debug, Clone)]
 pub struct PodOutcome {
@@ -157,6 +175,8 @@ pub struct PodOutcome {
     pub victims: Vec<usize>,
     /// For a gang member: how far its gang got.
     pub gang: Option<GangNote>,
+    /// The cycle's Filter pass, when it ran.
+    pub evaluated: Option<Evaluated>,
 }
 
 impl SchedulerConfig {
@@ -245,6 +265,7 @@ fn scheduler_error(message: String) -> PodOutcome {
         diagnosis: None,
         victims: Vec::new(),
         gang: None,
+        evaluated: None,
     }
 }
 
@@ -268,13 +289,22 @@ struct Template {
     /// Nodes whose static verdict is `Unschedulable` (preemption might help them; upstream's
     /// static filters all answer `UnschedulableAndUnresolvable`, so normally none).
     resolvable_static: Vec<u32>,
-    /// Nodes that pass every static filter, with their raw NodeAffinity and TaintToleration scores.
+    /// Nodes that pass every static filter, with their raw NodeAffinity and TaintToleration
+    /// scores, in node order.
     candidates: Vec<Candidate>,
+    /// How many nodes the Filter pass walks (`len(nodes)` in `findNodesThatPassFilters`):
+    /// every node, or those NodeAffinity's PreFilter result names.
+    scan_len: u32,
+    /// The candidates' indices in the walk's order, when that is not node order (nodes listed
+    /// zone after zone); `None`: `candidates` are in the walk's order already.
+    scan: Option<Vec<u32>>,
 }
 
 #[derive(Clone, Copy)]
 struct Candidate {
     node: u32,
+    /// Its position among the nodes the Filter pass walks (see [`Template::scan_len`]).
+    pos: u32,
     affinity: i64,
     taint: i64,
     /// The node's usage version `resources` was computed at.
@@ -320,13 +350,16 @@ struct AlikePods {
 }
 
 /// Bound pods taken off their node in a preemption what-if: the touched groups' per-node
-/// counts without them.
+/// counts without them, and the terminating ones among them (node, pod id).
 #[derive(Debug, Default)]
-struct Removed(HashMap<(u32, u32), BTreeMap<usize, i64>>);
+struct Removed {
+    groups: HashMap<(u32, u32), BTreeMap<usize, i64>>,
+    terminating: Vec<(usize, usize)>,
+}
 
 impl Removed {
     fn nodes<'a>(&'a self, key: &(u32, u32), g: &'a AlikePods) -> &'a BTreeMap<usize, i64> {
-        self.0.get(key).unwrap_or(&g.nodes)
+        self.groups.get(key).unwrap_or(&g.nodes)
     }
 }
 
@@ -338,6 +371,14 @@ pub struct Scheduler<'a> {
     template_index: HashMap<String, usize>,
     pub(crate) bound: Vec<Vec<Bound>>,
     rng: ChaCha8Rng,
+    /// Draws preemption's random offset (`GetOffsetAndNumCandidates`): the run's seed, on a
+    /// stream of its own so that preemptions leave the tie-breaks' draws alone.
+    preemption_rng: ChaCha8Rng,
+    /// The scheduler cache's node tree, and each node's position in its list.
+    tree: NodeTree,
+    tree_position: Vec<u32>,
+    /// `nextStartNodeIndex`: where the next Filter pass starts in its node list.
+    next_start: usize,
     feasible: Vec<Feasible>,
     /// Binds so far, to order pods bound without a start time.
     binds: u64,
@@ -384,8 +425,11 @@ pub struct Scheduler<'a> {
     /// Binds, unbinds and node replacements so far: while it stands still, a cycle that
     /// failed fails again, alike, for a pod it cannot tell apart (see [`FailureKey`]).
     mutations: u64,
-    /// The last failed cycle of each kind of pod, with `mutations` when it ran.
-    failures: HashMap<FailureKey, (u64, PodOutcome)>,
+    /// The last failed cycle of each kind of pod.
+    failures: HashMap<FailureKey, Failure>,
+    /// The number of nodes the last preemption dry run drew its random offset among, if it
+    /// drew one.
+    preemption_draw: Option<usize>,
     /// DynamicResources: the claims as the run changed them and the devices in use.
     pub(crate) dra: DraManager,
     /// DynamicResources' Filter verdicts per claim shape and node.
@@ -411,6 +455,16 @@ struct FailureKey {
     priority: i32,
     never_preempt: bool,
     claims_shape: Option<usize>,
+}
+
+/// A failed cycle, kept for the next pod it would fail alike (see [`FailureKey`]).
+#[derive(Debug, Clone)]
+struct Failure {
+    /// `Scheduler::mutations` when it ran.
+    at: u64,
+    outcome: PodOutcome,
+    /// Its preemption dry run drew an offset among this many nodes.
+    preemption_draw: Option<usize>,
 }
 
 /// A pod spec's PodTopologySpread constraints compiled against the nodes: the
@@ -471,44 +525,6 @@ impl BoundPodFilters {
     }
 }
 
-/// The nodes that could take `pod` now (every filter passes), given the `existing` bound pods.
-pub fn feasible_nodes(
-    nodes: Vec<Node>,
-    existing: &[Pod],
-    pod: &Pod,
-    config: &SchedulerConfig,
-) -> Vec<String> {
-    let all: Vec<&Pod> = existing.iter().chain([pod]).collect();
-    let mut s = Scheduler::new(
-        Cluster::new(nodes, &all),
-        config,
-        std::slice::from_ref(pod),
-        existing,
-    );
-    for (i, p) in existing.iter().enumerate() {
-        if let Some(node) = p.node_name.as_deref().and_then(|n| s.cluster.index_of(n)) {
-            s.bind(node, existing_pod_id(i), p);
-        }
-    }
-    let t = s.template_for(pod);
-    if s.templates[t].pre_filter_reject.is_some() {
-        return Vec::new();
-    }
-    let request = s.pod_request(pod);
-    let (_, bound_filters) = s.pre_filter_bound(pod);
-    if let Ok(Some(_)) | Err(_) = s.dra_pre_filter(pod) {
-        return Vec::new();
-    }
-    s.find_feasible(t, &request, &bound_filters);
-    if s.dra_filter_feasible(pod).is_err() {
-        return Vec::new();
-    }
-    s.feasible
-        .iter()
-        .map(|f| s.cluster.nodes[f.node as usize].name.clone())
-        .collect()
-}
-
 impl<'a> Scheduler<'a> {
     pub fn new(
         cluster: Cluster,
@@ -528,8 +544,15 @@ impl<'a> Scheduler<'a> {
                     .and_then(|n| cluster.index_of(n))
                     .is_some()
         });
+        let tree = NodeTree::new(&cluster.nodes);
+        let mut preemption_rng = ChaCha8Rng::seed_from_u64(config.seed);
+        preemption_rng.set_stream(1);
         Scheduler {
             budgets,
+            tree_position: walk::tree_positions(&tree, &cluster.nodes),
+            tree,
+            preemption_rng,
+            next_start: 0,
             pods,
             existing,
             bound_with_anti_affinity: 0,
@@ -562,6 +585,7 @@ impl<'a> Scheduler<'a> {
             binds: 0,
             mutations: 0,
             failures: HashMap::default(),
+            preemption_draw: None,
             last_spread: None,
             last_template: None,
             dra,
@@ -617,6 +641,8 @@ impl<'a> Scheduler<'a> {
         self.mutations += 1;
         self.failures.clear();
         let all: Vec<&Pod> = self.existing.iter().chain(self.pods).collect();
+        self.tree.follow(&self.cluster.nodes, &nodes);
+        self.tree_position = walk::tree_positions(&self.tree, &nodes);
         let old = std::mem::replace(&mut self.cluster, Cluster::new(nodes, &all));
         let index: HashMap<&str, usize> = self
             .cluster
@@ -712,9 +738,17 @@ impl<'a> Scheduler<'a> {
                 diagnosis: None,
                 victims: Vec::new(),
                 gang: None,
+                evaluated: None,
             };
         };
         self.current = profile;
+        if pod.is_terminating() {
+            // `skipPodSchedule`: the event kube-scheduler records instead of a cycle.
+            return PodOutcome {
+                message: format!("skip schedule deleting pod: {}", pod.key()),
+                ..unschedulable(String::new(), Diagnosis::default())
+            };
+        }
         let (gate_plugin, gate) = self.pre_enqueue(id, pod);
         if !gate.is_success() {
             return PodOutcome {
@@ -732,6 +766,7 @@ impl<'a> Scheduler<'a> {
                 }),
                 victims: Vec::new(),
                 gang: None,
+                evaluated: None,
             };
         }
         if self.cluster.is_empty() {
@@ -773,39 +808,71 @@ impl<'a> Scheduler<'a> {
             Some(c) if !c.is_empty() => c.fresh_claims_shape().map(Some),
             _ => Some(None),
         };
-        let failure_key = (bound_filters.spread.is_none() && bound_filters.affinity.is_none())
-            .then_some(claims_shape)
-            .flatten()
-            .map(|claims_shape| FailureKey {
-                profile: self.current,
-                template: t,
-                request: request.clone(),
-                priority: pod.priority,
-                never_preempt: pod.never_preempt,
-                claims_shape,
-            });
+        let failure_key = (bound_filters.spread.is_none()
+            && bound_filters.affinity.is_none()
+            && pod.nominated_node_name.is_none())
+        .then_some(claims_shape)
+        .flatten()
+        .map(|claims_shape| FailureKey {
+            profile: self.current,
+            template: t,
+            request: request.clone(),
+            priority: pod.priority,
+            never_preempt: pod.never_preempt,
+            claims_shape,
+        });
         if let Some(key) = &failure_key
-            && let Some((at, outcome)) = self.failures.get(key)
-            && *at == self.mutations
+            && let Some(failure) = self.failures.get(key)
+            && failure.at == self.mutations
         {
-            return outcome.clone();
+            let failure = failure.clone();
+            self.replay(&failure);
+            return failure.outcome;
         }
-        self.find_feasible(t, &request, &bound_filters);
-        if let Err(e) = self.dra_filter_feasible(pod) {
-            // `RunFilterPlugins`' wrapping of a Filter error.
-            return scheduler_error(format!(
-                "running {:?} filter plugin: {e}",
-                dynamic_resources::NAME
-            ));
-        }
+        let evaluated = match self.filter_pass(pod, t, &request, &bound_filters) {
+            ControlFlow::Continue(evaluated) => evaluated,
+            ControlFlow::Break(outcome) => return outcome,
+        };
+        let mut outcome = self.decide(
+            pod,
+            t,
+            &request,
+            &bound_filters,
+            spread.as_deref(),
+            failure_key,
+        );
+        outcome.evaluated = Some(evaluated);
+        outcome
+    }
+
+    /// Diagnosis and PostFilter for a pod with no feasible node, else the chosen node.
+    fn decide(
+        &mut self,
+        pod: &Pod,
+        t: usize,
+        request: &PodRequest,
+        bound_filters: &BoundPodFilters,
+        spread: Option<&SpreadSpec>,
+        failure_key: Option<FailureKey>,
+    ) -> PodOutcome {
         match self.feasible.len() {
             0 => {
-                let d = self.diagnose(pod, t, &request, &bound_filters);
-                let outcome = self.fail(pod, &request, d);
+                let d = self.diagnose(pod, t, request, bound_filters);
+                self.preemption_draw = None;
+                let mut outcome = self.fail(pod, request, d);
                 if let Some(key) = failure_key
                     && outcome.phase == PodPhase::Unschedulable
                 {
-                    self.failures.insert(key, (self.mutations, outcome.clone()));
+                    outcome.evaluated = Some(Evaluated {
+                        nodes: self.templates[t].scan_len as usize,
+                        feasible: 0,
+                    });
+                    let failure = Failure {
+                        at: self.mutations,
+                        outcome: outcome.clone(),
+                        preemption_draw: self.preemption_draw,
+                    };
+                    self.failures.insert(key, failure);
                 }
                 outcome
             }
@@ -826,9 +893,10 @@ impl<'a> Scheduler<'a> {
                         diagnosis: None,
                         victims: Vec::new(),
                         gang: None,
+                        evaluated: None,
                     }
                 }
-                _ => scheduled(self.select_host(pod, spread.as_deref())),
+                _ => scheduled(self.select_host(pod, spread)),
             },
         }
     }

@@ -1,9 +1,15 @@
 //! DefaultPreemption (PostFilter): when a pod fits nowhere, find nodes where evicting
 //! lower-priority pods would make room, and either preempt or explain why not.
 //! Sources: `pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go`
-//! (`SelectVictimsOnNode`, `PodEligibleToPreemptOthers`) and
+//! (`PodEligibleToPreemptOthers`, `GetOffsetAndNumCandidates`, `SelectVictimsOnNode`) and
 //! `pkg/scheduler/framework/preemption/preemption.go` (`Preempt`, `findCandidates`,
-//! `pickOneNodeForPreemption`), with PodDisruptionBudgets as `crate::sched::pdb` reads them.
+//! `DryRunPreemption`, `pickOneNodeForPreemption`), with PodDisruptionBudgets as
+//! `crate::sched::pdb` reads them (`filterPodsWithPDBViolation`).
+
+use std::cmp::Reverse;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use rand::RngExt;
 
 use super::{Bound, Scheduler};
 use crate::model::Pod;
@@ -11,6 +17,7 @@ use crate::sched::cluster::PodRequest;
 use crate::sched::diagnosis::{self, Diagnosis};
 use crate::sched::framework::{Code, Status, names};
 use crate::sched::plugins::node_resources_fit;
+use crate::sched::sampling;
 
 pub enum Result {
     /// Evict `(node, pod)` victims and bind the pod to `node`.
@@ -22,27 +29,76 @@ pub enum Result {
     Message(String),
 }
 
+/// `PodEligibleToPreemptOthers`' reason when a victim of an earlier preemption is still
+/// terminating on the pod's nominated node.
+pub const NOT_ELIGIBLE_TERMINATING_ON_NOMINATED_NODE: &str =
+    "not eligible due to a terminating pod on the nominated node.";
+
+/// A node where preemption would make room (`candidate`): its victims, most important
+/// first, and how many of them a PodDisruptionBudget protects (`Victims.NumPDBViolations`).
+#[derive(Debug, Clone)]
 struct Candidate {
     node: usize,
-    /// Victims with their priorities, highest priority first.
-    victims: Vec<(usize, i32)>,
+    victims: Vec<Victim>,
     /// How many victims violate a PodDisruptionBudget (`numViolatingVictim`).
     pdb_violations: usize,
 }
 
+#[derive(Debug, Clone)]
+struct Victim {
+    pod: usize,
+    priority: i32,
+    /// When it started (see [`Bound::started`]); earlier sorts first.
+    started: StartKey,
+}
+
+/// `GetPodStartTime` as an order: a pod without `status.startTime` counts as starting now,
+/// after every given time, in bind order.
+type StartKey = (bool, Option<Time>, u64);
+
+fn start_key(b: &Bound) -> StartKey {
+    (b.started.0.is_none(), b.started.0.clone(), b.started.1)
+}
+
+/// `DryRunPreemption`'s result: candidates that violate no PodDisruptionBudget, and those
+/// that do (`nonViolatingCandidates`, `violatingCandidates`), each in the order found.
+#[derive(Debug, Default)]
+struct Candidates {
+    non_violating: Vec<Candidate>,
+    violating: Vec<Candidate>,
+}
+
+impl Candidates {
+    fn add(&mut self, c: Candidate) {
+        match c.pdb_violations {
+            0 => self.non_violating.push(c),
+            _ => self.violating.push(c),
+        }
+    }
+
+    /// The dry run stops once it has a candidate that violates no budget and `wanted` in all.
+    fn enough(&self, wanted: usize) -> bool {
+        !self.non_violating.is_empty() && self.non_violating.len() + self.violating.len() >= wanted
+    }
+
+    /// The non-violating candidates, then the violating ones.
+    fn into_list(self) -> Vec<Candidate> {
+        let mut all = self.non_violating;
+        all.extend(self.violating);
+        all
+    }
+}
+
 /// `might_help`: the nodes whose status is `Unschedulable`, in node order
-/// (`nodesWherePreemptionMightHelp`).
+/// (`NodesForStatusCode`; upstream's order is a map's, so any order is one it could take).
 pub(crate) fn post_filter(
     s: &mut Scheduler<'_>,
     pod: &Pod,
     request: &PodRequest,
     might_help: &[u32],
 ) -> Result {
-    if pod.never_preempt {
-        return Result::Message(format!(
-            "preemption: {}",
-            diagnosis::NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER
-        ));
+    if let Some(reason) = not_eligible(s, pod, might_help) {
+        return Result::Message(format!("preemption: {reason}"));
     }
     // Nodes never tried keep the "absent" status of the new FitError; only counts are needed
     // for its message.
@@ -55,43 +111,84 @@ pub(crate) fn post_filter(
         ),
         false,
     );
-    let mut candidates = Vec::new();
-    let mut no_victims: Option<u16> = None;
-    for &node in might_help {
-        let node = node as usize;
-        match select_victims_on_node(s, node, pod, request) {
-            NodeVerdict::Victims(victims, pdb_violations) => candidates.push(Candidate {
-                node,
-                victims,
-                pdb_violations,
-            }),
-            NodeVerdict::NoVictims => {
-                let i = *no_victims.get_or_insert_with(|| {
-                    fit_error.intern(Status::new(
-                        Code::UnschedulableAndUnresolvable,
-                        names::DEFAULT_PREEMPTION,
-                        diagnosis::NO_PREEMPTION_VICTIMS,
-                    ))
-                });
-                fit_error.assign(node, Some(0), i);
-            }
-            NodeVerdict::StillFails(status) => {
-                let i = fit_error.intern(status);
-                fit_error.assign(node, Some(0), i);
+    let mut candidates = Candidates::default();
+    let mut errors: Vec<String> = Vec::new();
+    if !might_help.is_empty() {
+        // `GetOffsetAndNumCandidates`: a random first node, and how many candidates to find.
+        let n = might_help.len();
+        let offset = s.preemption_rng.random_range(0..n);
+        s.preemption_draw = Some(n);
+        let wanted = sampling::num_candidates(s.profile().preemption, n);
+        let mut no_victims: Option<u16> = None;
+        for i in 0..n {
+            let node = might_help[(offset + i) % n] as usize;
+            match select_victims_on_node(s, node, pod, request) {
+                NodeVerdict::Victims(victims, _) if victims.is_empty() => {
+                    let name = &s.cluster.nodes[node].name;
+                    errors.push(format!("expected at least one victim pod on node {name:?}"));
+                }
+                NodeVerdict::Victims(victims, pdb_violations) => {
+                    candidates.add(Candidate {
+                        node,
+                        victims,
+                        pdb_violations,
+                    });
+                    if candidates.enough(wanted) {
+                        break;
+                    }
+                }
+                NodeVerdict::NoVictims => {
+                    let i = *no_victims.get_or_insert_with(|| {
+                        fit_error.intern(Status::new(
+                            Code::UnschedulableAndUnresolvable,
+                            names::DEFAULT_PREEMPTION,
+                            diagnosis::NO_PREEMPTION_VICTIMS,
+                        ))
+                    });
+                    fit_error.assign(node, Some(0), i);
+                }
+                NodeVerdict::StillFails(status) => {
+                    let i = fit_error.intern(status);
+                    fit_error.assign(node, Some(0), i);
+                }
             }
         }
     }
-    if let Some(best) = pick_one_node(candidates) {
-        let victims = best.victims.iter().map(|(v, _)| (best.node, *v)).collect();
+    if let Some(best) = pick_one_node(candidates.into_list()) {
+        let victims = best.victims.iter().map(|v| (best.node, v.pod)).collect();
         return Result::Preempt {
             node: best.node,
             victims,
         };
     }
+    // `Preempt`: with no candidate, the dry run's errors are the status (an aggregate's
+    // message: brackets around several).
+    if !errors.is_empty() {
+        let message = match errors.len() {
+            1 => errors.remove(0),
+            _ => format!("[{}]", errors.join(", ")),
+        };
+        return Result::Message(format!("preemption: {message}"));
+    }
     Result::Message(format!(
         "preemption: {}",
         diagnosis::fit_error_message(s.cluster.len(), &fit_error)
     ))
+}
+
+/// `PodEligibleToPreemptOthers`: `preemptionPolicy: Never`, or a victim of an earlier
+/// preemption (terminating, `DisruptionTarget` by the scheduler) still on the pod's nominated
+/// node — unless the filters found that node `UnschedulableAndUnresolvable`, which is every
+/// node but those preemption might help.
+fn not_eligible(s: &Scheduler<'_>, pod: &Pod, might_help: &[u32]) -> Option<&'static str> {
+    if pod.never_preempt {
+        return Some(diagnosis::NOT_ELIGIBLE_PREEMPTION_POLICY_NEVER);
+    }
+    let node = (pod.nominated_node_name.as_deref()).and_then(|n| s.cluster.index_of(n))?;
+    let resolvable = might_help.binary_search(&(node as u32)).is_ok();
+    let terminating_victim = (s.bound[node].iter())
+        .any(|b| b.priority < pod.priority && s.bound_pod(b.pod).terminating_by_preemption());
+    (resolvable && terminating_victim).then_some(NOT_ELIGIBLE_TERMINATING_ON_NOMINATED_NODE)
 }
 
 /// What evicting lower-priority pods would do on one node.
@@ -100,8 +197,8 @@ enum NodeVerdict {
     NoVictims,
     /// Even without every lower-priority pod the pod does not fit: the filter's status.
     StillFails(Status),
-    /// The pods to evict, with their priorities, and how many violate a budget.
-    Victims(Vec<(usize, i32)>, usize),
+    /// The pods to evict, most important first, and how many of them violate a budget.
+    Victims(Vec<Victim>, usize),
 }
 
 /// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then passes the filters
@@ -145,14 +242,13 @@ fn select_victims_on_node(
     // MoreImportantPod: higher priority first; among equals, the one that started first. A pod
     // without a start time was bound during the simulation, after every pod that has one.
     potential.sort_by(|a, b| {
-        let started = |x: &Bound| (x.started.0.is_none(), x.started.0.clone(), x.started.1);
         b.priority
             .cmp(&a.priority)
-            .then_with(|| started(a).cmp(&started(b)))
+            .then_with(|| start_key(a).cmp(&start_key(b)))
     });
     let (order, violating) = pdb_order(s, &potential);
     // Removed while trying: the victims so far and the pods not tried yet.
-    let mut victims: Vec<(usize, i32)> = Vec::new();
+    let mut victims: Vec<Victim> = Vec::new();
     let (mut ranks, mut pdb_violations) = (Vec::new(), 0);
     for (k, &i) in order.iter().enumerate() {
         let b = &potential[i];
@@ -160,14 +256,18 @@ fn select_victims_on_node(
         let fits = node_resources_fit::fits(request, trial.view()) && {
             let removed: Vec<usize> = victims
                 .iter()
-                .map(|(v, _)| *v)
+                .map(|v| v.pod)
                 .chain(order[k + 1..].iter().map(|&j| potential[j].pod))
                 .collect();
             s.bound_filters_without(pod, node, &removed).is_success()
         };
         if !fits {
             trial.remove(&b.request);
-            victims.push((b.pod, b.priority));
+            victims.push(Victim {
+                pod: b.pod,
+                priority: b.priority,
+                started: start_key(b),
+            });
             ranks.push(i);
             pdb_violations += usize::from(violating[i]);
         }
@@ -191,18 +291,31 @@ fn pdb_order(s: &Scheduler<'_>, potential: &[Bound]) -> (Vec<usize>, Vec<bool>) 
     (order, violating)
 }
 
-/// `pickOneNodeForPreemption`: fewest PodDisruptionBudget violations, then lowest
-/// highest-victim priority, then lowest sum of priorities, then fewest victims, then the first
-/// node.
+/// `pickOneNodeForPreemption`: the fewest PodDisruptionBudget violations, then the lowest
+/// highest victim priority, the lowest sum of priorities (each offset by MaxInt32+1 to stay
+/// positive), the fewest victims, the latest start among the highest-priority victims
+/// (`GetEarliestPodStartTime`), then the first candidate.
 fn pick_one_node(candidates: Vec<Candidate>) -> Option<Candidate> {
     candidates.into_iter().min_by_key(|c| {
-        let highest = c.victims.iter().map(|(_, p)| *p).max().unwrap_or(i32::MIN);
-        // Upstream offsets each priority by MaxInt32+1 so that the sum stays positive.
-        let sum: i64 = c
+        let highest = c
             .victims
             .iter()
-            .map(|(_, p)| i64::from(*p) + i64::from(i32::MAX) + 1)
+            .map(|v| v.priority)
+            .max()
+            .unwrap_or(i32::MIN);
+        let sum: i64 = (c.victims.iter())
+            .map(|v| i64::from(v.priority) + i64::from(i32::MAX) + 1)
             .sum();
-        (c.pdb_violations, highest, sum, c.victims.len(), c.node)
+        let earliest_of_highest = (c.victims.iter())
+            .filter(|v| v.priority == highest)
+            .map(|v| v.started.clone())
+            .min();
+        (
+            c.pdb_violations,
+            highest,
+            sum,
+            c.victims.len(),
+            Reverse(earliest_of_highest),
+        )
     })
 }

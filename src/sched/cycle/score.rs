@@ -1,5 +1,5 @@
 //! Score and select: the profile's weighted scores over the feasible nodes and upstream's
-//! reservoir-sampled tie-break (`prioritizeNodes`, `selectHost` in schedule_one.go).
+//! uniform tie-break (`prioritizeNodes`, and `selectHost`'s reservoir sampling in 1.27–1.34).
 
 use super::*;
 
@@ -72,12 +72,17 @@ impl<'a> Scheduler<'a> {
                 ties.push(f.node);
             }
         }
-        let pick = if ties.len() == 1 {
-            0
-        } else {
-            self.rng.random_range(0..ties.len())
-        };
-        ties[pick] as usize
+        if ties.len() == 1 {
+            return ties[0] as usize;
+        }
+        // The feasible nodes come in the Filter pass's order, which moves from pod to pod (and
+        // upstream's, from parallel workers, varies): the seeded pick counts the ties in node
+        // order instead, so that it does not depend on where the pass started.
+        let pick = self.rng.random_range(0..ties.len());
+        match ties.is_sorted() {
+            true => ties[pick] as usize,
+            false => *ties.select_nth_unstable(pick).1 as usize,
+        }
     }
 }
 

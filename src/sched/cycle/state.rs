@@ -9,7 +9,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 impl<'a> Scheduler<'a> {
     pub(crate) fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
         self.mutations += 1;
-        let labels_signature = self.signatures.of_labels(&pod.namespace, &pod.labels);
+        // Terminating pods make groups of their own: PodTopologySpread does not count them.
+        let labels_signature =
+            (self.signatures).of_labels(&pod.namespace, &pod.labels, pod.is_terminating());
         let terms_signature = self.signatures.of_terms(pod);
         let key = (labels_signature, terms_signature);
         if !self.groups.contains_key(&key) {
@@ -134,8 +136,11 @@ impl<'a> Scheduler<'a> {
     pub(super) fn removed(&self, node: usize, ids: &[usize]) -> Removed {
         let mut removed = Removed::default();
         for b in self.bound[node].iter().filter(|b| ids.contains(&b.pod)) {
+            if self.bound_pod(b.pod).is_terminating() {
+                removed.terminating.push((node, b.pod));
+            }
             let nodes = removed
-                .0
+                .groups
                 .entry(b.group)
                 .or_insert_with(|| self.groups[&b.group].nodes.clone());
             if let Some(n) = nodes.get_mut(&node) {
@@ -268,13 +273,19 @@ impl<'a> Scheduler<'a> {
                 .as_ref()
                 .filter(|sp| spread_at.is_some() && !sp.filter.is_empty())
                 .map(|sp| {
-                    let tally = match removed.0.is_empty() {
+                    let tally = match removed.groups.is_empty() {
                         true => None,
-                        false => Some(pod_topology_spread::Tally::of(
-                            &sp.filter,
-                            self.cluster.len(),
-                            self.spread_groups(&pod.namespace, sp.label.as_ref(), removed),
-                        )),
+                        false => {
+                            let mut tally = pod_topology_spread::Tally::of(
+                                &sp.filter,
+                                self.cluster.len(),
+                                self.spread_groups(&pod.namespace, sp.label.as_ref(), removed),
+                            );
+                            for &(node, id) in &removed.terminating {
+                                tally.remove_terminating(&sp.filter, self.bound_pod(id), node);
+                            }
+                            Some(tally)
+                        }
                     };
                     let tally = tally.as_ref().unwrap_or(&self.tallies[sp.index].0);
                     pod_topology_spread::pre_filter(&sp.filter, tally)
@@ -391,19 +402,26 @@ impl PartialEq<SpreadInputs<'_>> for OwnedSpreadInputs {
 #[derive(Debug, Default)]
 pub(super) struct Signatures {
     count: u32,
-    labels: HashMap<BTreeMap<String, String>, HashMap<String, u32>>,
+    /// Labels → (namespace, terminating) → number.
+    labels: HashMap<BTreeMap<String, String>, HashMap<(String, bool), u32>>,
     /// Namespace → the terms' `Debug` text (`None` without terms) → number.
     terms: HashMap<String, HashMap<String, u32>>,
 }
 
 impl Signatures {
-    fn of_labels(&mut self, namespace: &str, labels: &BTreeMap<String, String>) -> u32 {
-        if let Some(&n) = self.labels.get(labels).and_then(|m| m.get(namespace)) {
+    fn of_labels(
+        &mut self,
+        namespace: &str,
+        labels: &BTreeMap<String, String>,
+        terminating: bool,
+    ) -> u32 {
+        let key = (namespace.to_string(), terminating);
+        if let Some(&n) = self.labels.get(labels).and_then(|m| m.get(&key)) {
             return n;
         }
         let n = self.count;
         self.count += 1;
-        (self.labels.entry(labels.clone()).or_default()).insert(namespace.to_string(), n);
+        (self.labels.entry(labels.clone()).or_default()).insert(key, n);
         n
     }
 

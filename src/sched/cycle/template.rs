@@ -1,5 +1,5 @@
 //! Templates: the Filter results and static scores of one distinct pod spec on every node,
-//! computed once, and the per-pod Filter pass over them (`findNodesThatPassFilters`).
+//! computed once (the per-pod Filter pass over them is in [`super::walk`]).
 
 use super::*;
 
@@ -91,6 +91,8 @@ impl<'a> Scheduler<'a> {
             static_counts: Vec::new(),
             resolvable_static: Vec::new(),
             candidates: Vec::new(),
+            scan_len: 0,
+            scan: None,
         };
         let pre_filter = match profile
             .framework
@@ -151,6 +153,7 @@ impl<'a> Scheduler<'a> {
             if status.is_success() {
                 template.candidates.push(Candidate {
                     node: i as u32,
+                    pos: self.tree_position[i],
                     affinity: node_affinity::score(pod, node, added),
                     taint: taint_toleration::score(pod, node, &config.feature_gates),
                     seen_version: u32::MAX,
@@ -165,6 +168,23 @@ impl<'a> Scheduler<'a> {
         if first_absent.is_some() {
             intern_absent(&mut template, &mut status_index);
         }
+        // The Filter pass walks those nodes in the node tree's order (upstream walks a
+        // PreFilter result's names in Go map order, which varies): each candidate's position
+        // in that walk.
+        template.scan_len = nodes.len() as u32;
+        if narrowed.is_some() {
+            let mut ranks: Vec<u32> = nodes.iter().map(|&i| self.tree_position[i]).collect();
+            ranks.sort_unstable();
+            for c in &mut template.candidates {
+                c.pos = ranks.partition_point(|&r| r < c.pos) as u32;
+            }
+        }
+        let in_order = template.candidates.is_sorted_by_key(|c| c.pos);
+        template.scan = (!in_order).then(|| {
+            let mut order: Vec<u32> = (0..template.candidates.len() as u32).collect();
+            order.sort_unstable_by_key(|&i| template.candidates[i as usize].pos);
+            order
+        });
         template.static_counts = vec![0; template.statuses.len()];
         if template.absent != PASS {
             template.static_counts[template.absent as usize] = n - nodes.len();
@@ -210,71 +230,6 @@ impl<'a> Scheduler<'a> {
             }
         }
         Status::success()
-    }
-
-    /// Filters the template's candidates by resources and scores the survivors' resources.
-    ///
-    /// A template's pods share one request, so a node's fit and resource score are cached on
-    /// the candidate and recomputed only when the node's usage changed since.
-    pub(super) fn find_feasible(
-        &mut self,
-        t: usize,
-        request: &PodRequest,
-        bound_filters: &BoundPodFilters,
-    ) {
-        let Scheduler {
-            templates,
-            cluster,
-            feasible,
-            profiles,
-            current,
-            ..
-        } = self;
-        feasible.clear();
-        let compiled = &profiles[*current];
-        let (filter_fit, weights) = (compiled.fit_filter, compiled.weights);
-        let balanced = weights.balanced_allocation != 0
-            && match &compiled.balanced {
-                Some(b) => !b.skips(request),
-                None => !node_resources_balanced_allocation::skips(request),
-            };
-        for c in templates[t].candidates.iter_mut() {
-            let node = c.node as usize;
-            let version = cluster.version(node);
-            if c.seen_version != version {
-                c.seen_version = version;
-                let res = cluster.resources(node);
-                c.resources = if !filter_fit || node_resources_fit::fits(request, res) {
-                    let mut score = 0;
-                    if weights.node_resources_fit != 0 {
-                        score += weights.node_resources_fit
-                            * match &compiled.fit {
-                                Some(f) => f.score(request, res),
-                                None => node_resources_fit::score_least_allocated(request, res),
-                            };
-                    }
-                    if balanced {
-                        score += weights.balanced_allocation
-                            * match &compiled.balanced {
-                                Some(b) => b.score(request, res),
-                                None => node_resources_balanced_allocation::score(request, res),
-                            };
-                    }
-                    score
-                } else {
-                    NOT_FEASIBLE
-                };
-            }
-            let feasible_here = c.resources != NOT_FEASIBLE && bound_filters.pass(node);
-            if feasible_here {
-                feasible.push(Feasible {
-                    node: c.node,
-                    affinity: c.affinity,
-                    taint: c.taint,
-                    resources: c.resources,
-                });
-            }
-        }
     }
 }
 

@@ -3,6 +3,11 @@
 //! Sources: `pkg/scheduler/framework/plugins/interpodaffinity/filtering.go`, `scoring.go`;
 //! `pkg/scheduler/framework/types.go` (`newAffinityTerm`, namespaces);
 //! `kubernetes/apimachinery:pkg/apis/meta/v1/helpers.go` (`LabelSelectorAsSelector`).
+//!
+//! Terminating pods (`metadata.deletionTimestamp` set) count like any other bound pod: upstream
+//! reads every pod of a node (`nodeInfo.Pods`, `PodsWithAffinity`,
+//! `PodsWithRequiredAntiAffinity` in filtering.go and scoring.go) whatever its deletion
+//! timestamp, unlike PodTopologySpread (`tests/data/terminating/plugins.yaml`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;

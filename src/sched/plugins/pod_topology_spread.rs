@@ -65,7 +65,14 @@ impl Constraint {
     }
 
     /// `countPodsMatchSelector`: same namespace, selector matches (no pod here is terminating).
+    /// Counts `pod`: a pod of the namespace its selector matches, unless it is terminating
+    /// (`countPodsMatchSelector` bypasses terminating pods, kubernetes#87621).
     fn selects(&self, pod: &Pod) -> bool {
+        !pod.is_terminating() && self.matches(pod)
+    }
+
+    /// The namespace and the selector match `pod`, whether or not it is terminating.
+    fn matches(&self, pod: &Pod) -> bool {
         pod.namespace == self.namespace
             && self
                 .selector
@@ -537,8 +544,25 @@ impl Tally {
 
     /// Counts `n` pods like `pod` bound on `node` (negative: unbound).
     pub fn add(&mut self, spread: &Spread, pod: &Pod, node: usize, n: i64) {
+        self.add_matching(spread, pod, node, n, Constraint::selects);
+    }
+
+    /// Preemption's `RemovePod` of a terminating pod from `node`: `updateWithPod` subtracts it
+    /// although the counts never held it (it checks the selector, not the deletion).
+    pub fn remove_terminating(&mut self, spread: &Spread, pod: &Pod, node: usize) {
+        self.add_matching(spread, pod, node, -1, Constraint::matches);
+    }
+
+    fn add_matching(
+        &mut self,
+        spread: &Spread,
+        pod: &Pod,
+        node: usize,
+        n: i64,
+        counts: fn(&Constraint, &Pod) -> bool,
+    ) {
         for (i, c) in spread.constraints.iter().enumerate() {
-            if !c.selects(pod) {
+            if !counts(c, pod) {
                 continue;
             }
             if let (Some(d), true) = (c.domain(node), c.counted[node]) {

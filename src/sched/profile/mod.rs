@@ -343,6 +343,7 @@ fn resolve_profile(
         percentage_of_nodes_to_score: rp.percentage_of_nodes_to_score.or(global_percentage),
         spread_default_constraints: args.spread_default_constraints,
         permit_waiting_seconds: args.permit_waiting_seconds,
+        preemption: args.preemption,
     };
     Ok((profile, merged.point(ExtensionPoint::QueueSort).clone()))
 }

@@ -22,7 +22,8 @@ pub struct Profile {
     /// `InterPodAffinityArgs.ignorePreferredTermsOfExistingPods`.
     pub ignore_preferred_terms_of_existing_pods: bool,
     /// The profile's `percentageOfNodesToScore`, else the global one; `None` when neither is
-    /// set (upstream default 0 = adaptive). Parsed and validated only.
+    /// set (upstream default 0 = adaptive): how many feasible nodes a cycle looks for
+    /// (`numFeasibleNodesToFind`).
     pub percentage_of_nodes_to_score: Option<i32>,
     /// `PodTopologySpreadArgs`: `None` = `defaultingType: System` (the built-in default
     /// constraints); `Some(list)` = `defaultingType: List` with these constraints (may be empty).
@@ -30,6 +31,24 @@ pub struct Profile {
     /// `CoschedulingArgs.permitWaitingTimeSeconds`: how long members wait at Permit when their
     /// PodGroup sets no `scheduleTimeoutSeconds` (default 60).
     pub permit_waiting_seconds: Option<u32>,
+    /// `DefaultPreemptionArgs`: how many candidate nodes preemption's dry run looks for.
+    pub preemption: PreemptionArgs,
+}
+
+/// `DefaultPreemptionArgs`, defaulted (`SetDefaults_DefaultPreemptionArgs`: 10 %, 100).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PreemptionArgs {
+    pub min_candidate_nodes_percentage: i32,
+    pub min_candidate_nodes_absolute: i32,
+}
+
+impl Default for PreemptionArgs {
+    fn default() -> Self {
+        PreemptionArgs {
+            min_candidate_nodes_percentage: 10,
+            min_candidate_nodes_absolute: 100,
+        }
+    }
 }
 
 /// The plugins a profile runs at each extension point, in order, and the score weights: what
@@ -186,6 +205,7 @@ impl Default for Profile {
             percentage_of_nodes_to_score: None,
             spread_default_constraints: None,
             permit_waiting_seconds: None,
+            preemption: PreemptionArgs::default(),
         }
     }
 }

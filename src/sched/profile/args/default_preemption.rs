@@ -25,9 +25,11 @@ pub(super) fn validate_preemption_args(
     file: &Path,
     path: &str,
     raw: &RawDefaultPreemptionArgs,
-) -> Result<(), InputError> {
-    let pct = raw.min_candidate_nodes_percentage.unwrap_or(10);
-    let abs = raw.min_candidate_nodes_absolute.unwrap_or(100);
+) -> Result<PreemptionArgs, InputError> {
+    let defaults = PreemptionArgs::default();
+    let pct =
+        (raw.min_candidate_nodes_percentage).unwrap_or(defaults.min_candidate_nodes_percentage);
+    let abs = (raw.min_candidate_nodes_absolute).unwrap_or(defaults.min_candidate_nodes_absolute);
     let pct_path = format!("{path}.minCandidateNodesPercentage");
     let abs_path = format!("{path}.minCandidateNodesAbsolute");
     if !(0..=100).contains(&pct) {
@@ -46,7 +48,10 @@ pub(super) fn validate_preemption_args(
             ),
         ));
     }
-    Ok(())
+    Ok(PreemptionArgs {
+        min_candidate_nodes_percentage: pct,
+        min_candidate_nodes_absolute: abs,
+    })
 }
 
 pub(super) fn apply(
@@ -54,7 +59,7 @@ pub(super) fn apply(
     file: &Path,
     path: &str,
     value: &Value,
-    _args: &mut Args,
+    args: &mut Args,
 ) -> Result<(), InputError> {
     let raw: RawDefaultPreemptionArgs = doc.decode(file, path, value)?;
     check_type_meta(
@@ -65,5 +70,6 @@ pub(super) fn apply(
         &raw.api_version,
         &raw.kind,
     )?;
-    validate_preemption_args(doc, file, path, &raw)
+    args.preemption = validate_preemption_args(doc, file, path, &raw)?;
+    Ok(())
 }

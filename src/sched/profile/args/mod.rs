@@ -32,6 +32,7 @@ pub(super) struct Args {
     pub(super) ignore_preferred_terms_of_existing_pods: bool,
     pub(super) spread_default_constraints: Option<Vec<TopologySpreadConstraint>>,
     pub(super) permit_waiting_seconds: Option<u32>,
+    pub(super) preemption: PreemptionArgs,
 }
 
 /// How a plugin's args are decoded, validated and defaulted into [`Args`].
@@ -70,6 +71,7 @@ pub(super) fn plugin_args(
         ignore_preferred_terms_of_existing_pods: false,
         spread_default_constraints: None,
         permit_waiting_seconds: None,
+        preemption: PreemptionArgs::default(),
     };
     let mut seen: HashSet<&str> = HashSet::new();
     for (j, pc) in rp.plugin_config.iter().flatten().enumerate() {
