@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use super::origin::Origin;
 use super::scenario::TimelineStep;
-use super::workloads::{Baseline, LoadedWorkload, ResolveContext};
+use super::loaded::{Baseline, LoadedWorkload, ResolveContext};
 use super::{Errors, Loader};
 use crate::kueue::admission::{self, Admission, Objects, Victim};
 use crate::kueue::api;

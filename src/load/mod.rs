@@ -13,6 +13,7 @@ mod dra;
 pub mod expect;
 mod files;
 pub mod kueue;
+mod loaded;
 mod nodes;
 mod objects;
 mod origin;
@@ -46,7 +47,8 @@ use crate::sched::profile::Profile;
 use crate::yaml::{self, Document, join_path};
 use origin::{Origin, suggestion};
 use scenario::ScenarioDoc;
-use workloads::{ResolveContext, Source, WorkloadItem, WorkloadSet};
+use loaded::ResolveContext;
+use workloads::{Source, WorkloadItem, WorkloadSet};
 
 /// The scheduler name of the default profile.
 const DEFAULT_SCHEDULER: &str = "default-scheduler";
