@@ -123,7 +123,10 @@ fn sibling_imports(text: &str, folder: &str, depth: usize, siblings: &[String]) 
     let prefix = format!(r"(?:crate::{folder}|\b{parent})::");
     let single = Regex::new(&format!(r"{prefix}(\w+)")).unwrap();
     let group = Regex::new(&format!(r"{prefix}\{{([^{{}}]*)\}}")).unwrap();
-    let mut out: Vec<String> = single.captures_iter(text).map(|c| c[1].to_string()).collect();
+    let mut out: Vec<String> = single
+        .captures_iter(text)
+        .map(|c| c[1].to_string())
+        .collect();
     for c in group.captures_iter(text) {
         out.extend(c[1].split(',').map(|item| {
             let item = item.trim();
@@ -162,7 +165,12 @@ fn modules_of_a_folder_import_each_other_without_circles() {
         rust_files(&folder, &mut files);
         for file in &files {
             let rel = file.strip_prefix(&folder).unwrap();
-            let from = rel.components().next().unwrap().as_os_str().to_string_lossy();
+            let from = rel
+                .components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_string_lossy();
             let from = from.trim_end_matches(".rs").to_string();
             if from == "mod" {
                 continue;

@@ -120,8 +120,14 @@ impl Loader<'_> {
         pods
     }
 
-    /// ClusterTrainingRuntimes and TrainingRuntimes, each name once.
-    pub(super) fn runtimes(&mut self, origins: Vec<Origin>, errors: &mut Errors) -> Runtimes {
+    /// ClusterTrainingRuntimes and TrainingRuntimes, each name once, as Trainer's CRDs and
+    /// webhooks accept them (`resolve::trainer_admission`).
+    pub(super) fn runtimes(
+        &mut self,
+        origins: Vec<Origin>,
+        errors: &mut Errors,
+        warnings: &mut Vec<String>,
+    ) -> Runtimes {
         let mut runtimes = Runtimes::default();
         for origin in origins {
             let kind = match origin.kind() {
@@ -138,6 +144,17 @@ impl Loader<'_> {
                     continue;
                 }
             };
+            let refused = crate::resolve::trainer_admission::runtime(origin.value());
+            if let Err(mut e) = origin.check_all(match refused.is_empty() {
+                true => Ok(()),
+                false => Err(refused),
+            }) {
+                errors.append(&mut e);
+                continue;
+            }
+            if let Some(w) = crate::resolve::trainer_admission::runtime_warning(origin.value()) {
+                warnings.push(format!("{w} ({})", origin.describe()));
+            }
             match origin.decode::<TrainingRuntime>() {
                 Ok(mut r) => {
                     r.kind = kind;

@@ -50,6 +50,9 @@ pub(super) struct LoadedWorkload {
     pub warnings: Vec<String>,
     /// A suspended `batch/v1` Job: its pods exist only once something (Kueue) resumes it.
     pub suspended: bool,
+    /// A TrainJob whose JobSet JobSet's webhook refuses: its pods stand for its pod sets
+    /// (Kueue still counts them) but are never created.
+    pub never_created: bool,
     /// A TrainJob waiting for Kueue: its pods, not made yet (`pods` is empty).
     pub unmade: Option<crate::resolve::alike::Unmade>,
     /// A TrainJob waiting for Kueue, as decoded (to resolve again once admitted).
@@ -66,6 +69,7 @@ impl LoadedWorkload {
             baseline: None,
             warnings: Vec::new(),
             suspended: false,
+            never_created: false,
             unmade: None,
             train_job: None,
         }
@@ -96,4 +100,3 @@ impl LoadedWorkload {
         }
     }
 }
-

@@ -9,8 +9,8 @@ use std::rc::Rc;
 use k8s_openapi::api::core::v1 as k8s;
 use serde_json::Value;
 
-use super::origin::Origin;
 use super::loaded::{Baseline, LoadedWorkload, ResolveContext};
+use super::origin::Origin;
 use super::{Errors, Loader, Workloads, kueue, pod_group};
 use crate::model::Pod;
 use crate::model::objects;
@@ -253,6 +253,10 @@ impl Loader<'_> {
                         ),
                     )]);
                 }
+                let refused = crate::resolve::jobset_admission::check_object(origin.value());
+                if !refused.is_empty() {
+                    return origin.check_all(Err(refused));
+                }
                 let js: jobset::JobSet = origin.decode().map_err(|e| vec![e])?;
                 let (pods, notes) = origin.check_all(jobset::jobset_pods(&js, cx.gates))?;
                 let steps = plan::in_order(pods.len());
@@ -298,6 +302,10 @@ impl Loader<'_> {
                     trainjob::API_VERSIONS
                 ),
             )]);
+        }
+        let refused = crate::resolve::trainer_admission::train_job(origin.value());
+        if !refused.is_empty() {
+            return origin.check_all(Err(refused));
         }
         let job: TrainJob = origin.decode().map_err(|e| vec![e])?;
         // A TrainJob waiting for Kueue gets pods (and a baseline) only once admitted; its
@@ -362,9 +370,12 @@ impl Loader<'_> {
             }
         };
         let r = &with.resolved;
-        let warnings = r
-            .warnings
-            .iter()
+        // Trainer's controller retries the JobSet and reports the webhook's answer in a
+        // TrainJobResourcesCreationFailed event; the job runs no pod.
+        let refused = (with.jobset_refused.iter())
+            .map(|m| format!("Trainer cannot create its JobSet, so it runs no pod (event TrainJobResourcesCreationFailed: {m})"));
+        let warnings = (r.warnings.iter().cloned())
+            .chain(refused)
             .map(|m| {
                 format!(
                     "TrainJob {}/{} ({}): {m}",
@@ -375,6 +386,7 @@ impl Loader<'_> {
             })
             .collect();
         Ok(LoadedWorkload {
+            never_created: with.jobset_refused.is_some(),
             pods: with.pods,
             steps: with.steps,
             pod_groups: with.pod_group.into_iter().collect(),
@@ -392,13 +404,19 @@ impl WorkloadSet {
     /// Adds a loaded item's pods, steps, PodGroups and baseline.
     fn add(
         &mut self,
-        w: LoadedWorkload,
+        mut w: LoadedWorkload,
         origin: &Origin,
         step: Option<usize>,
         baseline_pods: &mut Vec<BasePod>,
         errors: &mut Errors,
         warnings: &mut Vec<String>,
     ) {
+        if w.never_created {
+            w.pods.clear();
+            w.steps.clear();
+            w.baseline = None;
+            w.pod_groups.clear();
+        }
         for g in w.pod_groups {
             let key = g.key();
             if self.pod_groups.insert(key.clone(), g).is_some() {

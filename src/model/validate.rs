@@ -51,6 +51,132 @@ fn not_supported(errs: &mut Vec<FieldError>, path: String, value: &str, supporte
     });
 }
 
+/// `ValidateLabelName` (apimachinery `meta/v1/validation`): a label key, each message of
+/// `IsQualifiedName` an error.
+pub fn validate_label_name(key: &str, path: &str, errs: &mut Vec<FieldError>) {
+    for m in super::labels::label_key_errors(key) {
+        invalid(errs, path.to_string(), key, &m);
+    }
+}
+
+/// `ValidateLabels`: every key and value of a label map, keys in sorted order.
+pub fn validate_labels<'a>(
+    labels: impl IntoIterator<Item = (&'a String, &'a String)>,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
+    let mut sorted: Vec<(&String, &String)> = labels.into_iter().collect();
+    sorted.sort();
+    for (k, v) in sorted {
+        validate_label_name(k, path, errs);
+        for m in super::labels::label_value_errors(v) {
+            invalid(errs, path.to_string(), v, &m);
+        }
+    }
+}
+
+/// `ValidateLabelSelector` with the default options (values must be label values).
+pub fn validate_label_selector(
+    selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
+    if let Some(labels) = &selector.match_labels {
+        validate_labels(labels, &format!("{path}.matchLabels"), errs);
+    }
+    for (i, e) in selector.match_expressions.iter().flatten().enumerate() {
+        let at = format!("{path}.matchExpressions[{i}]");
+        let values = e.values.as_deref().unwrap_or_default();
+        match e.operator.as_str() {
+            "In" | "NotIn" if values.is_empty() => required(
+                errs,
+                format!("{at}.values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            ),
+            "In" | "NotIn" => {}
+            "Exists" | "DoesNotExist" if !values.is_empty() => errs.push(FieldError {
+                path: format!("{at}.values"),
+                message:
+                    "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                        .into(),
+            }),
+            "Exists" | "DoesNotExist" => {}
+            other => invalid(
+                errs,
+                format!("{at}.operator"),
+                other,
+                "not a valid selector operator",
+            ),
+        }
+        validate_label_name(&e.key, &format!("{at}.key"), errs);
+        for (v, value) in values.iter().enumerate() {
+            for m in super::labels::label_value_errors(value) {
+                invalid(errs, format!("{at}.values[{v}]"), value, &m);
+            }
+        }
+    }
+}
+
+/// `ValidateAnnotations` (apimachinery `api/validation/objectmeta.go`): keys are qualified
+/// names (checked lowercased), and all of them fit in 256 KiB.
+pub fn validate_annotations<'a>(
+    annotations: impl IntoIterator<Item = (&'a String, &'a String)>,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
+    let mut sorted: Vec<(&String, &String)> = annotations.into_iter().collect();
+    sorted.sort();
+    let mut total = 0usize;
+    for (k, v) in sorted {
+        for m in super::labels::label_key_errors(&k.to_lowercase()) {
+            invalid(errs, path.to_string(), k, &m);
+        }
+        total += k.len() + v.len();
+    }
+    const LIMIT: usize = 256 * 1024;
+    if total > LIMIT {
+        errs.push(FieldError::new(
+            path,
+            format!("Too long: may not be more than {LIMIT} bytes"),
+        ));
+    }
+}
+
+/// `validation.IsDomainPrefixedPath` (apimachinery `pkg/util/validation/validation.go`): a
+/// DNS-subdomain host, `/`, and an HTTP path.
+pub fn validate_domain_prefixed_path(value: &str, path: &str, errs: &mut Vec<FieldError>) {
+    if value.is_empty() {
+        errs.push(FieldError::new(path, "Required value".into()));
+        return;
+    }
+    let Some((host, rest)) = value
+        .split_once('/')
+        .filter(|(h, p)| !h.is_empty() && !p.is_empty())
+    else {
+        invalid(
+            errs,
+            path.to_string(),
+            value,
+            "must be a domain-prefixed path (such as \"acme.io/foo\")",
+        );
+        return;
+    };
+    for m in super::labels::dns1123_subdomain_errors(host) {
+        invalid(errs, path.to_string(), host, &m);
+    }
+    if !rest
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c))
+    {
+        invalid(
+            errs,
+            path.to_string(),
+            rest,
+            "Invalid path (regex used for validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')",
+        );
+    }
+}
+
 const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
 /// Validates the scheduling-relevant parts of a pod spec at `path` (`spec`).
