@@ -1,5 +1,6 @@
 //! Criterion benchmark of a sweep: 20 seeds of the 500-node, 2,000-pod scenario
 //! (benches/data/sweep-500x2000.yaml: shuffled arrivals, 1% node failures), on rayon's pool.
+//! Each iteration loads the scenario (a few milliseconds) as `schedsim sweep` does.
 //! Throughput is reported in runs per second; `schedsim sweep … --seeds 1000` is the
 //! scenario-level figure.
 
@@ -8,11 +9,9 @@ use schedsim::load::{self, LoadOptions};
 use schedsim::sweep::{self, SweepOptions};
 
 fn sweep_runs(c: &mut Criterion) {
-    let (scenarios, errors) = load::load_sweeps(
-        &["benches/data/sweep-500x2000.yaml".into()],
-        &LoadOptions::default(),
-        &Vec::new(),
-    );
+    let options = LoadOptions::default();
+    let mut loader = load::SweepLoader::new(&options);
+    let (plans, errors) = loader.plans(&["benches/data/sweep-500x2000.yaml".into()], &Vec::new());
     assert!(errors.is_empty(), "{errors:?}");
     let opts = SweepOptions {
         seeds: Some(20),
@@ -22,7 +21,12 @@ fn sweep_runs(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Elements(20));
     group.bench_function("500_nodes_2000_pods_20_seeds", |b| {
-        b.iter(|| sweep::run(&scenarios, &opts, &|| {}).0.scenarios.len())
+        b.iter(|| {
+            let (report, errors) =
+                sweep::run(&plans, &mut loader, &opts, &|| {}, &mut |_| Ok(())).unwrap();
+            assert!(errors.is_empty());
+            report.scenarios.len()
+        })
     });
     group.finish();
 }

@@ -24,13 +24,15 @@ fn main() {
         }
     });
     println!(
-        "{} inputs in {:.1} s (seed {seed}): loader {} (full loads {}), quantities {}, merges {}; panics {}",
+        "{} inputs in {:.1} s (seed {seed}): loader {} (full loads {}), quantities {}, merges {}, selectors {}, metadata {}; panics {}",
         stats.inputs,
         started.elapsed().as_secs_f64(),
         stats.loader,
         stats.full_loads,
         stats.quantities,
         stats.merges,
+        stats.selectors,
+        stats.metadata,
         stats.panics
     );
     println!("slowest: {:?} {}", stats.slowest.0, stats.slowest.1);

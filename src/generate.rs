@@ -8,6 +8,7 @@
 mod dra;
 
 use std::fmt::Write as _;
+use std::io::{self, Write};
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
@@ -15,7 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::model::resources::{self, ResourceList};
 use crate::model::{Node, Pod};
 
-pub use dra::dra_scenario_yaml;
+pub use dra::{dra_scenario_yaml, write_dra_scenario};
 
 /// A resource list as Kubernetes writes quantities (`95690m`, bytes, counts).
 fn quantities(list: &ResourceList) -> Value {
@@ -282,90 +283,134 @@ impl Cluster {
     }
 
     /// One Scenario document with every node and pod inline.
-    pub fn scenario_yaml(&self, name: &str) -> String {
-        let mut out = format!(
+    pub fn write_scenario(&self, name: &str, out: &mut dyn Write) -> io::Result<()> {
+        write!(
+            out,
             "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata:\n  name: {name}\nspec:\n  scheduler:\n    seed: 1\n  nodes:\n"
-        );
-        let nodes = Value::Array(self.nodes.iter().map(node_object).collect());
-        write_yaml(&nodes, 2, &mut out);
-        out.push_str("  workloads:\n");
-        let pods = Value::Array(self.pods.iter().map(pod_object).collect());
-        write_yaml(&pods, 2, &mut out);
-        out
+        )?;
+        write_items(out, 2, self.nodes.iter().map(node_object))?;
+        out.write_all(b"  workloads:\n")?;
+        write_items(out, 2, self.pods.iter().map(pod_object))
     }
 
     /// `kubectl get nodes -o yaml` (or `-o json`, indented by four as kubectl does).
-    pub fn kubectl_nodes(&self, json: bool) -> String {
-        let list = json!({
-            "apiVersion": "v1",
-            "items": self.nodes.iter().enumerate().map(|(i, n)| kubectl_node(n, i)).collect::<Vec<_>>(),
-            "kind": "List",
-            "metadata": {"resourceVersion": ""},
-        });
-        if json {
-            let mut buf = Vec::new();
-            let mut ser = serde_json::Serializer::with_formatter(
-                &mut buf,
-                serde_json::ser::PrettyFormatter::with_indent(b"    "),
-            );
-            serde::Serialize::serialize(&list, &mut ser).expect("serializes");
-            buf.push(b'\n');
-            String::from_utf8(buf).expect("JSON is UTF-8")
-        } else {
-            let mut out = String::new();
-            write_yaml(&list, 0, &mut out);
-            out
+    pub fn write_kubectl_nodes(&self, json: bool, out: &mut dyn Write) -> io::Result<()> {
+        let items = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| kubectl_node(n, i));
+        match json {
+            true => write_json_list(out, items),
+            false => write_yaml_list(out, items),
         }
     }
 
     /// The pods as a `kind: List`.
-    pub fn pods_list(&self) -> String {
-        let list = json!({"apiVersion": "v1", "items": self.pods.iter().map(pod_object).collect::<Vec<_>>(), "kind": "List", "metadata": {"resourceVersion": ""}});
-        let mut out = String::new();
-        write_yaml(&list, 0, &mut out);
-        out
+    pub fn write_pods_list(&self, out: &mut dyn Write) -> io::Result<()> {
+        write_yaml_list(out, self.pods.iter().map(pod_object))
     }
 
     /// One `---` document per pod.
-    pub fn pods_documents(&self) -> String {
-        let mut out = String::new();
+    pub fn write_pods_documents(&self, out: &mut dyn Write) -> io::Result<()> {
+        let mut text = String::new();
         for p in &self.pods {
-            out.push_str("---\n");
-            write_yaml(&pod_object(p), 0, &mut out);
+            text.clear();
+            text.push_str("---\n");
+            write_yaml(&pod_object(p), 0, &mut text);
+            out.write_all(text.as_bytes())?;
         }
-        out
+        Ok(())
     }
 
     /// A `kind: List` whose pods reuse their template's spec through anchors and aliases, and
     /// their metadata through merge keys, as people shorten hand-written files.
-    pub fn pods_with_anchors(&self) -> String {
-        let mut out = String::from("apiVersion: v1\nkind: List\nitems:\n");
+    pub fn write_pods_with_anchors(&self, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(b"apiVersion: v1\nkind: List\nitems:\n")?;
         let mut anchored: Vec<String> = Vec::new();
         for p in &self.pods {
             let template = p.name.rsplit_once('-').map_or(p.name.as_str(), |(t, _)| t);
             let anchor = template.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
-            let _ = writeln!(out, "- apiVersion: v1\n  kind: Pod");
+            writeln!(out, "- apiVersion: v1\n  kind: Pod")?;
             if anchored.contains(&anchor) {
-                let _ = writeln!(
+                writeln!(
                     out,
                     "  metadata:\n    <<: *meta_{anchor}\n    name: {}\n  spec: *spec_{anchor}",
                     p.name
-                );
+                )?;
             } else {
                 let object = pod_object(p);
-                let _ = writeln!(
+                writeln!(
                     out,
                     "  metadata: &meta_{anchor}\n    name: {}\n    namespace: {}",
                     p.name, p.namespace
-                );
+                )?;
                 let mut spec = String::new();
                 write_yaml(&object["spec"], 4, &mut spec);
-                let _ = write!(out, "  spec: &spec_{anchor}\n{spec}");
+                write!(out, "  spec: &spec_{anchor}\n{spec}")?;
                 anchored.push(anchor);
             }
         }
-        out
+        Ok(())
     }
+}
+
+/// Writes `items` as the elements of a block YAML list at `indent`, one at a time: a file of
+/// a million objects never exists in memory as a whole.
+pub fn write_items(
+    out: &mut dyn Write,
+    indent: usize,
+    items: impl IntoIterator<Item = Value>,
+) -> io::Result<()> {
+    let mut text = String::new();
+    for item in items {
+        text.clear();
+        write_yaml(&Value::Array(vec![item]), indent, &mut text);
+        out.write_all(text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A `kind: List` as `kubectl get -o yaml` prints it, an item at a time.
+fn write_yaml_list(out: &mut dyn Write, items: impl Iterator<Item = Value>) -> io::Result<()> {
+    let mut items = items.peekable();
+    match items.peek() {
+        None => out.write_all(b"apiVersion: v1\nitems: []\n")?,
+        Some(_) => {
+            out.write_all(b"apiVersion: v1\nitems:\n")?;
+            write_items(out, 0, items)?;
+        }
+    }
+    out.write_all(b"kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+}
+
+/// A `kind: List` as `kubectl get -o json` prints it (indented by four), an item at a time.
+fn write_json_list(out: &mut dyn Write, items: impl Iterator<Item = Value>) -> io::Result<()> {
+    out.write_all(b"{\n    \"apiVersion\": \"v1\",\n    \"items\": [")?;
+    let mut buf = Vec::new();
+    let mut first = true;
+    for item in items {
+        buf.clear();
+        let mut ser = serde_json::Serializer::with_formatter(
+            &mut buf,
+            serde_json::ser::PrettyFormatter::with_indent(b"    "),
+        );
+        serde::Serialize::serialize(&item, &mut ser).map_err(io::Error::other)?;
+        out.write_all(if first { b"\n" } else { b",\n" })?;
+        first = false;
+        // The item sits two levels deep in the list.
+        for (i, line) in buf.split(|b| *b == b'\n').enumerate() {
+            if i > 0 {
+                out.write_all(b"\n")?;
+            }
+            out.write_all(b"        ")?;
+            out.write_all(line)?;
+        }
+    }
+    out.write_all(if first { b"],\n" } else { b"\n    ],\n" })?;
+    out.write_all(
+        b"    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n",
+    )
 }
 
 /// The Kueue benchmark: the cluster's GPU and CPU pools as ResourceFlavors, `queues`
@@ -374,7 +419,12 @@ impl Cluster {
 /// shipped `torch-distributed` runtime (`file: torch_distributed.yaml`, written beside it):
 /// 60% CPU jobs pinned to the CPU pool, the rest 1, 2 or 8 GPUs per pod; one in five with
 /// the `high` WorkloadPriorityClass. Demand exceeds the quotas, so queues keep a backlog.
-pub fn kueue_scenario_yaml(cluster: &Cluster, jobs: usize, queues: usize, seed: u64) -> String {
+pub fn write_kueue_scenario(
+    cluster: &Cluster,
+    bench: &KueueBench,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let KueueBench { jobs, queues, seed } = *bench;
     use rand::rngs::ChaCha8Rng;
     use rand::{RngExt, SeedableRng};
     let queues = queues.max(1);
@@ -442,8 +492,7 @@ pub fn kueue_scenario_yaml(cluster: &Cluster, jobs: usize, queues: usize, seed: 
         .find(|(_, (g, ..))| *g == 0)
         .map(|(p, _)| (*p).clone());
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let workloads: Vec<Value> = (0..jobs)
-        .map(|i| {
+    let workloads = (0..jobs).map(move |i| {
             let team = format!("team-{:02}", i % queues);
             let class = if rng.random_range(0..5) == 0 { "high" } else { "low" };
             let roll = rng.random_range(0..100);
@@ -473,28 +522,24 @@ pub fn kueue_scenario_yaml(cluster: &Cluster, jobs: usize, queues: usize, seed: 
                             "nodeSelector": {"karpenter.sh/nodepool": pool}}}}}}]}}}}]);
             }
             job
-        })
-        .collect();
-    let mut out = format!(
+    });
+    write!(
+        out,
         "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata:\n  name: kueue-{queues}x{jobs}-on-{}\nspec:\n  scheduler:\n    seed: 1\n  runtimes:\n  - file: torch_distributed.yaml\n  nodes:\n",
         cluster.nodes.len()
-    );
-    write_yaml(
-        &Value::Array(cluster.nodes.iter().map(node_object).collect()),
-        2,
-        &mut out,
-    );
-    out.push_str("  objects:\n");
-    write_yaml(&Value::Array(objects), 2, &mut out);
-    out.push_str("  workloads:\n");
-    write_yaml(&Value::Array(workloads), 2, &mut out);
-    out
+    )?;
+    write_items(out, 2, cluster.nodes.iter().map(node_object))?;
+    out.write_all(b"  objects:\n")?;
+    write_items(out, 2, objects)?;
+    out.write_all(b"  workloads:\n")?;
+    write_items(out, 2, workloads)
 }
 
-/// Builds one file's text when its turn comes.
-type FileText<'a> = Box<dyn Fn() -> String + 'a>;
+/// Writes one file's text when its turn comes.
+type FileText<'a> = Box<dyn Fn(&mut dyn Write) -> io::Result<()> + 'a>;
 
 /// The shape of the Kueue benchmark scenario.
+#[derive(Debug, Clone, Copy)]
 pub struct KueueBench {
     pub jobs: usize,
     pub queues: usize,
@@ -502,8 +547,8 @@ pub struct KueueBench {
 }
 
 /// The shipped `torch-distributed` runtime, which the Kueue scenario's TrainJobs use.
-fn torch_runtime() -> String {
-    include_str!("../fixtures/runtimes/torch_distributed.yaml").to_string()
+fn torch_runtime(out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(include_str!("../fixtures/runtimes/torch_distributed.yaml").as_bytes())
 }
 
 /// Writes every benchmark input for the cluster into `dir`: the one-file scenario, the
@@ -513,7 +558,7 @@ pub fn write_all(
     cluster: &Cluster,
     kueue: &KueueBench,
     dir: &Path,
-) -> std::io::Result<Vec<(String, usize)>> {
+) -> io::Result<Vec<(String, u64)>> {
     std::fs::create_dir_all(dir)?;
     let name = format!("synthetic-{}x{}", cluster.nodes.len(), cluster.pods.len());
     let kubectl = |nodes: &str, pods: &str, suffix: &str| {
@@ -521,46 +566,86 @@ pub fn write_all(
             "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata:\n  name: {name}-kubectl{suffix}\nspec:\n  scheduler:\n    seed: 1\n  nodes:\n  - file: {nodes}\n  workloads:\n  - file: {pods}\n"
         )
     };
-    // One file at a time: at 50,000 nodes the dumps are most of a gigabyte each.
+    let text = |t: String| -> FileText { Box::new(move |out| out.write_all(t.as_bytes())) };
+    // One file at a time, streamed: at 50,000 nodes the dumps are most of a gigabyte each.
     let files: Vec<(&str, FileText)> = vec![
-        ("scenario.yaml", Box::new(|| cluster.scenario_yaml(&name))),
-        ("nodes.yaml", Box::new(|| cluster.kubectl_nodes(false))),
-        ("nodes.json", Box::new(|| cluster.kubectl_nodes(true))),
-        ("pods.yaml", Box::new(|| cluster.pods_list())),
-        ("pods-documents.yaml", Box::new(|| cluster.pods_documents())),
+        (
+            "scenario.yaml",
+            Box::new(|out| cluster.write_scenario(&name, out)),
+        ),
+        (
+            "nodes.yaml",
+            Box::new(|out| cluster.write_kubectl_nodes(false, out)),
+        ),
+        (
+            "nodes.json",
+            Box::new(|out| cluster.write_kubectl_nodes(true, out)),
+        ),
+        ("pods.yaml", Box::new(|out| cluster.write_pods_list(out))),
+        (
+            "pods-documents.yaml",
+            Box::new(|out| cluster.write_pods_documents(out)),
+        ),
         (
             "pods-anchors.yaml",
-            Box::new(|| cluster.pods_with_anchors()),
+            Box::new(|out| cluster.write_pods_with_anchors(out)),
         ),
         (
             "kubectl-scenario.yaml",
-            Box::new(|| kubectl("nodes.yaml", "pods.yaml", "")),
+            text(kubectl("nodes.yaml", "pods.yaml", "")),
         ),
         (
             "kubectl-json-scenario.yaml",
-            Box::new(|| kubectl("nodes.json", "pods.yaml", "-json")),
+            text(kubectl("nodes.json", "pods.yaml", "-json")),
         ),
         (
             "documents-scenario.yaml",
-            Box::new(|| kubectl("nodes.yaml", "pods-documents.yaml", "-documents")),
+            text(kubectl("nodes.yaml", "pods-documents.yaml", "-documents")),
         ),
         (
             "anchors-scenario.yaml",
-            Box::new(|| kubectl("nodes.yaml", "pods-anchors.yaml", "-anchors")),
+            text(kubectl("nodes.yaml", "pods-anchors.yaml", "-anchors")),
         ),
         (
             "kueue-scenario.yaml",
-            Box::new(|| kueue_scenario_yaml(cluster, kueue.jobs, kueue.queues, kueue.seed)),
+            Box::new(|out| write_kueue_scenario(cluster, kueue, out)),
         ),
         ("torch_distributed.yaml", Box::new(torch_runtime)),
     ];
     let mut written = Vec::new();
-    for (file, text) in files {
-        let text = text();
-        crate::report::write_atomic(&dir.join(file), text.as_bytes())?;
-        written.push((file.to_string(), text.len()));
+    for (file, write) in files {
+        written.push((file.to_string(), write_file(&dir.join(file), &*write)?));
     }
     Ok(written)
+}
+
+/// Writes a file through `write` (atomically: complete or not at all); returns its size.
+fn write_file(path: &Path, write: &dyn Fn(&mut dyn Write) -> io::Result<()>) -> io::Result<u64> {
+    let mut file = CountingWriter {
+        inner: crate::report::AtomicFile::create(path)?,
+        bytes: 0,
+    };
+    write(&mut file)?;
+    file.inner.commit()?;
+    Ok(file.bytes)
+}
+
+/// A writer that counts the bytes through it.
+struct CountingWriter<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Writes the DRA benchmark scenario, `dra-scenario.yaml`, into `dir`.
@@ -569,10 +654,11 @@ pub fn write_dra(
     pods: usize,
     seed: u64,
     dir: &Path,
-) -> std::io::Result<Vec<(String, usize)>> {
+) -> io::Result<Vec<(String, u64)>> {
     std::fs::create_dir_all(dir)?;
-    let text = dra_scenario_yaml(nodes, pods, seed);
     let file = "dra-scenario.yaml";
-    crate::report::write_atomic(&dir.join(file), text.as_bytes())?;
-    Ok(vec![(file.to_string(), text.len())])
+    let bytes = write_file(&dir.join(file), &|out| {
+        write_dra_scenario(nodes, pods, seed, out)
+    })?;
+    Ok(vec![(file.to_string(), bytes)])
 }

@@ -258,6 +258,65 @@ fn signals_leave_no_temporary_files() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A count the user types never decides memory: a sweep of four billion seeds streams its
+/// runs (aggregates fold as runs finish, run rows go to the file a chunk at a time), so its
+/// peak memory stops growing once the first chunks are done; SIGTERM then leaves neither the
+/// unfinished rows file nor a temporary file.
+#[test]
+fn a_sweep_of_four_billion_seeds_runs_in_flat_memory() {
+    let dir = common::cli::tempdir("huge-sweep");
+    std::fs::copy(Path::new(DATA).join("fine.yaml"), dir.join("s.yaml")).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_schedsim"))
+        .args([
+            "sweep",
+            "s.yaml",
+            "--seeds",
+            "4000000000",
+            "--runs",
+            "out/runs.jsonl",
+            "--out",
+            "out",
+        ])
+        .env("RAYON_NUM_THREADS", "1")
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let peak_kib = || -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let early = peak_kib();
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    let late = peak_kib();
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        late < early + 2048,
+        "peak RSS went from {early} KiB to {late} KiB while the sweep ran"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Counts that allocate are checked before anything is allocated: a TrainJob of two billion
 /// nodes is an input error naming the limit, not an out-of-memory abort.
 #[test]
@@ -274,6 +333,48 @@ fn a_trainjob_past_the_pod_limit_is_refused_before_its_pods_exist() {
         stderr.contains("spec.workloads[0].spec: a TrainJob of 2000000001 pods exceeds schedsim's limit of 10000000 pods in one scenario (raise it with the environment variable SCHEDSIM_MAX_PODS=N)"),
         "{stderr}"
     );
+}
+
+/// Counts typed on the command line that size a synthetic cluster are refused before anything
+/// is built, naming the flag and the limit; nothing is written.
+#[test]
+fn synthetic_counts_past_the_limits_are_refused_up_front() {
+    let dir = common::cli::tempdir("synthetic-counts");
+    let out = dir.join("generated");
+    let out = out.to_str().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["generate", "--nodes", "2000000", "--out", out],
+            "--nodes 2000000 exceeds schedsim's limit of 1000000 nodes in one scenario (raise it with the environment variable SCHEDSIM_MAX_NODES=N)",
+        ),
+        (
+            &[
+                "generate",
+                "--pods",
+                "1",
+                "--kueue-jobs",
+                "3000000",
+                "--out",
+                out,
+            ],
+            "--kueue-jobs 3000000 (four pods each) exceeds schedsim's limit of 10000000 pods",
+        ),
+        (
+            &["bench", "--pods", "20000000"],
+            "--pods 20000000 exceeds schedsim's limit of 10000000 pods in one scenario (raise it with the environment variable SCHEDSIM_MAX_PODS=N)",
+        ),
+        (
+            &["bench", "--resolve", "20000000"],
+            "--resolve 20000000 exceeds schedsim's limit of 10000000 pods",
+        ),
+    ];
+    for (args, expected) in cases {
+        let o = common::cli::schedsim(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    assert!(!dir.join("generated").exists());
 }
 
 /// `--out` on a full disk and on a read-only file system: exit 2 naming the file, no

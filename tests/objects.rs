@@ -55,7 +55,8 @@ fn objects_of_unknown_kinds_or_versions_are_errors_with_positions() {
         "bad-objects.yaml:10:17: spec.objects[1].apiVersion: no matches for kind \"Node\" in version \"v2\" (schedsim reads it at v1)",
         "bad-objects.yaml:13:5: spec.objects[2].kind: kind not set",
         "bad-objects.yaml:15:5: spec.objects[3].apiVersion: apiVersion not set",
-        "bad-objects.yaml:18:11: spec.objects[4].kind: schedsim does not read objects of kind \"Deployment\"; spec.objects takes Node, Pod,",
+        "bad-objects.yaml:18:11: spec.objects[4].kind: schedsim does not read objects of kind \"CronJob\"; spec.objects takes Node, Pod,",
+        "bad-objects.yaml:20:17: spec.objects[5].apiVersion: no matches for kind \"Deployment\" in version \"apps/v1beta1\" (schedsim reads it at apps/v1); Kubernetes 1.16 stopped serving Deployment at apps/v1beta1",
     ] {
         assert!(
             stderr.contains(expected),

@@ -181,3 +181,49 @@ fn configuration_errors_point_at_the_file() {
         "{stderr}"
     );
 }
+
+/// `spec.scheduler.configuration` may hold the KubeSchedulerConfiguration itself: the same
+/// profile as the file gives the same placements, and an error inside it points into the
+/// scenario with the full field path.
+#[test]
+fn an_inline_configuration_is_read_as_its_file_is() {
+    let dir = tempdir("profiles-inline");
+    let scenario = std::fs::read_to_string("scenarios/scheduler-profiles.yaml").unwrap();
+    let config = std::fs::read_to_string("fixtures/scheduler-config/gpu-bin-packing.yaml").unwrap();
+    let inline: String = config
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("      {l}\n"))
+        .collect();
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/");
+    let text = scenario
+        .replace(
+            "    configuration: {file: ../fixtures/scheduler-config/gpu-bin-packing.yaml}\n",
+            &format!("    configuration:\n{inline}"),
+        )
+        .replace("../fixtures/", fixtures);
+    assert_ne!(text, scenario);
+    let file = dir.join("inline.yaml");
+    std::fs::write(&file, &text).unwrap();
+    let placements = |reports: &[ScenarioReport]| -> Vec<(String, Option<String>)> {
+        reports[1]
+            .pods
+            .iter()
+            .map(|p| (p.name.clone(), p.node.clone()))
+            .collect()
+    };
+    let from_file = run_with("scenarios/scheduler-profiles.yaml", &LoadOptions::default());
+    let inline = run_with(file.to_str().unwrap(), &LoadOptions::default());
+    assert_eq!(placements(&inline), placements(&from_file));
+    // A bad weight inside it: the error names the scenario file, its line and the full path.
+    let bad = text.replace("weight: 10\n", "weight: -10\n");
+    assert_ne!(bad, text);
+    std::fs::write(&file, &bad).unwrap();
+    let loaded = load::load_files(std::slice::from_ref(&file), &LoadOptions::default());
+    let errors: Vec<String> = loaded.errors.iter().map(|e| e.to_string()).collect();
+    assert!(
+        errors.iter().any(|e| e.contains("inline.yaml:")
+            && e.contains("spec.scheduler.configuration.profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight")),
+        "{errors:?}"
+    );
+}

@@ -45,7 +45,25 @@ pub struct BenchArgs {
 
 pub fn run(args: &BenchArgs) -> i32 {
     if let Some(count) = args.resolve {
+        // Each TrainJob makes a few pods; the pod limit bounds them as a scenario's.
+        let what = format!("--resolve {count}");
+        if let Err(code) = super::check_synthetic_counts(("", 0), (&what, count as u64)) {
+            return code;
+        }
         return resolve(count, args.seed);
+    }
+    if args.paths.is_empty() {
+        let (nodes, pods) = (
+            format!("--nodes {}", args.nodes),
+            format!("--pods {}", args.pods),
+        );
+        let counts = (
+            (nodes.as_str(), args.nodes as u64),
+            (pods.as_str(), args.pods as u64),
+        );
+        if let Err(code) = super::check_synthetic_counts(counts.0, counts.1) {
+            return code;
+        }
     }
     let mut results: Vec<BenchResult> = Vec::new();
     let mut code = exit_code::SUCCESS;

@@ -37,6 +37,19 @@ pub struct GenerateArgs {
 }
 
 pub fn run(args: &GenerateArgs) -> i32 {
+    // The Kueue scenario's TrainJobs have four pods each.
+    let (pods, jobs) = (args.pods as u64, args.kueue_jobs as u64);
+    let (what, most) = match args.dra || pods >= jobs.saturating_mul(4) {
+        true => (format!("--pods {pods}"), pods),
+        false => (
+            format!("--kueue-jobs {jobs} (four pods each)"),
+            jobs.saturating_mul(4),
+        ),
+    };
+    let nodes = format!("--nodes {}", args.nodes);
+    if let Err(code) = super::check_synthetic_counts((&nodes, args.nodes as u64), (&what, most)) {
+        return code;
+    }
     let written = if args.dra {
         write_dra(args.nodes, args.pods, args.seed, &args.out)
     } else {

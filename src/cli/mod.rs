@@ -11,6 +11,9 @@ pub mod sweep;
 
 use clap::{Parser, Subcommand};
 
+use crate::error::exit_code;
+use crate::limits;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "schedsim",
@@ -132,6 +135,19 @@ pub fn load_scenarios(
         eprintln!("error: {e}");
     }
     Ok(loaded)
+}
+
+/// Counts typed on the command line that size a synthetic cluster (`bench`, `generate`):
+/// refused up front, past the limits a scenario of that size would meet, before anything is
+/// built. `what` names each count as the user typed it (`--nodes 2000000`).
+pub fn check_synthetic_counts(nodes: (&str, u64), pods: (&str, u64)) -> Result<(), i32> {
+    for (limit, (what, count)) in [(limits::NODES, nodes), (limits::PODS, pods)] {
+        if limit.exceeded_by(count) {
+            eprintln!("error: {}", limit.message(what));
+            return Err(exit_code::BAD_INPUT);
+        }
+    }
+    Ok(())
 }
 
 /// Runs the parsed command; returns the process exit code.

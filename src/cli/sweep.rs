@@ -1,7 +1,7 @@
 //! `schedsim sweep [PATH…]`: every variant of every scenario × seeds, in parallel, aggregated;
 //! `schedsim merge FILE…`: shard outputs combined into the sweep's aggregates.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::Args;
@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::run::default_scenarios;
 use crate::error::exit_code;
-use crate::load::{LoadOptions, Selection};
+use crate::load::{LoadOptions, Selection, SweepLoader};
 use crate::report;
 use crate::sweep::{self, SweepOptions, SweepReport};
 
@@ -116,7 +116,8 @@ pub fn run(args: &SweepArgs) -> i32 {
         ..Default::default()
     };
     let select: Selection = args.set.clone();
-    let (scenarios, errors) = crate::load::load_sweeps(&files, &options, &select);
+    let mut loader = SweepLoader::new(&options);
+    let (plans, errors) = loader.plans(&files, &select);
     for e in &errors {
         eprintln!("error: {e}");
     }
@@ -129,24 +130,50 @@ pub fn run(args: &SweepArgs) -> i32 {
         shard: args.shard,
         keep_runs: args.runs.is_some(),
     };
-    let bar = progress_bar(sweep::run_count(&scenarios, &opts));
-    let (report, rows) = sweep::run(&scenarios, &opts, &|| bar.inc(1));
+    // Run rows are streamed into the file as they come, a chunk of runs at a time.
+    let mut rows_file = match args.runs.as_deref().map(report::AtomicFile::create) {
+        Some(Err(e)) => {
+            let path = args.runs.as_deref().unwrap_or_else(|| "".as_ref());
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return exit_code::BAD_INPUT;
+        }
+        Some(Ok(f)) => Some(f),
+        None => None,
+    };
+    let mut write_rows = |rows: &[sweep::RunRow]| -> std::io::Result<()> {
+        let Some(file) = rows_file.as_mut() else {
+            return Ok(());
+        };
+        for r in rows {
+            serde_json::to_writer(&mut *file, r)?;
+            file.write_all(b"\n")?;
+        }
+        Ok(())
+    };
+    let bar = progress_bar(sweep::run_count(&plans, &opts));
+    let result = sweep::run(&plans, &mut loader, &opts, &|| bar.inc(1), &mut write_rows);
     bar.finish_and_clear();
-    let mut code = if errors.is_empty() {
+    let (report, variant_errors) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let path = args.runs.as_deref().unwrap_or_else(|| "".as_ref());
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return exit_code::BAD_INPUT;
+        }
+    };
+    for e in &variant_errors {
+        eprintln!("error: {e}");
+    }
+    let mut code = if errors.is_empty() && variant_errors.is_empty() {
         exit_code::SUCCESS
     } else {
         exit_code::BAD_INPUT
     };
-    if let Some(path) = &args.runs {
-        let mut lines = String::new();
-        for r in &rows {
-            lines.push_str(&serde_json::to_string(r).expect("rows serialize"));
-            lines.push('\n');
-        }
-        if let Err(e) = report::write_atomic(path, lines.as_bytes()) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            code = exit_code::BAD_INPUT;
-        }
+    if let (Some(file), Some(path)) = (rows_file, &args.runs)
+        && let Err(e) = file.commit()
+    {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        code = exit_code::BAD_INPUT;
     }
     if args.charts
         && let Err(e) = crate::sweep::chart::write_sweep_charts(

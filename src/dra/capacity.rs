@@ -23,7 +23,7 @@ use k8s_openapi::api::resource::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use num_bigint::BigInt;
 
-use super::allocator::DeviceId;
+use super::DeviceId;
 use crate::model::quantity::{Format, Quantity};
 
 /// Capacity consumed on one device, by capacity name (`ConsumedCapacity`).

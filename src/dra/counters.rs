@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashSet};
 use k8s_openapi::api::resource::v1::{Counter, CounterSet, Device, ResourceSlice};
 use num_bigint::BigInt;
 
-use super::allocator::DeviceId;
+use super::DeviceId;
 use crate::model::quantity::Quantity;
 
 /// A counter value, exact: whole nano-units (no parsed quantity is finer), plus a count of

@@ -9,7 +9,7 @@ use k8s_openapi::api::resource::v1::{
     DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
 };
 
-use super::allocator::DeviceId;
+use super::DeviceId;
 
 /// The DRA objects of a scenario.
 #[derive(Debug, Clone, Default)]

@@ -17,3 +17,7 @@ pub mod resourceclaim;
 pub mod taints;
 
 pub use inventory::Inventory;
+
+/// A device: (driver, pool, device). Here, below the allocator and the state it reads
+/// (`capacity`, `counters`, `inventory`), so that none of them imports another for it.
+pub type DeviceId = (String, String, String);

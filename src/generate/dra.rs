@@ -10,7 +10,9 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
 
-use super::write_yaml;
+use std::io::{self, Write};
+
+use super::write_items;
 use crate::dra::controller::{generated_name, stable_hash};
 
 /// A GPU node kind as the driver publishes it (`fixtures/dra/README.md`).
@@ -227,27 +229,31 @@ fn pod(i: usize, rng: &mut ChaCha8Rng) -> Value {
 /// The DRA benchmark scenario: `nodes` GPU nodes (half A100, half H100) with their slices,
 /// the class, 8 templates (each product × 1, 2, 4, 8 GPUs) and `pods` pods.
 pub fn dra_scenario_yaml(nodes: usize, pods: usize, seed: u64) -> String {
+    let mut out = Vec::new();
+    write_dra_scenario(nodes, pods, seed, &mut out).expect("writing to memory");
+    String::from_utf8(out).expect("YAML is UTF-8")
+}
+
+/// Writes [`dra_scenario_yaml`]'s scenario an object at a time.
+pub fn write_dra_scenario(
+    nodes: usize,
+    pods: usize,
+    seed: u64,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut out = format!(
+    write!(
+        out,
         "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata:\n  name: dra-{nodes}x{pods}\nspec:\n  scheduler:\n    seed: 1\n  nodes:\n"
-    );
-    write_yaml(
-        &Value::Array((0..nodes).map(|i| node(i, nodes)).collect()),
-        2,
-        &mut out,
-    );
-    out.push_str("  objects:\n");
+    )?;
+    write_items(out, 2, (0..nodes).map(|i| node(i, nodes)))?;
+    out.write_all(b"  objects:\n")?;
     let templates =
         (PRODUCTS.iter()).flat_map(|p| COUNTS.iter().map(move |(c, _)| template(p, *c)));
     let objects = std::iter::once(device_class())
         .chain(templates)
         .chain((0..nodes).map(|i| slice(i, nodes)));
-    write_yaml(&Value::Array(objects.collect()), 2, &mut out);
-    out.push_str("  workloads:\n");
-    write_yaml(
-        &Value::Array((0..pods).map(|i| pod(i, &mut rng)).collect()),
-        2,
-        &mut out,
-    );
-    out
+    write_items(out, 2, objects)?;
+    out.write_all(b"  workloads:\n")?;
+    write_items(out, 2, (0..pods).map(|i| pod(i, &mut rng)))
 }

@@ -16,6 +16,7 @@ use crate::model::validate::FieldError;
 use crate::model::{Pod, objects};
 use crate::resolve::Runtimes;
 use crate::resolve::runtime::{RuntimeKind, TrainingRuntime};
+use crate::resolve::trainer_admission;
 use crate::sched::plugins::inter_pod_affinity::NamespaceLabels;
 use crate::yaml::Document;
 
@@ -144,18 +145,23 @@ impl Loader<'_> {
                     continue;
                 }
             };
-            let refused = crate::resolve::trainer_admission::runtime(origin.value());
-            if let Err(mut e) = origin.check_all(match refused.is_empty() {
-                true => Ok(()),
-                false => Err(refused),
-            }) {
-                errors.append(&mut e);
-                continue;
-            }
-            if let Some(w) = crate::resolve::trainer_admission::runtime_warning(origin.value()) {
+            let kind_name = origin.kind().unwrap_or("");
+            let decoded = origin.admit_with(kind_name, || {
+                let value = origin.admitted_value();
+                origin.refuse_any(trainer_admission::runtime_crd(&value))?;
+                // The webhook sees only what the API server validated: metadata too.
+                if origin.check_meta(kind_name).is_err() {
+                    return Err(Vec::new());
+                }
+                origin.refuse_any(trainer_admission::runtime_webhook(&value))?;
+                origin.decode::<TrainingRuntime>().map_err(|e| vec![e])
+            });
+            if decoded.is_ok()
+                && let Some(w) = trainer_admission::runtime_warning(&origin.admitted_value())
+            {
                 warnings.push(format!("{w} ({})", origin.describe()));
             }
-            match origin.decode::<TrainingRuntime>() {
+            match decoded {
                 Ok(mut r) => {
                     r.kind = kind;
                     let name = r.name().to_string();
@@ -168,7 +174,7 @@ impl Loader<'_> {
                         );
                     }
                 }
-                Err(e) => errors.push(e),
+                Err(mut e) => errors.append(&mut e),
             }
         }
         runtimes

@@ -109,11 +109,7 @@ impl Loader<'_> {
             })
             .collect();
         let steps = plan::in_order(pods.len());
-        let origin = Origin {
-            file: file.to_path_buf(),
-            doc: doc.clone(),
-            path: path.to_string(),
-        };
+        let origin = Origin::new(file, doc, path);
         let warnings = (trial.warnings.iter())
             .map(|m| format!("Determined trial ({}): {m}", origin.describe()))
             .collect();

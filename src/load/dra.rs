@@ -1,6 +1,6 @@
 //! Dynamic Resource Allocation in the load: the DeviceClasses, ResourceSlices,
-//! ResourceClaims and ResourceClaimTemplates of `spec.objects` (`resource.k8s.io/v1`, or the
-//! identical `v1beta2`) decoded, named, defaulted and validated as the API server admits them
+//! ResourceClaims and ResourceClaimTemplates of `spec.objects` (`resource.k8s.io/v1`, the
+//! identical `v1beta2`, or `v1beta1` converted as the API server converts it) decoded, named, defaulted and validated as the API server admits them
 //! (`dra::api`) into the scenario's `dra::Inventory`; then the resourceclaim controller
 //! (`dra::controller`) over every pod, once, where all of them meet ([`sync_claims`]).
 
@@ -10,6 +10,7 @@ use std::collections::btree_map::Entry;
 use k8s_openapi::api::resource::v1::{
     DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
 };
+use k8s_openapi::api::resource::v1beta1;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
@@ -127,7 +128,7 @@ impl Loader<'_> {
         let mut taint_rules: Examples<String> = Examples::default();
         // Claims and templates that request capacity while the gate is off.
         let mut capacity_requests: Examples<String> = Examples::default();
-        for (ordinal, origin) in origins.into_iter().enumerate() {
+        for origin in origins {
             let exists = |resource: &str, name: &str, namespace: Option<&str>| {
                 let message = match namespace {
                     Some(ns) => format!(
@@ -138,7 +139,7 @@ impl Loader<'_> {
                 origin.error_at("metadata.name", message)
             };
             match origin.kind().unwrap_or("") {
-                "DeviceClass" => match admit(&origin, ordinal, false, api::validate_device_class) {
+                "DeviceClass" => match admit(&origin, false, api::validate_device_class) {
                     Ok(c) => {
                         let name = c.metadata.name.clone().unwrap_or_default();
                         match inventory.classes.entry(name) {
@@ -152,33 +153,31 @@ impl Loader<'_> {
                     }
                     Err(mut e) => errors.append(&mut e),
                 },
-                "ResourceSlice" => {
-                    match admit(&origin, ordinal, false, api::validate_resource_slice) {
-                        Ok(s) => {
-                            let name = s.metadata.name.clone().unwrap_or_default();
-                            if !slice_names.insert(name.clone()) {
-                                errors.push(exists("resourceslices", &name, None));
-                                continue;
-                            }
-                            let (gated, unsimulated) = left_alone(&s, partitionable, consumable);
-                            let what = || format!("ResourceSlice {name} ({})", origin.describe());
-                            if !gated.is_empty() {
-                                gated_slices.add(|| (what(), gated));
-                            }
-                            if !unsimulated.is_empty() {
-                                unsimulated_slices.add(|| (what(), unsimulated));
-                            }
-                            let devices = s.spec.devices.iter().flatten();
-                            if !gates.dra_device_taints && devices.clone().any(taints::tainted) {
-                                tainted_slices.add(what);
-                            }
-                            inventory.slices.push(s);
+                "ResourceSlice" => match admit(&origin, false, api::validate_resource_slice) {
+                    Ok(s) => {
+                        let name = s.metadata.name.clone().unwrap_or_default();
+                        if !slice_names.insert(name.clone()) {
+                            errors.push(exists("resourceslices", &name, None));
+                            continue;
                         }
-                        Err(mut e) => errors.append(&mut e),
+                        let (gated, unsimulated) = left_alone(&s, partitionable, consumable);
+                        let what = || format!("ResourceSlice {name} ({})", origin.describe());
+                        if !gated.is_empty() {
+                            gated_slices.add(|| (what(), gated));
+                        }
+                        if !unsimulated.is_empty() {
+                            unsimulated_slices.add(|| (what(), unsimulated));
+                        }
+                        let devices = s.spec.devices.iter().flatten();
+                        if !gates.dra_device_taints && devices.clone().any(taints::tainted) {
+                            tainted_slices.add(what);
+                        }
+                        inventory.slices.push(s);
                     }
-                }
+                    Err(mut e) => errors.append(&mut e),
+                },
                 "ResourceClaim" => {
-                    let admitted = admit(&origin, ordinal, true, |c: &ResourceClaim| {
+                    let admitted = admit(&origin, true, |c: &ResourceClaim| {
                         api::validate_resource_claim(c)
                     });
                     match admitted {
@@ -199,7 +198,7 @@ impl Loader<'_> {
                     }
                 }
                 "ResourceClaimTemplate" => {
-                    let admitted = admit(&origin, ordinal, true, |t: &ResourceClaimTemplate| {
+                    let admitted = admit(&origin, true, |t: &ResourceClaimTemplate| {
                         api::validate_resource_claim_template(t)
                     });
                     match admitted {
@@ -288,25 +287,33 @@ fn key(meta: &ObjectMeta) -> (String, String) {
     )
 }
 
-/// Decodes an object as `resource.k8s.io/v1` (a `v1beta2` one is the same JSON), names and
-/// defaults it as the API server does before validating (a name from `generateName`; a
-/// namespaced object without a namespace goes to `default`, as `kubectl` sends it; a
-/// cluster-scoped one loses its namespace, as `BeforeCreate` clears it), then validates it.
+/// Decodes an object as `resource.k8s.io/v1` (a `v1beta2` one is the same JSON; a `v1beta1`
+/// one is decoded as itself, for its own shape's errors, then converted as the API server
+/// converts it: `api::v1beta1`), named and defaulted as the API server does before validating
+/// (a name from `generateName`, see `Origin::admitted_value`; a namespaced object without a
+/// namespace goes to `default`, as `kubectl` sends it; a cluster-scoped one loses its
+/// namespace, as `BeforeCreate` clears it), then validates it.
 fn admit<T>(
     origin: &Origin,
-    ordinal: usize,
     namespaced: bool,
     validate: impl Fn(&T) -> Vec<crate::model::validate::FieldError>,
 ) -> Result<T, Errors>
 where
     T: serde::de::DeserializeOwned + Admit,
 {
-    let value = origin.value();
+    let value = origin.admitted_value();
     let mut object: T = if value["apiVersion"] == api::API_VERSIONS[0] {
         origin.decode().map_err(|e| vec![e])?
     } else {
-        let mut v1 = value.clone();
-        v1["apiVersion"] = Value::from(api::API_VERSIONS[0]);
+        let kind = origin.kind().unwrap_or("");
+        let v1 = if value["apiVersion"] == api::v1beta1::API_VERSION {
+            T::check_v1beta1(origin).map_err(|e| vec![e])?;
+            api::v1beta1::to_v1(kind, &value)
+        } else {
+            let mut v1 = value.into_owned();
+            v1["apiVersion"] = Value::from(api::API_VERSIONS[0]);
+            v1
+        };
         (origin.doc)
             .decode(&origin.file, &origin.path, &v1)
             .map_err(|e| vec![e])?
@@ -319,17 +326,6 @@ where
     } else {
         meta.namespace = None;
     }
-    if meta.name.as_deref().unwrap_or("").is_empty()
-        && let Some(prefix) = meta.generate_name.as_deref().filter(|g| !g.is_empty())
-    {
-        let hash = controller::stable_hash(&[
-            origin.kind().unwrap_or(""),
-            meta.namespace.as_deref().unwrap_or(""),
-            prefix,
-            &ordinal.to_string(),
-        ]);
-        meta.name = Some(controller::generated_name(prefix, hash));
-    }
     object.set_defaults();
     origin.check_all(match validate(&object) {
         errs if errs.is_empty() => Ok(()),
@@ -340,23 +336,32 @@ where
 
 /// What [`admit`] completes before validating: the metadata, and the defaults.
 trait Admit {
+    /// The same kind at `resource.k8s.io/v1beta1`.
+    type V1beta1: serde::de::DeserializeOwned;
     fn meta(&mut self) -> &mut ObjectMeta;
     fn set_defaults(&mut self) {}
+    /// Decodes the object as the `v1beta1` kind, for the errors of that shape.
+    fn check_v1beta1(origin: &Origin) -> Result<(), crate::error::InputError> {
+        origin.decode::<Self::V1beta1>().map(drop)
+    }
 }
 
 impl Admit for DeviceClass {
+    type V1beta1 = v1beta1::DeviceClass;
     fn meta(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }
 }
 
 impl Admit for ResourceSlice {
+    type V1beta1 = v1beta1::ResourceSlice;
     fn meta(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }
 }
 
 impl Admit for ResourceClaim {
+    type V1beta1 = v1beta1::ResourceClaim;
     fn meta(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }
@@ -366,6 +371,7 @@ impl Admit for ResourceClaim {
 }
 
 impl Admit for ResourceClaimTemplate {
+    type V1beta1 = v1beta1::ResourceClaimTemplate;
     fn meta(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }

@@ -103,6 +103,8 @@ pub(super) fn workload_of(
     let value = origin.value();
     let queue_name = queue_name(value)?.to_string();
     let kind = match origin.kind() {
+        // Kueue's integrations for the apps kinds are not simulated (a warning says so).
+        Some(k) if crate::resolve::apps::KINDS.contains(&k) => return None,
         Some("TrainJob") => "TrainJob",
         Some("Job") => "Job",
         Some("JobSet") => "JobSet",
@@ -156,7 +158,13 @@ impl Loader<'_> {
         let mut seen: BTreeSet<(&'static str, String)> = BTreeSet::new();
         for origin in origins {
             let kind = origin.kind().unwrap_or("").to_string();
-            let value = origin.value();
+            // Kueue's own decoders would name a missing name again.
+            if let Err(mut e) = origin.check_meta(&kind) {
+                errors.append(&mut e);
+                continue;
+            }
+            let admitted = origin.admitted_value();
+            let value = &*admitted;
             let mut duplicate = |resource: &'static str, key: String, ns: Option<&str>| {
                 if !seen.insert((resource, key.clone())) {
                     let name = key.rsplit('/').next().unwrap_or("").to_string();

@@ -11,7 +11,7 @@ use crate::model::pod_group::PodGroup;
 use crate::resolve::build::ResolvedTrainJob;
 use crate::resolve::trainjob::TrainJob;
 use crate::resolve::{InitializerLifecycle, Runtimes};
-use crate::sched::plan::Step;
+use crate::sched::plan::{Requirement, Step};
 
 /// What the TrainJobs need from the scenario to resolve.
 pub(super) struct ResolveContext<'a> {
@@ -23,6 +23,8 @@ pub(super) struct ResolveContext<'a> {
     pub gates: &'a FeatureGates,
     pub initializers: InitializerLifecycle,
     pub clock: &'a str,
+    /// The scenario seed (`spec.scheduler.seed`): it draws generated names.
+    pub seed: u64,
     /// TrainJobs alike but for their name, resolved once.
     pub alike: &'a crate::resolve::alike::Alike,
 }
@@ -57,6 +59,9 @@ pub(super) struct LoadedWorkload {
     pub unmade: Option<crate::resolve::alike::Unmade>,
     /// A TrainJob waiting for Kueue, as decoded (to resolve again once admitted).
     pub train_job: Option<Box<TrainJob>>,
+    /// Pods created only once a pod of another item runs (a StatefulSet's pods after a
+    /// pending pod of a lower ordinal): see `resolve::apps::ControllerPods::waits_for`.
+    pub waits_for: Vec<(usize, String, Requirement)>,
 }
 
 impl LoadedWorkload {
@@ -72,6 +77,7 @@ impl LoadedWorkload {
             never_created: false,
             unmade: None,
             train_job: None,
+            waits_for: Vec::new(),
         }
     }
 

@@ -7,6 +7,7 @@
 //! [`dra`] (DRA objects, and the claims pods get from templates), [`timeline`], [`expect`]
 //! and [`scheduler`].
 
+mod apps;
 mod cluster;
 mod determined;
 mod dra;
@@ -26,8 +27,11 @@ mod timeline;
 mod variants;
 mod workloads;
 
+pub use apps::ScenarioDaemonSet;
 pub use files::scenario_files;
-pub use variants::{Selection, SweepScenario, Variant, load_sweeps};
+pub use variants::{
+    Selection, SweepLoader, SweepPlan, SweepScenario, Variant, VariantName, load_sweeps,
+};
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -81,6 +85,11 @@ pub struct Scenario {
     pub expectations: Vec<crate::load::expect::Expectation>,
     /// What Kueue admitted, when the scenario has Kueue objects.
     pub kueue: Option<kueue::KueueOutcome>,
+    /// The `replicas` of its Deployments, ReplicaSets and StatefulSets, as the disruption
+    /// controller reads them for a pod's controller (`Scales::expected_scale`).
+    pub scales: crate::resolve::apps::Scales,
+    /// Its DaemonSets: a sweep that adds nodes gives them their pods.
+    pub daemon_sets: Vec<ScenarioDaemonSet>,
 }
 
 /// Workload pods and the steps that bring them to the scheduler.
@@ -252,6 +261,27 @@ impl Loader<'_> {
         let kueue_objects = self.kueue_objects(routed.kueue, &mut errors);
         let mut inventory = self.dra_objects(routed.dra, &gates, &mut errors, &mut warnings);
 
+        // The nodes the timeline adds, read now: DaemonSets make pods for them.
+        let mut added_nodes: Vec<Option<Result<Vec<(Node, Origin)>, Errors>>> = (sd.spec.timeline)
+            .iter()
+            .enumerate()
+            .map(|(k, step)| {
+                let path = format!("spec.timeline[{k}]");
+                (step.add_nodes.as_ref()).map(|items| self.added_nodes(file, doc, &path, items))
+            })
+            .collect();
+        let node_timeline = apps::NodeTimeline {
+            initial: &nodes,
+            steps: (sd.spec.timeline.iter().zip(&added_nodes))
+                .map(|(step, added)| {
+                    let added = match added {
+                        Some(Ok(list)) => list.iter().map(|(n, _)| n.clone()).collect(),
+                        _ => Vec::new(),
+                    };
+                    (added, step.fail_nodes.clone().unwrap_or_default())
+                })
+                .collect(),
+        };
         let clock = (sd.spec.clock.clone())
             .unwrap_or_else(|| crate::resolve::build::DEFAULT_CLOCK.to_string());
         let cx = ResolveContext {
@@ -262,6 +292,7 @@ impl Loader<'_> {
             gates: &gates,
             initializers: sd.spec.initializers,
             clock: &clock,
+            seed: sd.spec.scheduler.seed,
             alike: &crate::resolve::alike::Alike::default(),
         };
         // Workload items, the workload objects of spec.objects, then the timeline's arrivals.
@@ -284,8 +315,9 @@ impl Loader<'_> {
             file,
             doc,
             items,
-            existing.len(),
+            &existing,
             &sd.spec.timeline,
+            &node_timeline,
             &cx,
             &mut errors,
             &mut warnings,
@@ -327,6 +359,18 @@ impl Loader<'_> {
             // Errors are those of the pods above.
             let _ = priority_classes.admit(p);
         }
+        let (scales, daemon_sets) = match set.apps.take() {
+            Some(a) => {
+                let mut sets: Vec<ScenarioDaemonSet> =
+                    a.daemon_sets.into_iter().map(|(d, _)| d).collect();
+                for d in &mut sets {
+                    // Errors are those of its pods.
+                    let _ = priority_classes.admit(&mut d.pods.template);
+                }
+                (a.scales, sets)
+            }
+            None => Default::default(),
+        };
         // With a KubeSchedulerConfiguration, a pod naming no profile stays pending and says so.
         let configured =
             sd.spec.scheduler.configuration.is_some() || self.options.scheduler_config.is_some();
@@ -342,7 +386,15 @@ impl Loader<'_> {
         }
         let units = ranges(&set.unit_starts, set.steps.len());
         let baseline_units = ranges(&set.baseline_unit_starts, set.baseline.steps.len());
-        self.timeline(file, doc, &sd.spec.timeline, &nodes, &mut set, &mut errors);
+        self.timeline(
+            file,
+            doc,
+            &sd.spec.timeline,
+            &mut added_nodes,
+            &nodes,
+            &mut set,
+            &mut errors,
+        );
         let expectations = self.expectations(file, doc, &sd.spec.expect, &mut errors);
         let mut pod_keys = HashSet::new();
         for (p, at) in existing.iter().chain(&set.pods) {
@@ -420,6 +472,8 @@ impl Loader<'_> {
             warnings,
             expectations,
             kueue: set.kueue,
+            scales,
+            daemon_sets,
         })
     }
 
@@ -440,12 +494,15 @@ impl Loader<'_> {
         routed
     }
 
-    /// The timeline: each step's events, its arrivals, then a checkpoint.
+    /// The timeline: each step's events, its arrivals, then a checkpoint. `added_nodes` are
+    /// the steps' `addNodes`, read already.
+    #[allow(clippy::too_many_arguments)]
     fn timeline(
         &mut self,
         file: &Path,
         doc: &Rc<Document>,
         timeline: &[scenario::TimelineStep],
+        added_nodes: &mut [Option<Result<Vec<(Node, Origin)>, Errors>>],
         nodes: &[(Node, Origin)],
         set: &mut WorkloadSet,
         errors: &mut Errors,
@@ -465,6 +522,7 @@ impl Loader<'_> {
                 doc,
                 &path,
                 step,
+                added_nodes[k].take(),
                 &mut node_names,
                 &pod_names,
                 &workload_names,

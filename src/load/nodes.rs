@@ -106,11 +106,7 @@ pub(super) fn pool_nodes(
     let template: k8s::Node = doc
         .decode(file, &template_path, &p.pool.template)
         .map_err(|e| vec![e])?;
-    let origin = Origin {
-        file: file.to_path_buf(),
-        doc: doc.clone(),
-        path: template_path.clone(),
-    };
+    let origin = Origin::new(file, doc, &template_path);
     let base = origin.check(|errs| objects::node_from_k8s(&template, &template_path, errs))?;
     if crate::limits::NODES.exceeded_by(u64::from(p.pool.count)) {
         return Err(vec![doc.error(
@@ -120,6 +116,14 @@ pub(super) fn pool_nodes(
         )]);
     }
     let width = (p.pool.count.max(1) - 1).to_string().len();
+    if p.pool.count > 0 {
+        check_pool_meta(
+            &origin,
+            path,
+            &template,
+            format!("{}{:0width$}", p.pool.name_prefix, p.pool.count - 1),
+        )?;
+    }
     let pool_name = p
         .pool
         .name_prefix
@@ -135,4 +139,33 @@ pub(super) fn pool_nodes(
             (n, origin.clone())
         })
         .collect())
+}
+
+/// A pool's Nodes validated as the API server validates a Node: all its names have the same
+/// length (zero-padded) and the same characters but digits, so the last one stands for all,
+/// with the `kubernetes.io/hostname` label the pool gives it. A bad name is the name prefix's
+/// fault, and is reported there.
+fn check_pool_meta(
+    origin: &Origin,
+    item_path: &str,
+    template: &k8s::Node,
+    name: String,
+) -> Result<(), Errors> {
+    let mut meta = template.metadata.clone();
+    (meta.labels.get_or_insert_with(Default::default))
+        .insert("kubernetes.io/hostname".into(), name.clone());
+    meta.name = Some(name);
+    meta.generate_name = None;
+    let errs = crate::model::validate::object_meta("Node", &meta, "");
+    let errs: Errors = (errs.into_iter())
+        .map(|e| match e.path.as_str() {
+            "metadata.name" => (origin.doc).error(
+                &origin.file,
+                &join_path(item_path, "pool.namePrefix"),
+                e.message,
+            ),
+            _ => (origin.doc).error(&origin.file, &join_path(&origin.path, &e.path), e.message),
+        })
+        .collect();
+    if errs.is_empty() { Ok(()) } else { Err(errs) }
 }

@@ -4,13 +4,12 @@
 //!
 //! Adding a kind: a module that decodes it into its store, and one line in [`KINDS`].
 
-use serde_json::Value;
-
 use super::origin::{Origin, suggestion};
 use super::pod_group::{COSCHEDULING_API_VERSION, VOLCANO_API_VERSION};
 use crate::dra::api as dra;
 use crate::error::InputError;
 use crate::kueue::api as kueue;
+use crate::resolve::apps;
 use crate::resolve::trainjob;
 
 /// The typed store an object kind is read into.
@@ -22,7 +21,8 @@ pub(super) enum Store {
     PriorityClasses,
     Namespaces,
     Runtimes,
-    /// Workload items: TrainJobs, Jobs, JobSets, PodGroups.
+    /// Workload items: TrainJobs, Jobs, JobSets, PodGroups, and the apps kinds (Deployments,
+    /// ReplicaSets, StatefulSets, DaemonSets).
     Workloads,
     /// Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, WorkloadPriorityClasses,
     /// and the Workloads it already admitted.
@@ -91,6 +91,26 @@ pub(super) const KINDS: &[ObjectKind] = &[
     ObjectKind {
         kind: "JobSet",
         api_versions: crate::resolve::jobset::API_VERSIONS,
+        store: Store::Workloads,
+    },
+    ObjectKind {
+        kind: "Deployment",
+        api_versions: &[apps::API_VERSION],
+        store: Store::Workloads,
+    },
+    ObjectKind {
+        kind: "ReplicaSet",
+        api_versions: &[apps::API_VERSION],
+        store: Store::Workloads,
+    },
+    ObjectKind {
+        kind: "StatefulSet",
+        api_versions: &[apps::API_VERSION],
+        store: Store::Workloads,
+    },
+    ObjectKind {
+        kind: "DaemonSet",
+        api_versions: &[apps::API_VERSION],
         store: Store::Workloads,
     },
     ObjectKind {
@@ -202,12 +222,33 @@ impl Routed {
     }
 }
 
+/// Versions of the kinds schedsim reads that Kubernetes stopped serving (the deprecation
+/// guide, kubernetes.io/docs/reference/using-api/deprecation-guide): (kind, versions, the
+/// release that removed them). 1.34 serves Nodes, Pods, Namespaces at `v1` only, Jobs at
+/// `batch/v1` only.
+const REMOVED: &[(&str, &[&str], &str)] = &[
+    ("PriorityClass", &["scheduling.k8s.io/v1beta1"], "1.22"),
+    (
+        "Deployment",
+        &["extensions/v1beta1", "apps/v1beta1", "apps/v1beta2"],
+        "1.16",
+    ),
+    (
+        "ReplicaSet",
+        &["extensions/v1beta1", "apps/v1beta1", "apps/v1beta2"],
+        "1.16",
+    ),
+    ("StatefulSet", &["apps/v1beta1", "apps/v1beta2"], "1.16"),
+    ("DaemonSet", &["extensions/v1beta1", "apps/v1beta2"], "1.16"),
+];
+
 /// The registry entry of an object, checked as `kubectl apply` checks it: both `apiVersion`
 /// and `kind` set, and the kind served at that version.
-fn kind_of(origin: &Origin) -> Result<&'static ObjectKind, InputError> {
-    let value = origin.value();
-    let field = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or("");
-    let (api_version, kind) = (field("apiVersion"), field("kind"));
+pub(super) fn kind_of(origin: &Origin) -> Result<&'static ObjectKind, InputError> {
+    let (api_version, kind) = (
+        origin.api_version().unwrap_or(""),
+        origin.kind().unwrap_or(""),
+    );
     if kind.is_empty() {
         return Err(origin.error_at("kind", "kind not set".into()));
     }
@@ -226,13 +267,33 @@ fn kind_of(origin: &Origin) -> Result<&'static ObjectKind, InputError> {
         ));
     };
     if !entry.api_versions.contains(&api_version) {
+        let removed = (REMOVED.iter())
+            .find(|(k, versions, _)| *k == kind && versions.contains(&api_version))
+            .map(|(_, _, release)| {
+                format!("; Kubernetes {release} stopped serving {kind} at {api_version}")
+            })
+            .unwrap_or_default();
         return Err(origin.error_at(
             "apiVersion",
             format!(
-                "no matches for kind {kind:?} in version {api_version:?} (schedsim reads it at {})",
+                "no matches for kind {kind:?} in version {api_version:?} (schedsim reads it at {}){removed}",
                 entry.api_versions.join(", ")
             ),
         ));
     }
     Ok(entry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KINDS;
+
+    /// Every kind `spec.objects` reads has its metadata rule (name rule and scope).
+    #[test]
+    fn every_kind_read_has_a_metadata_rule() {
+        for k in KINDS {
+            let rules = crate::model::validate::meta::KINDS;
+            assert!(rules.iter().any(|m| m.kind == k.kind), "{}", k.kind);
+        }
+    }
 }

@@ -56,12 +56,6 @@ pub fn pod_group(doc: &PodGroupDoc) -> Result<PodGroup, Vec<FieldError>> {
         }
     };
     let name = doc.metadata.name.clone().unwrap_or_default();
-    if name.is_empty() {
-        errs.push(FieldError {
-            path: "metadata.name".into(),
-            message: "Required value: name or generateName is required".into(),
-        });
-    }
     // Both CRDs: `minMember` has minimum 1 (Coscheduling) / 0 (Volcano), default 1.
     let min_member = doc.spec.min_member.unwrap_or(1);
     let floor = if scheduler == GangScheduler::Volcano {

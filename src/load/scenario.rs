@@ -193,10 +193,37 @@ pub struct SchedulerSpec {
     /// `NodeAffinityArgs.addedAffinity` of the default profile (without `configuration`).
     #[serde(default)]
     pub added_affinity: Option<k8s_openapi::api::core::v1::NodeAffinity>,
-    /// A `KubeSchedulerConfiguration` file (`{file: PATH}`): its profiles replace the default
-    /// one, and each serves the pods that name its `schedulerName`.
+    /// A `KubeSchedulerConfiguration`, in a file (`{file: PATH}`) or inline: its profiles
+    /// replace the default one, and each serves the pods that name its `schedulerName`.
     #[serde(default)]
-    pub configuration: Option<FileRef>,
+    pub configuration: Option<ConfigurationRef>,
+}
+
+/// `spec.scheduler.configuration`: `{file: PATH}`, or the KubeSchedulerConfiguration itself.
+#[derive(Debug, Clone, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum ConfigurationRef {
+    File(FileRef),
+    /// A `KubeSchedulerConfiguration` (`apiVersion: kubescheduler.config.k8s.io/v1`), read as
+    /// kube-scheduler reads its `--config` file.
+    Inline(serde_json::Map<String, Value>),
+}
+
+impl<'de> Deserialize<'de> for ConfigurationRef {
+    /// A mapping with `file` is a reference; any other mapping is the configuration itself
+    /// (checked when the scheduler is configured, with its own field paths).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match Value::deserialize(d)? {
+            Value::Object(m) if m.contains_key("file") => FileRef::deserialize(Value::Object(m))
+                .map(ConfigurationRef::File)
+                .map_err(D::Error::custom),
+            Value::Object(m) => Ok(ConfigurationRef::Inline(m)),
+            _ => Err(D::Error::custom(
+                "expected {file: PATH} or a KubeSchedulerConfiguration",
+            )),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]

@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+use super::scenario::ConfigurationRef;
 use super::{Loader, paths, scenario};
 use crate::error::InputError;
 use crate::sched::profile::Profile;
@@ -21,21 +22,27 @@ impl Loader<'_> {
         spec: &scenario::SchedulerSpec,
     ) -> Result<Option<Vec<Profile>>, InputError> {
         let at = "spec.scheduler.configuration.file";
-        let (target, shown) = match (&self.options.scheduler_config, &spec.configuration) {
-            (Some(path), _) => (path.clone(), path.display().to_string()),
-            (None, Some(r)) => (
-                file.parent().unwrap_or(Path::new(".")).join(&r.file),
-                r.file.clone(),
-            ),
-            (None, None) => return Ok(None),
-        };
-        if spec.added_affinity.is_some() {
+        if (self.options.scheduler_config.is_some() || spec.configuration.is_some())
+            && spec.added_affinity.is_some()
+        {
             return Err(doc.error(
                 file,
                 "spec.scheduler.addedAffinity",
                 "with a KubeSchedulerConfiguration, set addedAffinity in its NodeAffinityArgs",
             ));
         }
+        let (target, shown) = match (&self.options.scheduler_config, &spec.configuration) {
+            (Some(path), _) => (path.clone(), path.display().to_string()),
+            (None, Some(ConfigurationRef::File(r))) => (
+                file.parent().unwrap_or(Path::new(".")).join(&r.file),
+                r.file.clone(),
+            ),
+            (None, Some(ConfigurationRef::Inline(_))) => {
+                let inline = doc.nested("spec.scheduler.configuration");
+                return crate::sched::profile::from_document(&inline, file).map(Some);
+            }
+            (None, None) => return Ok(None),
+        };
         if self.options.scheduler_config.is_none() {
             paths::check_reference(file, &target)
                 .map_err(|e| doc.error(file, at, format!("cannot load {shown:?}: {e}")))?;

@@ -3,13 +3,39 @@
 use std::path::Path;
 use std::rc::Rc;
 
+use super::origin::Origin;
 use super::{Errors, Loader, scenario, suggestion};
+use crate::model::Node;
 use crate::sched::plan::{Event, PodSelector};
 use crate::yaml::{Document, join_path};
 
 impl Loader<'_> {
+    /// The nodes of a step's `addNodes` (`path` is the step's), read before the workloads:
+    /// DaemonSets make pods for them.
+    pub(super) fn added_nodes(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        path: &str,
+        items: &[serde_json::Value],
+    ) -> Result<Vec<(Node, Origin)>, Errors> {
+        let mut added = Vec::new();
+        let mut errors = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            match self.node_item(file, doc, &join_path(path, &format!("addNodes[{i}]")), item) {
+                Ok(mut list) => added.append(&mut list),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        if errors.is_empty() {
+            Ok(added)
+        } else {
+            Err(errors)
+        }
+    }
+
     /// A timeline step's events, checked against the nodes and pods that exist: node names
-    /// (the step's new nodes are added to `node_names`), pod keys, workload names.
+    /// (the step's new nodes, `added`, are added to `node_names`), pod keys, workload names.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn timeline_events(
         &mut self,
@@ -17,6 +43,7 @@ impl Loader<'_> {
         doc: &Rc<Document>,
         path: &str,
         step: &scenario::TimelineStep,
+        added: Option<Result<Vec<(Node, Origin)>, Errors>>,
         node_names: &mut Vec<String>,
         pod_names: &[String],
         workload_names: &[String],
@@ -108,23 +135,21 @@ impl Loader<'_> {
                 events.push(event(names.clone()));
             }
         }
-        if let Some(items) = &step.add_nodes {
-            let mut added = Vec::new();
-            for (i, item) in items.iter().enumerate() {
-                match self.node_item(file, doc, &join_path(path, &format!("addNodes[{i}]")), item) {
-                    Ok(list) => {
-                        for (n, at) in list {
-                            if node_names.contains(&n.name) {
-                                errors.push(at.error(format!("duplicate node name {:?}", n.name)));
-                            }
-                            node_names.push(n.name.clone());
-                            added.push(n);
+        if let Some(parsed) = added {
+            let mut nodes = Vec::new();
+            match parsed {
+                Ok(list) => {
+                    for (n, at) in list {
+                        if node_names.contains(&n.name) {
+                            errors.push(at.error(format!("duplicate node name {:?}", n.name)));
                         }
+                        node_names.push(n.name.clone());
+                        nodes.push(n);
                     }
-                    Err(mut e) => errors.append(&mut e),
                 }
+                Err(mut e) => errors.append(&mut e),
             }
-            events.push(Event::AddNodes(added));
+            events.push(Event::AddNodes(nodes));
         }
         if let Some(names) = &step.fail_nodes {
             node_names.retain(|n| !names.contains(n));

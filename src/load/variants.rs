@@ -12,7 +12,7 @@ use super::{LoadOptions, Loader, Scenario, suggestion};
 use crate::error::InputError;
 use crate::yaml::Document;
 
-/// A scenario of a sweep: every variant of its matrix, loaded.
+/// A scenario of a sweep: every variant of its matrix, loaded ([`load_sweeps`]).
 #[derive(Debug)]
 pub struct SweepScenario {
     pub name: String,
@@ -21,7 +21,7 @@ pub struct SweepScenario {
     pub variants: Vec<Variant>,
 }
 
-/// One combination of the variant matrix (one option per dimension).
+/// One combination of the variant matrix (one option per dimension), loaded.
 #[derive(Debug)]
 pub struct Variant {
     /// `inventory=h100,overrides=none`, or `base` without variants.
@@ -31,67 +31,95 @@ pub struct Variant {
     pub scenario: Scenario,
 }
 
+/// A scenario of a sweep before any variant is loaded: its matrix, named. A sweep loads its
+/// variants a few at a time ([`SweepLoader::variant`]) and drops each once its runs are done,
+/// so memory holds a few variants of the cluster, never the whole matrix.
+#[derive(Debug)]
+pub struct SweepPlan {
+    pub name: String,
+    pub file: PathBuf,
+    pub sweep: scenario::SweepSpec,
+    /// Every combination, in matrix order.
+    pub variants: Vec<VariantName>,
+    doc: Rc<Document>,
+    /// Per variant, the (dimension, option) indices whose patches make it.
+    combos: Vec<Vec<(usize, usize)>>,
+    /// Which options have a patch, per dimension.
+    patched: Vec<Vec<bool>>,
+}
+
+/// A variant's name and its options.
+#[derive(Debug, Clone)]
+pub struct VariantName {
+    /// `inventory=h100,overrides=none`, or `base` without variants.
+    pub name: String,
+    /// (dimension, option), in dimension order.
+    pub options: Vec<(String, String)>,
+}
+
 /// `--set DIMENSION=OPTION[,OPTION…]`: the options of a dimension a sweep keeps.
 pub type Selection = Vec<(String, Vec<String>)>;
 
-/// Loads every Scenario document of the files with each combination of its variants (the
-/// matrix, restricted by `select`). A bad scenario or variant is reported in the errors and
-/// the others still load.
-pub fn load_sweeps(
-    files: &[PathBuf],
-    options: &LoadOptions,
-    select: &Selection,
-) -> (Vec<SweepScenario>, Vec<InputError>) {
-    let mut loader = Loader {
-        cache: HashMap::new(),
-        options,
-    };
-    let (mut out, mut errors) = (Vec::new(), Vec::new());
-    let mut dimensions_seen: Vec<String> = Vec::new();
-    for file in files {
-        let docs = match loader.documents(file) {
-            Ok(d) => d,
-            Err(e) => {
-                errors.push(e);
-                continue;
-            }
-        };
-        for doc in docs
-            .iter()
-            .filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND))
-        {
-            let sd: ScenarioDoc = match doc.decode(file, "", &doc.value) {
-                Ok(sd) => sd,
+/// Reads sweep scenarios and loads their variants; files read once are kept parsed.
+pub struct SweepLoader<'o> {
+    loader: Loader<'o>,
+}
+
+impl<'o> SweepLoader<'o> {
+    pub fn new(options: &'o LoadOptions) -> Self {
+        SweepLoader {
+            loader: Loader {
+                cache: HashMap::new(),
+                options,
+            },
+        }
+    }
+
+    /// The sweep scenarios of the files (every Scenario document), each with its matrix
+    /// restricted by `select`. A bad scenario or matrix is reported in the errors and the
+    /// others are planned.
+    pub fn plans(
+        &mut self,
+        files: &[PathBuf],
+        select: &Selection,
+    ) -> (Vec<SweepPlan>, Vec<InputError>) {
+        let (mut out, mut errors) = (Vec::new(), Vec::new());
+        let mut dimensions_seen: Vec<String> = Vec::new();
+        for file in files {
+            let docs = match self.loader.documents(file) {
+                Ok(d) => d,
                 Err(e) => {
                     errors.push(e);
                     continue;
                 }
             };
-            dimensions_seen.extend(sd.spec.variants.iter().map(|d| d.dimension.clone()));
-            let combos = match matrix(file, doc, &sd.spec.variants, select) {
-                Ok(c) => c,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
-                }
-            };
-            let mut variants = Vec::new();
-            for combo in combos {
-                let mut patched: Document = (**doc).clone();
-                for &(d, o) in &combo {
-                    if sd.spec.variants[d].options[o].patch.is_some() {
-                        patched = patched.merge_patched(
-                            "spec",
-                            &format!("spec.variants[{d}].options[{o}].patch"),
-                        );
+            for doc in docs
+                .iter()
+                .filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND))
+            {
+                let sd: ScenarioDoc = match doc.decode(file, "", &doc.value) {
+                    Ok(sd) => sd,
+                    Err(e) => {
+                        errors.push(e);
+                        continue;
                     }
-                }
-                match loader.scenario(file, &Rc::new(patched)) {
-                    Ok(scenario) => {
+                };
+                let dimensions = &sd.spec.variants;
+                dimensions_seen.extend(dimensions.iter().map(|d| d.dimension.clone()));
+                let combos = match matrix(file, doc, dimensions, select) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        errors.push(e);
+                        continue;
+                    }
+                };
+                let variants = combos
+                    .iter()
+                    .map(|combo| {
                         let options: Vec<(String, String)> = combo
                             .iter()
                             .map(|&(d, o)| {
-                                let dim = &sd.spec.variants[d];
+                                let dim = &dimensions[d];
                                 (dim.dimension.clone(), dim.options[o].name.clone())
                             })
                             .collect();
@@ -103,34 +131,84 @@ pub fn load_sweeps(
                                 .collect::<Vec<_>>()
                                 .join(","),
                         };
-                        variants.push(Variant {
-                            name,
-                            options,
-                            scenario,
-                        });
-                    }
-                    Err(mut e) => errors.append(&mut e),
-                }
-            }
-            if !variants.is_empty() {
-                out.push(SweepScenario {
+                        VariantName { name, options }
+                    })
+                    .collect();
+                out.push(SweepPlan {
                     name: sd.metadata.name.clone(),
                     file: file.clone(),
                     sweep: sd.spec.sweep.clone(),
                     variants,
+                    doc: doc.clone(),
+                    combos,
+                    patched: dimensions
+                        .iter()
+                        .map(|d| d.options.iter().map(|o| o.patch.is_some()).collect())
+                        .collect(),
                 });
             }
         }
+        for (dimension, _) in select {
+            if !dimensions_seen.contains(dimension) {
+                errors.push(InputError::new(
+                    Path::new("--set"),
+                    format!(
+                        "no scenario has a variant dimension {dimension:?}{}",
+                        suggestion(dimension, &dimensions_seen)
+                    ),
+                ));
+            }
+        }
+        (out, errors)
     }
-    for (dimension, _) in select {
-        if !dimensions_seen.contains(dimension) {
-            errors.push(InputError::new(
-                Path::new("--set"),
-                format!(
-                    "no scenario has a variant dimension {dimension:?}{}",
-                    suggestion(dimension, &dimensions_seen)
-                ),
-            ));
+
+    /// Variant `v` of a plan: its options' patches merged into the scenario, loaded.
+    pub fn variant(&mut self, plan: &SweepPlan, v: usize) -> Result<Scenario, Vec<InputError>> {
+        let mut patched: Option<Document> = None;
+        for &(d, o) in &plan.combos[v] {
+            if plan.patched[d][o] {
+                let base = patched.as_ref().unwrap_or(&plan.doc);
+                patched = Some(
+                    base.merge_patched("spec", &format!("spec.variants[{d}].options[{o}].patch")),
+                );
+            }
+        }
+        let doc = patched.map_or_else(|| plan.doc.clone(), Rc::new);
+        self.loader.scenario(&plan.file, &doc)
+    }
+}
+
+/// Loads every Scenario document of the files with each combination of its variants (the
+/// matrix, restricted by `select`), all at once: for callers that hold the whole matrix (tests,
+/// benchmarks); `schedsim sweep` plans and loads variants as it runs them. A bad scenario or
+/// variant is reported in the errors and the others still load.
+pub fn load_sweeps(
+    files: &[PathBuf],
+    options: &LoadOptions,
+    select: &Selection,
+) -> (Vec<SweepScenario>, Vec<InputError>) {
+    let mut loader = SweepLoader::new(options);
+    let (plans, mut errors) = loader.plans(files, select);
+    let mut out = Vec::new();
+    for plan in plans {
+        let mut variants = Vec::new();
+        for (v, name) in plan.variants.iter().enumerate() {
+            match loader.variant(&plan, v) {
+                Ok(scenario) => variants.push(Variant {
+                    name: name.name.clone(),
+                    options: name.options.clone(),
+                    scenario,
+                }),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        if !variants.is_empty() {
+            out.push(SweepScenario {
+                name: plan.name,
+                file: plan.file,
+                sweep: plan.sweep,
+                variants,
+            });
         }
     }
     (out, errors)

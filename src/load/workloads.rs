@@ -17,7 +17,7 @@ use crate::model::objects;
 use crate::model::pod_group::PodGroups;
 use crate::resolve::build::{BuildOptions, ResolvedTrainJob};
 use crate::resolve::trainjob::{self, TrainJob};
-use crate::sched::plan::{self, Step};
+use crate::sched::plan::{self, Requirement, Step};
 use crate::yaml::Document;
 
 /// Where a workload item comes from: an item of a scenario list (inline, `{file}`,
@@ -53,6 +53,11 @@ pub(super) struct WorkloadSet {
     pub kueue: Option<super::kueue::KueueOutcome>,
     /// Per timeline step, what Kueue does to pods after the step's own events.
     pub kueue_events: Vec<Vec<crate::sched::plan::Event>>,
+    /// What the apps controllers found and made, when the scenario has apps objects.
+    pub apps: Option<super::apps::Apps>,
+    /// `LoadedWorkload::waits_for` over all pods, and over the baseline's.
+    waits: Vec<(usize, String, Requirement)>,
+    base_waits: Vec<(usize, String, Requirement)>,
 }
 
 /// A pod of the runtime-only baseline: the workload pod it equals (no overrides changed it),
@@ -71,8 +76,9 @@ impl Loader<'_> {
         file: &Path,
         doc: &Rc<Document>,
         items: Vec<WorkloadItem>,
-        existing_pods: usize,
+        existing: &[(Pod, Origin)],
         timeline: &[super::scenario::TimelineStep],
+        nodes: &super::apps::NodeTimeline,
         cx: &ResolveContext,
         errors: &mut Errors,
         warnings: &mut Vec<String>,
@@ -82,6 +88,8 @@ impl Loader<'_> {
             baseline_arrivals: vec![Workloads::default(); timeline.len()],
             ..WorkloadSet::default()
         };
+        let mut apps = self.apps(file, doc, &items, existing, cx.seed);
+        let existing_pods = existing.len();
         // Baseline pods as references to the workload pods they equal, materialised only if
         // some TrainJob has overrides (copying 200,000 plain pods to throw them away cost a
         // third of the load).
@@ -183,6 +191,7 @@ impl Loader<'_> {
                 }
                 Err(mut e) => errors.append(&mut e),
             };
+            let step = item.step;
             // Each object is added as it loads: holding 10,000 loaded pods back first cost
             // 12 MB and 3% of a whole run.
             match item.source {
@@ -192,12 +201,16 @@ impl Loader<'_> {
                 Source::Item { path, value } => match self.resolve_item(file, doc, &path, value) {
                     Ok(origins) => {
                         for o in origins {
-                            take(self.workload(&o, cx).map(|w| (w, o)));
+                            let loaded = self.object(&o, step, cx, &mut apps, nodes);
+                            take(loaded.map(|w| (w, o)));
                         }
                     }
                     Err(e) => take(Err(e)),
                 },
-                Source::Object(o) => take(self.workload(&o, cx).map(|w| (w, o))),
+                Source::Object(o) => {
+                    let loaded = self.object(&o, step, cx, &mut apps, nodes);
+                    take(loaded.map(|w| (w, o)))
+                }
             }
         }
         if kueue_on {
@@ -216,6 +229,23 @@ impl Loader<'_> {
             set.kueue_events = admitted.events;
         }
         self.warn_unmanaged(&unmanaged, warnings);
+        if let Some(apps) = apps.as_mut() {
+            // The DaemonSets' pods for the nodes the timeline adds arrive in that step.
+            for (k, pods, origin) in apps.daemon_pods_for_added_nodes(nodes, cx.gates) {
+                let steps = plan::in_order(pods.len());
+                let loaded = LoadedWorkload::pods(pods, steps);
+                set.add(
+                    loaded,
+                    &origin,
+                    Some(k),
+                    &mut baseline_pods,
+                    errors,
+                    warnings,
+                );
+            }
+        }
+        set.apps = apps;
+        set.link_waits(&baseline_pods);
         if set.any_overrides {
             set.baseline.pods = baseline_pods
                 .into_iter()
@@ -228,9 +258,36 @@ impl Loader<'_> {
         Ok(set)
     }
 
+    /// One workload object arriving in `step`: an apps kind through its controller, or any
+    /// other.
+    fn object(
+        &self,
+        o: &Origin,
+        step: Option<usize>,
+        cx: &ResolveContext,
+        apps: &mut Option<super::apps::Apps>,
+        nodes: &super::apps::NodeTimeline,
+    ) -> Result<LoadedWorkload, Errors> {
+        match apps.as_mut() {
+            Some(apps) if super::apps::is_apps(o) => self.apps_workload(o, step, cx, apps, nodes),
+            _ => self.workload(o, cx),
+        }
+    }
+
     /// One workload object: a Pod (the default kind), a TrainJob or a PodGroup.
     fn workload(&self, origin: &Origin, cx: &ResolveContext) -> Result<LoadedWorkload, Errors> {
-        match origin.kind().unwrap_or("Pod") {
+        let kind = origin.kind().unwrap_or("Pod");
+        origin.admit_with(kind, || self.workload_of_kind(kind, origin, cx))
+    }
+
+    /// [`Loader::workload`], its metadata aside.
+    fn workload_of_kind(
+        &self,
+        kind: &str,
+        origin: &Origin,
+        cx: &ResolveContext,
+    ) -> Result<LoadedWorkload, Errors> {
+        match kind {
             "TrainJob" => self.train_job(origin, cx),
             "Job" => {
                 let job: k8s_openapi::api::batch::v1::Job = origin.decode().map_err(|e| vec![e])?;
@@ -243,7 +300,7 @@ impl Loader<'_> {
             }
             "JobSet" => {
                 use crate::resolve::jobset;
-                let api_version = origin.value()["apiVersion"].as_str().unwrap_or("");
+                let api_version = origin.api_version().unwrap_or("");
                 if !jobset::API_VERSIONS.contains(&api_version) {
                     return Err(vec![origin.error_at(
                         "apiVersion",
@@ -253,10 +310,14 @@ impl Loader<'_> {
                         ),
                     )]);
                 }
-                let refused = crate::resolve::jobset_admission::check_object(origin.value());
-                if !refused.is_empty() {
-                    return origin.check_all(Err(refused));
+                origin.refuse_any(crate::resolve::jobset_admission::crd_errors(origin.value()))?;
+                // The webhooks see only what the API server validated: metadata too.
+                if origin.check_meta(kind).is_err() {
+                    return Err(Vec::new());
                 }
+                origin.refuse_any(crate::resolve::jobset_admission::webhook_errors(
+                    origin.value(),
+                ))?;
                 let js: jobset::JobSet = origin.decode().map_err(|e| vec![e])?;
                 let (pods, notes) = origin.check_all(jobset::jobset_pods(&js, cx.gates))?;
                 let steps = plan::in_order(pods.len());
@@ -277,8 +338,7 @@ impl Loader<'_> {
                     ..LoadedWorkload::pods(Vec::new(), Vec::new())
                 }),
             _ => origin
-                .expect_kind("Pod")
-                .and_then(|_| origin.decode::<k8s::Pod>())
+                .decode::<k8s::Pod>()
                 .map_err(|e| vec![e])
                 .and_then(|k| {
                     origin.check(|errs| objects::pod_from_k8s(&k, &origin.path, cx.gates, errs))
@@ -289,11 +349,7 @@ impl Loader<'_> {
 
     /// A TrainJob: resolved with its overrides, and (when it has any) without them.
     fn train_job(&self, origin: &Origin, cx: &ResolveContext) -> Result<LoadedWorkload, Errors> {
-        let api_version = origin
-            .value()
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let api_version = origin.api_version().unwrap_or("");
         if !trainjob::API_VERSIONS.contains(&api_version) {
             return Err(vec![origin.error_at(
                 "apiVersion",
@@ -303,9 +359,11 @@ impl Loader<'_> {
                 ),
             )]);
         }
-        let refused = crate::resolve::trainer_admission::train_job(origin.value());
-        if !refused.is_empty() {
-            return origin.check_all(Err(refused));
+        origin.refuse_any(crate::resolve::trainer_admission::train_job(origin.value()))?;
+        // Trainer's webhook (resolving the runtime, its plugins, the overrides) sees only what
+        // the API server validated: metadata too.
+        if origin.check_meta("TrainJob").is_err() {
+            return Err(Vec::new());
         }
         let job: TrainJob = origin.decode().map_err(|e| vec![e])?;
         // A TrainJob waiting for Kueue gets pods (and a baseline) only once admitted; its
@@ -396,11 +454,33 @@ impl Loader<'_> {
             suspended: false,
             unmade: None,
             train_job: None,
+            waits_for: Vec::new(),
         })
     }
 }
 
 impl WorkloadSet {
+    /// Ties the pods that wait for a pod of another item to it, by key (see
+    /// `LoadedWorkload::waits_for`), in the steps and the baseline's.
+    fn link_waits(&mut self, baseline_pods: &[BasePod]) {
+        if self.waits.is_empty() {
+            return;
+        }
+        let keys: Vec<String> = self.pods.iter().map(|(p, _)| p.key()).collect();
+        let mut lists: Vec<&mut Vec<Step>> = vec![&mut self.steps];
+        lists.extend(self.arrivals.iter_mut().map(|a| &mut a.steps));
+        super::apps::link_waits(&self.waits, &keys, &mut lists);
+        let base_keys: Vec<String> = (baseline_pods.iter())
+            .map(|b| match b {
+                BasePod::Workload(i) => keys[*i].clone(),
+                BasePod::Own(p) => p.key(),
+            })
+            .collect();
+        let mut lists: Vec<&mut Vec<Step>> = vec![&mut self.baseline.steps];
+        lists.extend(self.baseline_arrivals.iter_mut().map(|a| &mut a.steps));
+        super::apps::link_waits(&self.base_waits, &base_keys, &mut lists);
+    }
+
     /// Adds a loaded item's pods, steps, PodGroups and baseline.
     fn add(
         &mut self,
@@ -448,6 +528,11 @@ impl WorkloadSet {
                 let first = self.pods.len();
                 baseline_pods.extend((first..first + w.pods.len()).map(BasePod::Workload));
             }
+        }
+        for (pod, key, requirement) in w.waits_for {
+            self.waits
+                .push((self.pods.len() + pod, key.clone(), requirement.clone()));
+            self.base_waits.push((offset + pod, key, requirement));
         }
         steps.extend(plan::offset(w.steps, self.pods.len()));
         warnings.extend(w.warnings);

@@ -160,7 +160,7 @@ impl CrdCheck {
             value,
             at,
             SUBDOMAIN_PATTERN,
-            super::labels::matches_dns1123_subdomain,
+            super::labels::is_subdomain_syntax,
         );
     }
 

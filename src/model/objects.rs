@@ -1,6 +1,8 @@
 //! Kubernetes objects → model objects: quantities parsed, pods defaulted as the API server
 //! defaults them (`SetDefaults_Pod`: a container's request defaults to its limit, per resource),
-//! and validated.
+//! and their specs validated. Their metadata is validated by the loader, once per object, as
+//! the object's kind says (`validate::meta`): a pod made from a template has its controller's
+//! name.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 
 use super::validate::{FieldError, invalid, validate_pod_spec};
 use crate::features::FeatureGates;
-use crate::model::pod::{ContainerExtendedRequest, PodGroupRef};
+use crate::model::pod::{ContainerExtendedRequest, ControllerRef, PodGroupRef};
 use crate::model::quantity::Quantity;
 use crate::model::resources::{self, ContainerRequests, PodResources, ResourceList};
 use crate::model::{Node, Pod};
@@ -88,13 +90,17 @@ pub fn pod_from_k8s(
     let empty = k8s::PodSpec::default();
     let spec = pod.spec.as_ref().unwrap_or(&empty);
     let spec_path = sub(path, "spec");
-    if pod.metadata.name.as_deref().unwrap_or("").is_empty() {
-        errs.push(FieldError {
-            path: sub(path, "metadata.name"),
-            message: "Required value: name or generateName is required".into(),
-        });
-    }
-    validate_pod_spec(spec, &spec_path, gates, errs);
+    // The API server merges `matchLabelKeys` into the selectors when it creates a pod
+    // (`applyMatchLabelKeysAndMismatchLabelKeys`, registry/core/pod/strategy.go). A pod it
+    // created already (a dump: `uid` or `creationTimestamp` set) holds the merged selectors;
+    // merging again would name each key twice and refuse every such pod.
+    let no_labels = BTreeMap::new();
+    let created = pod.metadata.uid.is_some() || pod.metadata.creation_timestamp.is_some();
+    let labels = match created {
+        true => &no_labels,
+        false => pod.metadata.labels.as_ref().unwrap_or(&no_labels),
+    };
+    validate_pod_spec(spec, labels, &spec_path, gates, errs);
 
     let containers: Vec<ResourceList> = spec
         .containers
@@ -162,6 +168,7 @@ pub fn pod_from_k8s(
             .unwrap_or_else(|| "default".into()),
         labels: pod.metadata.labels.clone().unwrap_or_default(),
         workload: None,
+        controller: controller_ref(&pod.metadata),
         node_name: spec.node_name.clone().filter(|n| !n.is_empty()),
         scheduler_name: spec
             .scheduler_name
@@ -202,6 +209,20 @@ pub fn pod_from_k8s(
                 .unwrap_or(&BTreeMap::new()),
         ),
     }
+}
+
+/// The owner reference with `controller: true`, as `metav1.GetControllerOf` finds it.
+pub fn controller_ref(
+    metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> Option<std::sync::Arc<ControllerRef>> {
+    let owner =
+        (metadata.owner_references.iter().flatten()).find(|r| r.controller == Some(true))?;
+    Some(std::sync::Arc::new(ControllerRef {
+        api_version: owner.api_version.clone(),
+        kind: owner.kind.clone(),
+        name: owner.name.clone(),
+        uid: owner.uid.clone(),
+    }))
 }
 
 /// The containers' requests of extended resources, init containers first, each with the

@@ -17,8 +17,13 @@ pub struct Pod {
     /// references, `reservedFor`).
     pub uid: String,
     pub labels: BTreeMap<String, String>,
-    /// The workload the pod belongs to (a TrainJob, a Determined task), for grouping reports.
+    /// The workload the pod belongs to (a TrainJob, a Determined task, a Deployment, …), for
+    /// grouping reports.
     pub workload: Option<String>,
+    /// The pod's controller (its owner reference with `controller: true`): what created it,
+    /// and what the disruption controller reads its expected scale from. Shared by the pods
+    /// of one controller.
+    pub controller: Option<std::sync::Arc<ControllerRef>>,
     pub node_name: Option<String>,
     pub scheduler_name: String,
     pub priority: i32,
@@ -137,7 +142,40 @@ impl PodGroupRef {
     }
 }
 
+/// An owner reference with `controller: true` (`metav1.GetControllerOf`), in the pod's
+/// namespace.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ControllerRef {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    /// Empty when the manifest gave none (a hand-written owner reference).
+    pub uid: String,
+}
+
+impl ControllerRef {
+    /// The API group of `api_version` (`apps` of `apps/v1`, empty for the core group).
+    pub fn group(&self) -> &str {
+        self.api_version
+            .rsplit_once('/')
+            .map_or("", |(group, _)| group)
+    }
+
+    /// Whether `self` names the object `kind`/`name` with `uid` (an empty UID on either side
+    /// matches any: a hand-written manifest has none).
+    pub fn names(&self, kind: &str, name: &str, uid: &str) -> bool {
+        self.kind == kind
+            && self.name == name
+            && (self.uid.is_empty() || uid.is_empty() || self.uid == uid)
+    }
+}
+
 impl Pod {
+    /// The kind of the pod's controller, if it has one.
+    pub fn controller_kind(&self) -> Option<&str> {
+        self.controller.as_deref().map(|c| c.kind.as_str())
+    }
+
     /// `namespace/name`, the way kube-scheduler logs a pod.
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)

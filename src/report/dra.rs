@@ -11,8 +11,9 @@ use std::collections::{BTreeMap, HashSet};
 use k8s_openapi::api::resource::v1::{DeviceClass, ResourceClaim};
 use serde::Serialize;
 
+use crate::dra::DeviceId;
 use crate::dra::Inventory;
-use crate::dra::allocator::{DeviceId, Selectors};
+use crate::dra::allocator::Selectors;
 use crate::dra::{capacity, cel, extended};
 use crate::model::Pod;
 use crate::model::quantity::Quantity;

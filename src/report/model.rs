@@ -130,6 +130,9 @@ pub struct NodeReport {
 pub fn pending_reason(phase: PodPhase, message: &str) -> String {
     match phase {
         PodPhase::SchedulingGated => "SchedulingGated".into(),
+        PodPhase::Waiting if message.contains("(podManagementPolicy OrderedReady)") => {
+            "not created (OrderedReady)".into()
+        }
         PodPhase::Waiting => "not created (dependsOn)".into(),
         PodPhase::Preempted => "preempted".into(),
         PodPhase::SchedulerError => "SchedulerError".into(),
@@ -214,7 +217,9 @@ impl ScenarioReport {
                     (Some(d), PodPhase::Unschedulable) => verdicts(d, &node_name),
                     _ => Vec::new(),
                 },
-                preempted: o.victims.iter().map(|&v| victim_key(scenario, v)).collect(),
+                preempted: (o.victims.iter())
+                    .map(|&v| victim_key(workloads, &scenario.existing_pods, v))
+                    .collect(),
                 gang: o.gang.clone(),
                 extended_resource_claim_status: extended.status_of(pod),
             })
@@ -403,11 +408,12 @@ fn stuck_workloads(workloads: &[Pod], pods: &[PodReport]) -> Vec<StuckWorkload> 
     stuck
 }
 
-fn victim_key(scenario: &Scenario, id: usize) -> String {
-    match scenario.workloads.get(id) {
+/// The `namespace/name` of a preempted pod by id (workload pods count up from 0, existing
+/// pods down from `usize::MAX`).
+fn victim_key(workloads: &[Pod], existing: &[Pod], id: usize) -> String {
+    match workloads.get(id) {
         Some(p) => p.key(),
-        None => scenario
-            .existing_pods
+        None => existing
             .get(usize::MAX - id)
             .map(|p| p.key())
             .unwrap_or_default(),

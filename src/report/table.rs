@@ -290,13 +290,29 @@ fn phase_counts(s: &ScenarioReport) -> String {
         (PodPhase::Preempted, "preempted"),
         (PodPhase::SchedulerError, "scheduler error"),
     ];
-    let parts: Vec<String> = phases
-        .iter()
-        .filter_map(|(phase, word)| {
-            let n = s.pods.iter().filter(|p| p.status == *phase).count();
-            (n > 0).then(|| format!("{n} {word}"))
-        })
-        .collect();
+    let mut parts: Vec<String> = Vec::new();
+    for (phase, word) in phases {
+        let n = s.pods.iter().filter(|p| p.status == phase).count();
+        if phase == PodPhase::Waiting {
+            // JobSet's dependsOn and a StatefulSet's OrderedReady hold pods back alike.
+            let reason =
+                |p: &&super::model::PodReport| super::model::pending_reason(p.status, &p.message);
+            let mut reasons: Vec<String> = (s.pods.iter())
+                .filter(|p| p.status == phase)
+                .map(|p| reason(&p))
+                .collect();
+            reasons.sort();
+            reasons.dedup();
+            for r in reasons {
+                let n = (s.pods.iter())
+                    .filter(|p| p.status == phase && reason(p) == r)
+                    .count();
+                parts.push(format!("{n} {r}"));
+            }
+        } else if n > 0 {
+            parts.push(format!("{n} {word}"));
+        }
+    }
     if parts.is_empty() {
         "none".into()
     } else {

@@ -19,9 +19,8 @@ use std::rc::Rc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use serde_json::Value;
-
 use super::build::BuildOptions;
+use super::rename::replace;
 use super::{InitializerLifecycle, Runtimes, TrainJobPods, train_job_pods};
 use crate::features::FeatureGates;
 use crate::model::Pod;
@@ -196,29 +195,6 @@ fn rename(pods: &TrainJobPods, from: &str, to: &str) -> TrainJobPods {
         replace(m, from, to);
     }
     out
-}
-
-fn replace(s: &mut String, from: &str, to: &str) {
-    if s.contains(from) {
-        *s = s.replace(from, to);
-    }
-}
-
-pub(super) fn replace_in_value(v: &mut Value, from: &str, to: &str) {
-    match v {
-        Value::String(s) => replace(s, from, to),
-        Value::Array(items) => items.iter_mut().for_each(|i| replace_in_value(i, from, to)),
-        Value::Object(map) => {
-            if map.keys().any(|k| k.contains(from)) {
-                *map = std::mem::take(map)
-                    .into_iter()
-                    .map(|(k, v)| (k.replace(from, to), v))
-                    .collect();
-            }
-            map.values_mut().for_each(|i| replace_in_value(i, from, to));
-        }
-        _ => {}
-    }
 }
 
 #[cfg(test)]

@@ -71,7 +71,7 @@ impl PodTemplate {
             None => std::borrow::Cow::Borrowed(&self.shared),
             Some(r) => {
                 let mut v = (*self.shared).clone();
-                super::alike::replace_in_value(&mut v, &r.0, &r.1);
+                super::rename::replace_in_value(&mut v, &r.0, &r.1);
                 std::borrow::Cow::Owned(v)
             }
         }

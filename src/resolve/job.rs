@@ -17,7 +17,7 @@ use k8s_openapi::api::batch::v1::Job;
 use crate::features::FeatureGates;
 use crate::model::Pod;
 use crate::model::objects;
-use crate::model::validate::FieldError;
+use crate::model::validate::{self, FieldError};
 
 /// `batch.kubernetes.io/job-name`, and the legacy `job-name` the controller still sets.
 pub const JOB_NAME_LABELS: [&str; 2] = ["batch.kubernetes.io/job-name", "job-name"];
@@ -47,13 +47,8 @@ pub fn job_pods(job: &Job, path: &str, gates: &FeatureGates) -> Result<Vec<Pod>,
         false => format!("{path}.{field}"),
     };
     let mut errs = Vec::new();
+    // The Job's metadata is the loader's to validate (`validate::meta`); a JobSet names its.
     let name = job.metadata.name.clone().unwrap_or_default();
-    if name.is_empty() {
-        errs.push(FieldError::new(
-            &at("metadata.name"),
-            "Required value: name or generateName is required".into(),
-        ));
-    }
     let Some(spec) = &job.spec else {
         errs.push(FieldError::new(&at("spec"), "Required value".into()));
         return Err(errs);
@@ -90,6 +85,34 @@ pub fn job_pods(job: &Job, path: &str, gates: &FeatureGates) -> Result<Vec<Pod>,
             "Required value: when completion mode is Indexed".into(),
         ));
     }
+    // `ValidateJob`: an Indexed Job's last pod's hostname is `<name>-<completions-1>` (a
+    // JobSet's Jobs are named by its controller, whose webhook checks the names it makes).
+    let top_level = path.is_empty();
+    if let Some(last) = (completions.filter(|c| top_level && indexed && *c > 0)).map(|c| c - 1) {
+        let hostname = format!("{name}-{last}");
+        if !crate::model::labels::is_dns1123_label(&hostname) {
+            errs.push(FieldError::new(
+                &at("metadata.name"),
+                format!(
+                    "Invalid value: {}: will not able to create pod with invalid DNS label: {hostname}",
+                    validate::quote(&name)
+                ),
+            ));
+        }
+    }
+    // `ValidatePodTemplateSpec`, once `generateSelector` has labelled the template with the
+    // Job's name.
+    let mut template_meta = spec.template.metadata.clone().unwrap_or_default();
+    let labels = template_meta.labels.get_or_insert_with(Default::default);
+    for label in JOB_NAME_LABELS {
+        labels
+            .entry(label.to_string())
+            .or_insert_with(|| name.clone());
+    }
+    errs.extend(validate::template_meta(
+        Some(&template_meta),
+        &at("spec.template"),
+    ));
     if !errs.is_empty() {
         return Err(errs);
     }

@@ -78,12 +78,6 @@ pub fn jobset_pods(
 ) -> Result<(Vec<Pod>, Vec<String>), Vec<FieldError>> {
     let name = js.metadata.name.clone().unwrap_or_default();
     let mut errs = Vec::new();
-    if name.is_empty() {
-        errs.push(FieldError::new(
-            "metadata.name",
-            "Required value: name or generateName is required".into(),
-        ));
-    }
     // The pod limit before any pod exists (replicas may be anything).
     let total: u64 = (js.spec.replicated_jobs.iter())
         .map(|r| {
@@ -123,6 +117,11 @@ pub fn jobset_pods(
     }
     for (i, rjob) in js.spec.replicated_jobs.iter().enumerate() {
         let path = format!("spec.replicatedJobs[{i}]");
+        // The Jobs it creates carry the template's labels and annotations.
+        errs.extend(crate::model::validate::template_meta(
+            rjob.template.metadata.as_ref(),
+            &format!("{path}.template"),
+        ));
         let replicas = rjob.replicas.unwrap_or(1);
         if replicas <= 0 {
             notes.push(format!(

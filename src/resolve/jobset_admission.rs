@@ -18,7 +18,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use crate::model::crd::{CrdCheck, items, join};
-use crate::model::labels::{dns1035_label_errors, dns1123_subdomain_errors, label_value_errors};
+use crate::model::labels::{
+    LenUnit, dns1035_label_errors, dns1123_subdomain_errors, label_value_errors,
+};
 use crate::model::validate::{FieldError, invalid, validate_domain_prefixed_path};
 
 /// JobSet's name for the validating webhook (`vjobset.kb.io`).
@@ -26,17 +28,24 @@ pub const WEBHOOK: &str = "vjobset.kb.io";
 const MAX_INT32: i64 = i32::MAX as i64;
 const TOO_LONG: &str = "must be no more than 63 characters";
 
-/// The errors creating this JobSet object gives (empty: created).
-pub fn check_object(value: &Value) -> Vec<FieldError> {
-    let name = value["metadata"]["name"].as_str().unwrap_or("");
+/// The spec as the webhooks and the CRD's schema see it: defaulted.
+fn defaulted(value: &Value) -> Value {
     let mut spec = value.get("spec").cloned().unwrap_or_else(|| json!({}));
     default(&mut spec);
+    spec
+}
+
+/// What the JobSet CRD's schema and rules refuse of this object, once defaulted.
+pub fn crd_errors(value: &Value) -> Vec<FieldError> {
     let mut c = CrdCheck::new();
-    crd(&spec, "spec", &mut c);
-    if !c.is_empty() {
-        return c.finish();
-    }
-    validate_create(name, &spec)
+    crd(&defaulted(value), "spec", &mut c);
+    c.finish()
+}
+
+/// What JobSet's validating webhook refuses of an object the API server validated.
+pub fn webhook_errors(value: &Value) -> Vec<FieldError> {
+    let name = value["metadata"]["name"].as_str().unwrap_or("");
+    validate_create(name, &defaulted(value))
 }
 
 /// The CRD's defaults and the mutating webhook's (`Default`), on a JobSetSpec.
@@ -257,7 +266,7 @@ pub fn validate_create(name: &str, spec: &Value) -> Vec<FieldError> {
     let subdomain = str_at(spec, "/network/subdomain");
     if !subdomain.is_empty() {
         let at = "spec.network.subdomain".to_string();
-        for m in dns1123_subdomain_errors(&subdomain) {
+        for m in dns1123_subdomain_errors(&subdomain, LenUnit::Characters) {
             invalid(&mut errs, at.clone(), &subdomain, &m);
         }
         for m in dns1035_label_errors(&subdomain) {
@@ -562,7 +571,7 @@ fn volume_claim_policies(name: &str, spec: &Value, rjobs: &[Value], errs: &mut V
                     "names must be unique for VolumeClaimPolicies template",
                 );
             }
-            for m in dns1123_subdomain_errors(claim) {
+            for m in dns1123_subdomain_errors(claim, LenUnit::Characters) {
                 invalid(errs, at.clone(), claim, &m);
             }
             if format!("{claim}-{name}").len() > 63 {

@@ -3,6 +3,7 @@
 //! order in which JobSet creates them (`dependsOn`).
 
 pub mod alike;
+pub mod apps;
 pub mod build;
 pub mod determined;
 pub mod job;
@@ -12,6 +13,7 @@ pub mod migrate;
 mod ml_policy;
 pub mod patches;
 pub mod provenance;
+mod rename;
 pub mod runtime;
 pub mod smp;
 mod template;
@@ -149,6 +151,7 @@ pub fn train_job_pods(
                 pods: range.clone(),
                 job: dep.clone(),
                 status: *status,
+                by: crate::sched::plan::Waiter::JobSet,
             });
             if *status == DependsOnStatus::Complete
                 && initializers == InitializerLifecycle::Complete
@@ -278,6 +281,8 @@ fn template_pod(
             );
         }
     };
+    // The pods the JobSet's Jobs create carry the template's labels and annotations.
+    let mut errs = crate::model::validate::template_meta(spec.metadata.as_ref(), "");
     let mut metadata = spec.metadata.unwrap_or_default();
     metadata.name = Some(job.name().to_string());
     metadata.namespace = Some(job.namespace().to_string());
@@ -286,7 +291,6 @@ fn template_pod(
         spec: spec.spec,
         status: None,
     };
-    let mut errs = Vec::new();
     let p = objects::pod_from_k8s(&pod, "", gates, &mut errs);
     if errs.is_empty() { Ok(p) } else { Err(errs) }
 }

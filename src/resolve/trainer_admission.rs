@@ -30,8 +30,8 @@ const ANCESTOR_CONTAINERS: &[(&str, &str)] = &[
     ("dataset-initializer", "dataset-initializer"),
 ];
 
-/// The errors creating a (Cluster)TrainingRuntime gives (empty: created).
-pub fn runtime(value: &Value) -> Vec<FieldError> {
+/// What a (Cluster)TrainingRuntime's CRD refuses (empty: valid).
+pub fn runtime_crd(value: &Value) -> Vec<FieldError> {
     let spec = value.get("spec").unwrap_or(&Value::Null);
     let mut c = CrdCheck::new();
     if let Some(ml) = spec.get("mlPolicy") {
@@ -70,13 +70,15 @@ pub fn runtime(value: &Value) -> Vec<FieldError> {
     if let Some(template) = spec.pointer("/template/spec") {
         super::jobset_admission::crd(template, "spec.template.spec", &mut c);
     }
-    if !c.is_empty() {
-        return c.finish();
-    }
+    c.finish()
+}
+
+/// What the runtime webhooks refuse of a runtime the API server validated (empty: created).
+pub fn runtime_webhook(value: &Value) -> Vec<FieldError> {
     if webhook_skipped(value) {
         return Vec::new();
     }
-    replicated_jobs(spec)
+    replicated_jobs(value.get("spec").unwrap_or(&Value::Null))
 }
 
 /// The runtime webhooks' objectSelector (`charts/kubeflow-trainer/templates/webhook/

@@ -138,6 +138,8 @@ pub struct Cluster {
     published: Vec<ResourceSet>,
     /// Bumped whenever a node's usage changes, so per-node results can be cached.
     version: Vec<u32>,
+    /// Node indices by name (the first node of a name).
+    by_name: std::collections::HashMap<String, u32>,
 }
 
 /// One node's resource view, as `NodeInfo` offers it to the resource plugins.
@@ -175,7 +177,12 @@ impl Cluster {
                     .collect(),
             );
         }
+        let mut by_name = std::collections::HashMap::with_capacity(nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            by_name.entry(n.name.clone()).or_insert(i as u32);
+        }
         Cluster {
+            by_name,
             requested: vec![0; allocatable.len()],
             nonzero_requested: vec![[0, 0]; nodes.len()],
             pod_count: vec![0; nodes.len()],
@@ -198,7 +205,7 @@ impl Cluster {
     }
 
     pub fn index_of(&self, name: &str) -> Option<usize> {
-        self.nodes.iter().position(|n| n.name == name)
+        self.by_name.get(name).map(|&i| i as usize)
     }
 
     pub fn resources(&self, node: usize) -> NodeResources<'_> {

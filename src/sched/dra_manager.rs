@@ -27,8 +27,9 @@ use k8s_openapi::api::resource::v1::{
     ResourceClaimConsumerReference, ResourceClaimStatus, ResourceSlice,
 };
 
+use crate::dra::DeviceId;
 use crate::dra::Inventory;
-use crate::dra::allocator::{self, DeviceId, NodeView};
+use crate::dra::allocator::{self, NodeView};
 use crate::dra::capacity::{self, Consumed};
 use crate::dra::{controller, counters, extended, resourceclaim};
 use crate::model::{Node, Pod};

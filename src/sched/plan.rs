@@ -44,10 +44,11 @@ pub enum Event {
     /// `kubectl cordon`: `spec.unschedulable = true`.
     Cordon(Vec<String>),
     Uncordon(Vec<String>),
-    /// `kubectl drain`: cordon, then evict every pod on the nodes; their controllers create
-    /// them again, so workload pods are queued anew.
+    /// `kubectl drain --ignore-daemonsets`: cordon, then evict every pod on the nodes but
+    /// DaemonSet pods; their controllers create them again, so workload pods are queued anew.
     Drain(Vec<String>),
-    /// The nodes disappear; their pods are evicted and queued anew.
+    /// The nodes disappear; their pods are evicted and queued anew (DaemonSet pods are not:
+    /// their controller wants none on a node that is gone).
     FailNodes(Vec<String>),
     /// The selected pods run to completion and free their resources.
     Complete(PodSelector),
@@ -83,12 +84,25 @@ impl PodSelector {
 }
 
 /// A `dependsOn` entry: the pods of replicated job `job` must all be running (`Ready`) or have
-/// run (`Complete`).
+/// run (`Complete`). A StatefulSet's `OrderedReady` creation is one too: `job` is then the pod
+/// of the next lower ordinal, which must be running.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Requirement {
     pub pods: Range<usize>,
     pub job: String,
     pub status: DependsOnStatus,
+    pub by: Waiter,
+}
+
+/// The controller that holds a pod back until its requirement holds.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Waiter {
+    /// JobSet, for a replicated job's `dependsOn`.
+    #[default]
+    JobSet,
+    /// The StatefulSet of this name, whose `podManagementPolicy: OrderedReady` creates pod
+    /// N+1 only once pod N is Running and Ready (`pkg/controller/statefulset`).
+    StatefulSet(String),
 }
 
 /// Every pod arrives in order, with no dependencies.

@@ -7,7 +7,7 @@ use super::cluster::Cluster;
 use super::cycle::{PodOutcome, PodPhase, Scheduler, SchedulerConfig, existing_pod_id};
 use super::gang;
 use super::plan::DependsOnStatus;
-use super::plan::{self, Event, PodSelector, Requirement, Step};
+use super::plan::{self, Event, PodSelector, Requirement, Step, Waiter};
 use crate::model::pod::GangScheduler;
 use crate::model::{Node, Pod};
 
@@ -299,7 +299,12 @@ impl Run<'_> {
                     let Some(node) = self.s.cluster.index_of(name) else {
                         continue;
                     };
+                    // `kubectl drain --ignore-daemonsets`: DaemonSet pods stay (their
+                    // controller would put them back at once; they tolerate the cordon).
                     for id in self.s.bound_ids(node) {
+                        if is_daemon_pod(self.pod(id)) {
+                            continue;
+                        }
                         self.s.unbind(node, id);
                         self.evicted(id, &format!("evicted: node {name} was drained"));
                     }
@@ -347,7 +352,26 @@ impl Run<'_> {
             o.node = o.node.and_then(|n| remap[n]);
         }
         for (id, node) in evicted {
-            self.evicted(id, &format!("evicted: node {} {why}", old[node]));
+            let message = format!("evicted: node {} {why}", old[node]);
+            match self.outcomes.get_mut(id).and_then(Option::as_mut) {
+                // The DaemonSet controller wants no pod for a node that is gone.
+                Some(o) if is_daemon_pod(&self.pods[id]) => {
+                    o.phase = PodPhase::Preempted;
+                    o.node = None;
+                    o.message =
+                        format!("{message}; its DaemonSet creates no pod for a node that is gone");
+                    o.diagnosis = None;
+                }
+                _ => self.evicted(id, &message),
+            }
+        }
+    }
+
+    /// A bound pod by id (workload pods count up from 0, existing pods down from `usize::MAX`).
+    fn pod(&self, id: usize) -> &Pod {
+        match self.pods.get(id) {
+            Some(p) => p,
+            None => &self.existing[usize::MAX - id],
         }
     }
 
@@ -384,7 +408,13 @@ impl Run<'_> {
                     && let Some(o) = self.outcomes[i].as_mut()
                 {
                     o.phase = PodPhase::Unschedulable;
-                    o.message = "created: its dependsOn requirements hold now".into();
+                    o.message = match requires.first().map(|r| &r.by) {
+                        Some(Waiter::StatefulSet(set)) => format!(
+                            "created: StatefulSet {set} creates it once pod {} is Running and Ready (OrderedReady), as it is now",
+                            requires[0].job
+                        ),
+                        _ => "created: its dependsOn requirements hold now".into(),
+                    };
                     created += 1;
                 }
             }
@@ -502,6 +532,11 @@ fn gang_attempt<'p>(
     }
 }
 
+/// A pod a DaemonSet controls.
+fn is_daemon_pod(pod: &Pod) -> bool {
+    pod.controller_kind() == Some("DaemonSet")
+}
+
 /// Every pod of the dependency is running or has run.
 fn requirement_met(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> bool {
     outcomes[r.pods.clone()].iter().all(|o| {
@@ -523,14 +558,21 @@ fn waiting(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> PodOutcome {
         DependsOnStatus::Complete => "Complete",
         DependsOnStatus::Ready => "Ready",
     };
-    PodOutcome {
-        phase: PodPhase::Waiting,
-        node: None,
-        message: format!(
+    let message = match &r.by {
+        Waiter::JobSet => format!(
             "not created: JobSet waits for replicated job {:?} to be {status} (dependsOn), and {missing} of its {} pod(s) never ran",
             r.job,
             r.pods.len()
         ),
+        Waiter::StatefulSet(set) => format!(
+            "not created: StatefulSet {set} creates its pods in order (podManagementPolicy OrderedReady) and pod {} is not Running and Ready",
+            r.job
+        ),
+    };
+    PodOutcome {
+        phase: PodPhase::Waiting,
+        node: None,
+        message,
         diagnosis: None,
         victims: Vec::new(),
         gang: None,

@@ -9,6 +9,7 @@
 
 pub mod aggregate;
 pub mod chart;
+mod daemon_pods;
 pub mod perturb;
 pub mod table;
 
@@ -19,7 +20,11 @@ use rand::rngs::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::load::SweepScenario;
+use std::ops::Range;
+
+use crate::error::InputError;
+use crate::load::scenario::SweepSpec;
+use crate::load::{Scenario, SweepLoader, SweepPlan, VariantName};
 use crate::model::resources::GPU_RESOURCES;
 use crate::sched::{Outcome, PodPhase};
 pub use aggregate::{Aggregate, RunStats, Summary};
@@ -96,167 +101,121 @@ pub struct RunRow {
 }
 
 /// Runs per variant of a scenario: `--seeds`, else its `spec.sweep.seeds`, else 1.
-fn seeds_of(s: &SweepScenario, opts: &SweepOptions) -> u32 {
-    opts.seeds.or(s.sweep.seeds).unwrap_or(1).max(1)
+fn seeds_of(sweep: &SweepSpec, opts: &SweepOptions) -> u32 {
+    opts.seeds.or(sweep.seeds).unwrap_or(1).max(1)
 }
 
 /// How many runs this sweep (or shard) does.
-pub fn run_count(scenarios: &[SweepScenario], opts: &SweepOptions) -> u64 {
-    let total: u64 = scenarios
+pub fn run_count(plans: &[SweepPlan], opts: &SweepOptions) -> u64 {
+    let total: u64 = plans
         .iter()
-        .map(|s| s.variants.len() as u64 * u64::from(seeds_of(s, opts)))
+        .map(|p| p.variants.len() as u64 * u64::from(seeds_of(&p.sweep, opts)))
         .sum();
-    match opts.shard {
-        Some((i, n)) => total / n + u64::from(i < total % n),
-        None => total,
-    }
+    shard_len(0..total, opts.shard)
 }
 
-/// One run to do.
-struct Job {
-    run: u64,
-    scenario: usize,
-    variant: usize,
-    seed: u32,
+/// How many runs of `range` belong to the shard: those whose index is I modulo N.
+fn shard_len(range: Range<u64>, shard: Option<(u64, u64)>) -> u64 {
+    let (i, n) = shard.unwrap_or((0, 1));
+    let below = |end: u64| end / n + u64::from(i < end % n);
+    below(range.end) - below(range.start)
 }
 
-/// Runs the sweep; `progress` is called once per finished run (from any thread).
+/// The k-th run of `range` in the shard.
+fn shard_run(range: &Range<u64>, shard: Option<(u64, u64)>, k: u64) -> u64 {
+    let (i, n) = shard.unwrap_or((0, 1));
+    let first = range.start + (i + n - range.start % n) % n;
+    first + k * n
+}
+
+/// Runs done between two writes of run rows: what bounds the rows held at once.
+const RUNS_PER_CHUNK: u64 = 4096;
+
+/// Variants loaded at once, per thread: enough to keep every thread busy when variants have
+/// few seeds, few enough that memory holds a handful of clusters.
+const VARIANTS_PER_THREAD: usize = 2;
+
+/// What a sweep does with the run rows it produces, in run order (`--runs`).
+pub type RowSink<'a> = &'a mut dyn FnMut(&[RunRow]) -> std::io::Result<()>;
+
+/// Runs the sweep: each scenario's variants are loaded a few at a time and dropped once their
+/// runs are done; runs fold into their variant's aggregate as they finish, and their rows (with
+/// `keep_runs`) go to `rows` in run order, a chunk at a time. Memory is bounded by a few loaded
+/// variants and one chunk of rows, whatever the number of seeds. `progress` is called once per
+/// finished run (from any thread). Returns the report and the errors of variants that did not
+/// load (the others are reported).
 pub fn run(
-    scenarios: &[SweepScenario],
+    plans: &[SweepPlan],
+    loader: &mut SweepLoader<'_>,
     opts: &SweepOptions,
     progress: &(dyn Fn() + Sync),
-) -> (SweepReport, Vec<RunRow>) {
-    let settings: Vec<(u32, u64, Perturbations)> = scenarios
-        .iter()
-        .map(|s| {
-            let seeds = seeds_of(s, opts);
-            let master = opts
-                .seed
-                .unwrap_or_else(|| s.variants.first().map_or(0, |v| v.scenario.config.seed));
-            let p = Perturbations {
-                shuffle_arrivals: opts.shuffle_arrivals.unwrap_or(s.sweep.shuffle_arrivals),
-                node_failure_probability: opts
-                    .node_failure_probability
-                    .or(s.sweep.node_failure_probability)
-                    .unwrap_or(0.0),
-                pool_jitter: opts.pool_jitter.or(s.sweep.pool_jitter).unwrap_or(0.0),
+    rows: RowSink<'_>,
+) -> std::io::Result<(SweepReport, Vec<InputError>)> {
+    let batch_size = VARIANTS_PER_THREAD * rayon::current_num_threads().max(1);
+    let mut errors = Vec::new();
+    let mut scenarios = Vec::new();
+    let mut first_run = 0u64;
+    for plan in plans {
+        let seeds = seeds_of(&plan.sweep, opts);
+        let mut master = opts.seed;
+        let p = Perturbations {
+            shuffle_arrivals: opts.shuffle_arrivals.unwrap_or(plan.sweep.shuffle_arrivals),
+            node_failure_probability: opts
+                .node_failure_probability
+                .or(plan.sweep.node_failure_probability)
+                .unwrap_or(0.0),
+            pool_jitter: opts.pool_jitter.or(plan.sweep.pool_jitter).unwrap_or(0.0),
+        };
+        let mut variants = Vec::new();
+        for start in (0..plan.variants.len()).step_by(batch_size) {
+            let end = (start + batch_size).min(plan.variants.len());
+            let mut loaded: Vec<(usize, Scenario)> = Vec::new();
+            for v in start..end {
+                match loader.variant(plan, v) {
+                    Ok(s) => loaded.push((v, s)),
+                    Err(mut e) => errors.append(&mut e),
+                }
+            }
+            // The master seed defaults to the scheduler seed of the first variant that loads.
+            master = master.or(loaded.first().map(|(_, s)| s.config.seed));
+            let Some(master) = master else {
+                continue;
             };
-            (seeds, master, p)
-        })
-        .collect();
-    let jobs = plan(scenarios, &settings, opts.shard);
-    // Slot of each (scenario, variant) in the flat aggregate vector.
-    let mut slot = Vec::new();
-    let mut slots = 0;
-    for s in scenarios {
-        slot.push(slots);
-        slots += s.variants.len();
+            let batch = Batch {
+                seeds,
+                master,
+                perturbations: &p,
+                first_run,
+                loaded: &loaded,
+                names: &plan.variants,
+                scenario: &plan.name,
+            };
+            let mut aggregates = vec![Aggregate::default(); loaded.len()];
+            batch.run(opts, progress, rows, &mut aggregates)?;
+            for ((v, scenario), aggregate) in loaded.iter().zip(aggregates) {
+                variants.push(variant_sweep(&plan.variants[*v], scenario, aggregate));
+            }
+        }
+        first_run += plan.variants.len() as u64 * u64::from(seeds);
+        if !variants.is_empty() {
+            scenarios.push(ScenarioSweep {
+                name: plan.name.clone(),
+                file: plan.file.display().to_string(),
+                seeds,
+                master_seed: master.unwrap_or(0),
+                perturbations: p,
+                variants,
+            });
+        }
     }
-    let empty = || (vec![Aggregate::default(); slots], Vec::new());
-    let (aggregates, mut rows) = jobs
-        .par_iter()
-        .fold(empty, |(mut aggs, mut rows), job| {
-            let sc = &scenarios[job.scenario];
-            let (_, master, p) = &settings[job.scenario];
-            let stats = run_one(sc, job, *master, p);
-            aggs[slot[job.scenario] + job.variant].add(&stats);
-            if opts.keep_runs {
-                rows.push(RunRow {
-                    run: job.run,
-                    scenario: sc.name.clone(),
-                    variant: sc.variants[job.variant].name.clone(),
-                    seed: job.seed,
-                    stats,
-                });
-            }
-            progress();
-            (aggs, rows)
-        })
-        .reduce(empty, |(mut a, mut ra), (b, rb)| {
-            for (x, y) in a.iter_mut().zip(&b) {
-                x.merge(y);
-            }
-            ra.extend(rb);
-            (a, ra)
-        });
-    rows.sort_by_key(|r| r.run);
     let report = SweepReport {
         shard: opts
             .shard
             .filter(|&(_, n)| n > 1)
             .map(|(i, n)| format!("{i}/{n}")),
-        scenarios: scenarios
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let (seeds, master, p) = &settings[i];
-                ScenarioSweep {
-                    name: s.name.clone(),
-                    file: s.file.display().to_string(),
-                    seeds: *seeds,
-                    master_seed: *master,
-                    perturbations: p.clone(),
-                    variants: s
-                        .variants
-                        .iter()
-                        .enumerate()
-                        .map(|(v, variant)| {
-                            let aggregate = aggregates[slot[i] + v].clone();
-                            let mut expectations: Vec<ExpectationResult> = variant
-                                .scenario
-                                .expectations
-                                .iter()
-                                .filter(|e| e.applies_to(&variant.options))
-                                .map(|e| ExpectationResult {
-                                    path: e.path.clone(),
-                                    title: e.title(),
-                                    required_share: e.spec.share.unwrap_or(1.0),
-                                    met_runs: 0,
-                                    met: false,
-                                })
-                                .collect();
-                            judge(&mut expectations, &aggregate);
-                            VariantSweep {
-                                name: variant.name.clone(),
-                                options: variant.options.iter().cloned().collect(),
-                                summary: aggregate.summary(),
-                                aggregate,
-                                expectations,
-                            }
-                        })
-                        .collect(),
-                }
-            })
-            .collect(),
+        scenarios,
     };
-    (report, rows)
-}
-
-/// The runs of this shard, in run order.
-fn plan(
-    scenarios: &[SweepScenario],
-    settings: &[(u32, u64, Perturbations)],
-    shard: Option<(u64, u64)>,
-) -> Vec<Job> {
-    let (index, count) = shard.unwrap_or((0, 1));
-    let mut jobs = Vec::new();
-    let mut run = 0u64;
-    for (s, sc) in scenarios.iter().enumerate() {
-        for variant in 0..sc.variants.len() {
-            for seed in 0..settings[s].0 {
-                if run % count == index {
-                    jobs.push(Job {
-                        run,
-                        scenario: s,
-                        variant,
-                        seed,
-                    });
-                }
-                run += 1;
-            }
-        }
-    }
-    jobs
+    Ok((report, errors))
 }
 
 /// `splitmix64`: spreads (master seed, run index) over the seed space.
@@ -267,26 +226,146 @@ fn mix(master: u64, run: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Loaded variants of one scenario whose runs are done together.
+struct Batch<'a> {
+    seeds: u32,
+    master: u64,
+    perturbations: &'a Perturbations,
+    /// The index of the scenario's first run.
+    first_run: u64,
+    /// (variant index in the matrix, its scenario).
+    loaded: &'a [(usize, Scenario)],
+    names: &'a [VariantName],
+    scenario: &'a str,
+}
+
+impl Batch<'_> {
+    /// Every run of the loaded variants that belongs to the shard, in parallel, a chunk at a
+    /// time, folded into `aggregates` (one per loaded variant); each chunk's rows go to `sink`
+    /// in run order.
+    fn run(
+        &self,
+        opts: &SweepOptions,
+        progress: &(dyn Fn() + Sync),
+        sink: RowSink<'_>,
+        aggregates: &mut [Aggregate],
+    ) -> std::io::Result<()> {
+        let seeds = u64::from(self.seeds);
+        let ranges: Vec<Range<u64>> = self
+            .loaded
+            .iter()
+            .map(|(v, _)| {
+                let start = self.first_run + *v as u64 * seeds;
+                start..start + seeds
+            })
+            .collect();
+        // Shard-local run k of the batch is run k - offsets[i] of loaded variant i, where
+        // offsets[i] <= k < offsets[i + 1].
+        let mut offsets = vec![0u64];
+        for r in &ranges {
+            offsets.push(offsets[offsets.len() - 1] + shard_len(r.clone(), opts.shard));
+        }
+        let total = offsets[offsets.len() - 1];
+        let this = self;
+        for chunk in (0..total).step_by(RUNS_PER_CHUNK as usize) {
+            let chunk_end = (chunk + RUNS_PER_CHUNK).min(total);
+            let empty = || (BTreeMap::<usize, Aggregate>::new(), Vec::new());
+            let (folded, mut rows) = (chunk..chunk_end)
+                .into_par_iter()
+                .fold(empty, |(mut aggs, mut rows), k| {
+                    let i = offsets.partition_point(|&o| o <= k) - 1;
+                    let run = shard_run(&ranges[i], opts.shard, k - offsets[i]);
+                    let seed = (run - ranges[i].start) as u32;
+                    let (v, scenario) = &this.loaded[i];
+                    let name = &this.names[*v];
+                    let stats = run_one(
+                        scenario,
+                        &name.options,
+                        seed,
+                        this.master,
+                        this.perturbations,
+                    );
+                    aggs.entry(i).or_default().add(&stats);
+                    if opts.keep_runs {
+                        rows.push(RunRow {
+                            run,
+                            scenario: this.scenario.to_string(),
+                            variant: name.name.clone(),
+                            seed,
+                            stats,
+                        });
+                    }
+                    progress();
+                    (aggs, rows)
+                })
+                .reduce(empty, |(mut a, mut ra), (b, rb)| {
+                    for (i, agg) in b {
+                        a.entry(i).or_default().merge(&agg);
+                    }
+                    ra.extend(rb);
+                    (a, ra)
+                });
+            for (i, agg) in folded {
+                aggregates[i].merge(&agg);
+            }
+            if opts.keep_runs {
+                rows.sort_by_key(|r| r.run);
+                sink(&rows)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A variant's part of the report: its aggregate, and the expectations that apply to it
+/// judged over its runs.
+fn variant_sweep(name: &VariantName, scenario: &Scenario, aggregate: Aggregate) -> VariantSweep {
+    let mut expectations: Vec<ExpectationResult> = scenario
+        .expectations
+        .iter()
+        .filter(|e| e.applies_to(&name.options))
+        .map(|e| ExpectationResult {
+            path: e.path.clone(),
+            title: e.title(),
+            required_share: e.spec.share.unwrap_or(1.0),
+            met_runs: 0,
+            met: false,
+        })
+        .collect();
+    judge(&mut expectations, &aggregate);
+    VariantSweep {
+        name: name.name.clone(),
+        options: name.options.iter().cloned().collect(),
+        summary: aggregate.summary(),
+        aggregate,
+        expectations,
+    }
+}
+
 /// One run: perturb the variant's scenario with the run's RNG, schedule, measure.
-fn run_one(sc: &SweepScenario, job: &Job, master: u64, p: &Perturbations) -> RunStats {
-    let scenario = &sc.variants[job.variant].scenario;
-    // Seeded by (master, variant, seed): the same seed of two variants sees the same chance.
-    let mut rng = ChaCha8Rng::seed_from_u64(mix(master, u64::from(job.seed)));
+fn run_one(
+    scenario: &Scenario,
+    options: &[(String, String)],
+    seed: u32,
+    master: u64,
+    p: &Perturbations,
+) -> RunStats {
+    // Seeded by (master, seed): the same seed of two variants sees the same chance.
+    let mut rng = ChaCha8Rng::seed_from_u64(mix(master, u64::from(seed)));
     let world = perturb::perturb(scenario, p, &mut rng);
     let outcome = crate::sched::schedule_plan(
         world.nodes,
         &world.existing,
-        &scenario.workloads,
+        &world.pods,
         &world.steps,
         &world.config,
     );
-    let mut stats = stats(&scenario.workloads, &outcome);
+    let mut stats = stats(&world.pods, &outcome);
     if let Some(k) = &scenario.kueue {
         kueue_stats(k, &mut stats);
     }
-    let options = &sc.variants[job.variant].options;
     if scenario.expectations.iter().any(|e| e.applies_to(options)) {
-        let report = crate::report::ScenarioReport::new(scenario, &scenario.workloads, &outcome);
+        let report = crate::report::ScenarioReport::new(scenario, &world.pods, &outcome);
         for (e, held) in scenario
             .expectations
             .iter()
@@ -484,4 +563,29 @@ pub fn merge(reports: Vec<SweepReport>) -> Result<SweepReport, String> {
         }
     }
     Ok(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shard arithmetic enumerates exactly the runs of a range whose index is I modulo N.
+    #[test]
+    fn shard_runs_are_the_runs_congruent_to_the_shard() {
+        for n in 1..5u64 {
+            for i in 0..n {
+                for start in 0..9u64 {
+                    for end in start..start + 9 {
+                        let want: Vec<u64> = (start..end).filter(|r| r % n == i).collect();
+                        let shard = Some((i, n));
+                        let len = shard_len(start..end, shard);
+                        let got: Vec<u64> = (0..len)
+                            .map(|k| shard_run(&(start..end), shard, k))
+                            .collect();
+                        assert_eq!(got, want, "shard {i}/{n} of {start}..{end}");
+                    }
+                }
+            }
+        }
+    }
 }

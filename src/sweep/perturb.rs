@@ -15,14 +15,16 @@ use crate::sched::plan::Step;
 const HOSTNAME: &str = "kubernetes.io/hostname";
 
 /// What one run schedules.
-pub struct World {
+pub struct World<'s> {
     pub nodes: Vec<Node>,
     pub existing: Vec<Pod>,
+    /// The workload pods: the scenario's, with the DaemonSet pods of the perturbed nodes.
+    pub pods: std::borrow::Cow<'s, [Pod]>,
     pub steps: Vec<Step>,
     pub config: SchedulerConfig,
 }
 
-pub fn perturb(s: &Scenario, p: &Perturbations, rng: &mut ChaCha8Rng) -> World {
+pub fn perturb<'s>(s: &'s Scenario, p: &Perturbations, rng: &mut ChaCha8Rng) -> World<'s> {
     let mut config = s.config.clone();
     config.seed = rng.next_u64();
     // A sweep keeps reasons, not every pending pod's verdict per node.
@@ -57,9 +59,11 @@ pub fn perturb(s: &Scenario, p: &Perturbations, rng: &mut ChaCha8Rng) -> World {
     } else {
         s.steps.clone()
     };
+    let (pods, steps) = super::daemon_pods::follow_nodes(s, &nodes, steps);
     World {
         nodes,
         existing,
+        pods,
         steps,
         config,
     }

@@ -37,6 +37,10 @@ pub struct Document {
     index: usize,
     /// Field paths whose values a merge patch replaced → where the patch wrote them.
     redirects: Vec<(String, String)>,
+    /// Where `value` sits in the document as written: empty for a whole document, the field
+    /// path of an object written inside another ([`Document::nested`]). Paths given to this
+    /// document's methods are relative to `value` and reported with this prefix.
+    prefix: String,
 }
 
 /// Where a document's text is, to find positions when an error needs one.
@@ -77,7 +81,7 @@ impl fmt::Debug for Source {
 impl Document {
     /// Position of `path`, or of its nearest enclosing field that has one.
     pub fn position(&self, path: &str) -> Option<Position> {
-        let path = self.redirected(path);
+        let path = self.redirected(&join_path(&self.prefix, path));
         let docs = self.source.positions.get_or_init(|| {
             self.source
                 .text()
@@ -109,7 +113,26 @@ impl Document {
     pub fn error(&self, file: &Path, path: &str, message: impl Into<String>) -> InputError {
         InputError::new(file, message)
             .at(self.position(path))
-            .field(path)
+            .field(join_path(&self.prefix, path))
+    }
+
+    /// The object at field `path` of this document as a document of its own (an inline
+    /// KubeSchedulerConfiguration in a Scenario): its paths are relative to it, and its
+    /// errors point into this document.
+    pub fn nested(&self, path: &str) -> Document {
+        let value = path
+            .split('.')
+            .filter(|p| !p.is_empty())
+            .try_fold(&self.value, |v, part| field_or_index(v, part))
+            .cloned()
+            .unwrap_or(Value::Null);
+        Document {
+            value,
+            source: self.source.clone(),
+            index: self.index,
+            redirects: self.redirects.clone(),
+            prefix: join_path(&self.prefix, path),
+        }
     }
 
     /// Decode the value at `path` (empty = whole document) into a typed object; a type error
@@ -414,6 +437,7 @@ fn documents(values: Vec<(usize, Value)>, source: Source) -> Vec<Document> {
             source: source.clone(),
             index,
             redirects: Vec::new(),
+            prefix: String::new(),
         })
         .collect()
 }

@@ -5,6 +5,7 @@
 
 pub mod build_cases;
 pub mod cli;
+pub mod objects;
 pub mod props;
 
 use serde::Deserialize;

@@ -150,7 +150,7 @@ fn other_versions_and_repeated_names_are_refused_with_positions() {
         &scenario,
         format!(
             "{SCENARIO_HEAD}{}",
-            r#"  - apiVersion: resource.k8s.io/v1beta1
+            r#"  - apiVersion: resource.k8s.io/v1alpha3
     kind: ResourceClaim
     metadata: {name: c}
   - apiVersion: resource.k8s.io/v1
@@ -187,7 +187,7 @@ fn other_versions_and_repeated_names_are_refused_with_positions() {
     let (code, stderr) = run(&scenario);
     assert_eq!(code, Some(2), "{stderr}");
     for expected in [
-        "s.yaml:6:17: spec.objects[0].apiVersion: no matches for kind \"ResourceClaim\" in version \"resource.k8s.io/v1beta1\" (schedsim reads it at resource.k8s.io/v1, resource.k8s.io/v1beta2)",
+        "s.yaml:6:17: spec.objects[0].apiVersion: no matches for kind \"ResourceClaim\" in version \"resource.k8s.io/v1alpha3\" (schedsim reads it at resource.k8s.io/v1, resource.k8s.io/v1beta2, resource.k8s.io/v1beta1)",
         "s.yaml:14:22: spec.objects[2].metadata.name: deviceclasses.resource.k8s.io \"gpu.example.com\" already exists",
         "s.yaml:23:22: spec.objects[5].metadata.name: resourceclaims.resource.k8s.io \"c\" already exists in namespace \"a\"",
         "s.yaml:30:22: spec.objects[7].metadata.name: resourceslices.resource.k8s.io \"s\" already exists",
@@ -292,4 +292,87 @@ fn slices_with_features_the_allocator_does_not_simulate_load_with_a_warning() {
         "{:?}",
         s.warnings
     );
+}
+
+/// NVIDIA's quickstart at `resource.k8s.io/v1beta1` (`fixtures/dra-v1beta1/`): its templates
+/// load as the API server converts them (a request's fields in `exactly`, v1beta1's
+/// defaults), and their pods get devices.
+#[test]
+fn nvidia_v1beta1_templates_load_converted_and_their_pods_get_devices() {
+    let s = load_one(&data("v1beta1-scenario.yaml"));
+    let dra = &s.config.dra;
+    let single = dra.template("gpu-test1", "single-gpu").expect("template");
+    let request = &single
+        .spec
+        .spec
+        .devices
+        .as_ref()
+        .unwrap()
+        .requests
+        .as_ref()
+        .unwrap()[0];
+    let exact = request.exactly.as_ref().expect("exactly");
+    assert_eq!(exact.device_class_name, "gpu.nvidia.com");
+    assert_eq!(
+        (exact.allocation_mode.as_deref(), exact.count),
+        (Some("ExactCount"), Some(1))
+    );
+    let mig = dra.template("gpu-test4", "mig-devices").expect("template");
+    let devices = mig.spec.spec.devices.as_ref().unwrap();
+    assert_eq!(devices.requests.as_ref().unwrap().len(), 4);
+    assert_eq!(
+        devices.constraints.as_ref().unwrap()[0]
+            .match_attribute
+            .as_deref(),
+        Some("gpu.nvidia.com/parentUUID")
+    );
+    let report = schedsim::simulate(&s);
+    let placed: Vec<(&str, Option<&str>)> = (report.pods.iter())
+        .map(|p| (p.name.as_str(), p.node.as_deref()))
+        .collect();
+    assert_eq!(
+        placed,
+        [
+            ("pod-0", Some("a100-mig-node-0")),
+            ("pod1", Some("a100-node-0")),
+            ("pod2", Some("a100-node-0")),
+        ]
+    );
+    let sizes: Vec<usize> = report.dra_claims.iter().map(|c| c.devices.len()).collect();
+    assert_eq!(sizes.iter().sum::<usize>(), 6, "{sizes:?}");
+    assert!(
+        sizes.contains(&4),
+        "the four MIG devices of one claim: {sizes:?}"
+    );
+}
+
+/// A ResourceSlice written at `v1beta1` (devices' fields under `basic`) is the slice written at
+/// `v1`: NVIDIA's A100 node's slice, both ways.
+#[test]
+fn a_v1beta1_slice_is_its_v1_slice() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dra/resourceslice-a100-node.yaml");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let docs = schedsim::yaml::parse_documents(text, &fixture).unwrap();
+    let mut v1 = docs.into_iter().find(|d| !d.value.is_null()).unwrap().value;
+    let mut v1beta1 = v1.clone();
+    v1beta1["apiVersion"] = "resource.k8s.io/v1beta1".into();
+    for device in v1beta1["spec"]["devices"].as_array_mut().unwrap() {
+        let name = device["name"].clone();
+        let mut basic = device.as_object().unwrap().clone();
+        basic.remove("name");
+        *device = serde_json::json!({"name": name, "basic": basic});
+    }
+    v1["metadata"]["name"] = "as-v1".into();
+    v1beta1["metadata"]["name"] = "as-v1beta1".into();
+    let dir = tempdir("v1beta1-slice");
+    let scenario = dir.join("s.yaml");
+    let objects = serde_json::to_string(&serde_json::json!([v1, v1beta1])).unwrap();
+    std::fs::write(&scenario, format!("{SCENARIO_HEAD}    {objects}\n")).unwrap();
+    let s = load_one(&scenario);
+    let slices = &s.config.dra.slices;
+    assert_eq!(slices.len(), 2);
+    let mut second = slices[1].clone();
+    second.metadata.name = slices[0].metadata.name.clone();
+    assert_eq!(slices[0], second);
 }

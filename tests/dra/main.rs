@@ -7,6 +7,8 @@ mod allocator;
 mod capacity;
 mod cel;
 mod claims;
+#[path = "../common/mod.rs"]
+mod common;
 mod extended;
 mod fixtures;
 mod generate;

@@ -4,7 +4,7 @@
 //! none when the API server accepts it.
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const CASES: &str = include_str!("../data/dra/validation-cases.yaml");
 
@@ -15,13 +15,7 @@ struct Table {
     cases: Vec<Case>,
 }
 
-#[derive(Debug, Deserialize)]
-struct Case {
-    name: String,
-    object: Value,
-    #[serde(default)]
-    errors: Vec<Expected>,
-}
+type Case = crate::common::objects::ObjectCase<Expected>;
 
 #[derive(Debug, Deserialize, PartialEq, Eq)]
 struct Expected {
@@ -31,7 +25,8 @@ struct Expected {
 
 /// Expands the table's shorthands for big objects: `{$repeat: {count, item}}` is a list of
 /// `count` items, `{$repeatMap: {count, key, value}}` a map of `count` entries, and
-/// `{$string: {repeat, count}}` a long string; `{i}` in an item's strings or a key is the
+/// `{$string: {repeat, count, before, after}}` a long string (`before` and `after` around
+/// the repeats, when given); `{i}` in an item's strings or a key is the
 /// index.
 fn expand(v: &Value, i: Option<usize>) -> Value {
     let index = |s: &str| match i {
@@ -61,12 +56,10 @@ fn expand(v: &Value, i: Option<usize>) -> Value {
         }
         Value::Object(m) if m.len() == 1 && m.contains_key("$string") => {
             let r = &m["$string"];
-            Value::from(
-                r["repeat"]
-                    .as_str()
-                    .unwrap()
-                    .repeat(r["count"].as_u64().unwrap() as usize),
-            )
+            let around = |k: &str| r[k].as_str().unwrap_or("").to_string();
+            let middle =
+                (r["repeat"].as_str().unwrap()).repeat(r["count"].as_u64().unwrap() as usize);
+            Value::from(around("before") + &middle + &around("after"))
         }
         Value::Object(m) => {
             Value::Object(m.iter().map(|(k, v)| (index(k), expand(v, i))).collect())
@@ -79,31 +72,13 @@ fn expand(v: &Value, i: Option<usize>) -> Value {
 
 /// The errors loading a scenario with `object` as its only object reports, relative to it.
 fn load_errors(dir: &std::path::Path, name: &str, object: &Value) -> Vec<(Expected, bool)> {
-    let scenario = json!({
-        "apiVersion": "schedsim.io/v1alpha1",
-        "kind": "Scenario",
-        "metadata": {"name": "validation"},
-        "spec": {"objects": [object]},
-    });
-    let file = dir.join(format!("{name}.json"));
-    std::fs::write(&file, serde_json::to_string_pretty(&scenario).unwrap()).unwrap();
-    let loaded = schedsim::load::load_files(&[file], &Default::default());
-    loaded
-        .errors
-        .into_iter()
+    (crate::common::objects::object_errors(dir, name, object).into_iter())
         .map(|e| {
-            let field = e.field.unwrap_or_default();
-            let path = field
-                .strip_prefix("spec.objects[0]")
-                .map(|p| p.trim_start_matches('.').to_string())
-                .unwrap_or(field);
-            (
-                Expected {
-                    path,
-                    message: e.message,
-                },
-                e.position.is_some_and(|p| p.line > 0),
-            )
+            let expected = Expected {
+                path: e.path,
+                message: e.message,
+            };
+            (expected, e.positioned)
         })
         .collect()
 }

@@ -1,7 +1,10 @@
 //! A mutation fuzzer on stable Rust for the input edge of schedsim: the YAML/JSON loader (and,
-//! for inputs that still load, the whole scenario load and simulation), the quantity parser
-//! and the strategic-merge engine. Seeds are the bundled scenarios, fixtures and test data;
-//! mutations are chosen with a seeded RNG, so a run is reproducible from its seed. A panic in
+//! for inputs that still load, the whole scenario load and simulation), the quantity parser,
+//! the strategic-merge engine, DRA's CEL device selectors (compiled or refused, and evaluated on
+//! a device within the runtime budget), and object metadata (names, namespaces, labels,
+//! annotations and selector values of random Unicode, which must load or be refused with a
+//! positioned error). Seeds are the bundled scenarios, fixtures and test data; mutations are
+//! chosen with a seeded RNG, so a run is reproducible from its seed. A panic in
 //! any target is caught, counted and its input kept.
 //!
 //! Run it long with `cargo run --release --example fuzz -- [INPUTS] [SEED]`; `cargo test --test
@@ -26,6 +29,10 @@ pub struct Stats {
     pub full_loads: u64,
     pub quantities: u64,
     pub merges: u64,
+    /// CEL device selectors compiled, and of those evaluated.
+    pub selectors: u64,
+    /// Object metadata inputs, loaded and simulated.
+    pub metadata: u64,
     pub panics: u64,
     /// The first panicking inputs (target, input, message).
     pub crashes: Vec<(String, String, String)>,
@@ -319,6 +326,7 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
     let seeds = seeds();
     assert!(!seeds.is_empty(), "no seed files");
     let specs = pod_specs(&seeds);
+    let selectors = selector_seeds(&seeds);
     let scratch = std::env::temp_dir().join(format!("schedsim-fuzz-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -326,7 +334,7 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     for i in 0..inputs {
-        let target = rng.random_range(0..10);
+        let target = rng.random_range(0..12);
         let started = Instant::now();
         let (name, input, result) = match target {
             0..6 => {
@@ -362,6 +370,34 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
                     }
                 }));
                 ("quantity", input, result)
+            }
+            10 => {
+                stats.selectors += 1;
+                let input = selector_input(&mut rng, &selectors);
+                let result = catch_unwind(AssertUnwindSafe(|| check_selector(&input)));
+                ("selector", input, result)
+            }
+            11 => {
+                stats.metadata += 1;
+                let input = metadata_input(&mut rng).to_string();
+                let file = scratch.join(format!("input-{i}.json"));
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    std::fs::write(&file, &input).unwrap();
+                    let loaded = schedsim::load::load_files(
+                        std::slice::from_ref(&file),
+                        &Default::default(),
+                    );
+                    for e in &loaded.errors {
+                        // An error names its field. (Its position can be missing: a JSON
+                        // string may hold characters YAML, which positions JSON, cannot.)
+                        assert!(e.field.is_some(), "an error without its field: {e}");
+                    }
+                    for s in &loaded.scenarios {
+                        let _ = schedsim::simulate(s);
+                    }
+                    let _ = std::fs::remove_file(&file);
+                }));
+                ("metadata", input, result)
             }
             _ => {
                 stats.merges += 1;
@@ -402,6 +438,207 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
     stats
 }
 
+/// Characters for names and labels: the valid alphabet, the near misses (uppercase, `_`, `/`,
+/// spaces), and what the issue found accepted: control, bidi and zero-width characters, emoji,
+/// combining marks, other scripts.
+const NAME_CHARS: &[char] = &[
+    'a',
+    'z',
+    '0',
+    '9',
+    '-',
+    '.',
+    'A',
+    'Z',
+    '_',
+    '/',
+    ' ',
+    ':',
+    '\u{0}',
+    '\u{7}',
+    '\u{1b}',
+    '\n',
+    '\u{7f}',
+    '\u{85}',
+    '\u{a0}',
+    '\u{ad}',
+    '\u{200b}',
+    '\u{200d}',
+    '\u{202e}',
+    '\u{2066}',
+    '\u{2028}',
+    '\u{feff}',
+    '\u{301}',
+    'é',
+    'ß',
+    'İ',
+    'ä',
+    '日',
+    '\u{1f680}',
+    '\u{1f1fa}',
+    '\u{e000}',
+    '\u{10ffff}',
+];
+
+/// A name, label key or value: often a valid one, otherwise random characters of
+/// [`NAME_CHARS`], sometimes very long.
+fn name_input(rng: &mut ChaCha8Rng) -> String {
+    match rng.random_range(0..6) {
+        0 => "gpu-node-1".into(),
+        1 => "example.com/team".into(),
+        2 => "x".repeat(rng.random_range(60..320)),
+        3 => String::new(),
+        _ => (0..rng.random_range(1..12))
+            .map(|_| NAME_CHARS[rng.random_range(0..NAME_CHARS.len())])
+            .collect(),
+    }
+}
+
+/// A scenario whose node and pod have fuzzed metadata and a fuzzed pod-affinity selector.
+fn metadata_input(rng: &mut ChaCha8Rng) -> Value {
+    let pairs = |rng: &mut ChaCha8Rng| -> serde_json::Map<String, Value> {
+        (0..rng.random_range(0..3))
+            .map(|_| (name_input(rng), Value::from(name_input(rng))))
+            .collect()
+    };
+    let node_labels = pairs(rng);
+    let node_annotations = pairs(rng);
+    let pod_labels = pairs(rng);
+    let name_field = if rng.random_bool(0.2) {
+        "generateName"
+    } else {
+        "name"
+    };
+    let (node_name, pod_name, namespace) = (name_input(rng), name_input(rng), name_input(rng));
+    let (key, value) = (name_input(rng), name_input(rng));
+    serde_json::json!({
+        "apiVersion": "schedsim.io/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "fuzz-metadata"},
+        "spec": {
+            "nodes": [{
+                "metadata": {"name": node_name, "labels": node_labels, "annotations": node_annotations},
+                "status": {"allocatable": {"cpu": "4", "pods": "10"}}
+            }],
+            "workloads": [{
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {name_field: pod_name, "namespace": namespace, "labels": pod_labels},
+                "spec": {
+                    "containers": [{"name": "c", "image": "i"}],
+                    "affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+                        "weight": 1,
+                        "podAffinityTerm": {
+                            "labelSelector": {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]},
+                            "matchLabelKeys": [key],
+                            "topologyKey": "kubernetes.io/hostname"
+                        }
+                    }]}}
+                }
+            }]
+        }
+    })
+}
+
 fn excerpt(s: &str) -> String {
     s.chars().take(120).collect::<String>().replace('\n', "⏎")
+}
+
+/// Selector texts: every `expression:` of the seed files, and hostile ones.
+fn selector_seeds(seeds: &[(PathBuf, String)]) -> Vec<String> {
+    let mut out: Vec<String> = seeds
+        .iter()
+        .flat_map(|(_, text)| text.lines())
+        .filter_map(|line| line.trim().split_once("expression:"))
+        .map(|(_, rest)| {
+            let rest = rest.trim().trim_end_matches('}').trim();
+            rest.trim_matches(|c| c == '\'' || c == '"').to_string()
+        })
+        .filter(|e| !e.is_empty() && e.len() < 2000)
+        .collect();
+    out.extend(
+        [
+            "device.attributes.all(a, device.attributes.all(b, device.attributes.all(c, true)))",
+            "cel.bind(a, 'xxxxxxxxxx', cel.bind(b, a.replace('x', a), b.replace('x', b).size() > 1))",
+            "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).size() > 0",
+            "device.attributes['d'].s.split('').join(device.attributes['d'].s) == ''",
+            "'a'.matches('(a*)*b') || 'aaaaaaaaaaaaaaaaaaaaaaaa'.find('(a|a)*') == ''",
+        ]
+        .map(String::from),
+    );
+    out
+}
+
+/// A selector mutated from the seeds: characters changed, two spliced, or one wrapped in a
+/// loop over a list or the device's attributes.
+fn selector_input(rng: &mut ChaCha8Rng, seeds: &[String]) -> String {
+    let pick = |rng: &mut ChaCha8Rng| seeds[rng.random_range(0..seeds.len())].clone();
+    let mut e = pick(rng);
+    for _ in 0..rng.random_range(1..4) {
+        e = match rng.random_range(0..6) {
+            0 => format!(
+                "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x{}, {e})",
+                rng.random_range(0..9)
+            ),
+            1 => format!("device.attributes.exists(d, {e})"),
+            2 => format!(
+                "({e}) {} ({})",
+                ["&&", "||", "==", "+"][rng.random_range(0..4)],
+                pick(rng)
+            ),
+            3 => format!("cel.bind(v, {e}, v)"),
+            _ => {
+                const ALPHABET: &[u8] = b"()[]{}.,:?!&|=<>+-*/% 'x019abdev_";
+                let mut chars: Vec<char> = e.chars().collect();
+                for _ in 0..rng.random_range(1..4) {
+                    let at = rng.random_range(0..=chars.len());
+                    match rng.random_range(0..3) {
+                        0 if at < chars.len() => {
+                            chars.remove(at);
+                        }
+                        _ => {
+                            chars.insert(at, ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+                        }
+                    }
+                }
+                chars.into_iter().collect()
+            }
+        };
+    }
+    e
+}
+
+/// A selector compiles or is refused, and one that compiles answers or errs on a device,
+/// within the runtime budget.
+fn check_selector(expression: &str) {
+    use schedsim::dra::cel::{Device, Selector};
+    let attribute = |json: serde_json::Value| serde_json::from_value(json).unwrap();
+    let attributes = std::collections::BTreeMap::from([
+        (
+            "s".to_string(),
+            attribute(serde_json::json!({"string": "some_example_value"})),
+        ),
+        ("d/n".to_string(), attribute(serde_json::json!({"int": 3}))),
+        (
+            "v".to_string(),
+            attribute(serde_json::json!({"version": "1.2.3"})),
+        ),
+        (
+            "b".to_string(),
+            attribute(serde_json::json!({"bool": true})),
+        ),
+    ]);
+    let capacity = std::collections::BTreeMap::from([(
+        "memory".to_string(),
+        serde_json::from_value(serde_json::json!({"value": "40Gi"})).unwrap(),
+    )]);
+    let device = Device {
+        allow_multiple_allocations: Some(false),
+        driver: "d",
+        attributes: &attributes,
+        capacity: &capacity,
+    };
+    if let Ok(selector) = Selector::compile(expression) {
+        let _ = selector.matches(&device);
+    }
 }

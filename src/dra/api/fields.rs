@@ -6,6 +6,7 @@
 //! (`validateDriverName`, `validatePoolName`, `validateQualifiedName`, …).
 
 use super::{DEVICE_MAX_ID_LENGTH, DRIVER_NAME_MAX_LENGTH, POOL_NAME_MAX_LENGTH};
+use crate::model::labels::{LenUnit, regex_error};
 use crate::model::validate::FieldError;
 
 pub(super) type Errs = Vec<FieldError>;
@@ -81,80 +82,16 @@ pub(super) fn index(path: &str, i: usize) -> String {
     format!("{path}[{i}]")
 }
 
-// ---- name syntax (apimachinery `pkg/api/validate/content`) ----
+// ---- name syntax (apimachinery `pkg/api/validate/content`, in `model::labels`) ----
 
-const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const DNS1123_SUBDOMAIN_FMT: &str =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_LABEL_MAX_LENGTH: usize = 63;
-const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
-
-/// `MaxLenError`.
-pub(super) fn max_len_error(length: usize) -> String {
-    format!("must be no more than {length} bytes")
-}
-
-/// `RegexError`: the message, its examples and the regular expression.
-pub(super) fn regex_error(message: &str, regex: &str, examples: &[&str]) -> String {
-    let mut out = format!("{message} (e.g. ");
-    for (i, e) in examples.iter().enumerate() {
-        if i > 0 {
-            out.push_str(" or ");
-        }
-        out.push_str(&format!("'{e}', "));
-    }
-    out.push_str(&format!("regex used for validation is '{regex}')"));
-    out
-}
-
-/// Matches `[a-z0-9]([-a-z0-9]*[a-z0-9])?`.
-pub(super) fn is_label_syntax(s: &str) -> bool {
-    let b = s.as_bytes();
-    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !b.is_empty()
-        && alnum(&b[0])
-        && alnum(&b[b.len() - 1])
-        && b.iter().all(|c| alnum(c) || *c == b'-')
-}
-
-pub(super) fn is_subdomain_syntax(s: &str) -> bool {
-    s.split('.').all(is_label_syntax)
-}
-
-/// `IsDNS1123Label`.
+/// `content.IsDNS1123Label` (lengths in bytes).
 pub fn dns1123_label_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > DNS1123_LABEL_MAX_LENGTH {
-        errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
-    }
-    if !is_label_syntax(value) {
-        if is_subdomain_syntax(value) {
-            errs.push("must not contain dots".into());
-        } else {
-            errs.push(regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-                DNS1123_LABEL_FMT,
-                &["my-name", "123-abc"],
-            ));
-        }
-    }
-    errs
+    crate::model::labels::dns1123_label_errors(value, LenUnit::Bytes)
 }
 
-/// `IsDNS1123Subdomain`.
+/// `content.IsDNS1123Subdomain` (lengths in bytes).
 pub fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
-        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
-    }
-    if !is_subdomain_syntax(value) {
-        errs.push(regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-            DNS1123_SUBDOMAIN_FMT,
-            &["example.com"],
-        ));
-    }
-    errs
+    crate::model::labels::dns1123_subdomain_errors(value, LenUnit::Bytes)
 }
 
 /// `IsCIdentifier`.
@@ -277,19 +214,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_have_upstream_messages() {
-        assert!(dns1123_label_errors("gpu-0").is_empty());
-        assert_eq!(dns1123_label_errors("a.b"), ["must not contain dots"]);
-        assert_eq!(
-            dns1123_label_errors("!@#$%^"),
-            [
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-            ]
-        );
-        assert_eq!(
-            dns1123_subdomain_errors(&"a".repeat(254))[0],
-            "must be no more than 253 bytes"
-        );
+    fn c_identifiers() {
         assert!(c_identifier_errors("productName").is_empty());
         assert_eq!(c_identifier_errors("1x").len(), 1);
     }

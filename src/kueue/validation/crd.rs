@@ -406,7 +406,7 @@ pub fn workload(doc: &Value, version: Version, c: &mut CrdCheck) {
 fn pod_set_name(name: Option<&Value>, at: &str, c: &mut CrdCheck) {
     c.max_length(name, at, 63);
     c.pattern(name, at, "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", |s| {
-        !s.contains('.') && crate::model::labels::matches_dns1123_subdomain(s)
+        !s.contains('.') && crate::model::labels::is_subdomain_syntax(s)
     });
 }
 

@@ -15,10 +15,9 @@ use serde_json::Value;
 
 use crate::model::crd::items;
 use crate::model::quantity::Quantity;
-use crate::model::validate::{
-    FieldError, invalid, validate_annotations, validate_label_name, validate_label_selector,
-    validate_labels,
-};
+use crate::model::validate::meta::{self, Pairs};
+use crate::model::validate::selector::{label_name, label_selector};
+use crate::model::validate::{FieldError, invalid};
 
 /// `apimachineryvalidation.IsNegativeErrorMsg`.
 const NEGATIVE: &str = "must be greater than or equal to 0";
@@ -30,7 +29,7 @@ pub fn cluster_queue(spec: &Value, has_cohort: bool) -> Vec<FieldError> {
     if let Some(selector) = spec.get("namespaceSelector")
         && let Ok(s) = serde_json::from_value::<LabelSelector>(selector.clone())
     {
-        validate_label_selector(&s, "spec.namespaceSelector", &mut errs);
+        label_selector(Some(&s), false, "spec.namespaceSelector", &mut errs);
     }
     fair_sharing(spec, &mut errs);
     let groups = items(spec, "resourceGroups");
@@ -113,14 +112,14 @@ pub fn resource_flavor(spec: &Value) -> Vec<FieldError> {
         .get("nodeLabels")
         .and_then(|l| serde_json::from_value(l.clone()).ok())
         .unwrap_or_default();
-    validate_labels(&labels, "spec.nodeLabels", &mut errs);
+    meta::labels(Pairs::Typed(Some(&labels)), "spec.nodeLabels", &mut errs);
     let mut seen: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for (i, t) in items(spec, "nodeTaints").iter().enumerate() {
         let at = format!("spec.nodeTaints[{i}]");
         let key = t.get("key").and_then(Value::as_str).unwrap_or("");
         let value = t.get("value").and_then(Value::as_str).unwrap_or("");
         let effect = t.get("effect").and_then(Value::as_str).unwrap_or("");
-        validate_label_name(key, &format!("{at}.key"), &mut errs);
+        label_name(key, &format!("{at}.key"), &mut errs);
         let value_errs = crate::model::labels::label_value_errors(value);
         if !value_errs.is_empty() {
             invalid(
@@ -164,7 +163,7 @@ fn tolerations(list: &[Value], at: &str, errs: &mut Vec<FieldError>) {
             .and_then(Value::as_str)
             .filter(|k| !k.is_empty())
         {
-            validate_label_name(key, &format!("{at}[{i}].key"), errs);
+            label_name(key, &format!("{at}[{i}].key"), errs);
         }
     }
 }
@@ -179,24 +178,16 @@ pub fn workload(doc: &Value) -> Vec<FieldError> {
     for (i, ps) in items(spec, "podSets").iter().enumerate() {
         let at = format!("spec.podSets[{i}]");
         let template = ps.get("template").unwrap_or(&Value::Null);
-        let labels: BTreeMap<String, String> = template
-            .pointer("/metadata/labels")
-            .and_then(|l| serde_json::from_value(l.clone()).ok())
-            .unwrap_or_default();
-        validate_labels(
-            &labels,
-            &format!("{at}.template.metadata.labels"),
-            &mut errs,
-        );
-        let annotations: BTreeMap<String, String> = template
-            .pointer("/metadata/annotations")
-            .and_then(|l| serde_json::from_value(l.clone()).ok())
-            .unwrap_or_default();
-        validate_annotations(
-            &annotations,
-            &format!("{at}.template.metadata.annotations"),
-            &mut errs,
-        );
+        let pairs = |field: &str| {
+            Pairs::Json(
+                template
+                    .pointer(&format!("/metadata/{field}"))
+                    .and_then(Value::as_object),
+            )
+        };
+        let at_meta = |field: &str| format!("{at}.template.metadata.{field}");
+        meta::labels(pairs("labels"), &at_meta("labels"), &mut errs);
+        meta::annotations(pairs("annotations"), &at_meta("annotations"), &mut errs);
         for kind in ["initContainers", "containers"] {
             let list = template.pointer(&format!("/spec/{kind}"));
             for (c, container) in list
@@ -352,7 +343,7 @@ fn resource_groups(
             .collect();
         for (j, name) in covered.iter().enumerate() {
             let path = format!("{at}.coveredResources[{j}]");
-            validate_label_name(name, &path, errs);
+            label_name(name, &path, errs);
             if !seen_resources.insert(name) {
                 errs.push(FieldError::new(&path, format!("Duplicate value: {name:?}")));
             }

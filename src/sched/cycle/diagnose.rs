@@ -24,7 +24,7 @@ impl<'a> Scheduler<'a> {
             counts: template.static_counts.clone(),
             node_status: match self.config.drop_node_verdicts {
                 true => Vec::new(),
-                false => template.static_verdict.clone(),
+                false => template.static_verdict.to_vec(self.cluster.len()),
             },
             ..Default::default()
         };
@@ -79,7 +79,7 @@ impl<'a> Scheduler<'a> {
             }
         } else {
             for node in 0..self.cluster.len() {
-                let verdict = template.static_verdict[node];
+                let verdict = template.static_verdict.get(node);
                 let mut last = verdict;
                 if verdict != template.absent || verdict == PASS {
                     let failed_static =

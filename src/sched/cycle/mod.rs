@@ -254,7 +254,7 @@ struct Template {
     /// PreFilter rejected the pod outright (`pod affinity terms conflict`).
     pre_filter_reject: Option<Status>,
     /// Per node: index into `statuses` of its failing static filter, or `PASS`.
-    static_verdict: Vec<u16>,
+    static_verdict: template::StaticVerdicts,
     /// The index of the status of nodes NodeAffinity's PreFilter result leaves out (they fail
     /// before any Filter runs), or `PASS`.
     absent: u16,

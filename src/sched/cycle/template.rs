@@ -3,6 +3,47 @@
 
 use super::*;
 
+/// Each node's static verdict (an index into the template's statuses, or `PASS`): one per
+/// node, or, for a pod NodeAffinity's PreFilter narrows to a few nodes (a DaemonSet's pod
+/// names one), those nodes' verdicts and `absent` for every other node, so that thousands of
+/// such templates do not each hold a verdict per node.
+pub(super) enum StaticVerdicts {
+    Dense(Vec<u16>),
+    /// `nodes` sorted by node index.
+    Narrowed {
+        absent: u16,
+        nodes: Vec<(u32, u16)>,
+    },
+}
+
+impl StaticVerdicts {
+    pub(super) fn get(&self, node: usize) -> u16 {
+        match self {
+            StaticVerdicts::Dense(v) => v[node],
+            StaticVerdicts::Narrowed { absent, nodes } => {
+                match nodes.binary_search_by_key(&(node as u32), |&(n, _)| n) {
+                    Ok(i) => nodes[i].1,
+                    Err(_) => *absent,
+                }
+            }
+        }
+    }
+
+    /// One verdict per node of a cluster of `n` nodes.
+    pub(super) fn to_vec(&self, n: usize) -> Vec<u16> {
+        match self {
+            StaticVerdicts::Dense(v) => v.clone(),
+            StaticVerdicts::Narrowed { absent, nodes } => {
+                let mut v = vec![*absent; n];
+                for &(node, verdict) in nodes {
+                    v[node as usize] = verdict;
+                }
+                v
+            }
+        }
+    }
+}
+
 impl<'a> Scheduler<'a> {
     /// The template (distinct scheduling-relevant spec and request, per profile) of a pod,
     /// built on first use.
@@ -44,7 +85,7 @@ impl<'a> Scheduler<'a> {
         let n = self.cluster.len();
         let mut template = Template {
             pre_filter_reject: None,
-            static_verdict: vec![PASS; n],
+            static_verdict: StaticVerdicts::Dense(Vec::new()),
             absent: PASS,
             statuses: Vec::new(),
             static_counts: Vec::new(),
@@ -61,30 +102,51 @@ impl<'a> Scheduler<'a> {
         let narrowed = match pre_filter {
             node_affinity::PreFilter::Reject(status) => {
                 template.pre_filter_reject = Some(status);
+                template.static_verdict = StaticVerdicts::Dense(vec![PASS; n]);
                 return template;
             }
             node_affinity::PreFilter::NodeNames(names) => Some(names),
             _ => None,
         };
         let mut status_index: HashMap<Status, u16> = HashMap::default();
-        // Nodes a PreFilter result leaves out get upstream's "absent node" status.
-        let absent = Status::new(
-            Code::UnschedulableAndUnresolvable,
-            names::NODE_AFFINITY,
-            format!(
-                "node(s) didn't satisfy plugin(s) [{}]",
-                names::NODE_AFFINITY
-            ),
-        );
-        for (i, node) in self.cluster.nodes.iter().enumerate() {
-            if narrowed
-                .as_ref()
-                .is_some_and(|names| !names.contains(&node.name))
-            {
-                template.absent = intern(&mut status_index, &mut template.statuses, absent.clone());
-                template.static_verdict[i] = template.absent;
-                continue;
+        // The nodes the static filters run on, in node order: those a PreFilter result names,
+        // or all.
+        let nodes: Vec<usize> = match &narrowed {
+            Some(names) => {
+                let mut named: Vec<usize> = (names.iter())
+                    .filter_map(|name| self.cluster.index_of(name))
+                    .collect();
+                named.sort_unstable();
+                named.dedup();
+                named
             }
+            None => (0..n).collect(),
+        };
+        // Nodes a PreFilter result leaves out get upstream's "absent node" status, interned
+        // where the first of them comes in node order (statuses keep first-seen order).
+        let first_absent = match narrowed {
+            Some(_) => (0..n).find(|i| nodes.binary_search(i).is_err()),
+            None => None,
+        };
+        let intern_absent = |template: &mut Template, index: &mut HashMap<Status, u16>| {
+            if template.absent == PASS {
+                let absent = Status::new(
+                    Code::UnschedulableAndUnresolvable,
+                    names::NODE_AFFINITY,
+                    format!(
+                        "node(s) didn't satisfy plugin(s) [{}]",
+                        names::NODE_AFFINITY
+                    ),
+                );
+                template.absent = intern(index, &mut template.statuses, absent);
+            }
+        };
+        let mut verdicts: Vec<(u32, u16)> = Vec::with_capacity(nodes.len());
+        for &i in &nodes {
+            if first_absent.is_some_and(|a| a < i) {
+                intern_absent(&mut template, &mut status_index);
+            }
+            let node = &self.cluster.nodes[i];
             let status = self.static_filters(pod, node);
             if status.is_success() {
                 template.candidates.push(Candidate {
@@ -94,20 +156,35 @@ impl<'a> Scheduler<'a> {
                     seen_version: u32::MAX,
                     resources: NOT_FEASIBLE,
                 });
+                verdicts.push((i as u32, PASS));
             } else {
-                template.static_verdict[i] =
-                    intern(&mut status_index, &mut template.statuses, status);
+                let v = intern(&mut status_index, &mut template.statuses, status);
+                verdicts.push((i as u32, v));
             }
         }
+        if first_absent.is_some() {
+            intern_absent(&mut template, &mut status_index);
+        }
         template.static_counts = vec![0; template.statuses.len()];
-        for (i, &v) in template.static_verdict.iter().enumerate() {
+        if template.absent != PASS {
+            template.static_counts[template.absent as usize] = n - nodes.len();
+        }
+        for &(i, v) in &verdicts {
             if v != PASS {
                 template.static_counts[v as usize] += 1;
                 if diagnosis::preemption_might_help(&template.statuses[v as usize]) {
-                    template.resolvable_static.push(i as u32);
+                    template.resolvable_static.push(i);
                 }
             }
         }
+        // The absent status is UnschedulableAndUnresolvable: preemption never helps there.
+        template.static_verdict = match narrowed {
+            Some(_) => StaticVerdicts::Narrowed {
+                absent: template.absent,
+                nodes: verdicts,
+            },
+            None => StaticVerdicts::Dense(verdicts.into_iter().map(|(_, v)| v).collect()),
+        };
         template
     }
 

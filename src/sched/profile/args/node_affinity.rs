@@ -55,7 +55,13 @@ pub(super) fn validate_added_affinity(
         ..Default::default()
     };
     let mut errs = Vec::new();
-    validate_pod_spec(&spec, PREFIX, &FeatureGates::default(), &mut errs);
+    validate_pod_spec(
+        &spec,
+        &Default::default(),
+        PREFIX,
+        &FeatureGates::default(),
+        &mut errs,
+    );
     match errs.into_iter().next() {
         None => Ok(()),
         Some(e) => {

@@ -1,33 +1,49 @@
-//! CEL device selectors as DRA evaluates them: a `device` variable with `driver`,
-//! `attributes[domain][id]` and `capacity[domain][id]`, where an attribute without a domain
-//! belongs to the driver's and a domain the device lacks reads as an empty map; attribute
-//! values are strings, ints, bools and semantic versions, capacities are quantities. A port of
-//! kubernetes `staging/src/k8s.io/dynamic-resource-allocation/cel/compile.go`
-//! (`DeviceMatches`, `parseQualifiedName`, `newStringInterfaceMapWithDefault`) with the
-//! Kubernetes CEL library's `quantity` and `semver` types (`apiserver/pkg/cel/library`).
+//! CEL device selectors as DRA compiles and evaluates them: a port of kubernetes
+//! `staging/src/k8s.io/dynamic-resource-allocation/cel/compile.go` (`CompileCELExpression`,
+//! `DeviceMatches`) over the `cel` crate (cel-rust), the maintained Rust CEL interpreter,
+//! which parses and evaluates but neither checks types nor counts costs. What cel-go adds
+//! there is ported beside it:
+//! - `check`: the checker's types, for the result type a selector must have (a bool or the
+//!   unknown type, `must evaluate to bool or the unknown type, not int`);
+//! - `cost`: the worst-case cost estimate, which the API server compares with
+//!   `CELSelectorExpressionMaxCost` when it admits a selector (`dra::api`);
+//! - `budget`: the runtime cost limit, which stops an evaluation that spends more
+//!   (`operation cancelled: actual cost limit exceeded`).
 //!
-//! Evaluated with the `cel` crate (cel-rust), the maintained Rust CEL interpreter. It checks
-//! types at run time, not at compile time, so an expression upstream refuses when compiling
-//! for its type (`must evaluate to bool`) is refused here when it runs, with the same outcome
-//! for allocation: an error.
+//! The `device` variable is `device`'s; the Kubernetes libraries (`quantity`, `semver`,
+//! `find`) are `library`'s.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use cel::common::traits::{Container, Indexer, Iterable};
-use cel::common::types::{CelString, Kind, Type};
-use cel::common::value::{CowVal, Val};
-use cel::objects::{Key, Map, Opaque, Value};
+use cel::objects::Value;
 use cel::{Context, Env, ExecutionError, Program};
-use k8s_openapi::api::resource::v1::{DeviceAttribute, DeviceCapacity};
 
 use crate::model::quantity::Quantity;
+
+mod budget;
+mod check;
+mod cost;
+mod device;
+mod library;
+
+pub use budget::{LIMIT_EXCEEDED, MAX_COST};
+pub use device::Device;
+
+use check::Ty;
+use device::{DeviceVal, attribute_value, split_name};
 
 /// A compiled selector.
 pub struct Selector {
     program: Program,
     /// What it reads of the device, when it can read nothing else (see [`Read`]).
     reads: Option<Vec<Read>>,
+    /// The worst-case cost cel-go estimates (`CompilationResult.MaxCost`).
+    max_cost: u64,
+    /// The expression rewritten to charge the runtime cost limit, when its estimate does
+    /// not bound it (`budget`).
+    budgeted: Option<cel::IdedExpr>,
+    /// How deep the expression nests: a deep one is evaluated on a thread with room for it.
+    depth: usize,
 }
 
 /// A part of the device a selector reads: `device.driver`, or an attribute or capacity named
@@ -42,44 +58,16 @@ pub enum Read {
     Capacity(String, String),
 }
 
-/// The device a selector is asked about.
-pub struct Device<'d> {
-    /// `device.allowMultipleAllocations`, declared only with DRAConsumableCapacity (`None`
-    /// without it: reading it is then an error, as cel-go's compiler reports).
-    pub allow_multiple_allocations: Option<bool>,
-    pub driver: &'d str,
-    pub attributes: &'d BTreeMap<String, DeviceAttribute>,
-    pub capacity: &'d BTreeMap<String, DeviceCapacity>,
-}
-
-/// Attributes and capacities of a device that lists none.
-static NO_ATTRIBUTES: BTreeMap<String, DeviceAttribute> = BTreeMap::new();
-static NO_CAPACITY: BTreeMap<String, DeviceCapacity> = BTreeMap::new();
-
-impl<'d> Device<'d> {
-    /// The view of `device`, published by `driver`; `consumable_capacity`: the
-    /// DRAConsumableCapacity gate, which declares `device.allowMultipleAllocations`.
-    pub fn of(
-        driver: &'d str,
-        device: &'d k8s_openapi::api::resource::v1::Device,
-        consumable_capacity: bool,
-    ) -> Self {
-        Device {
-            allow_multiple_allocations: consumable_capacity
-                .then(|| device.allow_multiple_allocations.unwrap_or(false)),
-            driver,
-            attributes: device.attributes.as_ref().unwrap_or(&NO_ATTRIBUTES),
-            capacity: device.capacity.as_ref().unwrap_or(&NO_CAPACITY),
-        }
-    }
-}
-
 impl Selector {
     /// `CompileCELExpression`: a parse error reads as upstream's `compilation failed: …`.
     pub fn compile(expression: &str) -> Result<Selector, String> {
-        let program = ENV
-            .compile(expression)
-            .map_err(|e| format!("compilation failed: {e}"))?;
+        on_deep_stack(|| Selector::compile_here(expression))
+            .unwrap_or_else(|| Err("compilation failed: the expression could not be parsed".into()))
+    }
+
+    /// [`Self::compile`] on this thread.
+    fn compile_here(expression: &str) -> Result<Selector, String> {
+        let program = parse(expression)?;
         if let Some((name, at)) = undeclared(program.expression(), &mut Vec::new()) {
             let start = (program.source_info().offset_for(at)).map_or(0, |(s, _)| s as usize);
             return Err(format!(
@@ -91,9 +79,39 @@ impl Selector {
                 )
             ));
         }
+        let root = program.expression();
+        let types = check::check(root);
+        if let Some((at, message)) = &types.error {
+            let start = (program.source_info().offset_for(*at)).map_or(0, |(s, _)| s as usize);
+            return Err(format!(
+                "compilation failed: {}",
+                issue(expression, start, message)
+            ));
+        }
+        let output = types.of(root);
+        if !(output == Ty::Bool || output.is_unknown()) {
+            return Err(format!(
+                "must evaluate to bool or the unknown type, not {}",
+                output.name()
+            ));
+        }
+        let max_cost = cost::estimate(root, &types).max;
+        let budgeted = (max_cost > MAX_COST || !budget::all_modelled(root))
+            .then(|| budget::instrument(root, &types));
         let mut reads = Vec::new();
-        let reads = collect_reads(program.expression(), &mut reads).then_some(reads);
-        Ok(Selector { program, reads })
+        let reads = collect_reads(root, &mut reads).then_some(reads);
+        Ok(Selector {
+            depth: depth(root),
+            program,
+            reads,
+            max_cost,
+            budgeted,
+        })
+    }
+
+    /// The worst-case cost of evaluating the selector, as the API server estimates it.
+    pub fn max_cost(&self) -> u64 {
+        self.max_cost
     }
 
     /// What the selector reads of a device, if it reads nothing but those parts.
@@ -104,18 +122,139 @@ impl Selector {
     /// `DeviceMatches`: whether the device satisfies the selector; an error when the
     /// expression fails on it (a missing attribute, a type mismatch) or is not a bool.
     pub fn matches(&self, device: &Device) -> Result<bool, String> {
-        let mut context = Context::with_env(Arc::clone(&ENV));
-        register(&mut context);
-        context.add_variable_as_val("device", Box::new(DeviceVal::new(device)?));
-        match self.program.execute(&context) {
-            Ok(Value::Bool(b)) => Ok(b),
-            Ok(other) => Err(format!(
-                "CEL result of type {} could not be converted to bool",
-                type_name(&other)
-            )),
-            Err(ExecutionError::NoSuchKey(key)) => Err(format!("no such key: {key}")),
-            Err(e) => Err(e.to_string()),
+        if self.depth > SHALLOW {
+            return on_deep_stack(|| self.matches_here(device))
+                .unwrap_or_else(|| Err("the selector could not be evaluated".into()));
         }
+        self.matches_here(device)
+    }
+
+    /// [`Self::matches`] on this thread.
+    fn matches_here(&self, device: &Device) -> Result<bool, String> {
+        let mut context = Context::with_env(Arc::clone(&ENV));
+        library::register(&mut context);
+        context.add_variable_as_val("device", Box::new(DeviceVal::new(device)?));
+        match &self.budgeted {
+            None => result(self.program.execute(&context)),
+            Some(expression) => {
+                budget::register(&mut context);
+                budget::within(|| result(context.resolve(expression)))
+            }
+        }
+    }
+}
+
+/// cel-go's parser limit on nesting (`maxRecursionDepth`), past which it refuses an
+/// expression.
+const MAX_DEPTH: usize = 250;
+
+/// Parses `expression` and refuses one nested deeper than cel-go's parser allows. The `cel`
+/// crate's parser recurses once per operator of a chain (`1 + 1 + …`), which a selector of
+/// 10240 bytes can nest thousands deep: [`Selector::compile`] runs on a thread with room for
+/// that, and a selector nested deeper than [`SHALLOW`] is evaluated on one too.
+fn parse(expression: &str) -> Result<Program, String> {
+    let program = ENV
+        .compile(expression)
+        .map_err(|e| format!("compilation failed: {e}"))?;
+    if depth(program.expression()) > MAX_DEPTH {
+        return Err(format!(
+            "compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: {MAX_DEPTH}"
+        ));
+    }
+    Ok(program)
+}
+
+/// `f` on a thread with a stack of [`DEEP_STACK`]; `None` if no such thread could be made
+/// or `f` panicked.
+fn on_deep_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new().stack_size(DEEP_STACK);
+        thread.spawn_scoped(scope, f).ok()?.join().ok()
+    })
+}
+
+/// How deep an expression may nest and still be evaluated on the caller's thread (whose
+/// stack may be the 2 MiB of a worker thread, and a debug build's frames are large).
+const SHALLOW: usize = 32;
+
+/// The stack of the thread that compiles a selector, or evaluates a deep one: 10240 bytes of
+/// `1+` need about 30 MiB to parse in a debug build (untouched pages cost nothing).
+const DEEP_STACK: usize = 256 << 20;
+
+/// How deep `e` nests.
+fn depth(e: &cel::IdedExpr) -> usize {
+    1 + children(e).into_iter().map(depth).max().unwrap_or(0)
+}
+
+/// The sub-expressions of `e`: a call's target and arguments, a list's elements, a map's or
+/// struct's keys and values, a comprehension's five parts.
+pub(super) fn children(e: &cel::IdedExpr) -> Vec<&cel::IdedExpr> {
+    use cel::common::ast::{EntryExpr, Expr};
+    fn entries(entries: &[cel::common::ast::IdedEntryExpr]) -> Vec<&cel::IdedExpr> {
+        (entries.iter())
+            .flat_map(|entry| match &entry.expr {
+                EntryExpr::MapEntry(m) => vec![&m.key, &m.value],
+                EntryExpr::StructField(f) => vec![&f.value],
+            })
+            .collect()
+    }
+    match &e.expr {
+        Expr::Select(s) => vec![&*s.operand],
+        Expr::Call(c) => c.target.iter().map(|t| &**t).chain(&c.args).collect(),
+        Expr::List(l) => l.elements.iter().collect(),
+        Expr::Map(m) => entries(&m.entries),
+        Expr::Struct(s) => entries(&s.entries),
+        Expr::Comprehension(c) => vec![
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ],
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => Vec::new(),
+    }
+}
+
+/// [`children`], to change.
+pub(super) fn children_mut(e: &mut cel::IdedExpr) -> Vec<&mut cel::IdedExpr> {
+    use cel::common::ast::{EntryExpr, Expr};
+    fn entries(entries: &mut [cel::common::ast::IdedEntryExpr]) -> Vec<&mut cel::IdedExpr> {
+        (entries.iter_mut())
+            .flat_map(|entry| match &mut entry.expr {
+                EntryExpr::MapEntry(m) => vec![&mut m.key, &mut m.value],
+                EntryExpr::StructField(f) => vec![&mut f.value],
+            })
+            .collect()
+    }
+    match &mut e.expr {
+        Expr::Select(s) => vec![&mut *s.operand],
+        Expr::Call(c) => (c.target.iter_mut().map(|t| &mut **t))
+            .chain(&mut c.args)
+            .collect(),
+        Expr::List(l) => l.elements.iter_mut().collect(),
+        Expr::Map(m) => entries(&mut m.entries),
+        Expr::Struct(s) => entries(&mut s.entries),
+        Expr::Comprehension(c) => vec![
+            &mut c.iter_range,
+            &mut c.accu_init,
+            &mut c.loop_cond,
+            &mut c.loop_step,
+            &mut c.result,
+        ],
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => Vec::new(),
+    }
+}
+
+/// An evaluation's answer as `DeviceMatches` gives it: a bool, or an error.
+fn result(evaluated: Result<Value, ExecutionError>) -> Result<bool, String> {
+    match evaluated {
+        Ok(Value::Bool(b)) => Ok(b),
+        Ok(other) => Err(format!(
+            "CEL result of type {} could not be converted to bool",
+            type_name(&other)
+        )),
+        Err(ExecutionError::NoSuchKey(key)) => Err(format!("no such key: {key}")),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -237,8 +376,8 @@ pub fn projection_of_converting(device: &Device, reads: &[Read]) -> Vec<Option<S
         .collect()
 }
 
-/// Identifiers CEL declares besides `device`: the type names.
-const DECLARED: [&str; 11] = [
+/// Identifiers CEL declares: `device`, and the type names.
+pub(super) const DECLARED: [&str; 11] = [
     "device",
     "int",
     "uint",
@@ -376,370 +515,20 @@ fn type_name(v: &Value) -> String {
     }
 }
 
-/// `parseQualifiedName`: `domain/id`, or the driver's domain for a bare id.
-fn split_name<'n>(name: &'n str, driver: &'n str) -> (&'n str, &'n str) {
-    name.split_once('/').unwrap_or((driver, name))
-}
-
-/// The `device` variable: a struct with three fields.
-#[derive(Debug, Clone)]
-struct DeviceVal {
-    allow_multiple_allocations: Option<bool>,
-    driver: Value,
-    attributes: Domains,
-    capacity: Domains,
-}
-
-impl DeviceVal {
-    fn new(d: &Device) -> Result<DeviceVal, String> {
-        let mut attributes: BTreeMap<String, HashMap<Key, Value>> = BTreeMap::new();
-        for (name, attr) in d.attributes {
-            let value = attribute_value(attr).map_err(|e| format!("attribute {name}: {e}"))?;
-            let (domain, id) = split_name(name, d.driver);
-            (attributes.entry(domain.to_owned()).or_default()).insert(Key::from(id), value);
-        }
-        let mut capacity: BTreeMap<String, HashMap<Key, Value>> = BTreeMap::new();
-        for (name, cap) in d.capacity {
-            let q: Quantity = (cap.value.0.parse())
-                .map_err(|e| format!("capacity {name}: quantity {:?}: {e}", cap.value.0))?;
-            let (domain, id) = split_name(name, d.driver);
-            (capacity.entry(domain.to_owned()).or_default())
-                .insert(Key::from(id), Value::Opaque(Arc::new(CelQuantity(q))));
-        }
-        let domains = |m: BTreeMap<String, HashMap<Key, Value>>| Domains {
-            keys: Arc::new(m.keys().map(|k| CelString::from(k.clone())).collect()),
-            map: Arc::new(
-                m.into_iter()
-                    .map(|(k, v)| (k, Value::Map(Map { map: Arc::new(v) })))
-                    .collect(),
-            ),
-        };
-        Ok(DeviceVal {
-            allow_multiple_allocations: d.allow_multiple_allocations,
-            driver: Value::String(Arc::new(d.driver.to_owned())),
-            attributes: domains(attributes),
-            capacity: domains(capacity),
-        })
-    }
-}
-
-/// `getAttributeValue`.
-fn attribute_value(a: &DeviceAttribute) -> Result<Value, String> {
-    if let Some(i) = a.int {
-        return Ok(Value::Int(i));
-    }
-    if let Some(b) = a.bool {
-        return Ok(Value::Bool(b));
-    }
-    if let Some(s) = &a.string {
-        return Ok(Value::String(Arc::new(s.clone())));
-    }
-    if let Some(v) = &a.version {
-        let v = semver::Version::parse(v).map_err(|e| format!("parse semantic version: {e}"))?;
-        return Ok(Value::Opaque(Arc::new(Semver(v))));
-    }
-    Err("unsupported attribute value".into())
-}
-
-static DEVICE_TYPE: std::sync::LazyLock<Type> =
-    std::sync::LazyLock::new(|| Type::simple_type(Kind::Struct, "kubernetes.DRADevice"));
-static DOMAINS_TYPE: std::sync::LazyLock<Type> =
-    std::sync::LazyLock::new(|| Type::simple_type(Kind::Map, "map"));
-
-impl Val for DeviceVal {
-    fn get_type(&self) -> &Type {
-        &DEVICE_TYPE
-    }
-    fn cel_type() -> &'static Type {
-        &DEVICE_TYPE
-    }
-    fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-}
-
-impl Indexer for DeviceVal {
-    fn get<'b, 'v>(&'b self, idx: &dyn Val) -> Result<CowVal<'b, 'v>, ExecutionError>
-    where
-        Self: 'v,
-    {
-        match idx.downcast_ref::<CelString>().map(|s| s.inner()) {
-            Some("driver") => Ok(CowVal::Owned(boxed(self.driver.clone())?)),
-            Some("attributes") => Ok(CowVal::owned(self.attributes.clone())),
-            Some("capacity") => Ok(CowVal::owned(self.capacity.clone())),
-            Some("allowMultipleAllocations") if self.allow_multiple_allocations.is_some() => {
-                Ok(CowVal::Owned(boxed(Value::Bool(
-                    self.allow_multiple_allocations == Some(true),
-                ))?))
-            }
-            Some(field) => Err(ExecutionError::no_such_key(field)),
-            None => Err(ExecutionError::no_such_key("?")),
-        }
-    }
-    fn steal<'v>(self: Box<Self>, idx: &dyn Val) -> Result<Box<dyn Val + 'v>, ExecutionError>
-    where
-        Self: 'v,
-    {
-        self.get(idx).map(CowVal::into_owned)
-    }
-}
-
-fn boxed<'v>(v: Value) -> Result<Box<dyn Val + 'v>, ExecutionError> {
-    Box::<dyn Val>::try_from(v).map(|b| b as Box<dyn Val + 'v>)
-}
-
-/// `attributes` or `capacity`: domain → map; a domain the device lacks is an empty map
-/// (`newStringInterfaceMapWithDefault`).
-#[derive(Debug, Clone)]
-struct Domains {
-    map: Arc<BTreeMap<String, Value>>,
-    /// The domains, for `in` and the macros that iterate a map's keys.
-    keys: Arc<Vec<CelString<'static>>>,
-}
-
-impl Val for Domains {
-    fn get_type(&self) -> &Type {
-        &DOMAINS_TYPE
-    }
-    fn cel_type() -> &'static Type {
-        &DOMAINS_TYPE
-    }
-    fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
-    fn as_container(&self) -> Option<&dyn Container> {
-        Some(self)
-    }
-    fn as_iterable<'b, 'v>(&'b self) -> Option<&'b (dyn Iterable + 'v)>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-}
-
-impl Container for Domains {
-    fn contains(&self, value: &dyn Val) -> Result<bool, ExecutionError> {
-        let key = value.downcast_ref::<CelString>().map(|s| s.inner());
-        Ok(key.is_some_and(|k| self.map.contains_key(k)))
-    }
-}
-
-struct Keys<'b>(std::slice::Iter<'b, CelString<'static>>);
-
-impl<'b, 'v> cel::common::traits::Iterator<'b, 'v> for Keys<'b> {
-    fn next(&mut self) -> Option<&'b (dyn Val + 'v)> {
-        self.0.next().map(|k| k as &dyn Val)
-    }
-}
-
-impl Iterable for Domains {
-    fn iter<'b, 'v>(&'b self) -> Box<dyn cel::common::traits::Iterator<'b, 'v> + 'b>
-    where
-        Self: 'v,
-    {
-        Box::new(Keys(self.keys.iter()))
-    }
-}
-
-impl Indexer for Domains {
-    fn get<'b, 'v>(&'b self, idx: &dyn Val) -> Result<CowVal<'b, 'v>, ExecutionError>
-    where
-        Self: 'v,
-    {
-        let Some(domain) = idx.downcast_ref::<CelString>().map(|s| s.inner()) else {
-            return Err(ExecutionError::no_such_key("?"));
-        };
-        let value = (self.map.get(domain).cloned()).unwrap_or_else(|| {
-            Value::Map(Map {
-                map: Arc::new(HashMap::new()),
-            })
-        });
-        Ok(CowVal::Owned(boxed(value)?))
-    }
-    fn steal<'v>(self: Box<Self>, idx: &dyn Val) -> Result<Box<dyn Val + 'v>, ExecutionError>
-    where
-        Self: 'v,
-    {
-        self.get(idx).map(CowVal::into_owned)
-    }
-}
-
-/// The Kubernetes CEL library's `Quantity`; equal when their values are.
-#[derive(Debug, Clone)]
-struct CelQuantity(Quantity);
-
-impl PartialEq for CelQuantity {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.cmp_value(&other.0).is_eq()
-    }
-}
-impl Eq for CelQuantity {}
-impl Opaque for CelQuantity {
-    fn runtime_type_name(&self) -> &str {
-        "kubernetes.Quantity"
-    }
-}
-
-/// The Kubernetes CEL library's `Semver`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Semver(semver::Version);
-
-impl Opaque for Semver {
-    fn runtime_type_name(&self) -> &str {
-        "kubernetes.Semver"
-    }
-}
-
-fn as_quantity(v: &Value) -> Option<&Quantity> {
-    match v {
-        Value::Opaque(o) => o.downcast_ref::<CelQuantity>().map(|q| &q.0),
-        _ => None,
-    }
-}
-
-fn as_semver(v: &Value) -> Option<&semver::Version> {
-    match v {
-        Value::Opaque(o) => o.downcast_ref::<Semver>().map(|s| &s.0),
-        _ => None,
-    }
-}
-
-fn no_overload(function: &str) -> ExecutionError {
-    ExecutionError::function_error(function, "no such overload")
-}
-
-/// Compares a quantity with a quantity, or a version with a version.
-fn compare(function: &str, a: &Value, b: &Value) -> Result<std::cmp::Ordering, ExecutionError> {
-    match (as_quantity(a), as_quantity(b), as_semver(a), as_semver(b)) {
-        (Some(x), Some(y), _, _) => Ok(x.cmp_value(y)),
-        (_, _, Some(x), Some(y)) => Ok(x.cmp_precedence(y)),
-        _ => Err(no_overload(function)),
-    }
-}
-
-/// `semver(string)` or `semver(string, normalize)`.
-fn semver_args(
-    f: &str,
-    args: &cel::extractors::Arguments,
-) -> Result<(Arc<String>, bool), ExecutionError> {
-    match args.0.as_slice() {
-        [Value::String(s)] => Ok((Arc::clone(s), false)),
-        [Value::String(s), Value::Bool(n)] => Ok((Arc::clone(s), *n)),
-        _ => Err(no_overload(f)),
-    }
-}
-
-/// A semantic version; with `normalize`, a leading `v`, missing minor or patch numbers and
-/// leading zeros are accepted (`apiserver/pkg/cel/library/semverlib.go`, `normalizeVersion`).
-fn parse_semver(s: &str, normalize: bool) -> Option<semver::Version> {
-    if !normalize {
-        return semver::Version::parse(s).ok();
-    }
-    let s = s.strip_prefix('v').unwrap_or(s);
-    let (core, rest) = match s.find(['-', '+']) {
-        Some(at) => s.split_at(at),
-        None => (s, ""),
-    };
-    let mut parts: Vec<String> = core
-        .split('.')
-        .map(|p| {
-            let trimmed = p.trim_start_matches('0');
-            if trimmed.is_empty() && !p.is_empty() {
-                "0".into()
-            } else {
-                trimmed.into()
-            }
-        })
-        .collect();
-    if parts.len() > 3 {
-        return None;
-    }
-    parts.resize(3, "0".into());
-    semver::Version::parse(&format!("{}{rest}", parts.join("."))).ok()
-}
-
-/// `quantity`, `isQuantity`, `semver`, `isSemver` and their methods
-/// (`apiserver/pkg/cel/library/quantity.go`, `semverlib.go`).
-fn register(context: &mut Context) {
-    use cel::extractors::This;
-    let parse_quantity = |s: &str| s.parse::<Quantity>().ok();
-    let _ = context.add_function("quantity", move |s: Arc<String>| {
-        parse_quantity(&s)
-            .map(|q| Value::Opaque(Arc::new(CelQuantity(q))))
-            .ok_or_else(|| ExecutionError::function_error("quantity", "invalid quantity"))
-    });
-    let _ = context.add_function("isQuantity", move |s: Arc<String>| {
-        parse_quantity(&s).is_some()
-    });
-    let _ = context.add_function("semver", |args: cel::extractors::Arguments| {
-        let (s, normalize) = semver_args("semver", &args)?;
-        parse_semver(&s, normalize)
-            .map(|v| Value::Opaque(Arc::new(Semver(v))))
-            .ok_or_else(|| ExecutionError::function_error("semver", "invalid semver"))
-    });
-    let _ = context.add_function("isSemver", |args: cel::extractors::Arguments| {
-        let (s, normalize) = semver_args("isSemver", &args)?;
-        Ok::<bool, ExecutionError>(parse_semver(&s, normalize).is_some())
-    });
-    let _ = context.add_function("compareTo", |This(a): This<Value>, b: Value| {
-        compare("compareTo", &a, &b).map(|o| o as i64)
-    });
-    let _ = context.add_function("isGreaterThan", |This(a): This<Value>, b: Value| {
-        compare("isGreaterThan", &a, &b).map(|o| o.is_gt())
-    });
-    let _ = context.add_function("isLessThan", |This(a): This<Value>, b: Value| {
-        compare("isLessThan", &a, &b).map(|o| o.is_lt())
-    });
-    let _ = context.add_function("asInteger", |This(a): This<Value>| {
-        let q = as_quantity(&a).ok_or_else(|| no_overload("asInteger"))?;
-        q.as_int64().ok_or_else(|| {
-            ExecutionError::function_error("asInteger", "cannot convert value to integer")
-        })
-    });
-    let _ = context.add_function("isInteger", |This(a): This<Value>| {
-        let q = as_quantity(&a).ok_or_else(|| no_overload("isInteger"))?;
-        Ok::<bool, ExecutionError>(q.as_int64().is_some())
-    });
-    let _ = context.add_function("sign", |This(a): This<Value>| {
-        let q = as_quantity(&a).ok_or_else(|| no_overload("sign"))?;
-        Ok::<i64, ExecutionError>(if q.is_zero() {
-            0
-        } else if q.is_negative() {
-            -1
-        } else {
-            1
-        })
-    });
-    let version_part = |name: &'static str, part: fn(&semver::Version) -> u64| {
-        move |This(a): This<Value>| {
-            let v = as_semver(&a).ok_or_else(|| no_overload(name))?;
-            Ok::<i64, ExecutionError>(part(v) as i64)
-        }
-    };
-    let _ = context.add_function("major", version_part("major", |v| v.major));
-    let _ = context.add_function("minor", version_part("minor", |v| v.minor));
-    let _ = context.add_function("patch", version_part("patch", |v| v.patch));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::resource::v1::{DeviceAttribute, DeviceCapacity};
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 
     fn eval(expression: &str) -> Result<bool, String> {
+        eval_with(expression, false)
+    }
+
+    /// Evaluates `expression` on a test device; `budgeted`: always under the runtime budget.
+    fn eval_with(expression: &str, budgeted: bool) -> Result<bool, String> {
         let attributes = BTreeMap::from([
             (
                 "productName".to_string(),
@@ -783,7 +572,12 @@ mod tests {
             attributes: &attributes,
             capacity: &capacity,
         };
-        Selector::compile(expression)?.matches(&device)
+        let mut selector = Selector::compile(expression)?;
+        if budgeted {
+            let root = selector.program.expression();
+            selector.budgeted = Some(budget::instrument(root, &check::check(root)));
+        }
+        selector.matches(&device)
     }
 
     #[test]
@@ -825,5 +619,101 @@ mod tests {
                 .unwrap_err()
                 .starts_with("compilation failed")
         );
+    }
+
+    #[test]
+    fn a_selector_must_evaluate_to_a_bool_or_the_unknown_type() {
+        let refused = |e: &str| Selector::compile(e).err().unwrap_or_default();
+        assert_eq!(
+            refused("1 + 2"),
+            "must evaluate to bool or the unknown type, not int"
+        );
+        assert_eq!(
+            refused("device.driver"),
+            "must evaluate to bool or the unknown type, not string"
+        );
+        assert_eq!(
+            refused("[1, 2].map(x, x * 2)"),
+            "must evaluate to bool or the unknown type, not list(int)"
+        );
+        assert_eq!(
+            refused(r#"device.capacity["d"].memory"#),
+            "must evaluate to bool or the unknown type, not kubernetes.Quantity"
+        );
+        // An attribute's value has the unknown type: it compiles, and fails when it is no bool.
+        assert!(Selector::compile(r#"device.attributes["d"].x"#).is_ok());
+        // validation_resourceclaim_test.go, "CEL-compile-errors".
+        assert_eq!(
+            refused("device.attributes[true].someBoolean"),
+            "compilation failed: ERROR: <input>:1:18: found no matching overload for '_[_]' applied to '(map(string, map(string, any)), bool)'\n | device.attributes[true].someBoolean\n | .................^"
+        );
+        assert!(Selector::compile("1 + 2 == 3").is_ok());
+    }
+
+    #[test]
+    fn nested_macros_exceed_the_estimate_and_the_runtime_limit() {
+        let ten = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]";
+        let mut e = "int('1'.find('[0-9]*')) < 100".to_string();
+        for v in ["z5", "z4", "z3", "z2", "z", "y", "x"] {
+            e = format!("{ten}.all({v}, {e})");
+        }
+        let selector = Selector::compile(&e).expect("compiles");
+        assert_eq!(selector.max_cost(), 85_555_551);
+        assert!(selector.budgeted.is_some());
+        assert_eq!(eval(&e), Err(LIMIT_EXCEEDED.to_string()));
+    }
+
+    #[test]
+    fn a_result_that_would_outgrow_the_budget_is_refused_before_it_is_built() {
+        // 10, then 100, then 10,000 and then 10^8 characters: the last is charged first.
+        let bomb = r#"cel.bind(a, "xxxxxxxxxx", cel.bind(b, a.replace("x", a), cel.bind(c, b.replace("x", b), c.replace("x", c).size() > 0)))"#;
+        assert_eq!(eval(bomb), Err(LIMIT_EXCEEDED.to_string()));
+        // 10^4 pieces of 10^4 characters, joined by as many.
+        let join = r#"cel.bind(a, "xxxxxxxxxx".replace("x", "xxxxxxxxxx").replace("x", "xxxxxxxxxx").replace("x", "xxxxxxxxxx"), a.split("").join(a).size() > 0)"#;
+        assert_eq!(eval(join), Err(LIMIT_EXCEEDED.to_string()));
+    }
+
+    #[test]
+    fn the_budget_changes_no_answer_within_it() {
+        let expressions = [
+            r#"device.driver == "gpu.nvidia.com""#,
+            r#"device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A100")"#,
+            r#"device.attributes["gpu.nvidia.com"].productName.lowerAscii().matches("^.*a100.*$")"#,
+            r#"device.capacity["gpu.nvidia.com"].memory.isGreaterThan(quantity("39Gi"))"#,
+            r#"device.attributes["gpu.nvidia.com"].exists(k, k == "index")"#,
+            r#"[1, 2, 3].map(x, x * 2).filter(x, x > 2).size() == 2"#,
+            r#"["a", "b"].join("-") == "a-b" && "aXbX".replace("X", "--") == "a--b--""#,
+            r#"cel.bind(d, device.attributes["gpu.nvidia.com"], d.index == 3 && d.driverVersion.major() == 550)"#,
+            r#"device.attributes["gpu.nvidia.com"].uuid == "x""#,
+            r#"device.attributes["gpu.nvidia.com"].productName.findAll("[0-9]+").size() == 2"#,
+            r#""abc".replace("", "-") == "-a-b-c-" && "aaa".replace("a", "b", 2) == "bba""#,
+        ];
+        for e in expressions {
+            assert_eq!(eval_with(e, true), eval_with(e, false), "{e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn chains_deeper_than_cel_go_allows_are_refused_without_exhausting_the_stack() {
+        let long = format!("{} == 1", vec!["1"; 2500].join(" + "));
+        let refused = Selector::compile(&long).err().unwrap_or_default();
+        assert!(refused.contains("recursion limit exceeded"), "{refused}");
+        // One that nests as deep as cel-go allows compiles and runs.
+        let fine = format!("{} == 200", vec!["1"; 200].join(" + "));
+        let selector = Selector::compile(&fine).expect("compiles");
+        let none = BTreeMap::new();
+        let device = Device {
+            allow_multiple_allocations: None,
+            driver: "d",
+            attributes: &none,
+            capacity: &BTreeMap::new(),
+        };
+        assert_eq!(selector.matches(&device), Ok(true));
     }
 }

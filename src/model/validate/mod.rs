@@ -3,12 +3,21 @@
 //!
 //! A pod the API server would reject never reaches the scheduler in a real cluster, so
 //! schedsim rejects it at load instead of simulating something that cannot exist.
+//!
+//! Object metadata, for every kind, is [`meta`]'s ([`object_meta`] is the entry point);
+//! label selectors, affinity terms and node selectors are [`selector`]'s.
 
-use std::collections::BTreeSet;
+pub mod meta;
+pub mod selector;
 
-use k8s_openapi::api::core::v1::{NodeSelector, NodeSelectorRequirement, PodSpec, Toleration};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
+
+use k8s_openapi::api::core::v1::{PodSpec, Toleration};
 
 use crate::features::FeatureGates;
+pub use meta::{object_meta, template_meta};
+pub use selector::validate_node_selector;
 
 /// One field error: path relative to the document, and the upstream-style message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,14 +35,50 @@ impl FieldError {
     }
 }
 
+/// `field.Invalid` of a string value, quoted as Go's `%q` quotes it.
 pub(crate) fn invalid(errs: &mut Vec<FieldError>, path: String, value: &str, detail: &str) {
     errs.push(FieldError {
         path,
-        message: format!("Invalid value: {value:?}: {detail}"),
+        message: format!("Invalid value: {}: {detail}", quote(value)),
     });
 }
 
-fn required(errs: &mut Vec<FieldError>, path: String, detail: &str) {
+/// Go's `strconv.Quote` (`%q`), as the API server quotes a value in its messages: printable
+/// characters as they are (`unicode.IsPrint`: letters, marks, numbers, punctuation, symbols
+/// and the ASCII space), `\"` and `\\`, `\a \b \f \n \r \t \v`, other control characters
+/// as `\xNN`, other non-printable characters (format characters such as bidi controls and
+/// zero-width spaces, separators, unassigned code points) as `\uNNNN` or `\UNNNNNNNN`.
+pub fn quote(s: &str) -> String {
+    static NON_PRINTABLE: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"^[\p{C}\p{Z}]$").expect("a valid class"));
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if !c.is_ascii() && !NON_PRINTABLE.is_match(c.encode_utf8(&mut buf)) => out.push(c),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+pub(crate) fn required(errs: &mut Vec<FieldError>, path: String, detail: &str) {
     errs.push(FieldError {
         path,
         message: format!("Required value: {detail}"),
@@ -49,97 +94,6 @@ fn not_supported(errs: &mut Vec<FieldError>, path: String, value: &str, supporte
             list.join(", ")
         ),
     });
-}
-
-/// `ValidateLabelName` (apimachinery `meta/v1/validation`): a label key, each message of
-/// `IsQualifiedName` an error.
-pub fn validate_label_name(key: &str, path: &str, errs: &mut Vec<FieldError>) {
-    for m in super::labels::label_key_errors(key) {
-        invalid(errs, path.to_string(), key, &m);
-    }
-}
-
-/// `ValidateLabels`: every key and value of a label map, keys in sorted order.
-pub fn validate_labels<'a>(
-    labels: impl IntoIterator<Item = (&'a String, &'a String)>,
-    path: &str,
-    errs: &mut Vec<FieldError>,
-) {
-    let mut sorted: Vec<(&String, &String)> = labels.into_iter().collect();
-    sorted.sort();
-    for (k, v) in sorted {
-        validate_label_name(k, path, errs);
-        for m in super::labels::label_value_errors(v) {
-            invalid(errs, path.to_string(), v, &m);
-        }
-    }
-}
-
-/// `ValidateLabelSelector` with the default options (values must be label values).
-pub fn validate_label_selector(
-    selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
-    path: &str,
-    errs: &mut Vec<FieldError>,
-) {
-    if let Some(labels) = &selector.match_labels {
-        validate_labels(labels, &format!("{path}.matchLabels"), errs);
-    }
-    for (i, e) in selector.match_expressions.iter().flatten().enumerate() {
-        let at = format!("{path}.matchExpressions[{i}]");
-        let values = e.values.as_deref().unwrap_or_default();
-        match e.operator.as_str() {
-            "In" | "NotIn" if values.is_empty() => required(
-                errs,
-                format!("{at}.values"),
-                "must be specified when `operator` is 'In' or 'NotIn'",
-            ),
-            "In" | "NotIn" => {}
-            "Exists" | "DoesNotExist" if !values.is_empty() => errs.push(FieldError {
-                path: format!("{at}.values"),
-                message:
-                    "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                        .into(),
-            }),
-            "Exists" | "DoesNotExist" => {}
-            other => invalid(
-                errs,
-                format!("{at}.operator"),
-                other,
-                "not a valid selector operator",
-            ),
-        }
-        validate_label_name(&e.key, &format!("{at}.key"), errs);
-        for (v, value) in values.iter().enumerate() {
-            for m in super::labels::label_value_errors(value) {
-                invalid(errs, format!("{at}.values[{v}]"), value, &m);
-            }
-        }
-    }
-}
-
-/// `ValidateAnnotations` (apimachinery `api/validation/objectmeta.go`): keys are qualified
-/// names (checked lowercased), and all of them fit in 256 KiB.
-pub fn validate_annotations<'a>(
-    annotations: impl IntoIterator<Item = (&'a String, &'a String)>,
-    path: &str,
-    errs: &mut Vec<FieldError>,
-) {
-    let mut sorted: Vec<(&String, &String)> = annotations.into_iter().collect();
-    sorted.sort();
-    let mut total = 0usize;
-    for (k, v) in sorted {
-        for m in super::labels::label_key_errors(&k.to_lowercase()) {
-            invalid(errs, path.to_string(), k, &m);
-        }
-        total += k.len() + v.len();
-    }
-    const LIMIT: usize = 256 * 1024;
-    if total > LIMIT {
-        errs.push(FieldError::new(
-            path,
-            format!("Too long: may not be more than {LIMIT} bytes"),
-        ));
-    }
 }
 
 /// `validation.IsDomainPrefixedPath` (apimachinery `pkg/util/validation/validation.go`): a
@@ -161,7 +115,7 @@ pub fn validate_domain_prefixed_path(value: &str, path: &str, errs: &mut Vec<Fie
         );
         return;
     };
-    for m in super::labels::dns1123_subdomain_errors(host) {
+    for m in super::labels::dns1123_subdomain_errors(host, super::labels::LenUnit::Characters) {
         invalid(errs, path.to_string(), host, &m);
     }
     if !rest
@@ -180,8 +134,11 @@ pub fn validate_domain_prefixed_path(value: &str, path: &str, errs: &mut Vec<Fie
 const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
 /// Validates the scheduling-relevant parts of a pod spec at `path` (`spec`).
+/// `labels` are the pod's own: the API server merges `matchLabelKeys` with them before it
+/// validates the selectors (see [`selector`]).
 pub fn validate_pod_spec(
     spec: &PodSpec,
+    labels: &BTreeMap<String, String>,
     path: &str,
     gates: &FeatureGates,
     errs: &mut Vec<FieldError>,
@@ -227,7 +184,15 @@ pub fn validate_pod_spec(
             });
         }
     }
-    validate_topology_spread_constraints(spec, path, errs);
+    validate_topology_spread_constraints(spec, labels, path, errs);
+    meta::labels(
+        meta::Pairs::Typed(spec.node_selector.as_ref()),
+        &format!("{path}.nodeSelector"),
+        errs,
+    );
+    if let Some(affinity) = &spec.affinity {
+        selector::pod_affinity(affinity, labels, &format!("{path}.affinity"), errs);
+    }
     let node_affinity = spec
         .affinity
         .as_ref()
@@ -255,19 +220,23 @@ pub fn validate_pod_spec(
             "{path}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
         );
         if !(1..=100).contains(&term.weight) {
-            invalid(
-                errs,
-                format!("{p}.weight"),
-                &term.weight.to_string(),
-                "must be in the range 1-100",
-            );
+            errs.push(FieldError {
+                path: format!("{p}.weight"),
+                message: format!("Invalid value: {}: must be in the range 1-100", term.weight),
+            });
         }
-        validate_selector_term(&term.preference, &format!("{p}.preference"), errs);
+        // "we always allow invalid label-value for preferred affinity".
+        selector::node_selector_term(&term.preference, true, &format!("{p}.preference"), errs);
     }
 }
 
 /// `validateTopologySpreadConstraints` (`pkg/apis/core/validation/validation.go`).
-fn validate_topology_spread_constraints(spec: &PodSpec, path: &str, errs: &mut Vec<FieldError>) {
+fn validate_topology_spread_constraints(
+    spec: &PodSpec,
+    labels: &BTreeMap<String, String>,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) {
     let constraints = spec.topology_spread_constraints.as_deref().unwrap_or(&[]);
     let positive = |errs: &mut Vec<FieldError>, path: String, v: i32| {
         if v <= 0 {
@@ -323,6 +292,7 @@ fn validate_topology_spread_constraints(spec: &PodSpec, path: &str, errs: &mut V
                 not_supported(errs, format!("{at}.{field}"), p, &["Honor", "Ignore"]);
             }
         }
+        selector::spread_selector(c, labels, &at, errs);
     }
 }
 
@@ -453,111 +423,5 @@ fn validate_toleration(
     }
     if !effect.is_empty() && !TAINT_EFFECTS.contains(&effect) {
         not_supported(errs, format!("{path}.effect"), effect, TAINT_EFFECTS);
-    }
-}
-
-/// `ValidateNodeSelector`: at least one term, every requirement well-formed.
-pub fn validate_node_selector(selector: &NodeSelector, path: &str, errs: &mut Vec<FieldError>) {
-    if selector.node_selector_terms.is_empty() {
-        required(
-            errs,
-            format!("{path}.nodeSelectorTerms"),
-            "must have at least one node selector term",
-        );
-    }
-    for (i, term) in selector.node_selector_terms.iter().enumerate() {
-        validate_selector_term(term, &format!("{path}.nodeSelectorTerms[{i}]"), errs);
-    }
-}
-
-fn validate_selector_term(
-    term: &k8s_openapi::api::core::v1::NodeSelectorTerm,
-    path: &str,
-    errs: &mut Vec<FieldError>,
-) {
-    for (j, r) in term.match_expressions.iter().flatten().enumerate() {
-        validate_requirement(r, &format!("{path}.matchExpressions[{j}]"), errs);
-    }
-    for (j, r) in term.match_fields.iter().flatten().enumerate() {
-        validate_field_requirement(r, &format!("{path}.matchFields[{j}]"), errs);
-    }
-}
-
-/// `ValidateNodeSelectorRequirement` (`pkg/apis/core/validation/validation.go`): `Gt`/`Lt` need
-/// exactly one value, and nothing more — a bound that is not an integer is accepted by the API
-/// server and only fails when the scheduler parses the term (see
-/// `node_affinity::unparsable_term_warnings`), so it is a warning, not an error.
-fn validate_requirement(r: &NodeSelectorRequirement, path: &str, errs: &mut Vec<FieldError>) {
-    let values = r.values.as_deref().unwrap_or(&[]);
-    match r.operator.as_str() {
-        "In" | "NotIn" => {
-            if values.is_empty() {
-                required(
-                    errs,
-                    format!("{path}.values"),
-                    "must be specified when `operator` is 'In' or 'NotIn'",
-                );
-            }
-        }
-        "Exists" | "DoesNotExist" => {
-            if !values.is_empty() {
-                errs.push(FieldError {
-                    path: format!("{path}.values"),
-                    message: "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'".into(),
-                });
-            }
-        }
-        "Gt" | "Lt" => {
-            if values.len() != 1 {
-                required(
-                    errs,
-                    format!("{path}.values"),
-                    "must be specified single value when `operator` is 'Lt' or 'Gt'",
-                );
-            }
-        }
-        op => invalid(
-            errs,
-            format!("{path}.operator"),
-            op,
-            "not a valid selector operator",
-        ),
-    }
-    if r.key.is_empty() {
-        invalid(
-            errs,
-            format!("{path}.key"),
-            "",
-            "name part must be non-empty",
-        );
-    }
-}
-
-/// `ValidateNodeFieldSelectorRequirement`: only `metadata.name`, `In`/`NotIn`, one value.
-fn validate_field_requirement(r: &NodeSelectorRequirement, path: &str, errs: &mut Vec<FieldError>) {
-    match r.operator.as_str() {
-        "In" | "NotIn" => {
-            if r.values.as_ref().is_none_or(|v| v.len() != 1) {
-                required(
-                    errs,
-                    format!("{path}.values"),
-                    "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
-                );
-            }
-        }
-        op => invalid(
-            errs,
-            format!("{path}.operator"),
-            op,
-            "not a valid selector operator",
-        ),
-    }
-    if r.key != "metadata.name" {
-        invalid(
-            errs,
-            format!("{path}.key"),
-            &r.key,
-            "not a valid field selector key",
-        );
     }
 }
