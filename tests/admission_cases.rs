@@ -38,7 +38,7 @@ struct Want {
     contains: Option<String>,
 }
 
-fn cases(file: &str) -> Vec<Case> {
+fn cases<T: serde::de::DeserializeOwned>(file: &str) -> Vec<T> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
     let docs = schedsim::yaml::parse_documents(text, &path)
@@ -132,7 +132,7 @@ fn generate(object: &mut Value, how: &Value) {
 #[test]
 fn kueue_admission_cases_agree_with_upstream() {
     use schedsim::kueue::validation::{crd_errors, webhook_errors};
-    let cases = cases("tests/data/kueue/admission-cases.yaml");
+    let cases: Vec<Case> = cases("tests/data/kueue/admission-cases.yaml");
     assert!(cases.len() >= 90, "only {} cases", cases.len());
     let mut failures = Vec::new();
     for mut case in cases {
@@ -208,13 +208,7 @@ fn printed(errs: &[FieldError]) -> Vec<String> {
 fn jobset_admission_cases_agree_with_upstream() {
     use schedsim::model::crd::CrdCheck;
     use schedsim::resolve::jobset_admission::{crd, default, validate_create};
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/jobset/admission-cases.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let docs = schedsim::yaml::parse_documents(text, &path).unwrap();
-    let cases: Vec<JobSetCase> = (docs.into_iter())
-        .filter(|d| !d.value.is_null())
-        .map(|d| serde_json::from_value(d.value).unwrap())
-        .collect();
+    let cases: Vec<JobSetCase> = cases("tests/data/jobset/admission-cases.yaml");
     assert!(cases.len() >= 50, "only {} cases", cases.len());
     let mut failures = Vec::new();
     for case in cases {
@@ -265,6 +259,45 @@ fn jobset_admission_cases_agree_with_upstream() {
             if !lines.iter().any(|l| l.contains(want.as_str())) {
                 failures.push(format!("{tag}: no error contains {want:?}: {lines:#?}"));
             }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[derive(Debug, Deserialize)]
+struct TrainerCase {
+    name: String,
+    source: String,
+    runtime: Value,
+    errors: Vec<String>,
+    #[serde(default)]
+    warning: Option<String>,
+}
+
+#[test]
+fn trainer_admission_cases_agree_with_upstream() {
+    use schedsim::resolve::trainer_admission::{runtime_crd, runtime_warning, runtime_webhook};
+    let cases: Vec<TrainerCase> = cases("tests/data/trainer/admission-cases.yaml");
+    assert!(cases.len() >= 7, "only {} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in cases {
+        let tag = format!("{} ({})", case.name, case.source);
+        let crd = runtime_crd(&case.runtime);
+        if !crd.is_empty() {
+            failures.push(format!("{tag}: the CRD refuses it: {crd:#?}"));
+            continue;
+        }
+        let got = runtime_webhook(&case.runtime);
+        let paths: Vec<&str> = got.iter().map(|e| e.path.as_str()).collect();
+        if paths != case.errors || !got.iter().all(|e| e.message.starts_with("Invalid value")) {
+            failures.push(format!("{tag}: want {:?}, got {got:#?}", case.errors));
+        }
+        if runtime_warning(&case.runtime) != case.warning {
+            failures.push(format!(
+                "{tag}: want warning {:?}, got {:?}",
+                case.warning,
+                runtime_warning(&case.runtime)
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

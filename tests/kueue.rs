@@ -658,3 +658,39 @@ fn an_indexed_job_without_counts_runs_one_pod() {
     assert_eq!(pod(&r, "one-0")["status"], "Scheduled");
     assert_eq!(r["scenarios"][0]["pods"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn stopped_queues_drain_through_the_local_queue_and_are_never_reclaimed_from() {
+    let r = run_json("tests/data/kueue/stop-policy.yaml");
+    let k = &r["scenarios"][0]["kueue"];
+    // HoldAndDrain on the LocalQueue evicts its admitted workload, its ClusterQueue running.
+    let evictions = k["evictions"].as_array().unwrap();
+    assert_eq!(evictions.len(), 1, "{evictions:?}");
+    let e = &evictions[0];
+    assert_eq!(e["victim"], "team-a/pod-batch-1-0a1b2");
+    assert_eq!(e["reason"], "LocalQueueStopped");
+    assert_eq!(e["message"], "The LocalQueue is stopped");
+    assert_eq!(e["pods"][0], "team-a/batch-1");
+    assert!(
+        e.get("preemptor").is_none() && e.get("cycle").is_none(),
+        "{e}"
+    );
+    // The Hold ClusterQueue's borrowed GPUs are no reclamation candidates.
+    let urgent = kueue_workload(&r, "urgent");
+    assert_eq!(urgent["admitted"], false, "{urgent}");
+    assert_eq!(
+        urgent["message"],
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu, 4 more needed"
+    );
+    let held = &k["clusterQueues"][0];
+    assert_eq!(
+        (&held["name"], &held["stopPolicy"]),
+        (&"held".into(), &"Hold".into())
+    );
+    let warnings = r["scenarios"][0]["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            == "ClusterQueue \"held\" is stopped (stopPolicy: Hold): 1 workload admitted before keeps running with its quota"),
+        "{warnings:?}"
+    );
+}

@@ -334,33 +334,6 @@ fn accepted(kind: &str, value: &serde_json::Value, admit: bool) -> Result<String
     done(name, errs)
 }
 
-/// The decoders without the API server's checks, as upstream's unit tests build objects
-/// (their tables use names and quotas the API server would refuse).
-#[cfg(test)]
-pub(crate) mod unchecked {
-    use super::*;
-
-    pub fn resource_flavor(value: &serde_json::Value) -> Decoded<ResourceFlavor> {
-        super::resource_flavor_with(value, false)
-    }
-
-    pub fn cluster_queue(value: &serde_json::Value) -> Decoded<ClusterQueue> {
-        super::cluster_queue_with(value, false)
-    }
-
-    pub fn cohort(value: &serde_json::Value) -> Decoded<Cohort> {
-        super::cohort_with(value, false)
-    }
-
-    pub fn local_queue(value: &serde_json::Value) -> Decoded<LocalQueue> {
-        super::local_queue_with(value, false)
-    }
-
-    pub fn workload_priority_class(value: &serde_json::Value) -> Decoded<WorkloadPriorityClass> {
-        super::workload_priority_class_with(value, false)
-    }
-}
-
 fn done<T>(value: T, errs: Vec<FieldError>) -> Decoded<T> {
     if errs.is_empty() {
         Ok(value)
@@ -532,4 +505,31 @@ fn workload_priority_class_with(
         name,
         value: d.value,
     })
+}
+
+/// The decoders without the API server's checks, as upstream's unit tests build objects
+/// (their tables use names and quotas the API server would refuse).
+#[cfg(test)]
+pub(crate) mod unchecked {
+    use super::*;
+
+    pub fn resource_flavor(value: &serde_json::Value) -> Decoded<ResourceFlavor> {
+        super::resource_flavor_with(value, false)
+    }
+
+    pub fn cluster_queue(value: &serde_json::Value) -> Decoded<ClusterQueue> {
+        super::cluster_queue_with(value, false)
+    }
+
+    pub fn cohort(value: &serde_json::Value) -> Decoded<Cohort> {
+        super::cohort_with(value, false)
+    }
+
+    pub fn local_queue(value: &serde_json::Value) -> Decoded<LocalQueue> {
+        super::local_queue_with(value, false)
+    }
+
+    pub fn workload_priority_class(value: &serde_json::Value) -> Decoded<WorkloadPriorityClass> {
+        super::workload_priority_class_with(value, false)
+    }
 }

@@ -166,6 +166,9 @@ struct Loader<'o> {
 
 type Errors = Vec<InputError>;
 
+/// The nodes one timeline step adds, once read (none: the step adds none).
+type AddedNodes = Option<Result<Vec<(Node, Origin)>, Errors>>;
+
 impl Loader<'_> {
     fn documents(&mut self, file: &Path) -> Result<Rc<Vec<Rc<Document>>>, InputError> {
         if let Some(d) = self.cache.get(file) {
@@ -262,7 +265,7 @@ impl Loader<'_> {
         let mut inventory = self.dra_objects(routed.dra, &gates, &mut errors, &mut warnings);
 
         // The nodes the timeline adds, read now: DaemonSets make pods for them.
-        let mut added_nodes: Vec<Option<Result<Vec<(Node, Origin)>, Errors>>> = (sd.spec.timeline)
+        let mut added_nodes: Vec<AddedNodes> = (sd.spec.timeline)
             .iter()
             .enumerate()
             .map(|(k, step)| {
@@ -502,7 +505,7 @@ impl Loader<'_> {
         file: &Path,
         doc: &Rc<Document>,
         timeline: &[scenario::TimelineStep],
-        added_nodes: &mut [Option<Result<Vec<(Node, Origin)>, Errors>>],
+        added_nodes: &mut [AddedNodes],
         nodes: &[(Node, Origin)],
         set: &mut WorkloadSet,
         errors: &mut Errors,

@@ -119,6 +119,9 @@ pub fn local_queue(spec: &Value, c: &mut CrdCheck) {
     fair_sharing(spec, c);
 }
 
+/// A CEL rule of a toleration: whether it holds.
+type TolerationRule<'a> = dyn Fn(&Value) -> bool + 'a;
+
 /// `ResourceFlavorSpec`.
 pub fn resource_flavor(spec: &Value, c: &mut CrdCheck) {
     c.max_items(spec.get("nodeLabels"), "spec.nodeLabels", 8);
@@ -141,7 +144,7 @@ pub fn resource_flavor(spec: &Value, c: &mut CrdCheck) {
     let tol_at = "spec.tolerations";
     c.max_items(spec.get("tolerations"), tol_at, 8);
     let str_of = |t: &Value, f: &str| t.get(f).and_then(Value::as_str).map(str::to_string);
-    let rules: [(&str, &dyn Fn(&Value) -> bool); 5] = [
+    let rules: [(&str, &TolerationRule<'_>); 5] = [
         (
             "operator must be Exists when 'key' is empty, which means 'match all values and all keys'",
             &|t| t.get("key").is_some() || str_of(t, "operator").as_deref() == Some("Exists"),

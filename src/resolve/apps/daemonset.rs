@@ -185,7 +185,7 @@ pub fn add_daemon_tolerations(tolerations: &mut Vec<Toleration>, host_network: b
         let same = |o: &Toleration| {
             o.key == t.key
                 && o.operator.as_deref().unwrap_or("Equal") == "Exists"
-                && o.value.as_deref().unwrap_or("") == ""
+                && o.value.as_deref().unwrap_or("").is_empty()
                 && o.effect == t.effect
         };
         match tolerations.iter_mut().find(|o| same(o)) {
