@@ -2,7 +2,8 @@
 //! - `tests/data/validation/names.yaml`: apimachinery's tables of good and bad names, label
 //!   keys and label values, run through `schedsim::model::labels`, and exact messages;
 //! - `tests/data/validation/objects.yaml`: one object per case in a scenario's `spec.objects`;
-//!   the load reports exactly the case's errors (path and message, each with a position).
+//!   the load reports exactly the case's errors (path and message, each with a position);
+//! - `tests/data/validation/pdb.yaml`: PodDisruptionBudgets, in the same format.
 
 mod common;
 
@@ -15,6 +16,7 @@ use serde_json::Value;
 
 const NAMES: &str = include_str!("data/validation/names.yaml");
 const OBJECTS: &str = include_str!("data/validation/objects.yaml");
+const PDB: &str = include_str!("data/validation/pdb.yaml");
 
 fn parse(text: &str, name: &str) -> Value {
     let docs = schedsim::yaml::parse_documents(text.to_string(), std::path::Path::new(name))
@@ -126,12 +128,23 @@ struct Expected {
 
 #[test]
 fn objects_are_validated_as_the_api_server_validates_them() {
-    let table = parse(OBJECTS, "objects.yaml");
+    object_cases(OBJECTS, "objects", 50);
+}
+
+/// `tests/data/validation/pdb.yaml`: PodDisruptionBudgets.
+#[test]
+fn pod_disruption_budgets_are_validated_as_the_api_server_validates_them() {
+    object_cases(PDB, "pdb", 30);
+}
+
+/// Runs a table of object cases (at least `min` of them).
+fn object_cases(text: &str, name: &str, min: usize) {
+    let table = parse(text, &format!("{name}.yaml"));
     let messages: BTreeMap<String, String> =
         serde_json::from_value(table["messages"].clone()).unwrap();
     let cases: Vec<Case> = serde_json::from_value(table["cases"].clone()).expect("case shape");
-    assert!(cases.len() >= 50, "{} cases", cases.len());
-    let dir = std::env::temp_dir().join(format!("schedsim-validation-{}", std::process::id()));
+    assert!(cases.len() >= min, "{} cases", cases.len());
+    let dir = std::env::temp_dir().join(format!("schedsim-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut failures = Vec::new();
     for (i, case) in cases.iter().enumerate() {

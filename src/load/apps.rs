@@ -174,11 +174,14 @@ impl Loader<'_> {
         nodes: &NodeTimeline,
     ) -> Result<LoadedWorkload, Errors> {
         objects::kind_of(origin).map_err(|e| vec![e])?;
-        let value = origin.value();
+        let kind = origin.kind().unwrap_or("");
+        // `ValidateObjectMeta` as for every kind; the spec's errors come with its own.
+        let meta_errors = origin.check_meta(kind).err().unwrap_or_default();
+        let value = origin.admitted_value();
         let selector_given = value["spec"]["selector"].is_object();
         // The API server reads a missing selector or template as empty; k8s-openapi's types
         // require them.
-        let mut patched = value.clone();
+        let mut patched = value.clone().into_owned();
         if let Some(spec) = patched.get_mut("spec").and_then(Value::as_object_mut) {
             for field in ["selector", "template"] {
                 if spec.get(field).is_none_or(Value::is_null) {
@@ -186,48 +189,55 @@ impl Loader<'_> {
                 }
             }
         }
-        let kind = origin.kind().unwrap_or("");
-        let out = match kind {
-            "Deployment" => {
-                let d: Deployment = self.decode_patched(origin, &patched)?;
-                deployment_workload(&d, selector_given, origin, cx, apps)?
-            }
-            "ReplicaSet" => {
-                let rs: ReplicaSet = self.decode_patched(origin, &patched)?;
-                replica_set_workload(&rs, selector_given, origin, cx, apps)?
-            }
-            "StatefulSet" => {
-                let ss: StatefulSet = self.decode_patched(origin, &patched)?;
-                let out = origin.check_all(statefulset::stateful_set_pods(
-                    &ss,
-                    selector_given,
-                    &mut apps.known,
-                    &mut apps.naming,
-                    cx.gates,
-                ))?;
-                let (namespace, name) = names(&ss.metadata);
-                let replicas = ss.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-                let uid = ss.metadata.uid.clone().unwrap_or_default();
-                apps.scales
-                    .insert(&namespace, "StatefulSet", &name, &uid, replicas, None);
-                out
-            }
-            _ => {
-                let ds: DaemonSet = self.decode_patched(origin, &patched)?;
-                let ds = origin.check_all(DaemonSetPods::new(&ds, selector_given, cx.gates))?;
-                let pods = ds.pods_for(nodes.at(step), &mut apps.known, &mut apps.naming, cx.gates);
-                let set = ScenarioDaemonSet {
-                    pods: ds,
-                    arrives: step,
-                };
-                apps.daemon_sets.push((set, origin.clone()));
-                ControllerPods::at_once(pods, Vec::new())
-            }
+        let mut made = || -> Result<ControllerPods, Errors> {
+            Ok(match kind {
+                "Deployment" => {
+                    let d: Deployment = self.decode_patched(origin, &patched)?;
+                    deployment_workload(&d, selector_given, origin, cx, apps)?
+                }
+                "ReplicaSet" => {
+                    let rs: ReplicaSet = self.decode_patched(origin, &patched)?;
+                    replica_set_workload(&rs, selector_given, origin, cx, apps)?
+                }
+                "StatefulSet" => {
+                    let ss: StatefulSet = self.decode_patched(origin, &patched)?;
+                    let out = origin.check_all(statefulset::stateful_set_pods(
+                        &ss,
+                        selector_given,
+                        &mut apps.known,
+                        &mut apps.naming,
+                        cx.gates,
+                    ))?;
+                    let (namespace, name) = names(&ss.metadata);
+                    let replicas = ss.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+                    let uid = ss.metadata.uid.clone().unwrap_or_default();
+                    apps.scales
+                        .insert(&namespace, "StatefulSet", &name, &uid, replicas, None);
+                    out
+                }
+                _ => {
+                    let ds: DaemonSet = self.decode_patched(origin, &patched)?;
+                    let ds = origin.check_all(DaemonSetPods::new(&ds, selector_given, cx.gates))?;
+                    let pods =
+                        ds.pods_for(nodes.at(step), &mut apps.known, &mut apps.naming, cx.gates);
+                    let set = ScenarioDaemonSet {
+                        pods: ds,
+                        arrives: step,
+                    };
+                    apps.daemon_sets.push((set, origin.clone()));
+                    ControllerPods::at_once(pods, Vec::new())
+                }
+            })
+        };
+        let out = match (made(), meta_errors.is_empty()) {
+            (made, true) => made?,
+            (Ok(_), false) => return Err(meta_errors),
+            (Err(more), false) => return Err([meta_errors, more].concat()),
         };
         let mut warnings: Vec<String> = (out.notes.into_iter())
             .map(|n| format!("{n} ({})", origin.describe()))
             .collect();
-        if !cx.kueue.is_empty() && super::kueue::queue_name(value).is_some() {
+        if !cx.kueue.is_empty() && super::kueue::queue_name(&value).is_some() {
             warnings.push(format!(
                 "{kind} {} ({}) names a Kueue queue: Kueue's {kind} integration is not simulated, its pods are scheduled without Kueue",
                 value["metadata"]["name"].as_str().unwrap_or(""),

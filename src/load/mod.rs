@@ -19,6 +19,7 @@ mod nodes;
 mod objects;
 mod origin;
 pub mod paths;
+mod pdb;
 pub mod pod_group;
 pub mod priority;
 pub mod scenario;
@@ -91,6 +92,9 @@ pub struct Scenario {
     /// Its DaemonSets: a sweep that adds nodes gives them their pods.
     pub daemon_sets: Vec<ScenarioDaemonSet>,
 }
+
+/// The nodes a timeline step's `addNodes` reads, or its errors.
+type AddedNodes = Result<Vec<(Node, Origin)>, Errors>;
 
 /// Workload pods and the steps that bring them to the scheduler.
 #[derive(Debug, Clone, Default)]
@@ -165,9 +169,6 @@ struct Loader<'o> {
 }
 
 type Errors = Vec<InputError>;
-
-/// The nodes one timeline step adds, once read (none: the step adds none).
-type AddedNodes = Option<Result<Vec<(Node, Origin)>, Errors>>;
 
 impl Loader<'_> {
     fn documents(&mut self, file: &Path) -> Result<Rc<Vec<Rc<Document>>>, InputError> {
@@ -263,9 +264,10 @@ impl Loader<'_> {
         let runtimes = self.runtimes(origins, &mut errors, &mut warnings);
         let kueue_objects = self.kueue_objects(routed.kueue, &mut errors);
         let mut inventory = self.dra_objects(routed.dra, &gates, &mut errors, &mut warnings);
+        let mut budgets = self.budgets(routed.budgets, &mut errors);
 
         // The nodes the timeline adds, read now: DaemonSets make pods for them.
-        let mut added_nodes: Vec<AddedNodes> = (sd.spec.timeline)
+        let mut added_nodes: Vec<Option<AddedNodes>> = (sd.spec.timeline)
             .iter()
             .enumerate()
             .map(|(k, step)| {
@@ -374,6 +376,8 @@ impl Loader<'_> {
             }
             None => Default::default(),
         };
+        let pods = existing.iter().chain(&set.pods).map(|(p, _)| p);
+        pdb::expected_scales(&mut budgets, pods, &scales, &mut warnings);
         // With a KubeSchedulerConfiguration, a pod naming no profile stays pending and says so.
         let configured =
             sd.spec.scheduler.configuration.is_some() || self.options.scheduler_config.is_some();
@@ -471,6 +475,7 @@ impl Loader<'_> {
                 services,
                 drop_node_verdicts: !self.options.node_lists,
                 dra: std::sync::Arc::new(inventory),
+                pdbs: std::sync::Arc::new(budgets),
             },
             warnings,
             expectations,
@@ -505,7 +510,7 @@ impl Loader<'_> {
         file: &Path,
         doc: &Rc<Document>,
         timeline: &[scenario::TimelineStep],
-        added_nodes: &mut [AddedNodes],
+        added_nodes: &mut [Option<AddedNodes>],
         nodes: &[(Node, Origin)],
         set: &mut WorkloadSet,
         errors: &mut Errors,

@@ -30,6 +30,8 @@ pub(super) enum Store {
     /// DRA's DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates (and
     /// DeviceTaintRules, which are only warned about).
     Dra,
+    /// PodDisruptionBudgets.
+    Budgets,
 }
 
 /// One supported kind: the apiVersions it is read at and its store.
@@ -163,6 +165,11 @@ pub(super) const KINDS: &[ObjectKind] = &[
         api_versions: dra::API_VERSIONS,
         store: Store::Dra,
     },
+    ObjectKind {
+        kind: "PodDisruptionBudget",
+        api_versions: &[crate::sched::pdb::api::API_VERSION],
+        store: Store::Budgets,
+    },
     // Read only to say it is not simulated (`resource.k8s.io/v1alpha3` in 1.34).
     ObjectKind {
         kind: "DeviceTaintRule",
@@ -182,6 +189,7 @@ pub(super) struct Routed {
     pub workloads: Vec<Origin>,
     pub kueue: Vec<Origin>,
     pub dra: Vec<Origin>,
+    pub budgets: Vec<Origin>,
     /// Pods in phase Succeeded or Failed: kube-scheduler never sees them.
     pub terminal_pods: usize,
 }
@@ -217,6 +225,7 @@ impl Routed {
             Store::Workloads => self.workloads.push(origin),
             Store::Kueue => self.kueue.push(origin),
             Store::Dra => self.dra.push(origin),
+            Store::Budgets => self.budgets.push(origin),
         }
         Ok(())
     }
@@ -240,6 +249,7 @@ const REMOVED: &[(&str, &[&str], &str)] = &[
     ),
     ("StatefulSet", &["apps/v1beta1", "apps/v1beta2"], "1.16"),
     ("DaemonSet", &["extensions/v1beta1", "apps/v1beta2"], "1.16"),
+    ("PodDisruptionBudget", &["policy/v1beta1"], "1.25"),
 ];
 
 /// The registry entry of an object, checked as `kubectl apply` checks it: both `apiVersion`

@@ -192,6 +192,9 @@ pub fn pod_from_k8s(
         score_requests,
         has_restartable_init_container: init.iter().any(|(_, r)| *r),
         start_time: pod.status.as_ref().and_then(|s| s.start_time.clone()),
+        not_ready: (pod.status.as_ref().and_then(|s| s.conditions.as_ref()))
+            .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+            .is_some_and(|c| c.status != "True"),
         topology_spread_constraints: spec.topology_spread_constraints.clone().unwrap_or_default(),
         resource_claims: spec.resource_claims.clone().unwrap_or_default(),
         resource_claim_statuses: (pod.status.as_ref())

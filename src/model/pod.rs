@@ -46,6 +46,11 @@ pub struct Pod {
     pub has_restartable_init_container: bool,
     /// `status.startTime` of a pod that is already running (preemption spares older pods).
     pub start_time: Option<Time>,
+    /// Its status lists the `Ready` condition with a status other than `True` (a pod dumped
+    /// from a cluster). Every other bound pod is taken as Running and Ready, as the
+    /// simulation binds them: what the disruption controller counts as healthy and the
+    /// Eviction API guards (`IsPodReady`).
+    pub not_ready: bool,
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     /// The gang the pod belongs to, from its labels or annotations.
     pub pod_group: Option<PodGroupRef>,

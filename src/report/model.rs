@@ -228,7 +228,9 @@ impl ScenarioReport {
         ScenarioReport {
             name: scenario.name.clone(),
             file: scenario.file.display().to_string(),
-            warnings: scenario.warnings.clone(),
+            warnings: (scenario.warnings.iter().cloned())
+                .chain(blocked_eviction_warnings(&outcome.timeline))
+                .collect(),
             stuck_workloads: stuck_workloads(workloads, &pods),
             kueue: (scenario.kueue.as_ref()).map(|k| super::kueue::KueueReport::new(k, &pods)),
             dra_claims: super::dra::claims(&outcome.dra_claims),
@@ -280,6 +282,22 @@ pub struct TimelineStep {
     /// Pods whose status or node the step changed, in input order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<PodChange>,
+    /// Evictions of a `drain` that the API server refused (a PodDisruptionBudget): the pods
+    /// stay on their cordoned node.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked_evictions: Vec<crate::sched::simulation::BlockedEviction>,
+}
+
+/// One warning per eviction a drain could not make, as `kubectl drain` reports it.
+fn blocked_eviction_warnings(checkpoints: &[Checkpoint]) -> impl Iterator<Item = String> + '_ {
+    checkpoints.iter().flat_map(|c| {
+        c.blocked_evictions.iter().map(move |b| {
+            format!(
+                "timeline step {:?}: drain of node {} could not evict pod {}: {}",
+                c.name, b.node, b.pod, b.message
+            )
+        })
+    })
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -330,6 +348,7 @@ fn timeline(workloads: &[Pod], checkpoints: &[Checkpoint]) -> Vec<TimelineStep> 
             step: c.name.clone(),
             pods,
             changes,
+            blocked_evictions: c.blocked_evictions.clone(),
         });
         before = Some(c);
     }

@@ -182,7 +182,7 @@ fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut S
                 .map(|(phase, n)| format!("{n} {phase}"))
                 .collect::<Vec<_>>()
                 .join("\n"),
-            changes: if t.changes.is_empty() {
+            changes: if t.changes.is_empty() && t.blocked_evictions.is_empty() {
                 "-".into()
             } else {
                 t.changes
@@ -194,6 +194,12 @@ fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut S
                         }
                         wrap(&line, 110)
                     })
+                    .chain(t.blocked_evictions.iter().map(|b| {
+                        wrap(
+                            &format!("{}: stays on {} ({})", b.pod, b.node, b.message),
+                            110,
+                        )
+                    }))
                     .collect::<Vec<_>>()
                     .join("\n")
             },

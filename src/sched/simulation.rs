@@ -35,6 +35,25 @@ pub struct Checkpoint {
     pub name: String,
     /// Per workload pod: phase, node name, message; `None` before the pod arrives.
     pub pods: Vec<Option<(PodPhase, Option<String>, String)>>,
+    /// The evictions a `drain` in the step could not make: the pods stay on their node.
+    pub blocked_evictions: Vec<BlockedEviction>,
+}
+
+/// An eviction the API server refused (`kubectl drain` reports it and retries until its
+/// timeout).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockedEviction {
+    /// `namespace/name`.
+    pub pod: String,
+    pub node: String,
+    /// The PodDisruptionBudget that refused it, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
+    /// The HTTP status of the refusal (429 Too Many Requests, 500 for several budgets).
+    pub code: u16,
+    /// The API server's message and its cause.
+    pub message: String,
 }
 
 /// Schedules `pods` in arrival order onto `nodes`, where `existing` pods are already bound.
@@ -68,6 +87,7 @@ pub fn schedule_plan(
         timeline: Vec::new(),
         requires: vec![&[]; pods.len()],
         complete_due: vec![false; pods.len()],
+        blocked: Vec::new(),
     };
     for (i, p) in existing.iter().enumerate() {
         if let Some(node) = p
@@ -142,6 +162,8 @@ struct Run<'a> {
     requires: Vec<&'a [Requirement]>,
     /// Pods that finish once they ran (initializers that dependents need `Complete`).
     complete_due: Vec<bool>,
+    /// The evictions the step's drain could not make, for its checkpoint.
+    blocked: Vec<BlockedEviction>,
 }
 
 impl Run<'_> {
@@ -293,23 +315,7 @@ impl Run<'_> {
             }
             Event::Cordon(names) => self.set_unschedulable(names, true),
             Event::Uncordon(names) => self.set_unschedulable(names, false),
-            Event::Drain(names) => {
-                self.set_unschedulable(names, true);
-                for name in names {
-                    let Some(node) = self.s.cluster.index_of(name) else {
-                        continue;
-                    };
-                    // `kubectl drain --ignore-daemonsets`: DaemonSet pods stay (their
-                    // controller would put them back at once; they tolerate the cordon).
-                    for id in self.s.bound_ids(node) {
-                        if is_daemon_pod(self.pod(id)) {
-                            continue;
-                        }
-                        self.s.unbind(node, id);
-                        self.evicted(id, &format!("evicted: node {name} was drained"));
-                    }
-                }
-            }
+            Event::Drain(names) => self.drain(names),
             Event::FailNodes(names) => {
                 let nodes: Vec<Node> = self
                     .s
@@ -327,6 +333,55 @@ impl Run<'_> {
                 self.replace_nodes(nodes, "");
             }
         }
+    }
+
+    /// `kubectl drain --ignore-daemonsets`: cordon, then evict every pod of the nodes but
+    /// DaemonSet pods (their controller would put them back at once; they tolerate the
+    /// cordon) through the Eviction API, which refuses an eviction that a
+    /// PodDisruptionBudget forbids. kubectl retries refused evictions until its timeout,
+    /// while the evicted pods' replacements are scheduled elsewhere and may give the budgets
+    /// room again: here, rounds of evictions and rescheduling until one changes nothing. The
+    /// evictions still refused are recorded; their pods stay on the cordoned node.
+    fn drain(&mut self, names: &[String]) {
+        self.set_unschedulable(names, true);
+        let mut blocked = Vec::new();
+        for _ in 0..=self.pods.len() + self.existing.len() {
+            blocked.clear();
+            let mut evicted = 0;
+            for name in names {
+                let Some(node) = self.s.cluster.index_of(name) else {
+                    continue;
+                };
+                for id in self.s.bound_ids(node) {
+                    if is_daemon_pod(self.pod(id)) {
+                        continue;
+                    }
+                    match self.s.budgets.evict(id, self.pod(id)) {
+                        Ok(()) => {
+                            self.s.unbind(node, id);
+                            self.evicted(id, &format!("evicted: node {name} was drained"));
+                            evicted += 1;
+                        }
+                        Err(refusal) => blocked.push(BlockedEviction {
+                            pod: self.pod(id).key(),
+                            node: name.clone(),
+                            budget: refusal.budget,
+                            code: refusal.code,
+                            message: refusal.message,
+                        }),
+                    }
+                }
+            }
+            if blocked.is_empty() {
+                break;
+            }
+            let before = self.bound_count();
+            self.retry_pending();
+            if evicted == 0 && self.bound_count() == before {
+                break;
+            }
+        }
+        self.blocked.extend(blocked);
     }
 
     fn set_unschedulable(&mut self, names: &[String], unschedulable: bool) {
@@ -465,6 +520,7 @@ impl Run<'_> {
         let names = &self.s.cluster.nodes;
         self.timeline.push(Checkpoint {
             name: name.to_string(),
+            blocked_evictions: std::mem::take(&mut self.blocked),
             pods: self
                 .outcomes
                 .iter()

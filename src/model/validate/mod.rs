@@ -5,8 +5,10 @@
 //! schedsim rejects it at load instead of simulating something that cannot exist.
 //!
 //! Object metadata, for every kind, is [`meta`]'s ([`object_meta`] is the entry point);
-//! label selectors, affinity terms and node selectors are [`selector`]'s.
+//! label selectors, affinity terms and node selectors are [`selector`]'s; int-or-percent
+//! fields [`intstr`]'s.
 
+pub mod intstr;
 pub mod meta;
 pub mod selector;
 

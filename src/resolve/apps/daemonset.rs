@@ -222,20 +222,5 @@ pub fn target_node(pod: &Pod) -> Option<&str> {
     if pod.controller_kind() != Some("DaemonSet") {
         return None;
     }
-    let terms = &pod
-        .affinity
-        .as_ref()?
-        .node_affinity
-        .as_ref()?
-        .required_during_scheduling_ignored_during_execution
-        .as_ref()?
-        .node_selector_terms;
-    terms
-        .iter()
-        .flat_map(|t| t.match_fields.iter().flatten())
-        .find(|r| r.key == node_affinity::OBJECT_NAME_FIELD && r.operator == "In")
-        .and_then(|r| match r.values.as_deref() {
-            Some([one]) => Some(one.as_str()),
-            _ => None,
-        })
+    super::existing::node_named_by(pod.affinity.as_ref())
 }

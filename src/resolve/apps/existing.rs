@@ -38,22 +38,7 @@ impl KnownPod {
         affinity: Option<&Affinity>,
     ) -> KnownPod {
         let bound_to = node_name.filter(|n| !n.is_empty()).map(str::to_string);
-        let node = bound_to.clone().or_else(|| {
-            let terms = &affinity?
-                .node_affinity
-                .as_ref()?
-                .required_during_scheduling_ignored_during_execution
-                .as_ref()?
-                .node_selector_terms;
-            terms
-                .iter()
-                .flat_map(|t| t.match_fields.iter().flatten())
-                .find(|r| r.key == "metadata.name" && r.operator == "In")
-                .and_then(|r| match r.values.as_deref() {
-                    Some([one]) => Some(one.clone()),
-                    _ => None,
-                })
-        });
+        let node = (bound_to.clone()).or_else(|| node_named_by(affinity).map(str::to_string));
         KnownPod {
             namespace: (metadata.namespace.clone()).unwrap_or_else(|| "default".into()),
             name: metadata.name.clone().unwrap_or_default(),
@@ -64,6 +49,27 @@ impl KnownPod {
             terminating: metadata.deletion_timestamp.is_some(),
         }
     }
+}
+
+/// The one node a required node affinity selects by `metadata.name` (`util.GetTargetNodeName`,
+/// how the DaemonSet controller places its pods), if it does.
+pub fn node_named_by(affinity: Option<&Affinity>) -> Option<&str> {
+    let terms = &affinity?
+        .node_affinity
+        .as_ref()?
+        .required_during_scheduling_ignored_during_execution
+        .as_ref()?
+        .node_selector_terms;
+    terms
+        .iter()
+        .flat_map(|t| t.match_fields.iter().flatten())
+        .find(|r| {
+            r.key == crate::sched::plugins::node_affinity::OBJECT_NAME_FIELD && r.operator == "In"
+        })
+        .and_then(|r| match r.values.as_deref() {
+            Some([one]) => Some(one.as_str()),
+            _ => None,
+        })
 }
 
 /// The scenario's pods, by namespace, each claimed by at most one controller.

@@ -6,13 +6,10 @@
 //! plain, strings quoted, anything else as JSON (the internal apps types have no JSON tags,
 //! so their fields keep their Go names).
 //!
-//! The pod template itself is validated as a pod is (`model::objects::pod_from_k8s`) by the
-//! caller. Left to the shared metadata checks (the `meta` work in `model::validate`, not on
-//! this branch yet; call them where the notes below say): object and template names, labels
-//! and annotations (`ValidateObjectMeta`, `ValidateLabels`, `ValidateAnnotations`), and the
-//! syntax of selector keys and values (`ValidateLabelName`, `IsValidLabelValue`). A selector
-//! with a bad key or value is still refused here, with the `invalid label selector` error the
-//! API server adds for it.
+//! The pod template's spec is validated as a pod's is (`model::objects::pod_from_k8s`) by the
+//! caller, its labels and annotations here (`validate::template_meta`), the selector by the
+//! shared `ValidateLabelSelector` (`validate::selector`); the object's own metadata by the
+//! loader (`Origin::check_meta`), as for every kind.
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
@@ -21,10 +18,14 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
 
 use crate::model::labels::{is_qualified_name, is_valid_label_value};
-use crate::model::validate::FieldError;
+use crate::model::validate::intstr::{
+    int_or_string_json, not_more_than_100_percent as not_more_than_100, percent,
+    positive_int_or_percent, selector_json,
+};
+use crate::model::validate::{FieldError, selector, template_meta};
 use crate::sched::plugins::inter_pod_affinity::selector_matches;
 
-const NEGATIVE: &str = "must be greater than or equal to 0";
+use crate::model::validate::intstr::NEGATIVE;
 
 type Errs = Vec<FieldError>;
 
@@ -94,7 +95,7 @@ fn selector_and_template(
         None if required => push(errs, "spec.selector", "Required value".into()),
         None => {}
         Some(s) => {
-            requirements(errs, s);
+            selector::label_selector(Some(s), false, "spec.selector", errs);
             if s.match_labels.as_ref().map_or(0, |m| m.len())
                 + s.match_expressions.as_ref().map_or(0, Vec::len)
                 == 0
@@ -108,6 +109,8 @@ fn selector_and_template(
             }
         }
     }
+    // `ValidatePodTemplateSpec`: the template's labels and annotations.
+    errs.extend(template_meta(template.metadata.as_ref(), "spec.template"));
     // `LabelSelectorAsSelector`: nil selects nothing; a malformed one does not parse.
     let labels = (template.metadata.as_ref())
         .and_then(|m| m.labels.clone())
@@ -142,35 +145,6 @@ fn selector_and_template(
     }
 }
 
-/// `ValidateLabelSelectorRequirement`'s operator and values checks. (Key and value syntax:
-/// the shared metadata checks, see the module comment.)
-fn requirements(errs: &mut Errs, s: &LabelSelector) {
-    for (i, r) in s.match_expressions.iter().flatten().enumerate() {
-        let at = format!("spec.selector.matchExpressions[{i}]");
-        let values = r.values.as_deref().unwrap_or(&[]);
-        match r.operator.as_str() {
-            "In" | "NotIn" if values.is_empty() => push(
-                errs,
-                &format!("{at}.values"),
-                "Required value: must be specified when `operator` is 'In' or 'NotIn'".into(),
-            ),
-            "Exists" | "DoesNotExist" if !values.is_empty() => push(
-                errs,
-                &format!("{at}.values"),
-                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                    .into(),
-            ),
-            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
-            other => invalid(
-                errs,
-                &format!("{at}.operator"),
-                &json!(other),
-                "not a valid selector operator",
-            ),
-        }
-    }
-}
-
 /// Whether `LabelSelectorAsSelector` parses the selector (`labels.NewRequirement`'s checks).
 fn parses(s: &LabelSelector) -> bool {
     let labels_ok = (s.match_labels.iter().flatten())
@@ -185,25 +159,6 @@ fn parses(s: &LabelSelector) -> bool {
             };
             shape && is_qualified_name(&r.key) && values.iter().all(|v| is_valid_label_value(v))
         })
-}
-
-/// A `metav1.LabelSelector` as `json.Marshal` writes it (empty fields left out).
-fn selector_json(s: &LabelSelector) -> Value {
-    let mut out = serde_json::Map::new();
-    if let Some(m) = s.match_labels.as_ref().filter(|m| !m.is_empty()) {
-        out.insert("matchLabels".into(), json!(m));
-    }
-    if let Some(e) = s.match_expressions.as_ref().filter(|e| !e.is_empty()) {
-        let items = e.iter().map(|r| {
-            let mut item = json!({"key": r.key, "operator": r.operator});
-            if let Some(v) = r.values.as_ref().filter(|v| !v.is_empty()) {
-                item["values"] = json!(v);
-            }
-            item
-        });
-        out.insert("matchExpressions".into(), Value::Array(items.collect()));
-    }
-    Value::Object(out)
 }
 
 /// The template checks every controller but the StatefulSet makes
@@ -232,14 +187,6 @@ fn template_spec(errs: &mut Errs, template: &PodTemplateSpec, kind: &str) {
     }
 }
 
-/// `IntOrString` as JSON (`1`, `"25%"`).
-fn int_or_string_json(v: &IntOrString) -> Value {
-    match v {
-        IntOrString::Int(i) => json!(i),
-        IntOrString::String(s) => json!(s),
-    }
-}
-
 /// `getIntOrPercentValue`: a valid percent's number, else the int value (0 for a string that
 /// does not parse).
 fn int_or_percent_value(v: &IntOrString) -> i64 {
@@ -249,36 +196,6 @@ fn int_or_percent_value(v: &IntOrString) -> i64 {
             Some(p) => p,
             None => s.parse().unwrap_or(0),
         },
-    }
-}
-
-/// The number of a valid percent string (`[0-9]+%`).
-fn percent(s: &str) -> Option<i64> {
-    let digits = s.strip_suffix('%')?;
-    let valid = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-    valid.then(|| digits.parse().unwrap_or(i64::MAX))
-}
-
-/// `ValidatePositiveIntOrPercent`.
-fn positive_int_or_percent(errs: &mut Errs, path: &str, v: &IntOrString) {
-    match v {
-        IntOrString::String(s) if percent(s).is_none() => invalid(
-            errs,
-            path,
-            &json!(s),
-            "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
-        ),
-        IntOrString::Int(i) if *i < 0 => invalid(errs, path, &json!(i), NEGATIVE),
-        _ => {}
-    }
-}
-
-/// `IsNotMoreThan100Percent`.
-fn not_more_than_100(errs: &mut Errs, path: &str, v: &IntOrString) {
-    if let IntOrString::String(s) = v
-        && percent(s).is_some_and(|p| p > 100)
-    {
-        invalid(errs, path, &json!(s), "must not be greater than 100%");
     }
 }
 

@@ -81,6 +81,8 @@ pub struct SchedulerConfig {
     /// The DRA objects (DeviceClasses, ResourceSlices, ResourceClaims with those generated
     /// for pods, templates) the DynamicResources plugin reads; shared, never copied.
     pub dra: std::sync::Arc<crate::dra::Inventory>,
+    /// The PodDisruptionBudgets preemption and the Eviction API honour.
+    pub pdbs: Arc<Vec<crate::sched::pdb::Budget>>,
 }
 
 #[derive(
@@ -388,6 +390,8 @@ pub struct Scheduler<'a> {
     dra_cache: std::cell::RefCell<dynamic_resources::FilterCache>,
     /// DynamicResources' state for the pod in the cycle; `None` when its PreFilter did not run.
     dra_cycle: Option<dynamic_resources::CycleState>,
+    /// The PodDisruptionBudgets and how many of their pods are healthy.
+    pub(crate) budgets: crate::sched::pdb::Budgets,
 }
 
 /// What a failed cycle read of a pod whose labels no Filter reads (no PodTopologySpread
@@ -513,7 +517,17 @@ impl<'a> Scheduler<'a> {
         let n = cluster.len();
         let features = dynamic_resources::features(&config.feature_gates);
         let dra = DraManager::new(Arc::clone(&config.dra), &cluster.nodes, features);
+        let all = (pods.iter().enumerate())
+            .chain((existing.iter().enumerate()).map(|(i, p)| (existing_pod_id(i), p)));
+        let budgets = crate::sched::pdb::Budgets::new(&config.pdbs, all, |id, p| {
+            id >= pods.len()
+                && p.node_name
+                    .as_deref()
+                    .and_then(|n| cluster.index_of(n))
+                    .is_some()
+        });
         Scheduler {
+            budgets,
             pods,
             existing,
             bound_with_anti_affinity: 0,
@@ -632,6 +646,7 @@ impl<'a> Scheduler<'a> {
         self.dra_cache.get_mut().reindex(self.cluster.len());
         self.bound_with_anti_affinity = 0;
         self.bound_with_pod_affinity = 0;
+        self.budgets.clear();
         let mut all_bound: Vec<(usize, Bound)> = bound
             .into_iter()
             .enumerate()

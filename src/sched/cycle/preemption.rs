@@ -3,8 +3,7 @@
 //! Sources: `pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go`
 //! (`SelectVictimsOnNode`, `PodEligibleToPreemptOthers`) and
 //! `pkg/scheduler/framework/preemption/preemption.go` (`Preempt`, `findCandidates`,
-//! `pickOneNodeForPreemption`). Simplification: PodDisruptionBudgets are not modelled, so the
-//! "fewest PDB violations" criterion never separates candidates.
+//! `pickOneNodeForPreemption`), with PodDisruptionBudgets as `crate::sched::pdb` reads them.
 
 use super::{Bound, Scheduler};
 use crate::model::Pod;
@@ -27,6 +26,8 @@ struct Candidate {
     node: usize,
     /// Victims with their priorities, highest priority first.
     victims: Vec<(usize, i32)>,
+    /// How many victims violate a PodDisruptionBudget (`numViolatingVictim`).
+    pdb_violations: usize,
 }
 
 /// `might_help`: the nodes whose status is `Unschedulable`, in node order
@@ -59,7 +60,11 @@ pub(crate) fn post_filter(
     for &node in might_help {
         let node = node as usize;
         match select_victims_on_node(s, node, pod, request) {
-            NodeVerdict::Victims(victims) => candidates.push(Candidate { node, victims }),
+            NodeVerdict::Victims(victims, pdb_violations) => candidates.push(Candidate {
+                node,
+                victims,
+                pdb_violations,
+            }),
             NodeVerdict::NoVictims => {
                 let i = *no_victims.get_or_insert_with(|| {
                     fit_error.intern(Status::new(
@@ -95,14 +100,15 @@ enum NodeVerdict {
     NoVictims,
     /// Even without every lower-priority pod the pod does not fit: the filter's status.
     StillFails(Status),
-    /// The pods to evict, with their priorities.
-    Victims(Vec<(usize, i32)>),
+    /// The pods to evict, with their priorities, and how many violate a budget.
+    Victims(Vec<(usize, i32)>, usize),
 }
 
 /// `SelectVictimsOnNode`: remove every lower-priority pod; if the pod then passes the filters
 /// that look at bound pods (NodeResourcesFit, PodTopologySpread, InterPodAffinity; the others
 /// passed already, or the node would be unresolvable), add back ("reprieve") as many as
-/// possible, the most important first, each only if the pod still passes them all.
+/// possible, each only if the pod still passes them all: first the pods whose eviction would
+/// violate a PodDisruptionBudget, then the others, the most important first in each group.
 fn select_victims_on_node(
     s: &mut Scheduler<'_>,
     node: usize,
@@ -144,28 +150,50 @@ fn select_victims_on_node(
             .cmp(&a.priority)
             .then_with(|| started(a).cmp(&started(b)))
     });
+    let (order, violating) = pdb_order(s, &potential);
     // Removed while trying: the victims so far and the pods not tried yet.
     let mut victims: Vec<(usize, i32)> = Vec::new();
-    for (i, b) in potential.iter().enumerate() {
+    let (mut ranks, mut pdb_violations) = (Vec::new(), 0);
+    for (k, &i) in order.iter().enumerate() {
+        let b = &potential[i];
         trial.add(&b.request);
         let fits = node_resources_fit::fits(request, trial.view()) && {
             let removed: Vec<usize> = victims
                 .iter()
                 .map(|(v, _)| *v)
-                .chain(potential[i + 1..].iter().map(|b| b.pod))
+                .chain(order[k + 1..].iter().map(|&j| potential[j].pod))
                 .collect();
             s.bound_filters_without(pod, node, &removed).is_success()
         };
         if !fits {
             trial.remove(&b.request);
             victims.push((b.pod, b.priority));
+            ranks.push(i);
+            pdb_violations += usize::from(violating[i]);
         }
     }
-    NodeVerdict::Victims(victims)
+    // Back in MoreImportantPod order.
+    let mut ranked: Vec<_> = ranks.into_iter().zip(victims).collect();
+    ranked.sort_by_key(|(rank, _)| *rank);
+    NodeVerdict::Victims(ranked.into_iter().map(|(_, v)| v).collect(), pdb_violations)
 }
 
-/// `pickOneNodeForPreemption` without PDBs: lowest highest-victim priority, then lowest sum of
-/// priorities, then fewest victims, then the first node.
+/// `filterPodsWithPDBViolation` over the potential victims (most important first): the order
+/// to reprieve them in (violating ones first, each group in its order) and, per victim,
+/// whether it violates a budget.
+fn pdb_order(s: &Scheduler<'_>, potential: &[Bound]) -> (Vec<usize>, Vec<bool>) {
+    let violating = match s.budgets.is_empty() {
+        true => vec![false; potential.len()],
+        false => (s.budgets).violations(potential.iter().map(|b| (b.pod, s.bound_pod(b.pod)))),
+    };
+    let mut order: Vec<usize> = (0..potential.len()).collect();
+    order.sort_by_key(|&i| !violating[i]);
+    (order, violating)
+}
+
+/// `pickOneNodeForPreemption`: fewest PodDisruptionBudget violations, then lowest
+/// highest-victim priority, then lowest sum of priorities, then fewest victims, then the first
+/// node.
 fn pick_one_node(candidates: Vec<Candidate>) -> Option<Candidate> {
     candidates.into_iter().min_by_key(|c| {
         let highest = c.victims.iter().map(|(_, p)| *p).max().unwrap_or(i32::MIN);
@@ -175,6 +203,6 @@ fn pick_one_node(candidates: Vec<Candidate>) -> Option<Candidate> {
             .iter()
             .map(|(_, p)| i64::from(*p) + i64::from(i32::MAX) + 1)
             .sum();
-        (highest, sum, c.victims.len(), c.node)
+        (c.pdb_violations, highest, sum, c.victims.len(), c.node)
     })
 }

@@ -31,6 +31,7 @@ impl<'a> Scheduler<'a> {
         self.binds += 1;
         self.count_affinity(pod, 1);
         self.count_spread(pod, node, 1);
+        self.budgets.count(pod_id, pod, 1);
         self.bound[node].push(Bound {
             pod: pod_id,
             priority: pod.priority,
@@ -56,6 +57,7 @@ impl<'a> Scheduler<'a> {
             }
             self.count_affinity(self.bound_pod(pod_id), -1);
             self.count_spread(self.bound_pod(pod_id), node, -1);
+            self.budgets.count(pod_id, self.bound_pod(pod_id), -1);
             // Its claims are no longer reserved for it (the resourceclaim controller).
             let pod = self.bound_pod(pod_id);
             if self.dra.holds_claims(pod) {
