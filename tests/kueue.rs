@@ -33,14 +33,21 @@ fn kueue_objects_are_refused_as_their_crds_refuse_them() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     for expected in [
         "bad-kueue.yaml:13:24: spec.objects[1].metadata.name: resourceflavors.kueue.x-k8s.io \"default\" already exists",
-        "spec.objects[2].spec.resourceGroups[0].flavors[0].resources[0].name: Invalid value: \"memory\": must match coveredResources[0]",
         "spec.objects[2].spec: Invalid value: \"object\": borrowingLimit must be nil when cohort is empty",
+        "spec.objects[3].spec.resourceGroups[0].flavors[0].resources[0].name: Invalid value: \"memory\": must match the name in coveredResources",
+        "spec.objects[3].spec.resourceGroups[0].flavors[0].resources[1].nominalQuota: Invalid value: \"-1\": must be greater than or equal to 0",
+        "spec.objects[3].spec.resourceGroups[0].flavors[0].resources[1].lendingLimit: Invalid value: \"2\": must be less than or equal to the nominalQuota",
     ] {
         assert!(
             stderr.contains(expected),
             "missing {expected:?} in:\n{stderr}"
         );
     }
+    // The webhook never sees an object its CRD refused.
+    assert!(
+        !stderr.contains("spec.objects[2].spec.resourceGroups"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -300,7 +307,7 @@ fn workload_objects_without_quota_are_left_out_with_a_warning_and_bad_ones_are_e
     };
     std::fs::write(
         dir.join("pending.yaml"),
-        scenario("  - {apiVersion: kueue.x-k8s.io/v1beta1, kind: Workload, metadata: {name: w, namespace: ns}, spec: {queueName: q}}\n"),
+        scenario("  - {apiVersion: kueue.x-k8s.io/v1beta1, kind: Workload, metadata: {name: w, namespace: ns}, spec: {queueName: q, podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c}]}}}]}}\n"),
     )
     .unwrap();
     let out = ok(&[
@@ -317,14 +324,14 @@ fn workload_objects_without_quota_are_left_out_with_a_warning_and_bad_ones_are_e
     );
     std::fs::write(
         dir.join("bad.yaml"),
-        scenario("  - apiVersion: kueue.x-k8s.io/v1beta2\n    kind: Workload\n    metadata: {name: w, namespace: ns}\n    status:\n      admission:\n        clusterQueue: cq\n        podSetAssignments:\n        - {name: main, flavors: {nvidia.com/gpu: f}, resourceUsage: {nvidia.com/gpu: lots}}\n      conditions:\n      - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, lastTransitionTime: \"2026-11-25T06:00:00Z\"}\n"),
+        scenario("  - apiVersion: kueue.x-k8s.io/v1beta2\n    kind: Workload\n    metadata: {name: w, namespace: ns}\n    spec: {podSets: [{name: main, template: {spec: {containers: [{name: c}]}}}]}\n    status:\n      admission:\n        clusterQueue: cq\n        podSetAssignments:\n        - {name: main, flavors: {nvidia.com/gpu: f}, resourceUsage: {nvidia.com/gpu: lots}}\n      conditions:\n      - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, lastTransitionTime: \"2026-11-25T06:00:00Z\"}\n"),
     )
     .unwrap();
     let out = schedsim(&["run", dir.join("bad.yaml").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("bad.yaml:22:86: spec.objects[2].status.admission.podSetAssignments[0].resourceUsage.nvidia.com/gpu: quantities must match the regular expression"),
+        stderr.contains("bad.yaml:23:86: spec.objects[2].status.admission.podSetAssignments[0].resourceUsage.nvidia.com/gpu: Invalid value: \"lots\": status.admission.podSetAssignments[0].resourceUsage.nvidia.com/gpu in body should match '^(\\+|-)?"),
         "{stderr}"
     );
 }
@@ -650,4 +657,40 @@ fn an_indexed_job_without_counts_runs_one_pod() {
     let r = run_json(dir.join("s.yaml").to_str().unwrap());
     assert_eq!(pod(&r, "one-0")["status"], "Scheduled");
     assert_eq!(r["scenarios"][0]["pods"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn stopped_queues_drain_through_the_local_queue_and_are_never_reclaimed_from() {
+    let r = run_json("tests/data/kueue/stop-policy.yaml");
+    let k = &r["scenarios"][0]["kueue"];
+    // HoldAndDrain on the LocalQueue evicts its admitted workload, its ClusterQueue running.
+    let evictions = k["evictions"].as_array().unwrap();
+    assert_eq!(evictions.len(), 1, "{evictions:?}");
+    let e = &evictions[0];
+    assert_eq!(e["victim"], "team-a/pod-batch-1-0a1b2");
+    assert_eq!(e["reason"], "LocalQueueStopped");
+    assert_eq!(e["message"], "The LocalQueue is stopped");
+    assert_eq!(e["pods"][0], "team-a/batch-1");
+    assert!(
+        e.get("preemptor").is_none() && e.get("cycle").is_none(),
+        "{e}"
+    );
+    // The Hold ClusterQueue's borrowed GPUs are no reclamation candidates.
+    let urgent = kueue_workload(&r, "urgent");
+    assert_eq!(urgent["admitted"], false, "{urgent}");
+    assert_eq!(
+        urgent["message"],
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu, 4 more needed"
+    );
+    let held = &k["clusterQueues"][0];
+    assert_eq!(
+        (&held["name"], &held["stopPolicy"]),
+        (&"held".into(), &"Hold".into())
+    );
+    let warnings = r["scenarios"][0]["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            == "ClusterQueue \"held\" is stopped (stopPolicy: Hold): 1 workload admitted before keeps running with its quota"),
+        "{warnings:?}"
+    );
 }

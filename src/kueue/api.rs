@@ -5,8 +5,8 @@
 //! v1beta1's extra fungibility values `Borrow`/`Preempt`.
 //!
 //! Sources: kubernetes-sigs/kueue `apis/kueue/v1beta{1,2}/{resourceflavor,clusterqueue,cohort,
-//! localqueue,workloadpriorityclass}_types.go`; validation follows their CRD markers
-//! (`+kubebuilder:validation:*`), the only rules the API server applies to these objects.
+//! localqueue,workloadpriorityclass}_types.go`. An object is decoded only once the API server
+//! would accept it: its CRD's rules and Kueue's webhook (`super::validation`).
 
 use std::collections::BTreeMap;
 
@@ -114,6 +114,26 @@ pub enum PreemptionPolicy {
     Any,
 }
 
+/// `StopPolicy` of a ClusterQueue or LocalQueue (`None` by default): a stopped queue admits
+/// nothing; `HoldAndDrain` also evicts what it admitted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum StopPolicy {
+    #[default]
+    None,
+    Hold,
+    HoldAndDrain,
+}
+
+impl StopPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopPolicy::None => "None",
+            StopPolicy::Hold => "Hold",
+            StopPolicy::HoldAndDrain => "HoldAndDrain",
+        }
+    }
+}
+
 /// `ClusterQueuePreemption`, defaulted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Preemption {
@@ -136,6 +156,7 @@ pub struct ClusterQueue {
     pub namespace_selector: Option<LabelSelector>,
     pub flavor_fungibility: FlavorFungibility,
     pub preemption: Preemption,
+    pub stop_policy: StopPolicy,
 }
 
 impl ClusterQueue {
@@ -159,6 +180,7 @@ pub struct LocalQueue {
     pub namespace: String,
     pub name: String,
     pub cluster_queue: String,
+    pub stop_policy: StopPolicy,
 }
 
 /// `WorkloadPriorityClass`: a priority for workloads that name it in the
@@ -211,6 +233,8 @@ struct QueueSpec {
     preemption: Option<PreemptionSpec>,
     #[serde(default)]
     cluster_queue: Option<String>,
+    #[serde(default)]
+    stop_policy: Option<StopPolicy>,
 }
 
 #[derive(Default, Deserialize)]
@@ -278,8 +302,6 @@ struct BorrowSpec {
 #[derive(Deserialize)]
 struct PriorityDoc {
     #[serde(default)]
-    metadata: ObjectMeta,
-    #[serde(default)]
     value: i32,
 }
 
@@ -297,6 +319,21 @@ fn name_of(meta: &ObjectMeta, errs: &mut Vec<FieldError>) -> String {
     name
 }
 
+/// The object's name, and whether the API server accepts the object (`super::validation`):
+/// it is decoded only then.
+fn accepted(kind: &str, value: &serde_json::Value, admit: bool) -> Result<String, Vec<FieldError>> {
+    let meta: ObjectMeta = value
+        .get("metadata")
+        .and_then(|m| serde_json::from_value(m.clone()).ok())
+        .unwrap_or_default();
+    let mut errs = Vec::new();
+    let name = name_of(&meta, &mut errs);
+    if admit {
+        errs.extend(super::validation::check(kind, value));
+    }
+    done(name, errs)
+}
+
 fn done<T>(value: T, errs: Vec<FieldError>) -> Decoded<T> {
     if errs.is_empty() {
         Ok(value)
@@ -306,29 +343,18 @@ fn done<T>(value: T, errs: Vec<FieldError>) -> Decoded<T> {
 }
 
 pub fn resource_flavor(value: &serde_json::Value) -> Decoded<ResourceFlavor> {
+    resource_flavor_with(value, true)
+}
+
+fn resource_flavor_with(value: &serde_json::Value, admit: bool) -> Decoded<ResourceFlavor> {
+    let name = accepted("ResourceFlavor", value, admit)?;
     let d: Doc<FlavorSpec> = decode(value)?;
-    let mut errs = Vec::new();
-    let name = name_of(&d.metadata, &mut errs);
-    // resourceflavor_types.go: nodeLabels, nodeTaints and tolerations hold at most 8 items.
-    for (field, n) in [
-        ("nodeLabels", d.spec.node_labels.len()),
-        ("nodeTaints", d.spec.node_taints.len()),
-        ("tolerations", d.spec.tolerations.len()),
-    ] {
-        if n > 8 {
-            errs.push(FieldError::new(
-                &format!("spec.{field}"),
-                format!("Too many: {n}: must have at most 8 items"),
-            ));
-        }
-    }
-    let flavor = ResourceFlavor {
+    Ok(ResourceFlavor {
         name,
         node_labels: d.spec.node_labels,
         node_taints: d.spec.node_taints,
         tolerations: d.spec.tolerations,
-    };
-    done(flavor, errs)
+    })
 }
 
 /// A quantity in Kueue's units for `resource` (`resources.ResourceValue`: cpu as
@@ -364,58 +390,23 @@ pub fn safe_value(q: &Quantity, milli: bool) -> i64 {
     }
 }
 
-/// Resource groups and their quotas, checked as the CRD checks them: at most 16 groups, each
-/// flavor listing exactly the covered resources in their order.
+/// Resource groups and their quotas, in Kueue's units.
 fn groups(
     specs: &[GroupSpec],
-    has_cohort: bool,
     errs: &mut Vec<FieldError>,
 ) -> (Vec<ResourceGroup>, BTreeMap<FlavorResource, ResourceQuota>) {
     let mut groups = Vec::new();
     let mut quotas = BTreeMap::new();
-    if specs.len() > 16 {
-        errs.push(FieldError::new(
-            "spec.resourceGroups",
-            format!("Too many: {}: must have at most 16 items", specs.len()),
-        ));
-    }
     for (g, spec) in specs.iter().enumerate() {
-        let at = format!("spec.resourceGroups[{g}]");
         for (f, flavor) in spec.flavors.iter().enumerate() {
-            let fat = format!("{at}.flavors[{f}]");
-            if flavor.resources.len() != spec.covered_resources.len() {
-                errs.push(FieldError::new(
-                    &at,
-                    "Invalid value: \"object\": flavors must have the same number of resources as the coveredResources".into(),
-                ));
-            }
             for (r, quota) in flavor.resources.iter().enumerate() {
-                let rat = format!("{fat}.resources[{r}]");
-                if spec.covered_resources.get(r) != Some(&quota.name) {
-                    errs.push(FieldError::new(
-                        &format!("{rat}.name"),
-                        format!(
-                            "Invalid value: {:?}: must match coveredResources[{r}]",
-                            quota.name
-                        ),
-                    ));
-                }
-                // One XValidation rule on the whole spec: one error however many limits.
-                let message =
-                    "Invalid value: \"object\": borrowingLimit must be nil when cohort is empty";
-                if quota.borrowing_limit.is_some()
-                    && !has_cohort
-                    && !errs.iter().any(|e| e.message == message)
-                {
-                    errs.push(FieldError::new("spec", message.into()));
-                }
+                let rat = format!("spec.resourceGroups[{g}].flavors[{f}].resources[{r}]");
                 let read = |q: &Option<K8sQuantity>, field: &str, errs: &mut Vec<FieldError>| {
                     q.as_ref()
                         .map(|q| amount(&quota.name, q, &format!("{rat}.{field}"), errs))
                 };
-                let nominal = read(&quota.nominal_quota, "nominalQuota", errs).unwrap_or(0);
                 let rq = ResourceQuota {
-                    nominal,
+                    nominal: read(&quota.nominal_quota, "nominalQuota", errs).unwrap_or(0),
                     borrowing_limit: read(&quota.borrowing_limit, "borrowingLimit", errs),
                     lending_limit: read(&quota.lending_limit, "lendingLimit", errs),
                 };
@@ -431,26 +422,21 @@ fn groups(
 }
 
 pub fn cluster_queue(value: &serde_json::Value) -> Decoded<ClusterQueue> {
+    cluster_queue_with(value, true)
+}
+
+fn cluster_queue_with(value: &serde_json::Value, admit: bool) -> Decoded<ClusterQueue> {
+    let name = accepted("ClusterQueue", value, admit)?;
     let d: Doc<QueueSpec> = decode(value)?;
     let mut errs = Vec::new();
-    let name = name_of(&d.metadata, &mut errs);
     let cohort = (d.spec.cohort_name.or(d.spec.cohort)).filter(|c| !c.is_empty());
-    let (resource_groups, quotas) = groups(&d.spec.resource_groups, cohort.is_some(), &mut errs);
+    let (resource_groups, quotas) = groups(&d.spec.resource_groups, &mut errs);
     let fungibility = d.spec.flavor_fungibility.unwrap_or_default();
     let flavor_fungibility = FlavorFungibility {
         try_next_when_can_borrow: fungibility.when_can_borrow.is_some_and(|p| p.try_next()),
         try_next_when_can_preempt: fungibility.when_can_preempt.is_none_or(|p| p.try_next()),
         preference: fungibility.preference,
     };
-    if flavor_fungibility.preference.is_some()
-        && !(flavor_fungibility.try_next_when_can_borrow
-            && flavor_fungibility.try_next_when_can_preempt)
-    {
-        errs.push(FieldError::new(
-            "spec.flavorFungibility",
-            "Invalid value: \"object\": preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor".into(),
-        ));
-    }
     let p = d.spec.preemption.unwrap_or_default();
     let borrow = p.borrow_within_cohort.unwrap_or_default();
     let preemption = Preemption {
@@ -459,14 +445,6 @@ pub fn cluster_queue(value: &serde_json::Value) -> Decoded<ClusterQueue> {
         borrow_within_cohort_max_priority: borrow.max_priority_threshold,
         within_cluster_queue: p.within_cluster_queue.unwrap_or_default(),
     };
-    if preemption.reclaim_within_cohort == PreemptionPolicy::Never
-        && preemption.borrow_within_cohort != PreemptionPolicy::Never
-    {
-        errs.push(FieldError::new(
-            "spec.preemption",
-            "Invalid value: \"object\": reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never".into(),
-        ));
-    }
     let queue = ClusterQueue {
         name,
         cohort,
@@ -476,15 +454,20 @@ pub fn cluster_queue(value: &serde_json::Value) -> Decoded<ClusterQueue> {
         namespace_selector: d.spec.namespace_selector,
         flavor_fungibility,
         preemption,
+        stop_policy: d.spec.stop_policy.unwrap_or_default(),
     };
     done(queue, errs)
 }
 
 pub fn cohort(value: &serde_json::Value) -> Decoded<Cohort> {
+    cohort_with(value, true)
+}
+
+fn cohort_with(value: &serde_json::Value, admit: bool) -> Decoded<Cohort> {
+    let name = accepted("Cohort", value, admit)?;
     let d: Doc<QueueSpec> = decode(value)?;
     let mut errs = Vec::new();
-    let name = name_of(&d.metadata, &mut errs);
-    let (_, quotas) = groups(&d.spec.resource_groups, true, &mut errs);
+    let (_, quotas) = groups(&d.spec.resource_groups, &mut errs);
     let cohort = Cohort {
         name,
         parent: d.spec.parent_name.filter(|p| !p.is_empty()),
@@ -494,26 +477,59 @@ pub fn cohort(value: &serde_json::Value) -> Decoded<Cohort> {
 }
 
 pub fn local_queue(value: &serde_json::Value) -> Decoded<LocalQueue> {
+    local_queue_with(value, true)
+}
+
+fn local_queue_with(value: &serde_json::Value, admit: bool) -> Decoded<LocalQueue> {
+    let name = accepted("LocalQueue", value, admit)?;
     let d: Doc<QueueSpec> = decode(value)?;
-    let mut errs = Vec::new();
-    let name = name_of(&d.metadata, &mut errs);
-    let queue = LocalQueue {
+    Ok(LocalQueue {
         namespace: d.metadata.namespace.unwrap_or_else(|| "default".into()),
         name,
         cluster_queue: d.spec.cluster_queue.unwrap_or_default(),
-    };
-    done(queue, errs)
+        stop_policy: d.spec.stop_policy.unwrap_or_default(),
+    })
 }
 
 pub fn workload_priority_class(value: &serde_json::Value) -> Decoded<WorkloadPriorityClass> {
+    workload_priority_class_with(value, true)
+}
+
+fn workload_priority_class_with(
+    value: &serde_json::Value,
+    admit: bool,
+) -> Decoded<WorkloadPriorityClass> {
+    let name = accepted("WorkloadPriorityClass", value, admit)?;
     let d: PriorityDoc = decode(value)?;
-    let mut errs = Vec::new();
-    let name = name_of(&d.metadata, &mut errs);
-    done(
-        WorkloadPriorityClass {
-            name,
-            value: d.value,
-        },
-        errs,
-    )
+    Ok(WorkloadPriorityClass {
+        name,
+        value: d.value,
+    })
+}
+
+/// The decoders without the API server's checks, as upstream's unit tests build objects
+/// (their tables use names and quotas the API server would refuse).
+#[cfg(test)]
+pub(crate) mod unchecked {
+    use super::*;
+
+    pub fn resource_flavor(value: &serde_json::Value) -> Decoded<ResourceFlavor> {
+        super::resource_flavor_with(value, false)
+    }
+
+    pub fn cluster_queue(value: &serde_json::Value) -> Decoded<ClusterQueue> {
+        super::cluster_queue_with(value, false)
+    }
+
+    pub fn cohort(value: &serde_json::Value) -> Decoded<Cohort> {
+        super::cohort_with(value, false)
+    }
+
+    pub fn local_queue(value: &serde_json::Value) -> Decoded<LocalQueue> {
+        super::local_queue_with(value, false)
+    }
+
+    pub fn workload_priority_class(value: &serde_json::Value) -> Decoded<WorkloadPriorityClass> {
+        super::workload_priority_class_with(value, false)
+    }
 }

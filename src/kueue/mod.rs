@@ -1,4 +1,5 @@
-//! Kueue in front of the scheduler: the objects (`api`), the quota tree of ClusterQueues and
+//! Kueue in front of the scheduler: the objects (`api`) and what the API server refuses of them
+//! (`validation`: the CRDs' rules and Kueue's webhooks), the quota tree of ClusterQueues and
 //! Cohorts (`quota`), flavor assignment per pod set (`assigner`) and the admission cycle
 //! (`admission`). Follows kubernetes-sigs/kueue `pkg/scheduler/`, `pkg/cache/scheduler/` and
 //! `apis/kueue/`; each module cites its files.
@@ -12,6 +13,7 @@ pub mod api;
 pub mod assigner;
 pub mod preemption;
 pub mod quota;
+pub mod validation;
 pub mod workload;
 
 #[cfg(test)]

@@ -79,7 +79,7 @@ struct Want {
 fn cluster_queues(values: &[Value]) -> Vec<ClusterQueue> {
     let mut queues: Vec<ClusterQueue> = (values.iter())
         .filter(|v| v["kind"] == "ClusterQueue")
-        .map(|v| api::cluster_queue(v).expect("ClusterQueue"))
+        .map(|v| api::unchecked::cluster_queue(v).expect("ClusterQueue"))
         .collect();
     queues.sort_by(|a, b| a.name.cmp(&b.name));
     queues
@@ -125,7 +125,7 @@ fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
     let queues = cluster_queues(&values);
     let cohorts: Vec<_> = (values.iter())
         .filter(|v| v["kind"] == "Cohort")
-        .map(|v| api::cohort(v).expect("Cohort"))
+        .map(|v| api::unchecked::cohort(v).expect("Cohort"))
         .collect();
     let (mut tree, _) = QuotaTree::new(&queues, &cohorts);
     let ids: Vec<QueueId> = (queues.iter())

@@ -149,16 +149,16 @@ fn mode_name(m: Mode) -> &'static str {
 fn run(case: &Case) -> Vec<String> {
     let mut problems = Vec::new();
     let flavors: BTreeMap<String, ResourceFlavor> = (case.flavors.iter())
-        .map(|v| api::resource_flavor(v).expect("flavor"))
+        .map(|v| api::unchecked::resource_flavor(v).expect("flavor"))
         .map(|f| (f.name.clone(), f))
         .collect();
-    let queue = api::cluster_queue(&case.cluster_queue).expect("clusterQueue");
+    let queue = api::unchecked::cluster_queue(&case.cluster_queue).expect("clusterQueue");
     let mut queues = vec![queue.clone()];
     if let Some(v) = &case.secondary_cluster_queue {
-        queues.push(api::cluster_queue(v).expect("secondaryClusterQueue"));
+        queues.push(api::unchecked::cluster_queue(v).expect("secondaryClusterQueue"));
     }
     let cohorts: Vec<_> = (case.cohorts.iter())
-        .map(|v| api::cohort(v).expect("cohort"))
+        .map(|v| api::unchecked::cohort(v).expect("cohort"))
         .collect();
     let (mut tree, _) = QuotaTree::new(&queues, &cohorts);
     let id = tree.queue(&queue.name).unwrap();
@@ -388,6 +388,7 @@ impl AdmittedSpec {
             evicted: self.evicted,
             usage: amounts(&self.usage),
             owner: None,
+            ..admission::Admitted::default()
         }
     }
 }
@@ -428,21 +429,22 @@ fn schedule_objects(values: &[Value]) -> admission::Objects {
     for v in values {
         match v["kind"].as_str().unwrap_or("") {
             "ResourceFlavor" => {
-                let f = api::resource_flavor(v).expect("ResourceFlavor");
+                let f = api::unchecked::resource_flavor(v).expect("ResourceFlavor");
                 objects.flavors.insert(f.name.clone(), f);
             }
-            "ClusterQueue" => {
-                (objects.cluster_queues).push(api::cluster_queue(v).expect("ClusterQueue"))
-            }
-            "Cohort" => objects.cohorts.push(api::cohort(v).expect("Cohort")),
+            "ClusterQueue" => (objects.cluster_queues)
+                .push(api::unchecked::cluster_queue(v).expect("ClusterQueue")),
+            "Cohort" => objects
+                .cohorts
+                .push(api::unchecked::cohort(v).expect("Cohort")),
             "LocalQueue" => {
-                let q = api::local_queue(v).expect("LocalQueue");
+                let q = api::unchecked::local_queue(v).expect("LocalQueue");
                 objects
                     .local_queues
                     .insert((q.namespace, q.name), q.cluster_queue);
             }
             "WorkloadPriorityClass" => {
-                let c = api::workload_priority_class(v).expect("WorkloadPriorityClass");
+                let c = api::unchecked::workload_priority_class(v).expect("WorkloadPriorityClass");
                 objects.priority_classes.insert(c.name, c.value);
             }
             other => panic!("unexpected kind {other:?}"),

@@ -39,9 +39,12 @@ struct Doc {
 }
 
 #[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Spec {
     #[serde(default)]
     priority: Option<i32>,
+    #[serde(default)]
+    queue_name: Option<String>,
 }
 
 #[derive(Default, Deserialize)]
@@ -80,6 +83,10 @@ fn condition(conditions: &[Condition], kind: &str) -> Option<i64> {
 
 /// Decodes a Workload object.
 pub fn workload_object(value: &serde_json::Value) -> Result<WorkloadObject, Vec<FieldError>> {
+    let refused = super::validation::check("Workload", value);
+    if !refused.is_empty() {
+        return Err(refused);
+    }
     let d: Doc = serde_json::from_value(value.clone())
         .map_err(|e| vec![FieldError::new("", e.to_string())])?;
     let name = d.metadata.name.clone().unwrap_or_default();
@@ -123,6 +130,7 @@ pub fn workload_object(value: &serde_json::Value) -> Result<WorkloadObject, Vec<
                 namespace: namespace.clone(),
                 name: name.clone(),
                 cluster_queue: a.cluster_queue.clone(),
+                queue_name: d.spec.queue_name.clone().unwrap_or_default(),
                 priority: d.spec.priority.unwrap_or(0),
                 created,
                 reserved,

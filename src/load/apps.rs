@@ -11,8 +11,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::loaded::{LoadedWorkload, ResolveContext};
 use super::origin::Origin;
-use super::workloads::{LoadedWorkload, ResolveContext, Source, WorkloadItem};
+use super::workloads::{Source, WorkloadItem};
 use super::{Errors, Loader, objects};
 use crate::model::{Node, Pod};
 use crate::resolve::apps::daemonset::DaemonSetPods;

@@ -16,6 +16,7 @@ use crate::model::validate::FieldError;
 use crate::model::{Pod, objects};
 use crate::resolve::Runtimes;
 use crate::resolve::runtime::{RuntimeKind, TrainingRuntime};
+use crate::resolve::trainer_admission;
 use crate::sched::plugins::inter_pod_affinity::NamespaceLabels;
 use crate::yaml::Document;
 
@@ -120,8 +121,14 @@ impl Loader<'_> {
         pods
     }
 
-    /// ClusterTrainingRuntimes and TrainingRuntimes, each name once.
-    pub(super) fn runtimes(&mut self, origins: Vec<Origin>, errors: &mut Errors) -> Runtimes {
+    /// ClusterTrainingRuntimes and TrainingRuntimes, each name once, as Trainer's CRDs and
+    /// webhooks accept them (`resolve::trainer_admission`).
+    pub(super) fn runtimes(
+        &mut self,
+        origins: Vec<Origin>,
+        errors: &mut Errors,
+        warnings: &mut Vec<String>,
+    ) -> Runtimes {
         let mut runtimes = Runtimes::default();
         for origin in origins {
             let kind = match origin.kind() {
@@ -140,8 +147,20 @@ impl Loader<'_> {
             };
             let kind_name = origin.kind().unwrap_or("");
             let decoded = origin.admit_with(kind_name, || {
+                let value = origin.admitted_value();
+                origin.refuse_any(trainer_admission::runtime_crd(&value))?;
+                // The webhook sees only what the API server validated: metadata too.
+                if origin.check_meta(kind_name).is_err() {
+                    return Err(Vec::new());
+                }
+                origin.refuse_any(trainer_admission::runtime_webhook(&value))?;
                 origin.decode::<TrainingRuntime>().map_err(|e| vec![e])
             });
+            if decoded.is_ok()
+                && let Some(w) = trainer_admission::runtime_warning(&origin.admitted_value())
+            {
+                warnings.push(format!("{w} ({})", origin.describe()));
+            }
             match decoded {
                 Ok(mut r) => {
                     r.kind = kind;

@@ -7,8 +7,8 @@ use std::rc::Rc;
 use k8s_openapi::api::core::v1 as k8s;
 use serde_json::Value;
 
+use super::loaded::LoadedWorkload;
 use super::origin::Origin;
-use super::workloads::LoadedWorkload;
 use super::{Errors, Loader, scenario};
 use crate::features::FeatureGates;
 use crate::model::{Pod, objects};

@@ -22,9 +22,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::Toleration;
 use serde_json::{Value, json};
 
+use super::loaded::{Baseline, LoadedWorkload, ResolveContext};
 use super::origin::Origin;
 use super::scenario::TimelineStep;
-use super::workloads::{Baseline, LoadedWorkload, ResolveContext};
 use super::{Errors, Loader};
 use crate::kueue::admission::{self, Admission, Objects, Victim};
 use crate::kueue::api;
@@ -80,6 +80,8 @@ pub struct KueueOutcome {
     pub admission: Admission,
     /// Per eviction of an already-admitted workload, the existing pods its job lost.
     pub evicted_pods: BTreeMap<usize, Vec<String>>,
+    /// Per drain by a stopped queue (`Admission::drained`), the existing pods its job lost.
+    pub drained_pods: BTreeMap<usize, Vec<String>>,
 }
 
 /// The `kueue.x-k8s.io/queue-name` label of an object.
@@ -191,9 +193,11 @@ impl Loader<'_> {
                 "LocalQueue" => api::local_queue(value).map(|q| {
                     let key = format!("{}/{}", q.namespace, q.name);
                     duplicate("localqueues", key, Some(&q.namespace));
-                    objects
-                        .local_queues
-                        .insert((q.namespace, q.name), q.cluster_queue);
+                    let lq = (q.namespace, q.name);
+                    if q.stop_policy != api::StopPolicy::None {
+                        objects.stopped_local_queues.insert(lq.clone(), q.stop_policy);
+                    }
+                    objects.local_queues.insert(lq, q.cluster_queue);
                 }),
                 "WorkloadPriorityClass" => api::workload_priority_class(value).map(|c| {
                     duplicate("workloadpriorityclasses", c.name.clone(), None);
@@ -391,6 +395,7 @@ impl Loader<'_> {
             admitted: cx.kueue.admitted.clone(),
             admission: admitted,
             evicted_pods: BTreeMap::new(),
+            drained_pods: BTreeMap::new(),
         };
         Admitted {
             placed: out,
@@ -443,49 +448,26 @@ pub(super) struct Admitted {
     pub outcome: KueueOutcome,
 }
 
-/// Removes the existing pods of the already-admitted workloads Kueue preempted: stopping the
+/// Removes the existing pods of the already-admitted workloads Kueue evicted: stopping the
 /// job deletes them (its pods terminate before the next cycle, as the admission assumes) —
-/// from the start, or in the timeline step of the preemption.
+/// from the start (a preemption in the first cycles, or a drain by a stopped queue), or in the
+/// timeline step of the preemption.
 /// The job is the Workload's owner: a Pod by name; a Job's pods carry
 /// `batch.kubernetes.io/job-name`; a JobSet's, and a TrainJob's (its JobSet has its name),
-/// `jobset.sigs.k8s.io/jobset-name`. Returns the pods removed, per eviction.
+/// `jobset.sigs.k8s.io/jobset-name`. Returns the pods removed, per eviction and per drain.
 pub(super) fn evict_existing_pods(
     existing: &mut Vec<(Pod, Origin)>,
     k: &KueueOutcome,
     events: &mut [Vec<Event>],
-) -> (BTreeMap<usize, Vec<String>>, Vec<String>) {
-    let mut removed: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    let mut warnings = Vec::new();
+) -> EvictedPods {
+    let mut out = EvictedPods::default();
     for (i, e) in k.admission.evictions.iter().enumerate() {
         let admission::Victim::Admitted(a) = e.victim else {
             continue;
         };
         let w = &k.admitted[a];
-        let Some((kind, name)) = &w.owner else {
-            warnings.push(format!(
-                "Workload {}/{} was preempted but names no owner: its pods, if any, are left running",
-                w.namespace, w.name
-            ));
+        let Some(owned) = owned_pods(w, &mut out.warnings, "was preempted") else {
             continue;
-        };
-        let label = match kind.as_str() {
-            "Pod" => None,
-            "Job" => Some(JOB_NAME_LABELS[0]),
-            "JobSet" | "TrainJob" => Some(JOBSET_NAME_LABEL),
-            other => {
-                warnings.push(format!(
-                    "Workload {}/{} was preempted; schedsim cannot tell the pods of a {other} apart, so they are left running",
-                    w.namespace, w.name
-                ));
-                continue;
-            }
-        };
-        let owned = |p: &Pod| {
-            p.namespace == w.namespace
-                && match label {
-                    None => p.name == *name,
-                    Some(l) => p.labels.get(l) == Some(name),
-                }
         };
         let pods: Vec<String> = (existing.iter())
             .filter(|(p, _)| owned(p))
@@ -505,9 +487,67 @@ pub(super) fn evict_existing_pods(
             }),
             None => existing.retain(|(p, _)| !owned(p)),
         }
-        removed.insert(i, pods);
+        out.preempted.insert(i, pods);
     }
-    (removed, warnings)
+    for (i, d) in k.admission.drained.iter().enumerate() {
+        let w = &k.admitted[d.admitted];
+        let Some(owned) = owned_pods(w, &mut out.warnings, "was evicted by its stopped queue")
+        else {
+            continue;
+        };
+        let pods: Vec<String> = (existing.iter())
+            .filter(|(p, _)| owned(p))
+            .map(|(p, _)| p.key())
+            .collect();
+        existing.retain(|(p, _)| !owned(p));
+        out.drained.insert(i, pods);
+    }
+    out
+}
+
+/// The existing pods each eviction of an already-admitted workload deleted.
+#[derive(Debug, Clone, Default)]
+pub(super) struct EvictedPods {
+    /// Per preemption (an index of `Admission::evictions`).
+    pub preempted: BTreeMap<usize, Vec<String>>,
+    /// Per drain (an index of `Admission::drained`).
+    pub drained: BTreeMap<usize, Vec<String>>,
+    pub warnings: Vec<String>,
+}
+
+/// Which existing pods belong to an admitted Workload's job (through its owner), or a
+/// warning that schedsim cannot tell.
+fn owned_pods<'w>(
+    w: &'w admission::Admitted,
+    warnings: &mut Vec<String>,
+    what: &str,
+) -> Option<impl Fn(&Pod) -> bool + 'w> {
+    let Some((kind, name)) = &w.owner else {
+        warnings.push(format!(
+            "Workload {}/{} {what} but names no owner: its pods, if any, are left running",
+            w.namespace, w.name
+        ));
+        return None;
+    };
+    let label = match kind.as_str() {
+        "Pod" => None,
+        "Job" => Some(JOB_NAME_LABELS[0]),
+        "JobSet" | "TrainJob" => Some(JOBSET_NAME_LABEL),
+        other => {
+            warnings.push(format!(
+                "Workload {}/{} {what}; schedsim cannot tell the pods of a {other} apart, so they are left running",
+                w.namespace, w.name
+            ));
+            return None;
+        }
+    };
+    Some(move |p: &Pod| {
+        p.namespace == w.namespace
+            && match label {
+                None => p.name == *name,
+                Some(l) => p.labels.get(l) == Some(name),
+            }
+    })
 }
 
 /// The override field of an older Trainer API that a TrainJob uses, if any.

@@ -14,6 +14,7 @@ mod dra;
 pub mod expect;
 mod files;
 pub mod kueue;
+mod loaded;
 mod nodes;
 mod objects;
 mod origin;
@@ -49,9 +50,10 @@ use crate::sched::plan::Step;
 use crate::sched::plugins::pod_topology_spread::ServiceSelector;
 use crate::sched::profile::Profile;
 use crate::yaml::{self, Document, join_path};
+use loaded::ResolveContext;
 use origin::{Origin, suggestion};
 use scenario::ScenarioDoc;
-use workloads::{ResolveContext, Source, WorkloadItem, WorkloadSet};
+use workloads::{Source, WorkloadItem, WorkloadSet};
 
 /// The scheduler name of the default profile.
 const DEFAULT_SCHEDULER: &str = "default-scheduler";
@@ -261,7 +263,7 @@ impl Loader<'_> {
             routed.runtimes,
             &mut errors,
         );
-        let runtimes = self.runtimes(origins, &mut errors);
+        let runtimes = self.runtimes(origins, &mut errors, &mut warnings);
         let kueue_objects = self.kueue_objects(routed.kueue, &mut errors);
         let mut inventory = self.dra_objects(routed.dra, &gates, &mut errors, &mut warnings);
         let mut budgets = self.budgets(routed.budgets, &mut errors);
@@ -328,10 +330,10 @@ impl Loader<'_> {
             &mut warnings,
         )?;
         if let Some(k) = &mut set.kueue {
-            let (removed, notes) =
-                kueue::evict_existing_pods(&mut existing, k, &mut set.kueue_events);
-            k.evicted_pods = removed;
-            warnings.extend(notes);
+            let removed = kueue::evict_existing_pods(&mut existing, k, &mut set.kueue_events);
+            k.evicted_pods = removed.preempted;
+            k.drained_pods = removed.drained;
+            warnings.extend(removed.warnings);
         }
 
         dra::sync_claims(

@@ -168,6 +168,14 @@ impl Origin {
         })
     }
 
+    /// The errors a check found (a CRD's, a webhook's), positioned; none: accepted.
+    pub fn refuse_any(&self, errs: Vec<FieldError>) -> Result<(), Errors> {
+        match errs.is_empty() {
+            true => Ok(()),
+            false => self.check_all(Err(errs)),
+        }
+    }
+
     /// Runs a conversion that collects field errors, turning them into positioned errors.
     pub fn check<T>(&self, convert: impl FnOnce(&mut Vec<FieldError>) -> T) -> Result<T, Errors> {
         let mut errs = Vec::new();

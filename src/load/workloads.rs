@@ -9,15 +9,14 @@ use std::rc::Rc;
 use k8s_openapi::api::core::v1 as k8s;
 use serde_json::Value;
 
+use super::loaded::{Baseline, LoadedWorkload, ResolveContext};
 use super::origin::Origin;
 use super::{Errors, Loader, Workloads, kueue, pod_group};
-use crate::features::FeatureGates;
 use crate::model::Pod;
 use crate::model::objects;
-use crate::model::pod_group::{PodGroup, PodGroups};
+use crate::model::pod_group::PodGroups;
 use crate::resolve::build::{BuildOptions, ResolvedTrainJob};
 use crate::resolve::trainjob::{self, TrainJob};
-use crate::resolve::{InitializerLifecycle, Runtimes};
 use crate::sched::plan::{self, Requirement, Step};
 use crate::yaml::Document;
 
@@ -32,32 +31,6 @@ pub(super) enum Source<'v> {
 pub(super) struct WorkloadItem<'v> {
     pub source: Source<'v>,
     pub step: Option<usize>,
-}
-
-/// What the TrainJobs need from the scenario to resolve.
-pub(super) struct ResolveContext<'a> {
-    pub runtimes: &'a Runtimes,
-    /// Kueue's objects (empty: Kueue is not part of the scenario).
-    pub kueue: &'a crate::kueue::admission::Objects,
-    pub priority_classes: &'a super::priority::PriorityClasses,
-    pub namespaces: &'a crate::sched::plugins::inter_pod_affinity::NamespaceLabels,
-    pub gates: &'a FeatureGates,
-    pub initializers: InitializerLifecycle,
-    pub clock: &'a str,
-    /// The scenario seed (`spec.scheduler.seed`): it draws generated names.
-    pub seed: u64,
-    /// TrainJobs alike but for their name, resolved once.
-    pub alike: &'a crate::resolve::alike::Alike,
-}
-
-/// The runtime-only baseline of a TrainJob with overrides (see [`Loader::resolve_train_job`]).
-pub(super) enum Baseline {
-    /// Resolve it with the job.
-    Resolve,
-    /// Already resolved: it does not depend on the overrides, Kueue's patch included.
-    Known(Workloads),
-    /// Not yet: the job waits for Kueue, and gets its baseline once admitted.
-    Later,
 }
 
 /// Every workload pod and step, the baseline, and per timeline step its arrivals.
@@ -92,70 +65,6 @@ pub(super) struct WorkloadSet {
 enum BasePod {
     Workload(usize),
     Own(Box<Pod>),
-}
-
-/// The pods a workload item became.
-pub(super) struct LoadedWorkload {
-    pub pods: Vec<Pod>,
-    pub steps: Vec<Step>,
-    /// PodGroups the workload creates (Trainer's for a TrainJob) or is (a PodGroup document).
-    pub pod_groups: Vec<PodGroup>,
-    pub resolved: Option<ResolvedTrainJob>,
-    /// Without overrides, when the TrainJob has some.
-    pub baseline: Option<Workloads>,
-    /// Things to tell the user, already prefixed with what they are about.
-    pub warnings: Vec<String>,
-    /// A suspended `batch/v1` Job: its pods exist only once something (Kueue) resumes it.
-    pub suspended: bool,
-    /// A TrainJob waiting for Kueue: its pods, not made yet (`pods` is empty).
-    pub unmade: Option<crate::resolve::alike::Unmade>,
-    /// A TrainJob waiting for Kueue, as decoded (to resolve again once admitted).
-    pub train_job: Option<Box<TrainJob>>,
-    /// Pods created only once a pod of another item runs (a StatefulSet's pods after a
-    /// pending pod of a lower ordinal): see `resolve::apps::ControllerPods::waits_for`.
-    pub waits_for: Vec<(usize, String, Requirement)>,
-}
-
-impl LoadedWorkload {
-    pub fn pods(pods: Vec<Pod>, steps: Vec<Step>) -> Self {
-        LoadedWorkload {
-            pods,
-            steps,
-            pod_groups: Vec::new(),
-            resolved: None,
-            baseline: None,
-            warnings: Vec::new(),
-            suspended: false,
-            unmade: None,
-            train_job: None,
-            waits_for: Vec::new(),
-        }
-    }
-
-    /// Pods like the workload's in all but maybe their names: what Kueue's pod sets read.
-    pub fn pods_alike(&self) -> &[Pod] {
-        self.unmade.as_ref().map_or(&self.pods, |u| u.alike())
-    }
-
-    /// The workload each of its pods names (`Pod::workload`).
-    pub fn pod_workloads(&self) -> Vec<String> {
-        match &self.unmade {
-            Some(u) => u.workloads(),
-            None => self
-                .pods
-                .iter()
-                .filter_map(|p| p.workload.clone())
-                .collect(),
-        }
-    }
-
-    /// `namespace/name` of each of its pods.
-    pub fn pod_keys(&self) -> Vec<String> {
-        match &self.unmade {
-            Some(u) => u.keys(),
-            None => self.pods.iter().map(Pod::key).collect(),
-        }
-    }
 }
 
 impl Loader<'_> {
@@ -401,6 +310,14 @@ impl Loader<'_> {
                         ),
                     )]);
                 }
+                origin.refuse_any(crate::resolve::jobset_admission::crd_errors(origin.value()))?;
+                // The webhooks see only what the API server validated: metadata too.
+                if origin.check_meta(kind).is_err() {
+                    return Err(Vec::new());
+                }
+                origin.refuse_any(crate::resolve::jobset_admission::webhook_errors(
+                    origin.value(),
+                ))?;
                 let js: jobset::JobSet = origin.decode().map_err(|e| vec![e])?;
                 let (pods, notes) = origin.check_all(jobset::jobset_pods(&js, cx.gates))?;
                 let steps = plan::in_order(pods.len());
@@ -441,6 +358,12 @@ impl Loader<'_> {
                     trainjob::API_VERSIONS
                 ),
             )]);
+        }
+        origin.refuse_any(crate::resolve::trainer_admission::train_job(origin.value()))?;
+        // Trainer's webhook (resolving the runtime, its plugins, the overrides) sees only what
+        // the API server validated: metadata too.
+        if origin.check_meta("TrainJob").is_err() {
+            return Err(Vec::new());
         }
         let job: TrainJob = origin.decode().map_err(|e| vec![e])?;
         // A TrainJob waiting for Kueue gets pods (and a baseline) only once admitted; its
@@ -505,9 +428,12 @@ impl Loader<'_> {
             }
         };
         let r = &with.resolved;
-        let warnings = r
-            .warnings
-            .iter()
+        // Trainer's controller retries the JobSet and reports the webhook's answer in a
+        // TrainJobResourcesCreationFailed event; the job runs no pod.
+        let refused = (with.jobset_refused.iter())
+            .map(|m| format!("Trainer cannot create its JobSet, so it runs no pod (event TrainJobResourcesCreationFailed: {m})"));
+        let warnings = (r.warnings.iter().cloned())
+            .chain(refused)
             .map(|m| {
                 format!(
                     "TrainJob {}/{} ({}): {m}",
@@ -518,6 +444,7 @@ impl Loader<'_> {
             })
             .collect();
         Ok(LoadedWorkload {
+            never_created: with.jobset_refused.is_some(),
             pods: with.pods,
             steps: with.steps,
             pod_groups: with.pod_group.into_iter().collect(),
@@ -557,13 +484,19 @@ impl WorkloadSet {
     /// Adds a loaded item's pods, steps, PodGroups and baseline.
     fn add(
         &mut self,
-        w: LoadedWorkload,
+        mut w: LoadedWorkload,
         origin: &Origin,
         step: Option<usize>,
         baseline_pods: &mut Vec<BasePod>,
         errors: &mut Errors,
         warnings: &mut Vec<String>,
     ) {
+        if w.never_created {
+            w.pods.clear();
+            w.steps.clear();
+            w.baseline = None;
+            w.pod_groups.clear();
+        }
         for g in w.pod_groups {
             let key = g.key();
             if self.pod_groups.insert(key.clone(), g).is_some() {

@@ -131,6 +131,22 @@ pub fn dns1123_label_errors(value: &str, unit: LenUnit) -> Vec<String> {
     errs
 }
 
+/// `IsDNS1035Label` (util/validation): a DNS-1123 label that starts with a letter.
+pub fn dns1035_label_errors(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_LABEL_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH, LenUnit::Characters));
+    }
+    if !(is_label_syntax(value) && value.as_bytes()[0].is_ascii_lowercase()) {
+        errs.push(regex_error(
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+            "[a-z]([-a-z0-9]*[a-z0-9])?",
+            &["my-name", "abc-123"],
+        ));
+    }
+    errs
+}
+
 /// `IsDNS1123Subdomain`.
 pub fn dns1123_subdomain_errors(value: &str, unit: LenUnit) -> Vec<String> {
     let mut errs = Vec::new();

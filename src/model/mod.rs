@@ -2,6 +2,7 @@
 //! already in integer units. Kubernetes sub-objects (taints, tolerations, affinity) keep their
 //! k8s-openapi types.
 
+pub mod crd;
 pub mod labels;
 pub mod node;
 pub mod objects;

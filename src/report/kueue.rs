@@ -11,7 +11,7 @@ use tabled::Tabled;
 use super::model::PodReport;
 use super::table::wrap;
 use crate::kueue::admission::Victim;
-use crate::kueue::api::QueueingStrategy;
+use crate::kueue::api::{QueueingStrategy, StopPolicy};
 use crate::kueue::assigner::quantity_string;
 use crate::load::kueue::KueueOutcome;
 use crate::sched::PodPhase;
@@ -49,14 +49,19 @@ pub struct EvictionReport {
     /// `TrainJob`, `Pod`, or `Workload` for one admitted before the simulation.
     pub victim_kind: String,
     pub victim_cluster_queue: String,
-    /// `namespace/name` of the workload that needed the quota.
-    pub preemptor: String,
-    pub cycle: usize,
+    /// `namespace/name` of the workload that needed the quota (none: a stopped queue's
+    /// drain).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemptor: Option<String>,
+    /// The admission cycle (none: a drain, before the first cycle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycle: Option<usize>,
     /// The timeline step (from 1) after which it happened; none at the start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<usize>,
     /// The Preempted condition's reason (`InClusterQueue`, `InCohortReclamation`,
-    /// `InCohortReclaimWhileBorrowing`) and message, verbatim.
+    /// `InCohortReclaimWhileBorrowing`), or for a drain the Evicted condition's
+    /// (`ClusterQueueStopped`, `LocalQueueStopped`), and its message, verbatim.
     pub reason: String,
     pub message: String,
     /// Existing pods of the victim's job that the eviction deleted.
@@ -131,6 +136,9 @@ pub struct ClusterQueueReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cohort: Option<String>,
     pub queueing_strategy: &'static str,
+    /// `Hold` or `HoldAndDrain` when the queue is stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_policy: Option<&'static str>,
     pub admitted: usize,
     pub pending: usize,
     pub resources: Vec<QuotaReport>,
@@ -244,6 +252,8 @@ impl KueueReport {
                         QueueingStrategy::StrictFIFO => "StrictFIFO",
                         QueueingStrategy::BestEffortFIFO => "BestEffortFIFO",
                     },
+                    stop_policy: (q.stop_policy != StopPolicy::None)
+                        .then(|| q.stop_policy.as_str()),
                     admitted: mine(true),
                     pending: mine(false),
                     resources: (q.resources.iter())
@@ -265,7 +275,8 @@ impl KueueReport {
             })
             .collect();
         let held = |i: usize| {
-            let still = !(a.evictions.iter()).any(|e| e.victim == Victim::Admitted(i));
+            let still = !(a.evictions.iter()).any(|e| e.victim == Victim::Admitted(i))
+                && !a.drained.iter().any(|d| d.admitted == i);
             let w = &k.admitted[i];
             HeldWorkload {
                 name: w.name.clone(),
@@ -286,8 +297,8 @@ impl KueueReport {
                     Victim::Queued(w) => a.decisions[w].cluster_queue.clone().unwrap_or_default(),
                     Victim::Admitted(i) => k.admitted[i].cluster_queue.clone(),
                 },
-                preemptor: key(Victim::Queued(e.by)),
-                cycle: e.cycle,
+                preemptor: Some(key(Victim::Queued(e.by))),
+                cycle: Some(e.cycle),
                 step: e.step.map(|k| k + 1),
                 reason: e.reason.as_str().to_string(),
                 message: e.message.clone(),
@@ -305,6 +316,17 @@ impl KueueReport {
                     _ => k.evicted_pods.get(&i).cloned().unwrap_or_default(),
                 },
             })
+            .chain(a.drained.iter().enumerate().map(|(i, d)| EvictionReport {
+                victim: key(Victim::Admitted(d.admitted)),
+                victim_kind: "Workload".to_string(),
+                victim_cluster_queue: k.admitted[d.admitted].cluster_queue.clone(),
+                preemptor: None,
+                cycle: None,
+                step: None,
+                reason: d.reason.to_string(),
+                message: d.message.clone(),
+                pods: k.drained_pods.get(&i).cloned().unwrap_or_default(),
+            }))
             .collect();
         KueueReport {
             workloads,
@@ -394,7 +416,7 @@ pub(super) fn workload_rows(k: &KueueReport) -> Vec<WorkloadRow> {
 
 #[derive(Tabled)]
 pub(super) struct EvictionRow {
-    #[tabled(rename = "Preempted by Kueue")]
+    #[tabled(rename = "Evicted by Kueue")]
     victim: String,
     #[tabled(rename = "For")]
     preemptor: String,
@@ -413,10 +435,11 @@ pub(super) fn eviction_rows(k: &KueueReport) -> Vec<EvictionRow> {
                 "{} {} ({})",
                 e.victim_kind, e.victim, e.victim_cluster_queue
             ),
-            preemptor: e.preemptor.clone(),
-            when: match e.step {
-                Some(step) => format!("step {step}, cycle {}", e.cycle),
-                None => format!("start, cycle {}", e.cycle),
+            preemptor: e.preemptor.clone().unwrap_or_else(|| "-".into()),
+            when: match (e.step, e.cycle) {
+                (Some(step), Some(cycle)) => format!("step {step}, cycle {cycle}"),
+                (None, Some(cycle)) => format!("start, cycle {cycle}"),
+                (_, None) => "start".into(),
             },
             reason: e.reason.clone(),
             pods: if e.pods.is_empty() {

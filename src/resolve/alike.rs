@@ -191,6 +191,9 @@ fn rename(pods: &TrainJobPods, from: &str, to: &str) -> TrainJobPods {
         replace(&mut g.name, from, to);
         replace(&mut g.namespace, from, to);
     }
+    if let Some(m) = &mut out.jobset_refused {
+        replace(m, from, to);
+    }
     out
 }
 

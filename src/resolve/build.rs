@@ -218,6 +218,11 @@ pub fn build(
     runtime: &TrainingRuntime,
     opts: BuildOptions,
 ) -> Result<ResolvedTrainJob, Vec<FieldError>> {
+    // Trainer's webhook runs the runtime's plugins on the TrainJob first.
+    let refused = super::trainer_admission::plugins(job, runtime);
+    if !refused.is_empty() {
+        return Err(refused);
+    }
     let rjobs = runtime.replicated_jobs();
     let patches = patches::collect(job, rjobs, opts.clock, opts.overrides)?;
 

@@ -8,6 +8,7 @@ pub mod build;
 pub mod determined;
 pub mod job;
 pub mod jobset;
+pub mod jobset_admission;
 pub mod migrate;
 mod ml_policy;
 pub mod patches;
@@ -16,6 +17,7 @@ mod rename;
 pub mod runtime;
 pub mod smp;
 mod template;
+pub mod trainer_admission;
 pub mod trainjob;
 
 use std::collections::HashMap;
@@ -77,6 +79,9 @@ pub struct TrainJobPods {
     pub steps: Vec<Step>,
     /// The PodGroup Trainer creates for the runtime's `podGroupPolicy`.
     pub pod_group: Option<PodGroup>,
+    /// Why the JobSet Trainer creates for it is refused (JobSet's webhook), when it is: the
+    /// TrainJob then gets none of `pods` (they stand for its pod sets, as Kueue counts them).
+    pub jobset_refused: Option<String>,
 }
 
 /// Resolves a TrainJob and makes its pods. Errors carry field paths relative to the TrainJob.
@@ -177,11 +182,17 @@ pub fn train_job_pods(
         Some(policy) => pod_group(job, policy, &resolved, gates),
         None => None,
     };
+    let counts: Vec<(&str, i32, i32)> = (resolved.jobs.iter())
+        .map(|j| (j.name.as_str(), j.replicas, j.parallelism))
+        .collect();
+    let jobset_refused =
+        jobset_admission::train_job_jobset(job.name(), &runtime.spec.template.spec, &counts);
     Ok(TrainJobPods {
         resolved,
         pods,
         steps,
         pod_group,
+        jobset_refused,
     })
 }
 

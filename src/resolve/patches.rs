@@ -18,8 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::runtime::{ANCESTOR_DATASET_INITIALIZER, ANCESTOR_MODEL_INITIALIZER, NODE};
 use super::trainjob::{OverrideMetadata, TrainJob};
-use crate::model::labels::is_dns1123_subdomain;
-use crate::model::validate::FieldError;
+use crate::model::validate::{FieldError, validate_domain_prefixed_path};
 
 /// Which Trainer release's build rules apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,50 +356,15 @@ pub fn omit_empty(v: &Value) -> Value {
     }
 }
 
-/// `validation.IsDomainPrefixedPath` (apimachinery `pkg/util/validation/validation.go`): the
-/// host's errors, then the path's; plus the CRD's `MaxLength=253`.
+/// A manager name: the CRD's `MaxLength=253`, then `validation.IsDomainPrefixedPath`.
 fn validate_manager(manager: &str, at: &str, errs: &mut Vec<FieldError>) {
-    if manager.is_empty() {
-        errs.push(FieldError {
-            path: at.into(),
-            message: "Required value".into(),
-        });
-        return;
-    }
     if manager.len() > MAX_MANAGER_LENGTH {
         errs.push(FieldError {
             path: at.into(),
             message: format!("Too long: may not be more than {MAX_MANAGER_LENGTH} bytes"),
         });
     }
-    let Some((host, path)) = manager
-        .split_once('/')
-        .filter(|(h, p)| !h.is_empty() && !p.is_empty())
-    else {
-        errs.push(invalid(
-            at.into(),
-            manager,
-            "must be a domain-prefixed path (such as \"acme.io/foo\")",
-        ));
-        return;
-    };
-    if !is_dns1123_subdomain(host) {
-        errs.push(invalid(
-            at.into(),
-            host,
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-        ));
-    }
-    if !path
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c))
-    {
-        errs.push(invalid(
-            at.into(),
-            path,
-            "Invalid path (regex used for validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')",
-        ));
-    }
+    validate_domain_prefixed_path(manager, at, errs);
 }
 
 /// The TrainJob's own fields the CRD bounds: `trainer.numNodes` (`Minimum=0`) and

@@ -22,6 +22,7 @@
 //! scheduling, the flavor scan position a later cycle resumes from.
 
 mod model;
+mod stop;
 
 pub use model::*;
 
@@ -30,7 +31,7 @@ use std::rc::Rc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy, QueueingStrategy};
+use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy, QueueingStrategy, StopPolicy};
 use super::assigner::{Assigner, Assignment, Mode};
 use super::preemption::{self, FrBits, Holder, KeyOrder, Oracle, Preemption, Preemptor, Target};
 use super::quota::{QueueId, QuotaTree};
@@ -218,7 +219,11 @@ fn run(
             ..Admission::default()
         },
     };
+    st.out.drained = stop::drains(objects);
     for (i, a) in objects.admitted.iter().enumerate() {
+        if st.out.drained.iter().any(|d| d.admitted == i) {
+            continue;
+        }
         match by_name.get(a.cluster_queue.as_str()) {
             Some(&q) => st.hold(
                 Victim::Admitted(i),
@@ -258,7 +263,7 @@ fn run(
                         .join(", ")
                 ));
             }
-            !missing.is_empty()
+            !missing.is_empty() || q.stop_policy != StopPolicy::None
         })
         .collect();
 
@@ -284,6 +289,11 @@ fn run(
             });
             continue;
         }
+        if stop::local_queue(objects, &w.namespace, &w.queue_name) != StopPolicy::None {
+            let message = stop::local_queue_message(&w.queue_name);
+            st.out.decisions.push(decision(message));
+            continue;
+        }
         match cq.map(|cq| (cq, by_name.get(cq.as_str()))) {
             None => st.out.decisions.push(decision(format!(
                 "LocalQueue {} doesn't exist",
@@ -293,20 +303,28 @@ fn run(
                 .out
                 .decisions
                 .push(decision(format!("ClusterQueue {cq} doesn't exist"))),
-            Some((_, Some(&q))) => {
+            Some((cq, Some(&q))) => {
                 queue_of[i] = Some(q);
                 let present = timeline.arrive.get(i).copied().flatten().is_none();
                 if present {
                     st.heaps[q].insert(queue_key(w, i));
                 }
-                st.out.decisions.push(Decision {
-                    reason: "Pending",
-                    waiting: if present {
-                        Waiting::Heap
-                    } else {
-                        Waiting::Nowhere
+                let waiting = if present {
+                    Waiting::Heap
+                } else {
+                    Waiting::Nowhere
+                };
+                // A stopped ClusterQueue's workloads wait in its heap, never popped.
+                st.out.decisions.push(match queues[q].stop_policy {
+                    StopPolicy::None => Decision {
+                        reason: "Pending",
+                        waiting,
+                        ..decision(String::new())
                     },
-                    ..decision(String::new())
+                    _ => Decision {
+                        waiting,
+                        ..decision(format!("ClusterQueue {cq} is inactive"))
+                    },
                 });
             }
         }
@@ -340,11 +358,14 @@ fn run(
             st.out.decisions[key.2].waiting = Waiting::Inadmissible;
         }
     }
+    let stopped = stop::warnings(objects, workloads, &st.out.decisions, &st.out.drained);
+    st.out.warnings.extend(stopped);
     st.out.queues = (queues.iter().zip(&st.ids))
         .map(|(q, &id)| QueueUsage {
             name: q.name.clone(),
             cohort: q.cohort.clone(),
             strategy: q.queueing_strategy,
+            stop_policy: q.stop_policy,
             resources: (q.resource_groups.iter())
                 .flat_map(|g| {
                     g.flavors
@@ -389,7 +410,9 @@ impl State<'_> {
         let most = *cycle + 4 * (workloads.len() + objects.admitted.len()) + 16;
         while *cycle < max_cycles {
             self.observe_evictions();
+            let stopped = |q: usize| objects.cluster_queues[q].stop_policy != StopPolicy::None;
             let heads: Vec<(usize, QueueKey)> = (self.heaps.iter_mut().enumerate())
+                .filter(|(q, _)| !stopped(*q))
                 .filter_map(|(q, heap)| match self.sticky[q] {
                     Some(key) if heap.remove(&key) => Some((q, key)),
                     _ => heap.pop_first().map(|k| (q, k)),
@@ -580,7 +603,13 @@ impl State<'_> {
     ) -> (usize, usize, usize) {
         // nominate: against the snapshot taken at the start of the cycle.
         let mut snapshot = self.tree.clone();
-        let by_queue = self.by_queue.clone();
+        // An inactive ClusterQueue is not in the snapshot: its workloads are no candidates.
+        let mut by_queue = self.by_queue.clone();
+        for (q, holders) in by_queue.iter_mut().enumerate() {
+            if inactive[q] {
+                holders.clear();
+            }
+        }
         let mut entries = Vec::new();
         let mut requeue: Vec<(usize, QueueKey, Requeue)> = Vec::new();
         for &(q, key) in &heads {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::kueue::api::{ClusterQueue, Cohort, FlavorResource, QueueingStrategy};
-use crate::kueue::api::{ResourceFlavor, ResourceQuota};
+use crate::kueue::api::{ResourceFlavor, ResourceQuota, StopPolicy};
 use crate::kueue::assigner::{Assignment, PodSet};
 use crate::kueue::preemption::Reason;
 
@@ -17,6 +17,8 @@ pub struct Objects {
     pub cohorts: Vec<Cohort>,
     /// (namespace, LocalQueue name) → ClusterQueue name.
     pub local_queues: BTreeMap<(String, String), String>,
+    /// The LocalQueues whose `stopPolicy` is not `None`.
+    pub stopped_local_queues: BTreeMap<(String, String), StopPolicy>,
     /// WorkloadPriorityClass name → value.
     pub priority_classes: BTreeMap<String, i32>,
     /// Workloads that hold quota from the start (in Kueue's cache, not in any queue).
@@ -42,6 +44,8 @@ pub struct Admitted {
     pub namespace: String,
     pub name: String,
     pub cluster_queue: String,
+    /// Its LocalQueue (`spec.queueName`), in its namespace.
+    pub queue_name: String,
     pub priority: i32,
     /// Creation (the queue-order timestamp) and quota reservation times, in seconds.
     pub created: i64,
@@ -91,6 +95,19 @@ pub struct Eviction {
     pub cycle: usize,
     pub reason: Reason,
     /// `Preempted to accommodate a workload … due to …; preemptor path: …; preemptee path: …`.
+    pub message: String,
+}
+
+/// A workload admitted before the simulation that a stopped queue (`HoldAndDrain`) evicts at
+/// the start (`workload_controller.go` `reconcileOnLocalQueueActiveState`, then
+/// `reconcileOnClusterQueueActiveState`): its Evicted condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drain {
+    /// One of `Objects::admitted`.
+    pub admitted: usize,
+    /// `LocalQueueStopped` or `ClusterQueueStopped`.
+    pub reason: &'static str,
+    /// `The LocalQueue is stopped` or `The ClusterQueue is stopped`.
     pub message: String,
 }
 
@@ -153,6 +170,7 @@ pub struct QueueUsage {
     pub name: String,
     pub cohort: Option<String>,
     pub strategy: QueueingStrategy,
+    pub stop_policy: StopPolicy,
     pub resources: Vec<QuotaUsage>,
 }
 
@@ -166,6 +184,8 @@ pub struct Admission {
     pub order: Vec<usize>,
     /// Evictions by preemption, in the order Kueue issued them.
     pub evictions: Vec<Eviction>,
+    /// Admitted workloads a stopped queue evicted at the start.
+    pub drained: Vec<Drain>,
     /// Which workloads hold quota once admission settles: at the start, then after each
     /// timeline step.
     pub holding: Vec<Vec<bool>>,

@@ -98,6 +98,41 @@ fn not_supported(errs: &mut Vec<FieldError>, path: String, value: &str, supporte
     });
 }
 
+/// `validation.IsDomainPrefixedPath` (apimachinery `pkg/util/validation/validation.go`): a
+/// DNS-subdomain host, `/`, and an HTTP path.
+pub fn validate_domain_prefixed_path(value: &str, path: &str, errs: &mut Vec<FieldError>) {
+    if value.is_empty() {
+        errs.push(FieldError::new(path, "Required value".into()));
+        return;
+    }
+    let Some((host, rest)) = value
+        .split_once('/')
+        .filter(|(h, p)| !h.is_empty() && !p.is_empty())
+    else {
+        invalid(
+            errs,
+            path.to_string(),
+            value,
+            "must be a domain-prefixed path (such as \"acme.io/foo\")",
+        );
+        return;
+    };
+    for m in super::labels::dns1123_subdomain_errors(host, super::labels::LenUnit::Characters) {
+        invalid(errs, path.to_string(), host, &m);
+    }
+    if !rest
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c))
+    {
+        invalid(
+            errs,
+            path.to_string(),
+            rest,
+            "Invalid path (regex used for validation is '[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')",
+        );
+    }
+}
+
 const TAINT_EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
 /// Validates the scheduling-relevant parts of a pod spec at `path` (`spec`).
