@@ -142,7 +142,6 @@ fn sibling_imports(text: &str, folder: &str, depth: usize, siblings: &[String]) 
 const KNOWN_CIRCLES: &[&str] = &[
     "dra: api ↔ capacity ↔ controller",
     "load: apps ↔ workloads",
-    "report: kueue ↔ model ↔ table",
     "sched: dra_manager ↔ plugins ↔ profile",
 ];
 

@@ -6,15 +6,11 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
-use tabled::Tabled;
 
-use super::model::PodReport;
-use super::table::wrap;
 use crate::kueue::admission::Victim;
 use crate::kueue::api::{QueueingStrategy, StopPolicy};
 use crate::kueue::assigner::quantity_string;
 use crate::load::kueue::KueueOutcome;
-use crate::sched::PodPhase;
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -118,7 +114,15 @@ pub struct KueuePodSet {
     pub requests: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// What kube-scheduler did with one workload's pods: the report's side of it, and the pods
+/// (`namespace/name`, in report order).
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadPods {
+    pub side: SchedulerSide,
+    pub pods: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SchedulerSide {
     pub pods: usize,
@@ -160,14 +164,13 @@ pub struct QuotaReport {
 }
 
 impl KueueReport {
-    pub fn new(k: &KueueOutcome, pods: &[PodReport]) -> KueueReport {
+    /// `scheduled`: what kube-scheduler did with each workload's pods, by (namespace,
+    /// workload) (`model::workload_pods`).
+    pub fn new(
+        k: &KueueOutcome,
+        scheduled: &BTreeMap<(String, String), WorkloadPods>,
+    ) -> KueueReport {
         let a = &k.admission;
-        // A TrainJob's pods carry its name as their workload; a plain pod is its own.
-        let mut per_workload: BTreeMap<(&str, &str), Vec<&PodReport>> = BTreeMap::new();
-        for p in pods {
-            let w = p.workload.as_deref().unwrap_or(&p.name);
-            per_workload.entry((&p.namespace, w)).or_default().push(p);
-        }
         let key = |v: Victim| match v {
             Victim::Queued(w) => format!("{}/{}", k.workloads[w].namespace, k.workloads[w].name),
             Victim::Admitted(i) => format!("{}/{}", k.admitted[i].namespace, k.admitted[i].name),
@@ -196,20 +199,8 @@ impl KueueReport {
                     })
                     .collect();
                 let scheduler = assigned.map(|_| {
-                    let key_pods = per_workload.get(&(ns.as_str(), name.as_str()));
-                    let list = key_pods.map_or(&[][..], Vec::as_slice);
-                    let scheduled = (list.iter())
-                        .filter(|p| matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded))
-                        .count();
-                    let pending = list
-                        .iter()
-                        .find(|p| !matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded));
-                    SchedulerSide {
-                        pods: list.len(),
-                        scheduled,
-                        admitted_but_unschedulable: pending.is_some(),
-                        message: pending.map(|p| p.message.clone()).unwrap_or_default(),
-                    }
+                    let key = (ns.clone(), name.clone());
+                    (scheduled.get(&key)).map_or_else(SchedulerSide::default, |w| w.side.clone())
                 });
                 KueueWorkload {
                     kind: kind.to_string(),
@@ -306,12 +297,8 @@ impl KueueReport {
                     // A queued job's pods exist only when it was admitted at an earlier step.
                     Victim::Queued(w) if e.step.is_some() => {
                         let (ns, name) = (&k.workloads[w].namespace, &k.workloads[w].name);
-                        (per_workload
-                            .get(&(ns.as_str(), name.as_str()))
-                            .into_iter()
-                            .flatten())
-                        .map(|p| format!("{}/{}", p.namespace, p.name))
-                        .collect()
+                        let key = (ns.clone(), name.clone());
+                        (scheduled.get(&key)).map_or_else(Vec::new, |w| w.pods.clone())
                     }
                     _ => k.evicted_pods.get(&i).cloned().unwrap_or_default(),
                 },
@@ -335,132 +322,4 @@ impl KueueReport {
             evictions,
         }
     }
-}
-
-#[derive(Tabled)]
-pub(super) struct WorkloadRow {
-    #[tabled(rename = "Kueue workload")]
-    workload: String,
-    #[tabled(rename = "ClusterQueue")]
-    queue: String,
-    #[tabled(rename = "Kueue")]
-    kueue: String,
-    #[tabled(rename = "Flavors")]
-    flavors: String,
-    #[tabled(rename = "kube-scheduler")]
-    scheduler: String,
-}
-
-#[derive(Tabled)]
-pub(super) struct QuotaRow {
-    #[tabled(rename = "ClusterQueue")]
-    queue: String,
-    #[tabled(rename = "Flavor")]
-    flavor: String,
-    #[tabled(rename = "Resource")]
-    resource: String,
-    #[tabled(rename = "Usage / nominal")]
-    usage: String,
-    #[tabled(rename = "Borrowed")]
-    borrowed: String,
-}
-
-pub(super) fn workload_rows(k: &KueueReport) -> Vec<WorkloadRow> {
-    (k.workloads.iter())
-        .map(|w| WorkloadRow {
-            workload: format!("{} {}/{}", w.kind, w.namespace, w.name),
-            queue: w.cluster_queue.clone().unwrap_or_else(|| "-".into()),
-            kueue: match (w.admitted, w.message.as_str()) {
-                (false, _) if let Some(step) = w.finished_in_step => {
-                    format!("finished in timeline step {step}")
-                }
-                (true, _) if !w.preempted.is_empty() => wrap(
-                    &format!("admitted after preempting {}", w.preempted.join(", ")),
-                    60,
-                ),
-                (true, _) => "admitted".to_string(),
-                // A pod's workload that ended with its eviction.
-                (false, m) if w.reason == "Preempted" => {
-                    wrap(&format!("preempted, pod deleted: {m}"), 60)
-                }
-                // Never nominated: a StrictFIFO head that cannot be admitted blocks the rest.
-                (false, "") => "pending: never reached the head of its ClusterQueue".to_string(),
-                (false, m) => wrap(&format!("pending: {m}"), 60),
-            },
-            flavors: (w.pod_sets.iter())
-                .filter(|ps| !ps.flavors.is_empty())
-                .map(|ps| {
-                    let mut flavors: Vec<&String> = ps.flavors.values().collect();
-                    flavors.dedup();
-                    let names: Vec<&str> = flavors.iter().map(|s| s.as_str()).collect();
-                    format!("{}: {}", ps.name, names.join(", "))
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-            scheduler: match &w.scheduler {
-                None => "-".into(),
-                Some(s) if !s.admitted_but_unschedulable => {
-                    format!("{}/{} scheduled", s.scheduled, s.pods)
-                }
-                Some(s) => wrap(
-                    &format!(
-                        "ADMITTED BUT UNSCHEDULABLE: {}/{} scheduled; {}",
-                        s.scheduled, s.pods, s.message
-                    ),
-                    60,
-                ),
-            },
-        })
-        .collect()
-}
-
-#[derive(Tabled)]
-pub(super) struct EvictionRow {
-    #[tabled(rename = "Evicted by Kueue")]
-    victim: String,
-    #[tabled(rename = "For")]
-    preemptor: String,
-    #[tabled(rename = "When")]
-    when: String,
-    #[tabled(rename = "Reason")]
-    reason: String,
-    #[tabled(rename = "Pods deleted")]
-    pods: String,
-}
-
-pub(super) fn eviction_rows(k: &KueueReport) -> Vec<EvictionRow> {
-    (k.evictions.iter())
-        .map(|e| EvictionRow {
-            victim: format!(
-                "{} {} ({})",
-                e.victim_kind, e.victim, e.victim_cluster_queue
-            ),
-            preemptor: e.preemptor.clone().unwrap_or_else(|| "-".into()),
-            when: match (e.step, e.cycle) {
-                (Some(step), Some(cycle)) => format!("step {step}, cycle {cycle}"),
-                (None, Some(cycle)) => format!("start, cycle {cycle}"),
-                (_, None) => "start".into(),
-            },
-            reason: e.reason.clone(),
-            pods: if e.pods.is_empty() {
-                "-".into()
-            } else {
-                wrap(&e.pods.join(", "), 40)
-            },
-        })
-        .collect()
-}
-
-pub(super) fn quota_rows(k: &KueueReport) -> Vec<QuotaRow> {
-    (k.cluster_queues.iter())
-        .flat_map(|q| {
-            q.resources.iter().map(move |r| QuotaRow {
-                queue: q.name.clone(),
-                flavor: r.flavor.clone(),
-                resource: r.resource.clone(),
-                usage: format!("{} / {}", r.usage, r.nominal),
-                borrowed: r.borrowed.clone(),
-            })
-        })
-        .collect()
 }

@@ -244,7 +244,8 @@ impl ScenarioReport {
                 .chain(blocked_eviction_warnings(&outcome.timeline))
                 .collect(),
             stuck_workloads: stuck_workloads(workloads, &pods),
-            kueue: (scenario.kueue.as_ref()).map(|k| super::kueue::KueueReport::new(k, &pods)),
+            kueue: (scenario.kueue.as_ref())
+                .map(|k| super::kueue::KueueReport::new(k, &workload_pods(&pods))),
             dra_claims: super::dra::claims(&outcome.dra_claims),
             gangs: gangs(&pods),
             timeline: timeline(workloads, &outcome.timeline),
@@ -641,4 +642,33 @@ impl OverrideEffect {
             summary,
         }
     }
+}
+
+/// What kube-scheduler did with each workload's pods, by (namespace, workload): a TrainJob's
+/// pods carry its name as their workload, a plain pod is its own. For the Kueue report.
+fn workload_pods(pods: &[PodReport]) -> BTreeMap<(String, String), super::kueue::WorkloadPods> {
+    let mut per_workload: BTreeMap<(&str, &str), Vec<&PodReport>> = BTreeMap::new();
+    for p in pods {
+        let w = p.workload.as_deref().unwrap_or(&p.name);
+        per_workload.entry((&p.namespace, w)).or_default().push(p);
+    }
+    let done = |p: &PodReport| matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded);
+    (per_workload.into_iter())
+        .map(|((ns, w), list)| {
+            let pending = list.iter().find(|p| !done(p));
+            let side = super::kueue::SchedulerSide {
+                pods: list.len(),
+                scheduled: list.iter().filter(|p| done(p)).count(),
+                admitted_but_unschedulable: pending.is_some(),
+                message: pending.map(|p| p.message.clone()).unwrap_or_default(),
+            };
+            let pods = (list.iter())
+                .map(|p| format!("{}/{}", p.namespace, p.name))
+                .collect();
+            (
+                (ns.to_string(), w.to_string()),
+                super::kueue::WorkloadPods { side, pods },
+            )
+        })
+        .collect()
 }

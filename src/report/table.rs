@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
 
+use super::kueue::KueueReport;
 use super::model::{NodeReport, PodReport, RunReport, ScenarioReport};
 use crate::sched::PodPhase;
 
@@ -164,13 +165,13 @@ fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut S
         let _ = writeln!(out, "{}", table_of(pod_groups(s), limit, "pod groups"));
     }
     if let Some(k) = &s.kueue {
-        let rows = super::kueue::workload_rows(k);
+        let rows = workload_rows(k);
         let _ = writeln!(out, "{}", table_of(rows, limit, "Kueue workloads"));
         if !k.evictions.is_empty() {
-            let rows = super::kueue::eviction_rows(k);
+            let rows = eviction_rows(k);
             let _ = writeln!(out, "{}", table_of(rows, limit, "Kueue preemptions"));
         }
-        let rows = super::kueue::quota_rows(k);
+        let rows = quota_rows(k);
         let _ = writeln!(out, "{}", table_of(rows, limit, "quota rows"));
     }
     if !s.override_effects.is_empty() {
@@ -538,8 +539,138 @@ fn pool_rows(nodes: &[NodeReport]) -> Vec<PoolRow> {
         .collect()
 }
 
+// ---- Kueue ----
+
+#[derive(Tabled)]
+struct WorkloadRow {
+    #[tabled(rename = "Kueue workload")]
+    workload: String,
+    #[tabled(rename = "ClusterQueue")]
+    queue: String,
+    #[tabled(rename = "Kueue")]
+    kueue: String,
+    #[tabled(rename = "Flavors")]
+    flavors: String,
+    #[tabled(rename = "kube-scheduler")]
+    scheduler: String,
+}
+
+#[derive(Tabled)]
+struct QuotaRow {
+    #[tabled(rename = "ClusterQueue")]
+    queue: String,
+    #[tabled(rename = "Flavor")]
+    flavor: String,
+    #[tabled(rename = "Resource")]
+    resource: String,
+    #[tabled(rename = "Usage / nominal")]
+    usage: String,
+    #[tabled(rename = "Borrowed")]
+    borrowed: String,
+}
+
+fn workload_rows(k: &KueueReport) -> Vec<WorkloadRow> {
+    (k.workloads.iter())
+        .map(|w| WorkloadRow {
+            workload: format!("{} {}/{}", w.kind, w.namespace, w.name),
+            queue: w.cluster_queue.clone().unwrap_or_else(|| "-".into()),
+            kueue: match (w.admitted, w.message.as_str()) {
+                (false, _) if let Some(step) = w.finished_in_step => {
+                    format!("finished in timeline step {step}")
+                }
+                (true, _) if !w.preempted.is_empty() => wrap(
+                    &format!("admitted after preempting {}", w.preempted.join(", ")),
+                    60,
+                ),
+                (true, _) => "admitted".to_string(),
+                // A pod's workload that ended with its eviction.
+                (false, m) if w.reason == "Preempted" => {
+                    wrap(&format!("preempted, pod deleted: {m}"), 60)
+                }
+                // Never nominated: a StrictFIFO head that cannot be admitted blocks the rest.
+                (false, "") => "pending: never reached the head of its ClusterQueue".to_string(),
+                (false, m) => wrap(&format!("pending: {m}"), 60),
+            },
+            flavors: (w.pod_sets.iter())
+                .filter(|ps| !ps.flavors.is_empty())
+                .map(|ps| {
+                    let mut flavors: Vec<&String> = ps.flavors.values().collect();
+                    flavors.dedup();
+                    let names: Vec<&str> = flavors.iter().map(|s| s.as_str()).collect();
+                    format!("{}: {}", ps.name, names.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            scheduler: match &w.scheduler {
+                None => "-".into(),
+                Some(s) if !s.admitted_but_unschedulable => {
+                    format!("{}/{} scheduled", s.scheduled, s.pods)
+                }
+                Some(s) => wrap(
+                    &format!(
+                        "ADMITTED BUT UNSCHEDULABLE: {}/{} scheduled; {}",
+                        s.scheduled, s.pods, s.message
+                    ),
+                    60,
+                ),
+            },
+        })
+        .collect()
+}
+
+#[derive(Tabled)]
+struct EvictionRow {
+    #[tabled(rename = "Evicted by Kueue")]
+    victim: String,
+    #[tabled(rename = "For")]
+    preemptor: String,
+    #[tabled(rename = "When")]
+    when: String,
+    #[tabled(rename = "Reason")]
+    reason: String,
+    #[tabled(rename = "Pods deleted")]
+    pods: String,
+}
+
+fn eviction_rows(k: &KueueReport) -> Vec<EvictionRow> {
+    (k.evictions.iter())
+        .map(|e| EvictionRow {
+            victim: format!(
+                "{} {} ({})",
+                e.victim_kind, e.victim, e.victim_cluster_queue
+            ),
+            preemptor: e.preemptor.clone().unwrap_or_else(|| "-".into()),
+            when: match (e.step, e.cycle) {
+                (Some(step), Some(cycle)) => format!("step {step}, cycle {cycle}"),
+                (None, Some(cycle)) => format!("start, cycle {cycle}"),
+                (_, None) => "start".into(),
+            },
+            reason: e.reason.clone(),
+            pods: if e.pods.is_empty() {
+                "-".into()
+            } else {
+                wrap(&e.pods.join(", "), 40)
+            },
+        })
+        .collect()
+}
+
+fn quota_rows(k: &KueueReport) -> Vec<QuotaRow> {
+    (k.cluster_queues.iter())
+        .flat_map(|q| {
+            q.resources.iter().map(move |r| QuotaRow {
+                queue: q.name.clone(),
+                flavor: r.flavor.clone(),
+                resource: r.resource.clone(),
+                usage: format!("{} / {}", r.usage, r.nominal),
+                borrowed: r.borrowed.clone(),
+            })
+        })
+        .collect()
+}
+
 /// Wraps long messages after ", " and ". " so tables stay readable.
-pub(super) fn wrap(text: &str, width: usize) -> String {
+fn wrap(text: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line_len = 0;
     let mut rest = text;
