@@ -141,7 +141,6 @@ fn sibling_imports(text: &str, folder: &str, depth: usize, siblings: &[String]) 
 /// shrinks. Remove an entry when its circle is untied (issue 25 unties the first three).
 const KNOWN_CIRCLES: &[&str] = &[
     "dra: api ↔ capacity ↔ controller",
-    "load: apps ↔ workloads",
     "sched: dra_manager ↔ plugins ↔ profile",
 ];
 

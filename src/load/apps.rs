@@ -11,9 +11,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::loaded::{LoadedWorkload, ResolveContext};
+use super::loaded::{LoadedWorkload, ResolveContext, Source, WorkloadItem};
 use super::origin::Origin;
-use super::workloads::{Source, WorkloadItem};
 use super::{Errors, Loader, objects};
 use crate::model::{Node, Pod};
 use crate::resolve::apps::daemonset::DaemonSetPods;

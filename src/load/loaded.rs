@@ -1,10 +1,14 @@
 //! What loading a workload item gives (a [`LoadedWorkload`]: its pods, steps, PodGroups, the
 //! resolved TrainJob and its baseline), and what resolving a TrainJob needs from the scenario
-//! ([`ResolveContext`]). Shared by `workloads` (which loads the items) and `kueue` (which
-//! holds back the items that name a queue and resolves them again once admitted), so neither
-//! imports the other's internals.
+//! ([`ResolveContext`]), and where an item comes from ([`WorkloadItem`]). Shared by
+//! `workloads` (which loads the items), `apps` (which loads the apps/v1 ones) and `kueue`
+//! (which holds back the items that name a queue and resolves them again once admitted), so
+//! none imports another's internals.
+
+use serde_json::Value;
 
 use super::Workloads;
+use super::origin::Origin;
 use crate::features::FeatureGates;
 use crate::model::Pod;
 use crate::model::pod_group::PodGroup;
@@ -105,4 +109,17 @@ impl LoadedWorkload {
             None => self.pods.iter().map(Pod::key).collect(),
         }
     }
+}
+
+/// Where a workload item comes from: an item of a scenario list (inline, `{file}`,
+/// `{determined}`), or an object `spec.objects` routed here.
+pub(super) enum Source<'v> {
+    Item { path: String, value: &'v Value },
+    Object(Origin),
+}
+
+/// A workload item and the timeline step it arrives at (`None`: at the start).
+pub(super) struct WorkloadItem<'v> {
+    pub source: Source<'v>,
+    pub step: Option<usize>,
 }

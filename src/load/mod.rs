@@ -51,9 +51,10 @@ use crate::sched::plugins::pod_topology_spread::ServiceSelector;
 use crate::sched::profile::Profile;
 use crate::yaml::{self, Document, join_path};
 use loaded::ResolveContext;
+use loaded::{Source, WorkloadItem};
 use origin::{Origin, suggestion};
 use scenario::ScenarioDoc;
-use workloads::{Source, WorkloadItem, WorkloadSet};
+use workloads::WorkloadSet;
 
 /// The scheduler name of the default profile.
 const DEFAULT_SCHEDULER: &str = "default-scheduler";

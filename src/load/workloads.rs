@@ -7,9 +7,8 @@ use std::path::Path;
 use std::rc::Rc;
 
 use k8s_openapi::api::core::v1 as k8s;
-use serde_json::Value;
 
-use super::loaded::{Baseline, LoadedWorkload, ResolveContext};
+use super::loaded::{Baseline, LoadedWorkload, ResolveContext, Source, WorkloadItem};
 use super::origin::Origin;
 use super::{Errors, Loader, Workloads, kueue, pod_group};
 use crate::model::Pod;
@@ -19,19 +18,6 @@ use crate::resolve::build::{BuildOptions, ResolvedTrainJob};
 use crate::resolve::trainjob::{self, TrainJob};
 use crate::sched::plan::{self, Requirement, Step};
 use crate::yaml::Document;
-
-/// Where a workload item comes from: an item of a scenario list (inline, `{file}`,
-/// `{determined}`), or an object `spec.objects` routed here.
-pub(super) enum Source<'v> {
-    Item { path: String, value: &'v Value },
-    Object(Origin),
-}
-
-/// A workload item and the timeline step it arrives at (`None`: at the start).
-pub(super) struct WorkloadItem<'v> {
-    pub source: Source<'v>,
-    pub step: Option<usize>,
-}
 
 /// Every workload pod and step, the baseline, and per timeline step its arrivals.
 #[derive(Default)]
