@@ -331,8 +331,8 @@ fn distinct(a: &DeviceAttribute, seen: &DeviceAttribute) -> bool {
 pub fn share_id(namespace: &str, claim: &str, result: usize) -> String {
     let parts = [namespace, claim, &result.to_string()];
     let (hi, lo) = (
-        super::controller::stable_hash(&parts),
-        super::controller::stable_hash(&[&parts[..], &["share"]].concat()),
+        crate::model::generated_names::stable_hash(&parts),
+        crate::model::generated_names::stable_hash(&[&parts[..], &["share"]].concat()),
     );
     // RFC 4122 version 4 layout: 8-4-4-4-12 hex digits.
     let hi = (hi & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;

@@ -13,7 +13,7 @@
 //! and name, the pod claim's name and the template's name, so a scenario gets the same claim
 //! names in every run; a name already taken is drawn again, as the controller retries after
 //! the API server's `AlreadyExists`. A pod without a UID gets one the same way
-//! ([`pod_uid`]).
+//! (`model::generated_names::pod_uid`).
 
 use std::collections::BTreeMap;
 
@@ -25,15 +25,12 @@ use super::api::RESERVED_FOR_MAX_SIZE;
 use super::inventory::Inventory;
 use super::resourceclaim::{self, NameError};
 use crate::model::Pod;
+use crate::model::generated_names::{generated_name, stable_hash};
 
 /// `resourceapi.PodResourceClaimAnnotation`: the pod claim a generated claim is for.
 pub const POD_CLAIM_NAME_ANNOTATION: &str = "resource.kubernetes.io/pod-claim-name";
 /// The controller's `maxBaseLen`: room for a hyphen and 5 random characters in 63.
 const MAX_BASE_LEN: usize = 57;
-/// `names.MaxGeneratedNameLength`: 63 minus the random suffix.
-const MAX_GENERATED_NAME_LENGTH: usize = 58;
-/// `utilrand.String`'s alphabet (no vowels, no look-alikes).
-const ALPHANUMS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 /// The `generateName` of the claim for pod claim `claim` of pod `pod`: `<pod>-<claim>-`, or,
 /// when longer than 57 bytes, both names cut in proportion to their length and joined by one
@@ -48,47 +45,6 @@ pub fn generate_name(pod: &str, claim: &str) -> String {
         s.get(..n).unwrap_or(s).to_string()
     };
     format!("{}-{}", cut(pod), cut(claim))
-}
-
-/// The name the API server gives an object with `generateName` `base`: at most 58 bytes of
-/// it, then 5 characters drawn from `hash`.
-pub fn generated_name(base: &str, mut hash: u64) -> String {
-    let mut name: String = base.get(..MAX_GENERATED_NAME_LENGTH).unwrap_or(base).into();
-    for _ in 0..5 {
-        name.push(ALPHANUMS[(hash % ALPHANUMS.len() as u64) as usize] as char);
-        hash /= ALPHANUMS.len() as u64;
-    }
-    name
-}
-
-/// A stable 64-bit hash of `parts` (FNV-1a, then splitmix64's finalizer to spread it).
-pub fn stable_hash(parts: &[&str]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in parts {
-        for b in part.bytes().chain([0]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    h ^ (h >> 31)
-}
-
-/// The UID the API server would give pod `namespace/name`, made stable: RFC 4122 form.
-pub fn pod_uid(namespace: &str, name: &str) -> String {
-    let (a, b) = (
-        stable_hash(&["pod-uid", namespace, name]),
-        stable_hash(&["pod-uid-2", namespace, name]),
-    );
-    format!(
-        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xfff,
-        0x8000 | ((b >> 48) & 0x3fff),
-        b & 0xffff_ffff_ffff
-    )
 }
 
 /// A pod claim the controller could not handle (its `FailedResourceClaimCreation` event):
@@ -294,23 +250,5 @@ mod tests {
             generate_name(&pod, &claim),
             format!("{}-{}", "p".repeat(31), "c".repeat(23))
         );
-    }
-
-    #[test]
-    fn generated_names_take_five_characters_of_the_alphabet() {
-        let name = generated_name("pod-gpu-", 12345);
-        assert_eq!(name.len(), "pod-gpu-".len() + 5);
-        assert!(name[8..].bytes().all(|b| ALPHANUMS.contains(&b)));
-        assert_eq!(generated_name(&"x".repeat(70), 1).len(), 63);
-    }
-
-    #[test]
-    fn pod_uids_are_stable_and_well_formed() {
-        let uid = pod_uid("default", "p");
-        assert_eq!(uid, pod_uid("default", "p"));
-        assert_ne!(uid, pod_uid("default", "q"));
-        assert_eq!(uid.len(), 36);
-        assert_eq!(uid.as_bytes()[14], b'4');
-        assert!(uid.bytes().all(|b| b == b'-' || b.is_ascii_hexdigit()));
     }
 }

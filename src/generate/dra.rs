@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use std::io::{self, Write};
 
 use super::write_items;
-use crate::dra::controller::{generated_name, stable_hash};
+use crate::model::generated_names::{generated_name, stable_hash};
 
 /// A GPU node kind as the driver publishes it (`fixtures/dra/README.md`).
 struct Product {

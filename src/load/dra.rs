@@ -407,7 +407,7 @@ pub(super) fn implicit_extended_names<'p>(
 fn assign_uids<'p>(taken: &mut HashSet<String>, pods: impl Iterator<Item = &'p mut Pod>) {
     for pod in pods {
         if pod.uid.is_empty() || !taken.insert(pod.uid.clone()) {
-            pod.uid = controller::pod_uid(&pod.namespace, &pod.name);
+            pod.uid = crate::model::generated_names::pod_uid(&pod.namespace, &pod.name);
             taken.insert(pod.uid.clone());
         }
     }

@@ -66,9 +66,10 @@ impl Origin {
         }
         let file = self.file.file_name().unwrap_or_default().to_string_lossy();
         let namespace = metadata["namespace"].as_str().unwrap_or("");
-        let hash =
-            crate::dra::controller::stable_hash(&[kind, namespace, prefix, &file, &self.path]);
-        Some(crate::dra::controller::generated_name(prefix, hash))
+        let hash = crate::model::generated_names::stable_hash(&[
+            kind, namespace, prefix, &file, &self.path,
+        ]);
+        Some(crate::model::generated_names::generated_name(prefix, hash))
     }
 
     /// The object as the API server holds it once created: with its generated name, if it

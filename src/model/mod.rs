@@ -3,6 +3,7 @@
 //! k8s-openapi types.
 
 pub mod crd;
+pub mod generated_names;
 pub mod labels;
 pub mod node;
 pub mod objects;

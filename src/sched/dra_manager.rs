@@ -31,7 +31,7 @@ use crate::dra::DeviceId;
 use crate::dra::Inventory;
 use crate::dra::allocator::{self, NodeView};
 use crate::dra::capacity::{self, Consumed};
-use crate::dra::{controller, counters, extended, resourceclaim};
+use crate::dra::{counters, extended, resourceclaim};
 use crate::model::{Node, Pod};
 use crate::sched::plugins::node_affinity;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -449,7 +449,7 @@ impl DraManager {
         let base = claim.metadata.generate_name.clone().unwrap_or_default();
         let name = (0u32..)
             .map(|attempt| {
-                let hash = controller::stable_hash(&[
+                let hash = crate::model::generated_names::stable_hash(&[
                     &seed.to_string(),
                     &pod.namespace,
                     &pod.name,
@@ -457,7 +457,7 @@ impl DraManager {
                     extended::SPECIAL_CLAIM_IN_MEM_NAME,
                     &attempt.to_string(),
                 ]);
-                controller::generated_name(&base, hash)
+                crate::model::generated_names::generated_name(&base, hash)
             })
             .find(|n| self.claim(&pod.namespace, n).is_none())
             .expect("some drawn name is free");

@@ -33,9 +33,9 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use serde_json::Value;
 
-use crate::dra::controller::{generated_name, stable_hash};
 use crate::features::FeatureGates;
 use crate::model::Pod;
+use crate::model::generated_names::{generated_name, stable_hash};
 use crate::model::objects;
 use crate::model::pod::ControllerRef;
 use crate::model::validate::FieldError;
