@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 use tabled::Tabled;
 
-use super::model::PodReport;
+use super::model::{PodReport, is_zero};
 use super::table::wrap;
 use crate::kueue::admission::Victim;
 use crate::kueue::api::QueueingStrategy;
@@ -96,10 +96,6 @@ pub struct KueueWorkload {
     /// ones, the first message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<SchedulerSide>,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -84,6 +84,10 @@ pub struct PodReport {
     /// Pods this pod preempted (`namespace/name`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preempted: Vec<String>,
+    /// How many of `preempted` a PodDisruptionBudget protected: kube-scheduler preempts them
+    /// anyway when no node spares them (`Victims.NumPDBViolations`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pdb_violations: usize,
     /// For a gang member: its gang's last attempt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gang: Option<GangNote>,
@@ -130,6 +134,11 @@ pub struct NodeReport {
     /// no GPU extended resource.
     #[serde(skip)]
     pub dra_gpus: Option<(i64, i64)>,
+}
+
+/// For `skip_serializing_if`: a count of nothing is left out.
+pub(crate) fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A short reason for a pending pod whose nodes gave none (gated, never created, preempted,
@@ -190,6 +199,7 @@ impl ScenarioReport {
                     message: String::new(),
                     verdicts: Vec::new(),
                     preempted: Vec::new(),
+                    pdb_violations: 0,
                     gang: None,
                     evaluated_nodes: None,
                     feasible_nodes: None,
@@ -230,6 +240,7 @@ impl ScenarioReport {
                 preempted: (o.victims.iter())
                     .map(|&v| victim_key(workloads, &scenario.existing_pods, v))
                     .collect(),
+                pdb_violations: o.pdb_violations,
                 gang: o.gang.clone(),
                 evaluated_nodes: o.evaluated.map(|e| e.nodes),
                 feasible_nodes: o.evaluated.map(|e| e.feasible),

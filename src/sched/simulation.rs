@@ -132,6 +132,7 @@ pub fn schedule_plan(
                     .into(),
                 diagnosis: None,
                 victims: Vec::new(),
+                pdb_violations: 0,
                 gang: None,
                 evaluated: None,
             })
@@ -635,6 +636,7 @@ fn waiting(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> PodOutcome {
         message,
         diagnosis: None,
         victims: Vec::new(),
+        pdb_violations: 0,
         gang: None,
         evaluated: None,
     }

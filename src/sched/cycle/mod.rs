@@ -173,6 +173,9 @@ pub struct PodOutcome {
     pub diagnosis: Option<Diagnosis>,
     /// Pods preempted to make room for this one (pod ids, see [`Outcome`]).
     pub victims: Vec<usize>,
+    /// How many of `victims` a PodDisruptionBudget protected (`Victims.NumPDBViolations`):
+    /// kube-scheduler preempts them all the same, preferring nodes with fewer.
+    pub pdb_violations: usize,
     /// For a gang member: how far its gang got.
     pub gang: Option<GangNote>,
     /// The cycle's Filter pass, when it ran.
@@ -264,6 +267,7 @@ fn scheduler_error(message: String) -> PodOutcome {
         message,
         diagnosis: None,
         victims: Vec::new(),
+        pdb_violations: 0,
         gang: None,
         evaluated: None,
     }
@@ -737,6 +741,7 @@ impl<'a> Scheduler<'a> {
                 ),
                 diagnosis: None,
                 victims: Vec::new(),
+                pdb_violations: 0,
                 gang: None,
                 evaluated: None,
             };
@@ -765,6 +770,7 @@ impl<'a> Scheduler<'a> {
                     ..Default::default()
                 }),
                 victims: Vec::new(),
+                pdb_violations: 0,
                 gang: None,
                 evaluated: None,
             };
@@ -892,6 +898,7 @@ impl<'a> Scheduler<'a> {
                         message: format!("running PreScore plugin {:?}: {e}", names::NODE_AFFINITY),
                         diagnosis: None,
                         victims: Vec::new(),
+                        pdb_violations: 0,
                         gang: None,
                         evaluated: None,
                     }
