@@ -111,3 +111,25 @@ proptest! {
         prop_assert_eq!(evicted(nodes, &pods, vec![budget(APPS[guarded], 0)]), without);
     }
 }
+
+/// `canIgnorePDB`: draining a node evicts its terminating and its Pending pods although the
+/// budget allows no disruption; the running pod's eviction is refused (the budget counts
+/// neither of the others as healthy).
+#[test]
+fn terminating_and_pending_pods_are_drained_without_their_budget() {
+    let loaded = load::load_files(
+        &[PathBuf::from("tests/data/pdb/drain-ignores-budget.yaml")],
+        &LoadOptions::default(),
+    );
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let r = schedsim::simulate(&loaded.scenarios[0]);
+    assert_eq!(
+        r.preempted_existing_pods,
+        ["default/terminating", "default/pending"]
+    );
+    let blocked: Vec<&str> = (r.timeline.iter())
+        .flat_map(|t| &t.blocked_evictions)
+        .map(|b| b.pod.as_str())
+        .collect();
+    assert_eq!(blocked, ["default/running-0"]);
+}

@@ -3,7 +3,7 @@
 //!   status: `getExpectedPodCount` (an int `minAvailable` counts the selected pods; a
 //!   percentage or `maxUnavailable` sums the scale of their controllers, which the loader
 //!   finds with the controller's finders: [`Budget::expected_scale`]), `countHealthyPods`
-//!   (selected pods that are Ready and not in `disruptedPods`) and `updatePdbStatus`
+//!   (selected pods that are Ready, not being deleted and not in `disruptedPods`) and `updatePdbStatus`
 //!   (`disruptionsAllowed = currentHealthy - desiredHealthy`, 0 when negative or when no pod is
 //!   expected). It updates the status after every change, so [`Budgets`] keeps the healthy
 //!   count current as pods bind and go. A status given in the object (a dump) stands until
@@ -248,8 +248,9 @@ impl Budgets {
     }
 
     /// A pod bound (`sign` 1) or gone from its node (-1): the healthy counts of its budgets.
+    /// `countHealthyPods` counts neither a pod that is not Ready nor one being deleted.
     pub fn count(&mut self, id: usize, pod: &Pod, sign: i32) {
-        if pod.not_ready {
+        if pod.not_ready || pod.deletion_timestamp.is_some() {
             return;
         }
         if let Some(mine) = self.of_pod.get(&id) {
@@ -316,9 +317,15 @@ impl Budgets {
             .collect()
     }
 
-    /// The Eviction API's verdict on evicting a running pod now (`EvictionREST.Create`): `Ok`
+    /// The Eviction API's verdict on evicting a bound pod now (`EvictionREST.Create`): `Ok`
     /// when it would delete the pod.
     pub fn evict(&self, id: usize, pod: &Pod) -> Result<(), Refusal> {
+        // `canIgnorePDB`: a pod being deleted or not started yet (phase `Pending`) is deleted
+        // without asking its budgets; so is one in phase Succeeded or Failed, which the loader
+        // leaves out of the run.
+        if pod.deletion_timestamp.is_some() || pod.phase_pending {
+            return Ok(());
+        }
         let mine = self.of_pod.get(&id).map_or(&[][..], Vec::as_slice);
         let i = match mine {
             [] => return Ok(()),
@@ -357,6 +364,8 @@ impl Budgets {
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
     use super::*;
 
     fn pod(name: &str, app: &str) -> Pod {
@@ -478,6 +487,36 @@ mod tests {
         assert_eq!(s.evict(0, &pods[0]), Ok(()));
         let s = budgets(vec![budget("web", app("web"), 0)], &pods);
         assert_eq!(s.evict(0, &pods[0]), Ok(()), "healthy budget: 3 of 3");
+    }
+
+    /// `canIgnorePDB`: a terminating pod and one in phase Pending are evicted whatever their
+    /// budget says; a running one is not.
+    #[test]
+    fn terminating_and_pending_pods_are_evicted_without_their_budget() {
+        let mut terminating = pod("a", "web");
+        terminating.deletion_timestamp = Some(Time(Default::default()));
+        let mut pending = pod("b", "web");
+        pending.phase_pending = true;
+        let pods = [terminating, pending, pod("c", "web")];
+        let s = budgets(vec![budget("web", app("web"), 0)], &pods);
+        assert_eq!(s.evict(0, &pods[0]), Ok(()));
+        assert_eq!(s.evict(1, &pods[1]), Ok(()));
+        assert_eq!(s.evict(2, &pods[2]).unwrap_err().code, 429);
+    }
+
+    /// `countHealthyPods` skips a pod being deleted: of three bound pods with one terminating,
+    /// two are healthy, and `minAvailable: 2` allows no disruption.
+    #[test]
+    fn terminating_pods_are_not_healthy() {
+        let mut terminating = pod("a", "web");
+        terminating.deletion_timestamp = Some(Time(Default::default()));
+        let pods = [terminating, pod("b", "web"), pod("c", "web")];
+        let mut b = budget("web", app("web"), 0);
+        b.status = None;
+        b.min_available = Some(IntOrString::Int(2));
+        let s = budgets(vec![b], &pods);
+        let c = s.counts(0);
+        assert_eq!((c.current_healthy, c.disruptions_allowed), (2, 0));
     }
 
     /// `getExpectedPodCount` and `updatePdbStatus`.
