@@ -66,7 +66,7 @@ fn budget(app: &str, min: i32) -> Budget {
         min_available: Some(IntOrString::Int(min)),
         max_unavailable: None,
         unhealthy_policy: UnhealthyPolicy::IfHealthyBudget,
-        expected_scale: Ok(0),
+        pod_scales: Default::default(),
         status: None,
     }
 }

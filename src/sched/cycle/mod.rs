@@ -541,13 +541,15 @@ impl<'a> Scheduler<'a> {
         let dra = DraManager::new(Arc::clone(&config.dra), &cluster.nodes, features);
         let all = (pods.iter().enumerate())
             .chain((existing.iter().enumerate()).map(|(i, p)| (existing_pod_id(i), p)));
-        let budgets = crate::sched::pdb::Budgets::new(&config.pdbs, all, |id, p| {
-            id >= pods.len()
-                && p.node_name
-                    .as_deref()
-                    .and_then(|n| cluster.index_of(n))
-                    .is_some()
-        });
+        let exists_at_start = |id: usize| id >= pods.len();
+        let budgets =
+            crate::sched::pdb::Budgets::new(&config.pdbs, all, exists_at_start, |id, p| {
+                id >= pods.len()
+                    && p.node_name
+                        .as_deref()
+                        .and_then(|n| cluster.index_of(n))
+                        .is_some()
+            });
         let tree = NodeTree::new(&cluster.nodes);
         let mut preemption_rng = ChaCha8Rng::seed_from_u64(config.seed);
         preemption_rng.set_stream(1);
