@@ -158,7 +158,9 @@ pub fn pod_from_k8s(
     .collect();
     let score_requests = resources::pod_requests(&resources, &non_missing);
 
-    let phase_pending = (pod.status.as_ref()).and_then(|s| s.phase.as_deref()) == Some("Pending");
+    // Bound and not started; an unbound pod the simulation binds is taken as running.
+    let phase_pending = (pod.status.as_ref()).and_then(|s| s.phase.as_deref()) == Some("Pending")
+        && spec.node_name.as_deref().is_some_and(|n| !n.is_empty());
     Pod {
         name: pod.metadata.name.clone().unwrap_or_default(),
         uid: pod.metadata.uid.clone().unwrap_or_default(),
