@@ -13,14 +13,16 @@ use schedsim::sched::pdb::{Budget, UnhealthyPolicy};
 use schedsim::sched::plan::{Event, Step};
 use schedsim::sched::{PodPhase, SchedulerConfig, schedule_plan};
 
+/// The report of the first scenario of `file`, which loads without errors.
+fn simulated(file: &str) -> schedsim::report::ScenarioReport {
+    let loaded = load::load_files(&[PathBuf::from(file)], &LoadOptions::default());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    schedsim::simulate(&loaded.scenarios[0])
+}
+
 #[test]
 fn a_refused_eviction_is_retried_once_a_replacement_binds() {
-    let loaded = load::load_files(
-        &[PathBuf::from("tests/data/pdb/drain-retry.yaml")],
-        &LoadOptions::default(),
-    );
-    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-    let r = schedsim::simulate(&loaded.scenarios[0]);
+    let r = simulated("tests/data/pdb/drain-retry.yaml");
     for p in &r.pods {
         assert_eq!(p.status, PodPhase::Scheduled, "{}", p.name);
         assert_eq!(p.node.as_deref(), Some("n1"), "{}", p.name);
@@ -117,12 +119,7 @@ proptest! {
 /// neither of the others as healthy).
 #[test]
 fn terminating_and_pending_pods_are_drained_without_their_budget() {
-    let loaded = load::load_files(
-        &[PathBuf::from("tests/data/pdb/drain-ignores-budget.yaml")],
-        &LoadOptions::default(),
-    );
-    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-    let r = schedsim::simulate(&loaded.scenarios[0]);
+    let r = simulated("tests/data/pdb/drain-ignores-budget.yaml");
     assert_eq!(
         r.preempted_existing_pods,
         ["default/terminating", "default/pending"]
