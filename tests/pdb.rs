@@ -13,14 +13,16 @@ use schedsim::sched::pdb::{Budget, UnhealthyPolicy};
 use schedsim::sched::plan::{Event, Step};
 use schedsim::sched::{PodPhase, SchedulerConfig, schedule_plan};
 
+/// The report of the first scenario of `file`, which loads without errors.
+fn simulated(file: &str) -> schedsim::report::ScenarioReport {
+    let loaded = load::load_files(&[PathBuf::from(file)], &LoadOptions::default());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    schedsim::simulate(&loaded.scenarios[0])
+}
+
 #[test]
 fn a_refused_eviction_is_retried_once_a_replacement_binds() {
-    let loaded = load::load_files(
-        &[PathBuf::from("tests/data/pdb/drain-retry.yaml")],
-        &LoadOptions::default(),
-    );
-    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-    let r = schedsim::simulate(&loaded.scenarios[0]);
+    let r = simulated("tests/data/pdb/drain-retry.yaml");
     for p in &r.pods {
         assert_eq!(p.status, PodPhase::Scheduled, "{}", p.name);
         assert_eq!(p.node.as_deref(), Some("n1"), "{}", p.name);
@@ -66,7 +68,7 @@ fn budget(app: &str, min: i32) -> Budget {
         min_available: Some(IntOrString::Int(min)),
         max_unavailable: None,
         unhealthy_policy: UnhealthyPolicy::IfHealthyBudget,
-        expected_scale: Ok(0),
+        pod_scales: Default::default(),
         status: None,
     }
 }
@@ -110,4 +112,21 @@ proptest! {
         prop_assert!(with <= without, "{with} > {without}");
         prop_assert_eq!(evicted(nodes, &pods, vec![budget(APPS[guarded], 0)]), without);
     }
+}
+
+/// `canIgnorePDB`: draining a node evicts its terminating and its Pending pods although the
+/// budget allows no disruption; the running pod's eviction is refused (the budget counts
+/// neither of the others as healthy).
+#[test]
+fn terminating_and_pending_pods_are_drained_without_their_budget() {
+    let r = simulated("tests/data/pdb/drain-ignores-budget.yaml");
+    assert_eq!(
+        r.preempted_existing_pods,
+        ["default/terminating", "default/pending"]
+    );
+    let blocked: Vec<&str> = (r.timeline.iter())
+        .flat_map(|t| &t.blocked_evictions)
+        .map(|b| b.pod.as_str())
+        .collect();
+    assert_eq!(blocked, ["default/running-0"]);
 }

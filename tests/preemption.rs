@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use schedsim::load::{self, LoadOptions};
+use schedsim::report::ScenarioReport;
 use schedsim::sched::PodPhase;
 
 #[test]
@@ -93,9 +94,16 @@ fn alike_failures_are_shared_only_when_nothing_tells_the_pods_apart() {
 
 /// Loads a file of scenarios and checks each one's `spec.expect`; returns how many ran.
 fn expectations_hold(file: &str) -> usize {
+    reports_meeting_expectations(file).len()
+}
+
+/// Loads a file of scenarios, runs each and checks its `spec.expect`; returns the reports by
+/// scenario name.
+fn reports_meeting_expectations(file: &str) -> Vec<(String, ScenarioReport)> {
     let loaded = load::load_files(&[PathBuf::from(file)], &LoadOptions::default());
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     let mut failures = Vec::new();
+    let mut reports = Vec::new();
     for s in &loaded.scenarios {
         let report = schedsim::simulate(s);
         for v in schedsim::check::check(s, &report) {
@@ -111,9 +119,44 @@ fn expectations_hold(file: &str) -> usize {
                 ));
             }
         }
+        reports.push((s.name.clone(), report));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    loaded.scenarios.len()
+    reports
+}
+
+/// What a preemption upstream's table expects: the pods preempted (any of the lists) and how
+/// many of them a PodDisruptionBudget protected (`NumPDBViolations`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ExpectedPreemption {
+    scenario: String,
+    pod: String,
+    preempted: Vec<Vec<String>>,
+    pdb_violations: usize,
+}
+
+/// Runs `file`'s scenarios (their `spec.expect` must hold) and checks the preemptions that
+/// `expected` (a list of [`ExpectedPreemption`]) lists; returns how many it checked.
+fn preemptions_hold(file: &str, expected: &str) -> usize {
+    let reports = reports_meeting_expectations(file);
+    let text = std::fs::read_to_string(expected).unwrap();
+    let cases: Vec<ExpectedPreemption> = serde_saphyr::from_str(&text).unwrap();
+    for case in &cases {
+        let (_, report) = (reports.iter())
+            .find(|(name, _)| *name == case.scenario)
+            .unwrap_or_else(|| panic!("no scenario {}", case.scenario));
+        let pod = report.pods.iter().find(|p| p.name == case.pod).unwrap();
+        assert!(
+            case.preempted.contains(&pod.preempted),
+            "{}: preempted {:?}",
+            case.scenario,
+            pod.preempted
+        );
+        assert_eq!(pod.pdb_violations, case.pdb_violations, "{}", case.scenario);
+    }
+    assert_eq!(cases.len(), reports.len(), "one expectation per scenario");
+    cases.len()
 }
 
 /// `pickOneNodeForPreemption`'s criteria in order, upstream's TestSelectBestCandidate: the
@@ -137,6 +180,20 @@ fn eligibility_to_preempt_follows_upstream() {
     );
 }
 
+/// PodDisruptionBudgets in the dry run, upstream's TestDryRunPreemption and TestPostFilter cases
+/// with budgets: the victims, NumPDBViolations (a pod in `disruptedPods` is not counted again)
+/// and the node with the fewest violations.
+#[test]
+fn budgets_count_in_preemption_as_upstream_counts_them() {
+    assert_eq!(
+        preemptions_hold(
+            "tests/data/preemption/pdb.yaml",
+            "tests/data/preemption/pdb.expected.yaml"
+        ),
+        6
+    );
+}
+
 /// Preemption's what-if takes a terminating victim out of PodTopologySpread's counts although
 /// they never held it, as upstream's `RemovePod` does.
 #[test]
@@ -145,4 +202,24 @@ fn a_terminating_victim_is_taken_out_of_the_spread_counts() {
         expectations_hold("tests/data/preemption/terminating.yaml"),
         1
     );
+}
+
+/// `candidateList` holds at most numCandidates candidates of each kind: with every candidate
+/// violating a budget and numCandidates 1, the node picked is the first the dry run found (a
+/// seeded draw), not the best of all nodes.
+#[test]
+fn violating_candidates_are_capped_at_num_candidates() {
+    let file = "tests/data/preemption/violating-candidates-capped.yaml";
+    let loaded = load::load_files(&[PathBuf::from(file)], &LoadOptions::default());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let mut picked = std::collections::BTreeSet::new();
+    for seed in 0..16 {
+        let mut scenario = loaded.scenarios[0].clone();
+        scenario.config.seed = seed;
+        let r = schedsim::simulate(&scenario);
+        let p = r.pods.iter().find(|p| p.name == "p").unwrap();
+        assert_eq!(p.pdb_violations, 1);
+        picked.insert(p.node.clone().unwrap());
+    }
+    assert_eq!(picked.len(), 3, "{picked:?}");
 }

@@ -1,9 +1,9 @@
 //! PodDisruptionBudgets from `spec.objects`: admitted as the API server admits them
-//! (`sched::pdb::api`), each given the expected scale the disruption controller's finders
-//! would read for the pods it selects (`getExpectedScale`, over every pod of the scenario:
-//! the controllers of a budget's pods do not change during a run).
+//! (`sched::pdb::api`), each given, per pod it selects, the controller and scale the
+//! disruption controller's finders would read (`getExpectedScale`); the run sums them over
+//! the pods that exist at each step.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
@@ -46,10 +46,11 @@ impl Loader<'_> {
     }
 }
 
-/// Fills each budget's expected scale (when a percentage or `maxUnavailable` asks for it) from
-/// the controllers of the pods it selects, and says what the disruption controller would
-/// report: pods without a controller (its `UnmanagedPods` event) and a controller no finder
-/// knows (its sync fails, and `failSafe` allows no disruption).
+/// Fills each budget's `pod_scales` (when a percentage or `maxUnavailable` asks for them): per
+/// pod it selects, the controller the disruption controller's finders read and its scale; the
+/// run sums those of the pods that exist at each moment. Says what the disruption controller
+/// would report: pods without a controller (its `UnmanagedPods` event) and a controller no
+/// finder knows (its sync fails, and `failSafe` allows no disruption while that pod exists).
 pub(super) fn expected_scales<'p>(
     budgets: &mut [Budget],
     pods: impl Iterator<Item = &'p Pod> + Clone,
@@ -57,23 +58,23 @@ pub(super) fn expected_scales<'p>(
     warnings: &mut Vec<String>,
 ) {
     for b in budgets.iter_mut().filter(|b| b.uses_controller_scale()) {
-        let mut by_controller: BTreeMap<String, i32> = BTreeMap::new();
         let mut unmanaged = Vec::new();
         let mut failed = None;
-        for pod in pods.clone().filter(|p| b.selects(p)) {
+        let selected: Vec<&Pod> = pods.clone().filter(|p| b.selects(p)).collect();
+        for pod in selected {
             let Some(controller) = pod.controller.as_deref() else {
                 unmanaged.push(pod.name.clone());
                 continue;
             };
-            match scales.expected_scale(&pod.namespace, controller) {
-                Some(s) => {
-                    by_controller.insert(s.controller, s.replicas);
-                }
+            let scale = match scales.expected_scale(&pod.namespace, controller) {
+                Some(s) => Ok((s.controller, s.replicas)),
                 None => {
-                    failed = Some(format!("found no controllers for pod {:?}", pod.name));
-                    break;
+                    let e = format!("found no controllers for pod {:?}", pod.name);
+                    failed.get_or_insert_with(|| e.clone());
+                    Err(e)
                 }
-            }
+            };
+            b.pod_scales.insert(pod.name.clone(), scale);
         }
         let who = format!("PodDisruptionBudget {}/{}", b.namespace, b.name);
         if !unmanaged.is_empty() && failed.is_none() {
@@ -82,14 +83,10 @@ pub(super) fn expected_scales<'p>(
                 unmanaged.join(", ")
             ));
         }
-        b.expected_scale = match failed {
-            Some(e) => {
-                warnings.push(format!(
-                    "{who}: the disruption controller cannot compute the pods it expects ({e}), so it allows no disruption"
-                ));
-                Err(e)
-            }
-            None => Ok(by_controller.values().sum()),
-        };
+        if let Some(e) = failed {
+            warnings.push(format!(
+                "{who}: the disruption controller cannot compute the pods it expects ({e}), so it allows no disruption while that pod exists"
+            ));
+        }
     }
 }

@@ -158,6 +158,9 @@ pub fn pod_from_k8s(
     .collect();
     let score_requests = resources::pod_requests(&resources, &non_missing);
 
+    // Bound and not started; an unbound pod the simulation binds is taken as running.
+    let phase_pending = (pod.status.as_ref()).and_then(|s| s.phase.as_deref()) == Some("Pending")
+        && spec.node_name.as_deref().is_some_and(|n| !n.is_empty());
     Pod {
         name: pod.metadata.name.clone().unwrap_or_default(),
         uid: pod.metadata.uid.clone().unwrap_or_default(),
@@ -192,9 +195,15 @@ pub fn pod_from_k8s(
         score_requests,
         has_restartable_init_container: init.iter().any(|(_, r)| *r),
         start_time: pod.status.as_ref().and_then(|s| s.start_time.clone()),
-        not_ready: (pod.status.as_ref().and_then(|s| s.conditions.as_ref()))
+        not_ready: match (pod.status.as_ref().and_then(|s| s.conditions.as_ref()))
             .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
-            .is_some_and(|c| c.status != "True"),
+        {
+            Some(ready) => ready.status != "True",
+            // `IsPodReady` without the condition: false; a hand-written pod without a status
+            // is taken as running.
+            None => phase_pending,
+        },
+        phase_pending,
         deletion_timestamp: pod.metadata.deletion_timestamp.clone(),
         nominated_node_name: (pod.status.as_ref())
             .and_then(|s| s.nominated_node_name.clone())

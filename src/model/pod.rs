@@ -46,11 +46,14 @@ pub struct Pod {
     pub has_restartable_init_container: bool,
     /// `status.startTime` of a pod that is already running (preemption spares older pods).
     pub start_time: Option<Time>,
-    /// Its status lists the `Ready` condition with a status other than `True` (a pod dumped
-    /// from a cluster). Every other bound pod is taken as Running and Ready, as the
-    /// simulation binds them: what the disruption controller counts as healthy and the
-    /// Eviction API guards (`IsPodReady`).
+    /// Its status lists the `Ready` condition with a status other than `True`, or it is bound
+    /// in phase `Pending` without a `Ready` condition (a pod dumped from a cluster). Every other
+    /// bound pod is taken as Running and Ready, as the simulation binds them: what the
+    /// disruption controller counts as healthy and the Eviction API guards (`IsPodReady`).
     pub not_ready: bool,
+    /// `status.phase` is `Pending` on a bound pod (a dump: its containers not started yet). The
+    /// Eviction API deletes such a pod without asking its budgets (`canIgnorePDB`).
+    pub phase_pending: bool,
     /// `metadata.deletionTimestamp`: the pod is terminating (a `kubectl get pods` dump holds
     /// such pods). It still holds its node's resources; PodTopologySpread does not count it
     /// (`countPodsMatchSelector`), and kube-scheduler never schedules it (`skipPodSchedule`).

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::is_zero;
 use crate::kueue::admission::Victim;
 use crate::kueue::api::{QueueingStrategy, StopPolicy};
 use crate::kueue::assigner::quantity_string;
@@ -97,10 +98,6 @@ pub struct KueueWorkload {
     /// ones, the first message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<SchedulerSide>,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -98,3 +98,8 @@ pub fn to_json(report: &RunReport) -> String {
     s.push('\n');
     s
 }
+
+/// For `skip_serializing_if`: a count of nothing is left out.
+pub(crate) fn is_zero(n: &usize) -> bool {
+    *n == 0
+}

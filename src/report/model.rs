@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::is_zero;
 use crate::load::Scenario;
 use crate::model::Pod;
 use crate::model::resources::{GPU_RESOURCES, ResourceList};
@@ -84,6 +85,10 @@ pub struct PodReport {
     /// Pods this pod preempted (`namespace/name`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preempted: Vec<String>,
+    /// How many of `preempted` a PodDisruptionBudget protected: kube-scheduler preempts them
+    /// anyway when no node spares them (`Victims.NumPDBViolations`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pdb_violations: usize,
     /// For a gang member: its gang's last attempt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gang: Option<GangNote>,
@@ -190,6 +195,7 @@ impl ScenarioReport {
                     message: String::new(),
                     verdicts: Vec::new(),
                     preempted: Vec::new(),
+                    pdb_violations: 0,
                     gang: None,
                     evaluated_nodes: None,
                     feasible_nodes: None,
@@ -230,6 +236,7 @@ impl ScenarioReport {
                 preempted: (o.victims.iter())
                     .map(|&v| victim_key(workloads, &scenario.existing_pods, v))
                     .collect(),
+                pdb_violations: o.pdb_violations,
                 gang: o.gang.clone(),
                 evaluated_nodes: o.evaluated.map(|e| e.nodes),
                 feasible_nodes: o.evaluated.map(|e| e.feasible),

@@ -248,6 +248,7 @@ fn rejected(message: String) -> PodOutcome {
         message,
         diagnosis: None,
         victims: Vec::new(),
+        pdb_violations: 0,
         gang: None,
         evaluated: None,
     }

@@ -132,6 +132,7 @@ pub fn schedule_plan(
                     .into(),
                 diagnosis: None,
                 victims: Vec::new(),
+                pdb_violations: 0,
                 gang: None,
                 evaluated: None,
             })
@@ -219,6 +220,8 @@ impl Run<'_> {
             }
         };
         for (m, outcome) in results {
+            // The pod exists from its first attempt on: its budgets expect it.
+            self.s.budgets.arrive(m, &self.pods[m]);
             for &v in &outcome.victims {
                 self.s.dra_pod_deleted(v);
                 match self.outcomes.get_mut(v).and_then(Option::as_mut) {
@@ -294,8 +297,12 @@ impl Run<'_> {
                         self.s.dra_pod_deleted(id);
                         self.evicted_existing.push(i);
                     }
+                    if pods.matches(p) {
+                        self.s.budgets.delete(id, p);
+                    }
                 }
                 for i in self.selected(pods) {
+                    self.s.budgets.delete(i, &self.pods[i]);
                     if let Some(o) = self.outcomes[i].as_mut() {
                         if let (PodPhase::Scheduled, Some(node)) = (o.phase, o.node) {
                             self.s.unbind(node, i);
@@ -635,6 +642,7 @@ fn waiting(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> PodOutcome {
         message,
         diagnosis: None,
         victims: Vec::new(),
+        pdb_violations: 0,
         gang: None,
         evaluated: None,
     }

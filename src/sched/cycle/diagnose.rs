@@ -122,12 +122,17 @@ impl<'a> Scheduler<'a> {
         }
         if preemption_at.is_some() {
             match preemption::post_filter(self, pod, request, &might_help) {
-                preemption::Result::Preempt { node, victims } => {
+                preemption::Result::Preempt {
+                    node,
+                    victims,
+                    pdb_violations,
+                } => {
                     for &(n, v) in &victims {
                         self.unbind(n, v);
                     }
                     let mut outcome = scheduled(node);
                     outcome.victims = victims.into_iter().map(|(_, v)| v).collect();
+                    outcome.pdb_violations = pdb_violations;
                     return outcome;
                 }
                 preemption::Result::Message(msg) => reasons.push(msg),
@@ -160,6 +165,7 @@ pub(super) fn scheduled(node: usize) -> PodOutcome {
         message: String::new(),
         diagnosis: None,
         victims: Vec::new(),
+        pdb_violations: 0,
         gang: None,
         evaluated: None,
     }
@@ -172,6 +178,7 @@ pub(super) fn unschedulable(message: String, diagnosis: Diagnosis) -> PodOutcome
         message,
         diagnosis: Some(diagnosis),
         victims: Vec::new(),
+        pdb_violations: 0,
         gang: None,
         evaluated: None,
     }

@@ -173,6 +173,9 @@ pub struct PodOutcome {
     pub diagnosis: Option<Diagnosis>,
     /// Pods preempted to make room for this one (pod ids, see [`Outcome`]).
     pub victims: Vec<usize>,
+    /// How many of `victims` a PodDisruptionBudget protected (`Victims.NumPDBViolations`):
+    /// kube-scheduler preempts them all the same, preferring nodes with fewer.
+    pub pdb_violations: usize,
     /// For a gang member: how far its gang got.
     pub gang: Option<GangNote>,
     /// The cycle's Filter pass, when it ran.
@@ -264,6 +267,7 @@ fn scheduler_error(message: String) -> PodOutcome {
         message,
         diagnosis: None,
         victims: Vec::new(),
+        pdb_violations: 0,
         gang: None,
         evaluated: None,
     }
@@ -537,13 +541,15 @@ impl<'a> Scheduler<'a> {
         let dra = DraManager::new(Arc::clone(&config.dra), &cluster.nodes, features);
         let all = (pods.iter().enumerate())
             .chain((existing.iter().enumerate()).map(|(i, p)| (existing_pod_id(i), p)));
-        let budgets = crate::sched::pdb::Budgets::new(&config.pdbs, all, |id, p| {
-            id >= pods.len()
-                && p.node_name
-                    .as_deref()
-                    .and_then(|n| cluster.index_of(n))
-                    .is_some()
-        });
+        let exists_at_start = |id: usize| id >= pods.len();
+        let budgets =
+            crate::sched::pdb::Budgets::new(&config.pdbs, all, exists_at_start, |id, p| {
+                id >= pods.len()
+                    && p.node_name
+                        .as_deref()
+                        .and_then(|n| cluster.index_of(n))
+                        .is_some()
+            });
         let tree = NodeTree::new(&cluster.nodes);
         let mut preemption_rng = ChaCha8Rng::seed_from_u64(config.seed);
         preemption_rng.set_stream(1);
@@ -737,6 +743,7 @@ impl<'a> Scheduler<'a> {
                 ),
                 diagnosis: None,
                 victims: Vec::new(),
+                pdb_violations: 0,
                 gang: None,
                 evaluated: None,
             };
@@ -765,6 +772,7 @@ impl<'a> Scheduler<'a> {
                     ..Default::default()
                 }),
                 victims: Vec::new(),
+                pdb_violations: 0,
                 gang: None,
                 evaluated: None,
             };
@@ -892,6 +900,7 @@ impl<'a> Scheduler<'a> {
                         message: format!("running PreScore plugin {:?}: {e}", names::NODE_AFFINITY),
                         diagnosis: None,
                         victims: Vec::new(),
+                        pdb_violations: 0,
                         gang: None,
                         evaluated: None,
                     }

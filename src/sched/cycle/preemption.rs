@@ -20,10 +20,12 @@ use crate::sched::plugins::node_resources_fit;
 use crate::sched::sampling;
 
 pub enum Result {
-    /// Evict `(node, pod)` victims and bind the pod to `node`.
+    /// Evict `(node, pod)` victims and bind the pod to `node`; `pdb_violations` of the
+    /// victims violate a PodDisruptionBudget (`Victims.NumPDBViolations`).
     Preempt {
         node: usize,
         victims: Vec<(usize, usize)>,
+        pdb_violations: usize,
     },
     /// No preemption: the `preemption: …` part of the message.
     Message(String),
@@ -69,10 +71,18 @@ struct Candidates {
 }
 
 impl Candidates {
-    fn add(&mut self, c: Candidate) {
-        match c.pdb_violations {
-            0 => self.non_violating.push(c),
-            _ => self.violating.push(c),
+    /// `candidateList.add` (`preemption.go`): each list holds at most `wanted` (its capacity,
+    /// `numCandidates`); a candidate past it is dropped. While no candidate violates no budget
+    /// the dry run goes on, so violating candidates beyond the first `wanted` are never picked
+    /// (upstream's TestDryRunPreemption "preemption looks past numCandidates until a non-PDB
+    /// violating node is found").
+    fn add(&mut self, c: Candidate, wanted: usize) {
+        let list = match c.pdb_violations {
+            0 => &mut self.non_violating,
+            _ => &mut self.violating,
+        };
+        if list.len() < wanted {
+            list.push(c);
         }
     }
 
@@ -128,11 +138,12 @@ pub(crate) fn post_filter(
                     errors.push(format!("expected at least one victim pod on node {name:?}"));
                 }
                 NodeVerdict::Victims(victims, pdb_violations) => {
-                    candidates.add(Candidate {
+                    let candidate = Candidate {
                         node,
                         victims,
                         pdb_violations,
-                    });
+                    };
+                    candidates.add(candidate, wanted);
                     if candidates.enough(wanted) {
                         break;
                     }
@@ -159,6 +170,7 @@ pub(crate) fn post_filter(
         return Result::Preempt {
             node: best.node,
             victims,
+            pdb_violations: best.pdb_violations,
         };
     }
     // `Preempt`: with no candidate, the dry run's errors are the status (an aggregate's

@@ -26,7 +26,7 @@ pub const API_VERSION: &str = "policy/v1";
 const POLICIES: &[&str] = &["AlwaysAllow", "IfHealthyBudget"];
 
 /// The budget as the simulation reads it, or every field error (paths under `at`). The
-/// caller fills [`Budget::expected_scale`].
+/// caller fills [`Budget::pod_scales`].
 pub fn budget(pdb: &PodDisruptionBudget, at: &str) -> Result<Budget, Vec<FieldError>> {
     let mut errs = Vec::new();
     let path = |p: &str| crate::yaml::join_path(at, p);
@@ -104,7 +104,7 @@ pub fn budget(pdb: &PodDisruptionBudget, at: &str) -> Result<Budget, Vec<FieldEr
         min_available: spec.min_available,
         max_unavailable: spec.max_unavailable,
         unhealthy_policy: policy,
-        expected_scale: Ok(0),
+        pod_scales: Default::default(),
         status,
     })
 }

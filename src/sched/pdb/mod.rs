@@ -2,11 +2,13 @@
 //! - the disruption controller (`pkg/controller/disruption/disruption.go`) keeps each budget's
 //!   status: `getExpectedPodCount` (an int `minAvailable` counts the selected pods; a
 //!   percentage or `maxUnavailable` sums the scale of their controllers, which the loader
-//!   finds with the controller's finders: [`Budget::expected_scale`]), `countHealthyPods`
-//!   (selected pods that are Ready and not in `disruptedPods`) and `updatePdbStatus`
+//!   finds with the controller's finders: [`Budget::pod_scales`]), `countHealthyPods`
+//!   (selected pods that are Ready, not being deleted and not in `disruptedPods`) and `updatePdbStatus`
 //!   (`disruptionsAllowed = currentHealthy - desiredHealthy`, 0 when negative or when no pod is
 //!   expected). It updates the status after every change, so [`Budgets`] keeps the healthy
-//!   count current as pods bind and go. A status given in the object (a dump) stands until
+//!   count current as pods bind and go, and the expected count over the pods that exist at
+//!   that moment: a pod that arrives later in a timeline, and its controller's scale, count
+//!   from its arrival (`getPodsForPdb` lists the pods there are), until a step deletes it. A status given in the object (a dump) stands until
 //!   the run changes how many of its pods are healthy; from then on it is recomputed from the
 //!   given counts.
 //! - kube-scheduler's DefaultPreemption (`pkg/scheduler/framework/preemption/preemption.go`
@@ -19,7 +21,7 @@
 
 pub mod api;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -48,10 +50,12 @@ pub struct Budget {
     pub min_available: Option<IntOrString>,
     pub max_unavailable: Option<IntOrString>,
     pub unhealthy_policy: UnhealthyPolicy,
-    /// `getExpectedScale`: the summed scale of the controllers of the pods it selects, or the
-    /// controller's error (`found no controllers for pod "…"`), after which it allows no
-    /// disruption (`failSafe`). Read only for a percentage or `maxUnavailable`.
-    pub expected_scale: Result<i32, String>,
+    /// Per pod it selects (by name) that has a controller: the controller whose scale
+    /// `getExpectedScale` reads (the Deployment of a ReplicaSet's pod) and its `replicas`, or
+    /// the finders' error (`found no controllers for pod "…"`), after which it allows no
+    /// disruption (`failSafe`) while that pod exists. Filled only for a percentage or
+    /// `maxUnavailable`.
+    pub pod_scales: HashMap<String, Result<(String, i32), String>>,
     /// `status`, when the object gives one (a `kubectl get pdb -o yaml` dump).
     pub status: Option<Status>,
 }
@@ -102,28 +106,34 @@ impl Budget {
     }
 
     /// `getExpectedPodCount` and `updatePdbStatus` with `current_healthy` healthy pods out of
-    /// `selected` that it selects.
-    pub fn counts(&self, selected: i32, current_healthy: i32) -> Counts {
+    /// `selected` that it selects, whose controllers' scale is `expected_scale` (`None`: a
+    /// finder failed).
+    pub fn counts(
+        &self,
+        selected: i32,
+        current_healthy: i32,
+        expected_scale: Option<i32>,
+    ) -> Counts {
         let expected_and_desired = match (&self.max_unavailable, &self.min_available) {
-            (Some(max), _) => self.expected_scale.clone().map(|expected| {
+            (Some(max), _) => expected_scale.map(|expected| {
                 let desired = expected.saturating_sub(scaled_up(max, expected));
                 (expected, desired.max(0))
             }),
-            (None, Some(IntOrString::Int(min))) => Ok((selected, *min)),
+            (None, Some(IntOrString::Int(min))) => Some((selected, *min)),
             (None, Some(min)) => {
-                (self.expected_scale.clone()).map(|expected| (expected, scaled_up(min, expected)))
+                expected_scale.map(|expected| (expected, scaled_up(min, expected)))
             }
-            (None, None) => Ok((0, 0)),
+            (None, None) => Some((0, 0)),
         };
         match expected_and_desired {
-            Ok((expected, desired)) => Counts {
+            Some((expected, desired)) => Counts {
                 current_healthy,
                 desired_healthy: desired,
                 expected_pods: expected,
                 disruptions_allowed: allowed(current_healthy, desired, expected),
             },
             // `failSafe`: the sync failed, so no disruption is allowed.
-            Err(_) => Counts {
+            None => Counts {
                 current_healthy,
                 desired_healthy: 0,
                 expected_pods: 0,
@@ -179,8 +189,16 @@ pub(crate) struct Budgets {
     budgets: Arc<Vec<Budget>>,
     /// Per pod id: the budgets that select it.
     of_pod: HashMap<usize, Vec<u32>>,
-    /// Per budget: how many pods it selects, bound or not.
+    /// The pods that exist now (existing ones, and workload pods from their arrival until a
+    /// step deletes them), among those some budget selects.
+    present: HashSet<usize>,
+    /// Per budget: how many of the pods that exist it selects, bound or not.
     selected: Vec<i32>,
+    /// Per budget: the controllers of the pods it selects that exist, each with its scale and
+    /// how many of those pods it has.
+    controllers: Vec<BTreeMap<String, (i32, i32)>>,
+    /// Per budget: its existing pods whose controller no finder knows.
+    unfound: Vec<i32>,
     /// Per budget: its selected pods that are bound, ready and not in `disruptedPods`.
     healthy: Vec<i32>,
     /// Per budget: `healthy` when the run started (the existing pods bound).
@@ -190,18 +208,23 @@ pub(crate) struct Budgets {
 }
 
 impl Budgets {
-    /// Indexes `budgets` over the run's pods (`(id, pod)`); `bound_at_start` says which
-    /// existing pods start bound.
+    /// Indexes `budgets` over the run's pods (`(id, pod)`); `exists_at_start` says which
+    /// pods exist when the run starts (the others arrive later), `bound_at_start` which start
+    /// bound.
     pub fn new<'p>(
         budgets: &Arc<Vec<Budget>>,
         pods: impl Iterator<Item = (usize, &'p Pod)>,
+        exists_at_start: impl Fn(usize) -> bool,
         bound_at_start: impl Fn(usize, &Pod) -> bool,
     ) -> Budgets {
         let n = budgets.len();
         let mut b = Budgets {
             budgets: Arc::clone(budgets),
             of_pod: HashMap::new(),
+            present: HashSet::new(),
             selected: vec![0; n],
+            controllers: vec![BTreeMap::new(); n],
+            unfound: vec![0; n],
             healthy: vec![0; n],
             healthy_at_start: vec![0; n],
             disrupted: vec![BTreeSet::new(); n],
@@ -224,7 +247,6 @@ impl Budgets {
                 .collect();
             for &i in &mine {
                 let i = i as usize;
-                b.selected[i] += 1;
                 if (budgets[i].status.as_ref())
                     .is_some_and(|s| s.disrupted_pods.contains(&pod.name))
                 {
@@ -233,6 +255,9 @@ impl Budgets {
             }
             if !mine.is_empty() {
                 b.of_pod.insert(id, mine);
+            }
+            if exists_at_start(id) {
+                b.arrive(id, pod);
             }
             if bound_at_start(id, pod) {
                 b.count(id, pod, 1);
@@ -247,9 +272,55 @@ impl Budgets {
         self.budgets.is_empty()
     }
 
+    /// A pod comes to exist (`sign` 1: created) or stops existing (-1: deleted): the pods and
+    /// controllers its budgets expect.
+    fn exist(&mut self, id: usize, pod: &Pod, sign: i32) {
+        let Some(mine) = self.of_pod.get(&id) else {
+            return;
+        };
+        for &i in mine {
+            let i = i as usize;
+            self.selected[i] += sign;
+            match self.budgets[i].pod_scales.get(&pod.name) {
+                Some(Ok((controller, replicas))) => {
+                    let entry =
+                        (self.controllers[i].entry(controller.clone())).or_insert((*replicas, 0));
+                    entry.1 += sign;
+                    if entry.1 == 0 {
+                        self.controllers[i].remove(controller);
+                    }
+                }
+                Some(Err(_)) => self.unfound[i] += sign,
+                None => {}
+            }
+        }
+    }
+
+    /// A pod is created (an existing pod at the start, a workload pod when it arrives);
+    /// again is a no-op.
+    pub fn arrive(&mut self, id: usize, pod: &Pod) {
+        if self.of_pod.contains_key(&id) && self.present.insert(id) {
+            self.exist(id, pod, 1);
+        }
+    }
+
+    /// A pod is deleted (by a timeline step): its budgets no longer expect it.
+    pub fn delete(&mut self, id: usize, pod: &Pod) {
+        if self.present.remove(&id) {
+            self.exist(id, pod, -1);
+        }
+    }
+
+    /// `getExpectedScale` over the pods that exist now: `None` while one of them has a
+    /// controller no finder knows.
+    fn expected_scale(&self, i: usize) -> Option<i32> {
+        (self.unfound[i] == 0).then(|| self.controllers[i].values().map(|(r, _)| r).sum())
+    }
+
     /// A pod bound (`sign` 1) or gone from its node (-1): the healthy counts of its budgets.
+    /// `countHealthyPods` counts neither a pod that is not Ready nor one being deleted.
     pub fn count(&mut self, id: usize, pod: &Pod, sign: i32) {
-        if pod.not_ready {
+        if pod.not_ready || pod.deletion_timestamp.is_some() {
             return;
         }
         if let Some(mine) = self.of_pod.get(&id) {
@@ -285,7 +356,7 @@ impl Budgets {
                     },
                 }
             }
-            None => budget.counts(self.selected[i], healthy),
+            None => budget.counts(self.selected[i], healthy, self.expected_scale(i)),
         }
     }
 
@@ -316,9 +387,15 @@ impl Budgets {
             .collect()
     }
 
-    /// The Eviction API's verdict on evicting a running pod now (`EvictionREST.Create`): `Ok`
+    /// The Eviction API's verdict on evicting a bound pod now (`EvictionREST.Create`): `Ok`
     /// when it would delete the pod.
     pub fn evict(&self, id: usize, pod: &Pod) -> Result<(), Refusal> {
+        // `canIgnorePDB`: a pod being deleted or not started yet (phase `Pending`) is deleted
+        // without asking its budgets; so is one in phase Succeeded or Failed, which the loader
+        // leaves out of the run.
+        if pod.deletion_timestamp.is_some() || pod.phase_pending {
+            return Ok(());
+        }
         let mine = self.of_pod.get(&id).map_or(&[][..], Vec::as_slice);
         let i = match mine {
             [] => return Ok(()),
@@ -357,6 +434,8 @@ impl Budgets {
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
     use super::*;
 
     fn pod(name: &str, app: &str) -> Pod {
@@ -380,7 +459,7 @@ mod tests {
             min_available: Some(IntOrString::Int(1)),
             max_unavailable: None,
             unhealthy_policy: UnhealthyPolicy::IfHealthyBudget,
-            expected_scale: Ok(0),
+            pod_scales: HashMap::new(),
             status: Some(Status {
                 disruptions_allowed: allowed,
                 current_healthy: 3,
@@ -400,7 +479,12 @@ mod tests {
 
     /// Every pod bound at the start: the given statuses stand.
     fn budgets(bs: Vec<Budget>, pods: &[Pod]) -> Budgets {
-        let mut b = Budgets::new(&Arc::new(bs), pods.iter().enumerate(), |_, _| true);
+        let mut b = Budgets::new(
+            &Arc::new(bs),
+            pods.iter().enumerate(),
+            |_| true,
+            |_, _| true,
+        );
         for (i, p) in pods.iter().enumerate() {
             b.count(i, p, 1);
         }
@@ -480,40 +564,114 @@ mod tests {
         assert_eq!(s.evict(0, &pods[0]), Ok(()), "healthy budget: 3 of 3");
     }
 
+    /// `canIgnorePDB`: a terminating pod and one in phase Pending are evicted whatever their
+    /// budget says; a running one is not.
+    #[test]
+    fn terminating_and_pending_pods_are_evicted_without_their_budget() {
+        let mut terminating = pod("a", "web");
+        terminating.deletion_timestamp = Some(Time(Default::default()));
+        let mut pending = pod("b", "web");
+        pending.phase_pending = true;
+        let pods = [terminating, pending, pod("c", "web")];
+        let s = budgets(vec![budget("web", app("web"), 0)], &pods);
+        assert_eq!(s.evict(0, &pods[0]), Ok(()));
+        assert_eq!(s.evict(1, &pods[1]), Ok(()));
+        assert_eq!(s.evict(2, &pods[2]).unwrap_err().code, 429);
+    }
+
+    /// `countHealthyPods` skips a pod being deleted: of three bound pods with one terminating,
+    /// two are healthy, and `minAvailable: 2` allows no disruption.
+    #[test]
+    fn terminating_pods_are_not_healthy() {
+        let mut terminating = pod("a", "web");
+        terminating.deletion_timestamp = Some(Time(Default::default()));
+        let pods = [terminating, pod("b", "web"), pod("c", "web")];
+        let mut b = budget("web", app("web"), 0);
+        b.status = None;
+        b.min_available = Some(IntOrString::Int(2));
+        let s = budgets(vec![b], &pods);
+        let c = s.counts(0);
+        assert_eq!((c.current_healthy, c.disruptions_allowed), (2, 0));
+    }
+
+    /// The expected count follows the pods that exist: a Deployment whose pods arrive later
+    /// adds its scale when they do (`getPodsForPdb` finds no pod of it before), and drops it
+    /// when a step deletes them. `maxUnavailable: 1` over A (3 replicas, bound) allows one
+    /// disruption before B (3 replicas) arrives, none while B's pods wait, one once they run.
+    #[test]
+    fn the_expected_scale_counts_the_pods_that_exist() {
+        let pods: Vec<Pod> = (0..6).map(|i| pod(&format!("p{i}"), "web")).collect();
+        let mut b = budget("web", app("web"), 0);
+        b.status = None;
+        (b.min_available, b.max_unavailable) = (None, Some(IntOrString::Int(1)));
+        for (i, p) in pods.iter().enumerate() {
+            let controller = if i < 3 {
+                "Deployment/a"
+            } else {
+                "Deployment/b"
+            };
+            b.pod_scales
+                .insert(p.name.clone(), Ok((controller.into(), 3)));
+        }
+        let mut s = Budgets::new(
+            &Arc::new(vec![b]),
+            pods.iter().enumerate(),
+            |id| id < 3,
+            |_, _| false,
+        );
+        let state = |s: &Budgets| {
+            let c = s.counts(0);
+            (c.expected_pods, c.desired_healthy, c.disruptions_allowed)
+        };
+        for (i, p) in pods.iter().enumerate().take(3) {
+            s.count(i, p, 1);
+        }
+        assert_eq!(state(&s), (3, 2, 1), "before B arrives");
+        for (i, p) in pods.iter().enumerate().skip(3) {
+            s.arrive(i, p);
+        }
+        s.arrive(3, &pods[3]);
+        assert_eq!(state(&s), (6, 5, 0), "B's pods pending");
+        for (i, p) in pods.iter().enumerate().skip(3) {
+            s.count(i, p, 1);
+        }
+        assert_eq!(state(&s), (6, 5, 1), "B's pods running");
+        for (i, p) in pods.iter().enumerate().skip(3) {
+            s.count(i, p, -1);
+            s.delete(i, p);
+        }
+        assert_eq!(state(&s), (3, 2, 1), "B deleted");
+    }
+
     /// `getExpectedPodCount` and `updatePdbStatus`.
     #[test]
     fn the_controller_counts() {
-        let spec = |min: Option<IntOrString>,
-                    max: Option<IntOrString>,
-                    scale: Result<i32, String>| Budget {
-            min_available: min,
-            max_unavailable: max,
-            expected_scale: scale,
-            status: None,
-            ..budget("b", app("web"), 0)
+        let spec = |min: Option<IntOrString>, max: Option<IntOrString>, scale: Option<i32>| {
+            let b = Budget {
+                min_available: min,
+                max_unavailable: max,
+                status: None,
+                ..budget("b", app("web"), 0)
+            };
+            (b, scale)
         };
         let int = IntOrString::Int;
         let pct = |s: &str| IntOrString::String(s.into());
         // (spec, selected, healthy) → (expected, desired, allowed)
         let cases = [
-            (spec(Some(int(2)), None, Ok(0)), 3, 3, (3, 2, 1)),
-            (spec(Some(int(2)), None, Ok(0)), 3, 2, (3, 2, 0)),
-            (spec(Some(pct("50%")), None, Ok(5)), 3, 3, (5, 3, 0)),
-            (spec(Some(pct("50%")), None, Ok(4)), 4, 4, (4, 2, 2)),
-            (spec(None, Some(int(1)), Ok(3)), 3, 3, (3, 2, 1)),
-            (spec(None, Some(pct("34%")), Ok(3)), 3, 3, (3, 1, 2)),
-            (spec(None, Some(int(5)), Ok(3)), 3, 3, (3, 0, 3)),
-            (
-                spec(None, Some(int(1)), Err("found no controllers".into())),
-                3,
-                3,
-                (0, 0, 0),
-            ),
-            (spec(None, None, Ok(0)), 3, 3, (0, 0, 0)),
-            (spec(Some(int(0)), None, Ok(0)), 0, 0, (0, 0, 0)),
+            (spec(Some(int(2)), None, Some(0)), 3, 3, (3, 2, 1)),
+            (spec(Some(int(2)), None, Some(0)), 3, 2, (3, 2, 0)),
+            (spec(Some(pct("50%")), None, Some(5)), 3, 3, (5, 3, 0)),
+            (spec(Some(pct("50%")), None, Some(4)), 4, 4, (4, 2, 2)),
+            (spec(None, Some(int(1)), Some(3)), 3, 3, (3, 2, 1)),
+            (spec(None, Some(pct("34%")), Some(3)), 3, 3, (3, 1, 2)),
+            (spec(None, Some(int(5)), Some(3)), 3, 3, (3, 0, 3)),
+            (spec(None, Some(int(1)), None), 3, 3, (0, 0, 0)),
+            (spec(None, None, Some(0)), 3, 3, (0, 0, 0)),
+            (spec(Some(int(0)), None, Some(0)), 0, 0, (0, 0, 0)),
         ];
-        for (i, (b, selected, healthy, want)) in cases.into_iter().enumerate() {
-            let c = b.counts(selected, healthy);
+        for (i, ((b, scale), selected, healthy, want)) in cases.into_iter().enumerate() {
+            let c = b.counts(selected, healthy, scale);
             let got = (c.expected_pods, c.desired_healthy, c.disruptions_allowed);
             assert_eq!(got, want, "case {i}");
         }
