@@ -186,7 +186,7 @@ impl Loader<'_> {
         let selector_given = value["spec"]["selector"].is_object();
         // The API server reads a missing selector or template as empty; k8s-openapi's types
         // require them.
-        let mut patched = value.clone().into_owned();
+        let mut patched = Value::clone(&value);
         if let Some(spec) = patched.get_mut("spec").and_then(Value::as_object_mut) {
             for field in ["selector", "template"] {
                 if spec.get(field).is_none_or(Value::is_null) {
