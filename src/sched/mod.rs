@@ -10,6 +10,7 @@ pub mod gang;
 pub mod node_tree;
 pub mod pdb;
 pub mod plan;
+pub mod queue;
 pub mod plugins;
 pub mod profile;
 pub mod resource_set;
