@@ -194,11 +194,13 @@ impl HintRegistry {
 /// The plugins as the queue sees them. `P` is the caller's event payload (upstream's
 /// `oldObj`/`newObj`), kept with in-flight events and handed back to the hints.
 pub trait QueueHooks<P> {
-    /// The QueueingHint of `plugin` for `event` on `pod`. An `Err` counts as Queue
+    /// The QueueingHint `plugin` registered for `registered` (upstream's
+    /// `QueueingHintFunction`), asked about `event` on `pod`. An `Err` counts as Queue
     /// (`isPodWorthRequeuing`: "treat the event as Queue").
     fn hint(
         &self,
         plugin: &str,
+        registered: &ClusterEvent,
         pod: &QueuedPod,
         event: &ClusterEvent,
         payload: &P,
@@ -215,7 +217,7 @@ pub trait QueueHooks<P> {
 pub struct NoHooks;
 
 impl<P> QueueHooks<P> for NoHooks {
-    fn hint(&self, _: &str, _: &QueuedPod, _: &ClusterEvent, _: &P) -> Result<QueueingHint, String> {
+    fn hint(&self, _: &str, _: &ClusterEvent, _: &QueuedPod, _: &ClusterEvent, _: &P) -> Result<QueueingHint, String> {
         Ok(QueueingHint::Queue)
     }
 }

@@ -17,8 +17,8 @@ pub mod unschedulable;
 
 use std::collections::BTreeSet;
 
-pub use events::{Action, ClusterEvent, HintRegistry, QueueHooks, QueueingHint, Resource};
-pub use priority_queue::{PriorityQueue, QueueError, QueueName};
+pub use events::{Action, ClusterEvent, HintRegistry, NoHooks, QueueHooks, QueueingHint, Resource};
+pub use priority_queue::{Failure, PriorityQueue, QueueError, QueueName, Strategy};
 
 /// Virtual time: milliseconds since the simulation start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

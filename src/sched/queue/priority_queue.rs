@@ -583,7 +583,7 @@ impl<P: Clone> PriorityQueue<P> {
                 if !pending && !pod.unschedulable_plugins.contains(plugin) {
                     continue;
                 }
-                let hint = hooks.hint(plugin, pod, event, payload).unwrap_or(QueueingHint::Queue);
+                let hint = hooks.hint(plugin, registered, pod, event, payload).unwrap_or(QueueingHint::Queue);
                 if hint == QueueingHint::QueueSkip {
                     continue;
                 }
