@@ -497,3 +497,8 @@ fn run_file(file: &str) -> usize {
 fn upstream_scheduling_queue_tables() {
     assert!(run_file("scheduling_queue.yaml") > 0);
 }
+
+#[test]
+fn upstream_hint_and_metric_tables() {
+    assert!(run_file("hints.yaml") > 0);
+}
