@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 use schedsim::sched::queue::{
-    ClusterEvent, Failure, HintRegistry, PodId, PriorityQueue, QueueConfig, QueueHooks,
-    QueueName, QueuePod, QueuedPod, QueueingHint, Strategy, Time,
+    ClusterEvent, Failure, HintRegistry, PodId, PriorityQueue, QueueConfig, QueueHooks, QueueName,
+    QueuePod, QueuedPod, QueueingHint, Strategy as Requeue, Time,
 };
 use serde::Deserialize;
 
@@ -206,7 +206,14 @@ struct Hooks {
 }
 
 impl QueueHooks<()> for Hooks {
-    fn hint(&self, plugin: &str, registered: &ClusterEvent, _: &QueuedPod, _: &ClusterEvent, _: &()) -> Result<QueueingHint, String> {
+    fn hint(
+        &self,
+        plugin: &str,
+        registered: &ClusterEvent,
+        _: &QueuedPod,
+        _: &ClusterEvent,
+        _: &(),
+    ) -> Result<QueueingHint, String> {
         self.calls.set(self.calls.get() + 1);
         let key = (format!("{registered:?}"), plugin.to_string());
         match self.hints.get(&key).map(String::as_str) {
@@ -219,7 +226,9 @@ impl QueueHooks<()> for Hooks {
     fn pre_enqueue(&self, pod: &QueuedPod) -> Option<String> {
         let pe = self.pre_enqueue.as_ref()?;
         let labels = self.labels.borrow();
-        let has = labels.get(&pod.pod.id).is_some_and(|l| pe.allow.iter().any(|a| l.contains(a)));
+        let has = labels
+            .get(&pod.pod.id)
+            .is_some_and(|l| pe.allow.iter().any(|a| l.contains(a)));
         (!has).then(|| pe.plugin.clone())
     }
 }
@@ -240,7 +249,10 @@ struct Run {
 
 impl Run {
     fn id(&self, name: &str) -> PodId {
-        *self.ids.get(name).unwrap_or_else(|| panic!("unknown pod {name}"))
+        *self
+            .ids
+            .get(name)
+            .unwrap_or_else(|| panic!("unknown pod {name}"))
     }
 
     /// Names, with `prefix-a..prefix-b` expanded.
@@ -270,12 +282,17 @@ impl Run {
     }
 }
 
+/// name, namespace, priority, nominated node, labels.
+type PodRow = (String, String, i32, Option<String>, Vec<String>);
+
 fn build(case: &Case) -> Run {
     let mut config = QueueConfig::default();
     if let Some(c) = &case.config {
         config.initial_backoff_ms = c.initial_backoff_ms.unwrap_or(config.initial_backoff_ms);
         config.max_backoff_ms = c.max_backoff_ms.unwrap_or(config.max_backoff_ms);
-        config.max_in_unschedulable_ms = c.max_in_unschedulable_ms.unwrap_or(config.max_in_unschedulable_ms);
+        config.max_in_unschedulable_ms = c
+            .max_in_unschedulable_ms
+            .unwrap_or(config.max_in_unschedulable_ms);
     }
     let mut registry: Vec<(ClusterEvent, Vec<String>)> = Vec::new();
     let mut hints = BTreeMap::new();
@@ -287,14 +304,28 @@ fn build(case: &Case) -> Run {
         }
         hints.insert((format!("{e:?}"), h.plugin.clone()), h.hint.clone());
     }
-    let mut pods: Vec<(String, String, i32, Option<String>, Vec<String>)> = case
+    let mut pods: Vec<PodRow> = case
         .pods
         .iter()
-        .map(|p| (p.name.clone(), p.namespace.clone(), p.priority, p.nominated.clone(), p.labels.clone()))
+        .map(|p| {
+            (
+                p.name.clone(),
+                p.namespace.clone(),
+                p.priority,
+                p.nominated.clone(),
+                p.labels.clone(),
+            )
+        })
         .collect();
     for g in &case.generate {
         for i in 1..=g.count {
-            pods.push((format!("{}-{i}", g.prefix), format!("ns{i}"), 0, None, g.labels.clone()));
+            pods.push((
+                format!("{}-{i}", g.prefix),
+                format!("ns{i}"),
+                0,
+                None,
+                g.labels.clone(),
+            ));
         }
     }
     let mut run = Run {
@@ -302,7 +333,10 @@ fn build(case: &Case) -> Run {
         hooks: Hooks {
             hints,
             calls: Cell::new(0),
-            pre_enqueue: case.pre_enqueue.as_ref().map(|p| PreEnqueue { plugin: p.plugin.clone(), allow: p.allow.clone() }),
+            pre_enqueue: case.pre_enqueue.as_ref().map(|p| PreEnqueue {
+                plugin: p.plugin.clone(),
+                allow: p.allow.clone(),
+            }),
             labels: RefCell::new(BTreeMap::new()),
         },
         now: Time(case.start),
@@ -315,17 +349,29 @@ fn build(case: &Case) -> Run {
         let id = PodId(i as u32);
         run.ids.insert(name.clone(), id);
         run.names.insert(id, name.clone());
-        run.hooks.labels.borrow_mut().insert(id, labels.into_iter().collect());
-        run.pods.insert(id, QueuePod { id, priority, namespace, name, nominated_node: nominated });
+        run.hooks
+            .labels
+            .borrow_mut()
+            .insert(id, labels.into_iter().collect());
+        run.pods.insert(
+            id,
+            QueuePod {
+                id,
+                priority,
+                namespace,
+                name,
+                nominated_node: nominated,
+            },
+        );
     }
     run
 }
 
-fn strategy(s: &str) -> Strategy {
+fn strategy(s: &str) -> Requeue {
     match s {
-        "skip" => Strategy::Skip,
-        "afterBackoff" => Strategy::AfterBackoff,
-        "immediately" => Strategy::Immediately,
+        "skip" => Requeue::Skip,
+        "afterBackoff" => Requeue::AfterBackoff,
+        "immediately" => Requeue::Immediately,
         _ => panic!("unknown strategy {s}"),
     }
 }
@@ -360,19 +406,28 @@ fn step(run: &mut Run, step: &Step, at: &str) {
                 pending_plugins: f.pending.iter().cloned().collect(),
             };
             run.failed_at.insert(id, now);
-            let q = run.queue.add_unschedulable_if_not_present(now, id, failure, &run.hooks).unwrap();
+            let q = run
+                .queue
+                .add_unschedulable_if_not_present(now, id, failure, &run.hooks)
+                .unwrap();
             if let Some(want) = &f.expect {
                 assert_eq!(q, queue_name(want), "{at}: requeued to");
             }
         }
         Step::Done(name) => run.queue.done(run.id(name)),
-        Step::Event(e) => run.queue.move_all_to_active_or_backoff(now, event(e), &(), None, &run.hooks),
+        Step::Event(e) => {
+            run.queue
+                .move_all_to_active_or_backoff(now, event(e), &(), None, &run.hooks)
+        }
         Step::Tick(ms) => run.now = now.plus(*ms),
         Step::FlushBackoff(()) => run.queue.flush_backoff_completed(now, &run.hooks),
-        Step::FlushUnschedulable(()) => run.queue.flush_unschedulable_leftover(now, &run.hooks, &()),
+        Step::FlushUnschedulable(()) => {
+            run.queue.flush_unschedulable_leftover(now, &run.hooks, &())
+        }
         Step::Seed(s) => {
             for id in run.expand(&s.pods) {
-                let mut p = PriorityQueue::<()>::queued(Time(s.at.unwrap_or(now.0)), run.pods[&id].clone());
+                let mut p =
+                    PriorityQueue::<()>::queued(Time(s.at.unwrap_or(now.0)), run.pods[&id].clone());
                 p.unschedulable_count = s.unschedulable_count;
                 p.unschedulable_plugins = s.plugins.iter().cloned().collect();
                 if let Some(g) = &s.gated_by {
@@ -385,7 +440,10 @@ fn step(run: &mut Run, step: &Step, at: &str) {
         Step::Update(u) => {
             for id in run.expand(&u.pods) {
                 if let Some(labels) = &u.labels {
-                    run.hooks.labels.borrow_mut().insert(id, labels.iter().cloned().collect());
+                    run.hooks
+                        .labels
+                        .borrow_mut()
+                        .insert(id, labels.iter().cloned().collect());
                 }
                 let pod = run.pods.get_mut(&id).unwrap();
                 if u.nominated.is_some() {
@@ -440,7 +498,11 @@ fn expect(run: &Run, e: &Expect, at: &str) {
         assert_eq!(&run.sorted(q.backoff_pods()), want, "{at}: backoffQ");
     }
     if let Some(want) = &e.unschedulable {
-        assert_eq!(&run.sorted(q.unschedulable_pods()), want, "{at}: unschedulable pool");
+        assert_eq!(
+            &run.sorted(q.unschedulable_pods()),
+            want,
+            "{at}: unschedulable pool"
+        );
     }
     if let Some(want) = &e.in_flight {
         assert_eq!(&run.sorted(q.in_flight_pods()), want, "{at}: in flight");
@@ -464,7 +526,11 @@ fn expect(run: &Run, e: &Expect, at: &str) {
         assert_eq!(got, want, "{at}: in-flight events");
     }
     if let Some(want) = e.counts {
-        assert_eq!(q.pending_counts(), want, "{at}: active, backoff, unschedulable, gated");
+        assert_eq!(
+            q.pending_counts(),
+            want,
+            "{at}: active, backoff, unschedulable, gated"
+        );
     }
     if let Some((pod, want)) = &e.backoff_of {
         let id = run.id(pod);
@@ -474,7 +540,11 @@ fn expect(run: &Run, e: &Expect, at: &str) {
     }
     if let Some(want) = &e.nominated {
         for (node, pods) in want {
-            let got: Vec<String> = q.nominated_pods_for_node(node).iter().map(|p| p.name.clone()).collect();
+            let got: Vec<String> = q
+                .nominated_pods_for_node(node)
+                .iter()
+                .map(|p| p.name.clone())
+                .collect();
             assert_eq!(&got, pods, "{at}: nominated to {node}");
         }
     }
@@ -487,7 +557,11 @@ fn run_file(file: &str) -> usize {
     for case in &cases {
         let mut run = build(case);
         for (i, s) in case.steps.iter().enumerate() {
-            step(&mut run, s, &format!("{file}: {}: step {}", case.name, i + 1));
+            step(
+                &mut run,
+                s,
+                &format!("{file}: {}: step {}", case.name, i + 1),
+            );
         }
     }
     cases.len()
@@ -501,4 +575,82 @@ fn upstream_scheduling_queue_tables() {
 #[test]
 fn upstream_hint_and_metric_tables() {
     assert!(run_file("hints.yaml") > 0);
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Add(u8, i8),
+    Pop,
+    Fail(u8, bool),
+    Done(u8),
+    Event(bool),
+    Tick(u16),
+    Flush,
+    Delete(u8),
+    Activate(u8),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (0u8..12, -2i8..3).prop_map(|(p, pr)| Op::Add(p, pr)),
+        Just(Op::Pop),
+        (0u8..12, any::<bool>()).prop_map(|(p, e)| Op::Fail(p, e)),
+        (0u8..12).prop_map(Op::Done),
+        any::<bool>().prop_map(Op::Event),
+        (0u16..20_000).prop_map(Op::Tick),
+        Just(Op::Flush),
+        (0u8..12).prop_map(Op::Delete),
+        (0u8..12).prop_map(Op::Activate),
+    ]
+}
+
+proptest! {
+    /// Every known pod is in exactly one of activeQ, backoffQ, the pool or in flight, and a
+    /// pop never returns a pod that sorts after another pod in activeQ.
+    #[test]
+    fn each_pod_in_one_place_and_pops_follow_less(ops in proptest::collection::vec(op(), 1..120)) {
+        let registry = HintRegistry::new(vec![(ClusterEvent::parse("Node/Add").unwrap(), vec!["fit".into()])]);
+        let hooks = schedsim::sched::queue::NoHooks;
+        let mut q: PriorityQueue<()> = PriorityQueue::new(QueueConfig::default(), registry);
+        let mut now = Time(0);
+        let mut known = BTreeSet::new();
+        for op in ops {
+            match op {
+                Op::Add(p, pr) => {
+                    let pod = QueuePod { id: PodId(p.into()), priority: pr.into(), namespace: "ns".into(), name: format!("p{p}"), nominated_node: None };
+                    if q.add(now, pod, &hooks).is_ok() { known.insert(PodId(p.into())); }
+                }
+                Op::Pop => {
+                    let head: Vec<QueuedPod> = q.active_pods().iter().map(|id| q.get(*id).unwrap().clone()).collect();
+                    if let Some(p) = q.pop(now) {
+                        for other in &head {
+                            prop_assert!(!schedsim::sched::queue::active::less(other, &head[0]) || other.pod.id == p.pod.id);
+                        }
+                        if let Some(first) = head.first() { prop_assert_eq!(first.pod.id, p.pod.id); }
+                    }
+                }
+                Op::Fail(p, error) => {
+                    let plugins = if error { BTreeSet::new() } else { BTreeSet::from(["fit".to_string()]) };
+                    let _ = q.add_unschedulable_if_not_present(now, PodId(p.into()), Failure { unschedulable_plugins: plugins, pending_plugins: BTreeSet::new() }, &hooks);
+                }
+                Op::Done(p) => { q.done(PodId(p.into())); if q.location(PodId(p.into())).is_none() { known.remove(&PodId(p.into())); } }
+                Op::Event(wild) => {
+                    let e = if wild { ClusterEvent::UNSCHEDULABLE_TIMEOUT } else { ClusterEvent::parse("Node/Add").unwrap() };
+                    q.move_all_to_active_or_backoff(now, e, &(), None, &hooks);
+                }
+                Op::Tick(ms) => now = now.plus(ms.into()),
+                Op::Flush => {
+                    if let Some(t) = q.next_timer(now) { prop_assert!(t > now); now = t; q.flush(now, &hooks, &()); }
+                }
+                Op::Delete(p) => { q.delete(PodId(p.into())); if q.location(PodId(p.into())).is_none() { known.remove(&PodId(p.into())); } }
+                Op::Activate(p) => q.activate(now, &[PodId(p.into())], &(), &hooks),
+            }
+            let mut seen = BTreeMap::new();
+            for (name, ids) in [("active", q.active_pods()), ("backoff", q.backoff_pods()), ("unschedulable", q.unschedulable_pods()), ("inFlight", q.in_flight_pods())] {
+                for id in ids { prop_assert!(seen.insert(id, name).is_none(), "{:?} twice", id); }
+            }
+            let seen: BTreeSet<PodId> = seen.into_keys().collect();
+            prop_assert_eq!(&seen, &known);
+        }
+    }
 }

@@ -14,7 +14,13 @@ use super::{ClusterEvent, PodId, QueuedPod, Time};
 pub type SortKey = (Reverse<i32>, Time, u64, String, String);
 
 pub fn sort_key(p: &QueuedPod) -> SortKey {
-    (Reverse(p.pod.priority), p.timestamp, p.seq, p.pod.namespace.clone(), p.pod.name.clone())
+    (
+        Reverse(p.pod.priority),
+        p.timestamp,
+        p.seq,
+        p.pod.namespace.clone(),
+        p.pod.name.clone(),
+    )
 }
 
 /// `Less` of PrioritySort plus the tie-break.

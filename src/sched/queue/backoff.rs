@@ -32,11 +32,19 @@ pub fn backoff_expiry(config: &QueueConfig, pod: &QueuedPod) -> Option<Time> {
     if config.max_backoff_ms == 0 {
         return None;
     }
-    let count = if pod.consecutive_errors > 0 { pod.consecutive_errors } else { pod.unschedulable_count };
+    let count = if pod.consecutive_errors > 0 {
+        pod.consecutive_errors
+    } else {
+        pod.unschedulable_count
+    };
     if count == 0 {
         return None;
     }
-    Some(pod.timestamp.plus(backoff_duration(config, count)).align_to_window())
+    Some(
+        pod.timestamp
+            .plus(backoff_duration(config, count))
+            .align_to_window(),
+    )
 }
 
 /// `isPodBackingoff`: `!expiry.Before(alignToWindow(now))`, so a pod leaves backoff at the
@@ -68,7 +76,11 @@ impl BackoffQueue {
     }
 
     fn heap(&mut self, pod: &QueuedPod) -> &mut BTreeSet<BackoffKey> {
-        if is_error(pod) { &mut self.errored } else { &mut self.plugin_rejected }
+        if is_error(pod) {
+            &mut self.errored
+        } else {
+            &mut self.plugin_rejected
+        }
     }
 
     pub fn insert(&mut self, config: &QueueConfig, pod: &QueuedPod) {
@@ -104,7 +116,12 @@ impl BackoffQueue {
     pub fn completed(&self, now: Time) -> Vec<PodId> {
         let aligned = now.align_to_window();
         let done = |k: &&BackoffKey| k.0.is_none_or(|e| e < aligned);
-        let mut out: Vec<PodId> = self.plugin_rejected.iter().take_while(done).map(|k| k.2).collect();
+        let mut out: Vec<PodId> = self
+            .plugin_rejected
+            .iter()
+            .take_while(done)
+            .map(|k| k.2)
+            .collect();
         out.extend(self.errored.iter().take_while(done).map(|k| k.2));
         out
     }
@@ -121,7 +138,10 @@ impl BackoffQueue {
 
     /// Pods in order: `podBackoffQ`, then `podErrorBackoffQ`.
     pub fn ids(&self) -> impl Iterator<Item = PodId> + '_ {
-        self.plugin_rejected.iter().chain(self.errored.iter()).map(|k| k.2)
+        self.plugin_rejected
+            .iter()
+            .chain(self.errored.iter())
+            .map(|k| k.2)
     }
 }
 

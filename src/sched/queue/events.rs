@@ -86,7 +86,9 @@ impl Action {
                 "UpdatePodLabel" => Self::UPDATE_POD_LABEL,
                 "UpdatePodScaleDown" => Self::UPDATE_POD_SCALE_DOWN,
                 "UpdatePodToleration" => Self::UPDATE_POD_TOLERATION,
-                "UpdatePodSchedulingGatesEliminated" => Self::UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+                "UpdatePodSchedulingGatesEliminated" => {
+                    Self::UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+                }
                 "UpdatePodGeneratedResourceClaim" => Self::UPDATE_POD_GENERATED_RESOURCE_CLAIM,
                 "Update" => Self::UPDATE,
                 "All" => Self::ALL,
@@ -109,15 +111,23 @@ pub struct ClusterEvent {
 
 impl ClusterEvent {
     pub const fn new(resource: Resource, action: Action) -> ClusterEvent {
-        ClusterEvent { resource, action, target: None }
+        ClusterEvent {
+            resource,
+            action,
+            target: None,
+        }
     }
 
     /// `EventUnschedulableTimeout`: the leftover flush's event.
-    pub const UNSCHEDULABLE_TIMEOUT: ClusterEvent = ClusterEvent::new(Resource::WildCard, Action::ALL);
+    pub const UNSCHEDULABLE_TIMEOUT: ClusterEvent =
+        ClusterEvent::new(Resource::WildCard, Action::ALL);
 
     /// `EventForceActivate` aimed at one pod (`Activate` of an in-flight pod).
     pub fn force_activate(pod: PodId) -> ClusterEvent {
-        ClusterEvent { target: Some(pod), ..Self::UNSCHEDULABLE_TIMEOUT }
+        ClusterEvent {
+            target: Some(pod),
+            ..Self::UNSCHEDULABLE_TIMEOUT
+        }
     }
 
     /// `EventUnscheduledPodUpdate` (`UnscheduledPod`/Update).
@@ -136,7 +146,10 @@ impl ClusterEvent {
         let resource_ok = self.resource == Resource::WildCard
             || self.resource == incoming.resource
             || (self.resource == Resource::Pod
-                && matches!(incoming.resource, Resource::AssignedPod | Resource::UnscheduledPod));
+                && matches!(
+                    incoming.resource,
+                    Resource::AssignedPod | Resource::UnscheduledPod
+                ));
         self.is_wildcard()
             || (resource_ok
                 && self.action.0 & incoming.action.0 != 0
@@ -149,7 +162,10 @@ impl ClusterEvent {
             return Some(Self::UNSCHEDULABLE_TIMEOUT);
         }
         let (resource, action) = s.split_once('/')?;
-        Some(ClusterEvent::new(Resource::parse(resource)?, Action::parse(action)?))
+        Some(ClusterEvent::new(
+            Resource::parse(resource)?,
+            Action::parse(action)?,
+        ))
     }
 }
 
@@ -217,7 +233,14 @@ pub trait QueueHooks<P> {
 pub struct NoHooks;
 
 impl<P> QueueHooks<P> for NoHooks {
-    fn hint(&self, _: &str, _: &ClusterEvent, _: &QueuedPod, _: &ClusterEvent, _: &P) -> Result<QueueingHint, String> {
+    fn hint(
+        &self,
+        _: &str,
+        _: &ClusterEvent,
+        _: &QueuedPod,
+        _: &ClusterEvent,
+        _: &P,
+    ) -> Result<QueueingHint, String> {
         Ok(QueueingHint::Queue)
     }
 }

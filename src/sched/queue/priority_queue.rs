@@ -8,8 +8,8 @@ use super::backoff::{self, BackoffQueue};
 use super::nominator::Nominator;
 use super::unschedulable::UnschedulablePods;
 use super::{
-    ClusterEvent, HintRegistry, LEFTOVER_FLUSH_PERIOD_MS, PodId, QueueConfig, QueueHooks,
-    QueuePod, QueuedPod, QueueingHint, Time,
+    ClusterEvent, HintRegistry, LEFTOVER_FLUSH_PERIOD_MS, PodId, QueueConfig, QueueHooks, QueuePod,
+    QueuedPod, QueueingHint, Time,
 };
 
 /// Where a pod is.
@@ -149,12 +149,14 @@ impl<P: Clone> PriorityQueue<P> {
 
     /// Is the pod still backing off at `now`?
     pub fn is_backing_off(&self, id: PodId, now: Time) -> bool {
-        self.get(id).is_some_and(|p| backoff::is_backing_off(&self.config, p, now))
+        self.get(id)
+            .is_some_and(|p| backoff::is_backing_off(&self.config, p, now))
     }
 
     /// `BackoffExpiration` of a pod (`None`: it never failed).
     pub fn backoff_expiry(&self, id: PodId) -> Option<Time> {
-        self.get(id).and_then(|p| backoff::backoff_expiry(&self.config, p))
+        self.get(id)
+            .and_then(|p| backoff::backoff_expiry(&self.config, p))
     }
 
     // ---- timers -------------------------------------------------------------------------
@@ -176,8 +178,14 @@ impl<P: Clone> PriorityQueue<P> {
             .map(|p| p.timestamp)
             .min()
             .map(|oldest| {
-                let due = oldest.plus(self.config.max_in_unschedulable_ms + 1).max(now.plus(1));
-                next_tick(due, self.config.leftover_flush_phase_ms, LEFTOVER_FLUSH_PERIOD_MS)
+                let due = oldest
+                    .plus(self.config.max_in_unschedulable_ms + 1)
+                    .max(now.plus(1));
+                next_tick(
+                    due,
+                    self.config.leftover_flush_phase_ms,
+                    LEFTOVER_FLUSH_PERIOD_MS,
+                )
             });
         [backoff, leftover].into_iter().flatten().min()
     }
@@ -185,10 +193,12 @@ impl<P: Clone> PriorityQueue<P> {
     /// Runs the timers due at `now`: `flushBackoffQCompleted` on whole seconds and
     /// `flushUnschedulablePodsLeftover` on the 30-s ticks of the configured phase.
     pub fn flush(&mut self, now: Time, hooks: &dyn QueueHooks<P>, payload: &P) {
-        if now.0 % backoff::ORDERING_WINDOW_MS == 0 {
+        if now.0.is_multiple_of(backoff::ORDERING_WINDOW_MS) {
             self.flush_backoff_completed(now, hooks);
         }
-        if now.0 % LEFTOVER_FLUSH_PERIOD_MS == self.config.leftover_flush_phase_ms % LEFTOVER_FLUSH_PERIOD_MS {
+        if now.0 % LEFTOVER_FLUSH_PERIOD_MS
+            == self.config.leftover_flush_phase_ms % LEFTOVER_FLUSH_PERIOD_MS
+        {
             self.flush_unschedulable_leftover(now, hooks, payload);
         }
     }
@@ -205,22 +215,41 @@ impl<P: Clone> PriorityQueue<P> {
     /// `flushUnschedulablePodsLeftover`: pods that waited strictly longer than
     /// `podMaxInUnschedulablePodsDuration` since their last failure get the wildcard
     /// `UnschedulableTimeout` event.
-    pub fn flush_unschedulable_leftover(&mut self, now: Time, hooks: &dyn QueueHooks<P>, payload: &P) {
+    pub fn flush_unschedulable_leftover(
+        &mut self,
+        now: Time,
+        hooks: &dyn QueueHooks<P>,
+        payload: &P,
+    ) {
         let max = self.config.max_in_unschedulable_ms;
         let due: Vec<PodId> = self
             .unschedulable
             .ids()
-            .filter(|id| self.get(*id).is_some_and(|p| now.0.saturating_sub(p.timestamp.0) > max))
+            .filter(|id| {
+                self.get(*id)
+                    .is_some_and(|p| now.0.saturating_sub(p.timestamp.0) > max)
+            })
             .collect();
         if !due.is_empty() {
-            self.move_pods(now, &due, ClusterEvent::UNSCHEDULABLE_TIMEOUT, payload, hooks);
+            self.move_pods(
+                now,
+                &due,
+                ClusterEvent::UNSCHEDULABLE_TIMEOUT,
+                payload,
+                hooks,
+            );
         }
     }
 
     // ---- operations -----------------------------------------------------------------------
 
     /// `Add`: a new pod enters activeQ, or the unschedulable pool if PreEnqueue gates it.
-    pub fn add(&mut self, now: Time, pod: QueuePod, hooks: &dyn QueueHooks<P>) -> Result<(), QueueError> {
+    pub fn add(
+        &mut self,
+        now: Time,
+        pod: QueuePod,
+        hooks: &dyn QueueHooks<P>,
+    ) -> Result<(), QueueError> {
         if let Some(q) = self.location(pod.id) {
             return Err(QueueError::AlreadyQueued(pod.id, q));
         }
@@ -234,7 +263,10 @@ impl<P: Clone> PriorityQueue<P> {
     /// is then in flight until [`done`](Self::done) or
     /// [`add_unschedulable_if_not_present`](Self::add_unschedulable_if_not_present).
     pub fn pop(&mut self, now: Time) -> Option<QueuedPod> {
-        let id = self.active.first().or_else(|| self.backoff.first_plugin_rejected())?;
+        let id = self
+            .active
+            .first()
+            .or_else(|| self.backoff.first_plugin_rejected())?;
         let mut pod = self.take(id);
         pod.attempts += 1;
         pod.initial_attempt.get_or_insert(now);
@@ -270,7 +302,10 @@ impl<P: Clone> PriorityQueue<P> {
             Some(QueueName::InFlight) => {}
             Some(q) => return Err(QueueError::AlreadyQueued(id, q)),
         }
-        let events = self.active.events_since_pop(id).ok_or(QueueError::NotInFlight(id))?;
+        let events = self
+            .active
+            .events_since_pop(id)
+            .ok_or(QueueError::NotInFlight(id))?;
         let mut pod = self.take(id);
         self.active.done(id);
         pod.unschedulable_plugins = failure.unschedulable_plugins;
@@ -342,7 +377,11 @@ impl<P: Clone> PriorityQueue<P> {
                     self.move_to_active(now, pod, Cause::Other, true, hooks);
                 }
                 _ => {
-                    self.active.record_if_in_flight(id, &[ClusterEvent::force_activate(id)], payload);
+                    self.active.record_if_in_flight(
+                        id,
+                        &[ClusterEvent::force_activate(id)],
+                        payload,
+                    );
                 }
             }
         }
@@ -376,14 +415,19 @@ impl<P: Clone> PriorityQueue<P> {
         let mut info = self.take(id);
         let old_nominated = info.pod.nominated_node.clone();
         info.pod = pod;
-        self.nominator.update(id, old_nominated.as_deref(), info.pod.nominated_node.as_deref());
+        self.nominator.update(
+            id,
+            old_nominated.as_deref(),
+            info.pod.nominated_node.as_deref(),
+        );
         match location {
             QueueName::Active => self.put(info, QueueName::Active),
             QueueName::Backoff => self.put(info, QueueName::Backoff),
             _ => {
                 self.put(info, QueueName::Unschedulable);
                 for event in events {
-                    let strategy = self.worth_requeuing(self.get(id).unwrap(), event, payload, hooks);
+                    let strategy =
+                        self.worth_requeuing(self.get(id).unwrap(), event, payload, hooks);
                     let pod = self.take(id);
                     let queue = self.requeue(now, pod, strategy, hooks);
                     if queue != QueueName::Unschedulable {
@@ -509,7 +553,8 @@ impl<P: Clone> PriorityQueue<P> {
         }
         pod.initial_attempt.get_or_insert(now);
         if matches!(cause, Cause::PodAdd | Cause::PodUpdate) {
-            self.nominator.add(pod.pod.id, pod.pod.nominated_node.as_deref(), None);
+            self.nominator
+                .add(pod.pod.id, pod.pod.nominated_node.as_deref(), None);
         }
         self.put(pod, QueueName::Active);
         QueueName::Active
@@ -519,13 +564,23 @@ impl<P: Clone> PriorityQueue<P> {
     /// pool instead.
     fn move_to_backoff(&mut self, mut pod: QueuedPod, hooks: &dyn QueueHooks<P>) -> QueueName {
         self.run_pre_enqueue(&mut pod, hooks);
-        let queue = if pod.gated() { QueueName::Unschedulable } else { QueueName::Backoff };
+        let queue = if pod.gated() {
+            QueueName::Unschedulable
+        } else {
+            QueueName::Backoff
+        };
         self.put(pod, queue);
         queue
     }
 
     /// `requeuePodWithQueueingStrategy`.
-    fn requeue(&mut self, now: Time, pod: QueuedPod, strategy: Strategy, hooks: &dyn QueueHooks<P>) -> QueueName {
+    fn requeue(
+        &mut self,
+        now: Time,
+        pod: QueuedPod,
+        strategy: Strategy,
+        hooks: &dyn QueueHooks<P>,
+    ) -> QueueName {
         match strategy {
             Strategy::Skip => {
                 self.put(pod, QueueName::Unschedulable);
@@ -539,7 +594,14 @@ impl<P: Clone> PriorityQueue<P> {
     }
 
     /// `movePodsToActiveOrBackoffQueue`.
-    fn move_pods(&mut self, now: Time, ids: &[PodId], event: ClusterEvent, payload: &P, hooks: &dyn QueueHooks<P>) {
+    fn move_pods(
+        &mut self,
+        now: Time,
+        ids: &[PodId],
+        event: ClusterEvent,
+        payload: &P,
+        hooks: &dyn QueueHooks<P>,
+    ) {
         if !self.registry.is_of_interest(&event) {
             return;
         }
@@ -563,7 +625,13 @@ impl<P: Clone> PriorityQueue<P> {
     /// `isPodWorthRequeuing`: only the hints of the pod's rejector plugins count; a wildcard
     /// event means after-backoff (unless it aims at another pod); a Queue from a Pending
     /// plugin means immediately, from an Unschedulable one after backoff; an error is Queue.
-    pub fn worth_requeuing(&self, pod: &QueuedPod, event: &ClusterEvent, payload: &P, hooks: &dyn QueueHooks<P>) -> Strategy {
+    pub fn worth_requeuing(
+        &self,
+        pod: &QueuedPod,
+        event: &ClusterEvent,
+        payload: &P,
+        hooks: &dyn QueueHooks<P>,
+    ) -> Strategy {
         if pod.unschedulable_plugins.is_empty() && pod.pending_plugins.is_empty() {
             return Strategy::AfterBackoff;
         }
@@ -583,7 +651,9 @@ impl<P: Clone> PriorityQueue<P> {
                 if !pending && !pod.unschedulable_plugins.contains(plugin) {
                     continue;
                 }
-                let hint = hooks.hint(plugin, registered, pod, event, payload).unwrap_or(QueueingHint::Queue);
+                let hint = hooks
+                    .hint(plugin, registered, pod, event, payload)
+                    .unwrap_or(QueueingHint::Queue);
                 if hint == QueueingHint::QueueSkip {
                     continue;
                 }
