@@ -12,6 +12,7 @@ pub mod pdb;
 pub mod plan;
 pub mod plugins;
 pub mod profile;
+pub mod queue;
 pub mod resource_set;
 pub mod sampling;
 pub mod simulation;

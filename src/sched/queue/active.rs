@@ -1,0 +1,168 @@
+//! activeQ, the in-flight pods and the events received while they are in flight
+//! (`active_queue.go`).
+//!
+//! Order (QueueSort `Less` = PrioritySort, `queuesort/priority_sort.go`): higher priority
+//! first, then earlier `Timestamp`. Upstream stops there; ties are broken here by arrival
+//! sequence, then namespace/name, so the order is total and deterministic.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use super::{ClusterEvent, PodId, QueuedPod, Time};
+
+/// The activeQ key of a pod.
+pub type SortKey = (Reverse<i32>, Time, u64, String, String);
+
+pub fn sort_key(p: &QueuedPod) -> SortKey {
+    (
+        Reverse(p.pod.priority),
+        p.timestamp,
+        p.seq,
+        p.pod.namespace.clone(),
+        p.pod.name.clone(),
+    )
+}
+
+/// `Less` of PrioritySort plus the tie-break.
+pub fn less(a: &QueuedPod, b: &QueuedPod) -> bool {
+    sort_key(a) < sort_key(b)
+}
+
+/// One entry of `inFlightEvents`: a pod's pop marker (a hole once the pod is done) or an event.
+#[derive(Debug, Clone)]
+enum Logged<P> {
+    Popped(PodId),
+    Done,
+    Event(ClusterEvent, P),
+}
+
+/// activeQ plus `inFlightPods` / `inFlightEvents` and the scheduling-cycle counter.
+#[derive(Debug, Clone)]
+pub struct ActiveQueue<P> {
+    heap: BTreeSet<(SortKey, PodId)>,
+    /// Each in-flight pod and the absolute index of its pop marker in `log`.
+    in_flight: BTreeMap<PodId, u64>,
+    log: VecDeque<Logged<P>>,
+    /// Absolute index of `log[0]`.
+    log_start: u64,
+    cycle: u64,
+}
+
+impl<P: Clone> Default for ActiveQueue<P> {
+    fn default() -> Self {
+        ActiveQueue {
+            heap: BTreeSet::new(),
+            in_flight: BTreeMap::new(),
+            log: VecDeque::new(),
+            log_start: 0,
+            cycle: 0,
+        }
+    }
+}
+
+impl<P: Clone> ActiveQueue<P> {
+    pub fn insert(&mut self, pod: &QueuedPod) {
+        self.heap.insert((sort_key(pod), pod.pod.id));
+    }
+
+    pub fn remove(&mut self, pod: &QueuedPod) -> bool {
+        self.heap.remove(&(sort_key(pod), pod.pod.id))
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    pub fn first(&self) -> Option<PodId> {
+        self.heap.first().map(|k| k.1)
+    }
+
+    /// Pods in pop order.
+    pub fn ids(&self) -> impl Iterator<Item = PodId> + '_ {
+        self.heap.iter().map(|k| k.1)
+    }
+
+    /// `unlockedMoveEntityToInFlight`: the cycle counter moves and the pod is in flight.
+    pub fn start_flight(&mut self, id: PodId) {
+        self.cycle += 1;
+        let index = self.log_start + self.log.len() as u64;
+        self.log.push_back(Logged::Popped(id));
+        self.in_flight.insert(id, index);
+    }
+
+    pub fn scheduling_cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    pub fn is_in_flight(&self, id: PodId) -> bool {
+        self.in_flight.contains_key(&id)
+    }
+
+    pub fn in_flight(&self) -> impl Iterator<Item = PodId> + '_ {
+        self.in_flight.keys().copied()
+    }
+
+    /// `addEventIfAnyInFlight`.
+    pub fn record_if_any_in_flight(&mut self, event: ClusterEvent, payload: &P) -> bool {
+        if self.in_flight.is_empty() {
+            return false;
+        }
+        self.log.push_back(Logged::Event(event, payload.clone()));
+        true
+    }
+
+    /// `addEventsIfPodInFlight`.
+    pub fn record_if_in_flight(&mut self, id: PodId, events: &[ClusterEvent], payload: &P) -> bool {
+        if !self.in_flight.contains_key(&id) {
+            return false;
+        }
+        for e in events {
+            self.log.push_back(Logged::Event(*e, payload.clone()));
+        }
+        true
+    }
+
+    /// `clusterEventsForPod`: the events recorded after the pod's pop; `None` when it is not
+    /// in flight.
+    pub fn events_since_pop(&self, id: PodId) -> Option<Vec<(ClusterEvent, P)>> {
+        let start = (*self.in_flight.get(&id)? - self.log_start) as usize;
+        Some(
+            self.log
+                .iter()
+                .skip(start + 1)
+                .filter_map(|l| match l {
+                    Logged::Event(e, p) => Some((*e, p.clone())),
+                    _ => None,
+                })
+                .collect(),
+        )
+    }
+
+    /// `done`: the pod leaves flight; events no remaining in-flight pod can see are dropped.
+    pub fn done(&mut self, id: PodId) {
+        let Some(index) = self.in_flight.remove(&id) else {
+            return;
+        };
+        self.log[(index - self.log_start) as usize] = Logged::Done;
+        while matches!(self.log.front(), Some(Logged::Done | Logged::Event(..))) {
+            self.log.pop_front();
+            self.log_start += 1;
+        }
+    }
+
+    /// The in-flight log as upstream's test lists it: pods (by id) and events, in order.
+    pub fn log(&self) -> Vec<Result<PodId, ClusterEvent>> {
+        self.log
+            .iter()
+            .filter_map(|l| match l {
+                Logged::Popped(id) => Some(Ok(*id)),
+                Logged::Done => None,
+                Logged::Event(e, _) => Some(Err(*e)),
+            })
+            .collect()
+    }
+}
