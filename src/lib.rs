@@ -19,6 +19,7 @@ pub mod report;
 pub mod resolve;
 pub mod sched;
 pub mod sweep;
+pub mod trace;
 pub mod yaml;
 
 /// Hands a command's large results to the operating system instead of freeing them: the

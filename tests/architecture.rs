@@ -9,7 +9,7 @@ use regex::Regex;
 /// The layers, top to bottom: a module may import the modules after it, never those before.
 const LAYERS: &[&str] = &[
     "cli", "generate", "bench", "sweep", "check", "report", "load", "kueue", "resolve", "sched",
-    "dra", "model", "yaml",
+    "dra", "model", "trace", "yaml",
 ];
 
 /// Leaf utilities any layer may use; they import no layer.
