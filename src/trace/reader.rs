@@ -364,7 +364,7 @@ impl<R: Read> TraceReader<R> {
     /// thousandths (README.upstream.md: "Detailed GPU requested for GPU-sharing workloads").
     fn gpu_share(&self, total: u64, share: usize) -> Result<(u32, u32), InputError> {
         let gpus = self.index.gpus.unwrap_or(share);
-        if total % 1000 != 0 {
+        if !total.is_multiple_of(1000) {
             return Err(self.error_at(
                 gpus,
                 "expected a whole number of GPUs (gpuMilli gives the share of each)",
