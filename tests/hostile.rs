@@ -227,12 +227,7 @@ fn signals_leave_no_temporary_files() {
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let o = child.wait_with_output().unwrap();
+    let o = common::process::terminate(child);
     let stderr = String::from_utf8_lossy(&o.stderr);
     if o.status.code() == Some(0) {
         // The machine finished the run within the wait: nothing to interrupt.
@@ -283,21 +278,13 @@ fn a_sweep_of_four_billion_seeds_runs_in_flat_memory() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let peak_kib = || -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
-        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-        line.split_whitespace().nth(1).unwrap().parse().unwrap()
-    };
+    let pid = child.id().to_string();
+    let peak_kib = || common::process::peak_rss_kib(&pid);
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let early = peak_kib();
     std::thread::sleep(std::time::Duration::from_millis(3000));
     let late = peak_kib();
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let o = child.wait_with_output().unwrap();
+    let o = common::process::terminate(child);
     assert_eq!(
         o.status.code(),
         Some(143),

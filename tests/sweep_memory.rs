@@ -2,14 +2,14 @@
 //! their rows stream out a chunk at a time. Alone in its test binary, so that the process's
 //! peak resident memory (VmHWM) is this test's.
 
+mod common;
+
 use schedsim::load::{LoadOptions, SweepLoader};
 use schedsim::sweep::{self, SweepOptions};
 
 /// Peak resident memory of this process so far, in KiB.
 fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    common::process::peak_rss_kib("self")
 }
 
 const TWO_NODES: &str = r#"

@@ -2,6 +2,8 @@
 //! `Read`, is read in the same peak memory as a 10,000-row one. Alone in its test binary, so
 //! that the process's peak resident memory (VmHWM) is this test's.
 
+mod common;
+
 use std::io::Read;
 use std::path::Path;
 
@@ -9,9 +11,7 @@ use schedsim::trace::{Outcome, TraceColumns, TraceReader};
 
 /// Peak resident memory of this process so far, in KiB.
 fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    common::process::peak_rss_kib("self")
 }
 
 /// An openb-shaped CSV of `rows` rows, produced one row at a time as it is read: 20 queues'

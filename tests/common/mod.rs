@@ -6,6 +6,7 @@
 pub mod build_cases;
 pub mod cli;
 pub mod objects;
+pub mod process;
 pub mod props;
 
 use serde::Deserialize;
