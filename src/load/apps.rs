@@ -180,8 +180,6 @@ impl Loader<'_> {
     ) -> Result<LoadedWorkload, Errors> {
         objects::kind_of(origin).map_err(|e| vec![e])?;
         let kind = origin.kind().unwrap_or("");
-        // `ValidateObjectMeta` as for every kind; the spec's errors come with its own.
-        let meta_errors = origin.check_meta(kind).err().unwrap_or_default();
         let value = origin.admitted_value();
         let selector_given = value["spec"]["selector"].is_object();
         // The API server reads a missing selector or template as empty; k8s-openapi's types
@@ -194,7 +192,8 @@ impl Loader<'_> {
                 }
             }
         }
-        let mut made = || -> Result<ControllerPods, Errors> {
+        // `ValidateObjectMeta` as for every kind; the spec's errors come with its own.
+        let made = || -> Result<ControllerPods, Errors> {
             Ok(match kind {
                 "Deployment" => {
                     let d: Deployment = self.decode_patched(origin, &patched)?;
@@ -234,11 +233,7 @@ impl Loader<'_> {
                 }
             })
         };
-        let out = match (made(), meta_errors.is_empty()) {
-            (made, true) => made?,
-            (Ok(_), false) => return Err(meta_errors),
-            (Err(more), false) => return Err([meta_errors, more].concat()),
-        };
+        let out = origin.admit_with(kind, made)?;
         let mut warnings: Vec<String> = (out.notes.into_iter())
             .map(|n| format!("{n} ({})", origin.describe()))
             .collect();
