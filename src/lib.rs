@@ -15,6 +15,7 @@ pub mod kueue;
 pub mod limits;
 pub mod load;
 pub mod model;
+pub mod replay;
 pub mod report;
 pub mod resolve;
 pub mod sched;

@@ -5,6 +5,7 @@ pub mod check;
 pub mod completions;
 pub mod generate;
 pub mod migrate;
+pub mod replay;
 pub mod resolve;
 pub mod run;
 pub mod sweep;
@@ -45,6 +46,9 @@ pub enum Command {
     /// parallel and aggregate: placement probability, pending pods, GPU allocation and
     /// fragmentation, pending reasons.
     Sweep(sweep::SweepArgs),
+    /// Replay scenarios over time (`spec.replay`): arrivals, run durations, kube-scheduler's
+    /// queue with backoff and requeueing; report waits, GPU time and a time series.
+    Replay(replay::ReplayArgs),
     /// Combine the JSON outputs of `sweep --shard I/N` runs into the sweep's aggregates.
     Merge(sweep::MergeArgs),
     /// Run the scenarios and enforce their `spec.expect` (exit 1 when one is unmet); writes
@@ -160,6 +164,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Migrate(args) => migrate::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Merge(args) => sweep::merge(&args),
+        Command::Replay(args) => replay::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Completions(args) => completions::run(&args),
         Command::Generate(args) => generate::run(&args),

@@ -22,6 +22,7 @@ pub mod paths;
 mod pdb;
 pub mod pod_group;
 pub mod priority;
+pub mod replay;
 pub mod scenario;
 mod scheduler;
 mod timeline;
@@ -92,6 +93,8 @@ pub struct Scenario {
     pub scales: crate::resolve::apps::Scales,
     /// Its DaemonSets: a sweep that adds nodes gives them their pods.
     pub daemon_sets: Vec<ScenarioDaemonSet>,
+    /// `spec.replay`: how `schedsim replay` replays it over time.
+    pub replay: Option<replay::Replay>,
 }
 
 /// The nodes a timeline step's `addNodes` reads, or its errors.
@@ -408,6 +411,12 @@ impl Loader<'_> {
             &mut errors,
         );
         let expectations = self.expectations(file, doc, &sd.spec.expect, &mut errors);
+        let replay = sd.spec.replay.as_ref().and_then(|spec| {
+            let mut replay = replay::read(file, doc, spec, &sd.spec.timeline, &clock, &mut errors)?;
+            let origin_ms = crate::trace::clock::clock_origin(&clock).unwrap_or(0);
+            replay.timing = replay::timing(&set.pods, origin_ms, &mut errors);
+            Some(replay)
+        });
         let mut pod_keys = HashSet::new();
         for (p, at) in existing.iter().chain(&set.pods) {
             if !pod_keys.insert(p.key()) {
@@ -491,6 +500,7 @@ impl Loader<'_> {
             kueue: set.kueue,
             scales,
             daemon_sets,
+            replay,
         })
     }
 

@@ -12,6 +12,7 @@
 //! withdrawn at their end, runs cut off by the trace's end censored) are those of
 //! `shared/reference/scheduling-over-time.md` §5. Not yet wired into the simulation.
 
+pub mod clock;
 pub mod columns;
 pub mod reader;
 pub mod record;

@@ -200,9 +200,9 @@ impl<'a> Scheduler<'a> {
     /// A bound pod is gone for good (preempted, deleted, finished): besides its reservations
     /// (released when it was unbound), the claims generated for it are deleted.
     pub(crate) fn dra_pod_deleted(&mut self, pod_id: usize) {
-        let pod = self.bound_pod(pod_id);
-        if self.dra.holds_claims(pod) {
-            self.dra.release(pod, true);
+        let pod = self.pod_handle(pod_id);
+        if self.dra.holds_claims(&pod) {
+            self.dra.release(&pod, true);
         }
     }
 }

@@ -442,6 +442,25 @@ pub struct Scheduler<'a> {
     dra_cycle: Option<dynamic_resources::CycleState>,
     /// The PodDisruptionBudgets and how many of their pods are healthy.
     pub(crate) budgets: crate::sched::pdb::Budgets,
+    /// A replay's pods, from their arrival until they are gone (see [`Self::admit`]).
+    live: HashMap<usize, Arc<Pod>>,
+}
+
+/// A pod the scheduler knows, held independently of the scheduler's borrow: the scenario's
+/// pods are borrowed for the run, a replay's are shared.
+pub(crate) enum PodHandle<'a> {
+    Scenario(&'a Pod),
+    Live(Arc<Pod>),
+}
+
+impl std::ops::Deref for PodHandle<'_> {
+    type Target = Pod;
+    fn deref(&self) -> &Pod {
+        match self {
+            PodHandle::Scenario(p) => p,
+            PodHandle::Live(p) => p,
+        }
+    }
 }
 
 /// What a failed cycle read of a pod whose labels no Filter reads (no PodTopologySpread
@@ -597,6 +616,7 @@ impl<'a> Scheduler<'a> {
             dra,
             dra_cache: Default::default(),
             dra_cycle: None,
+            live: HashMap::default(),
         }
     }
 
@@ -694,14 +714,16 @@ impl<'a> Scheduler<'a> {
         for (node, b) in all_bound {
             match remap[node] {
                 Some(new) => {
-                    self.bind(new, b.pod, self.bound_pod(b.pod));
+                    let pod = self.pod_handle(b.pod);
+                    self.bind(new, b.pod, &pod);
                     if let Some(last) = self.bound[new].last_mut() {
                         last.started = b.started;
                     }
                 }
                 None => {
                     // Evicted with its node: its claims are released.
-                    self.dra.release(self.bound_pod(b.pod), false);
+                    let pod = self.pod_handle(b.pod);
+                    self.dra.release(&pod, false);
                     evicted.push((b.pod, node));
                 }
             }

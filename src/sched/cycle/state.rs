@@ -27,6 +27,10 @@ impl<'a> Scheduler<'a> {
             terms: inter_pod_affinity::PodTerms::compile(pod),
             nodes: BTreeMap::new(),
         });
+        // A replay forgets the pods that are gone: an empty group's representative may be.
+        if group.nodes.is_empty() {
+            group.pod = pod_id;
+        }
         *group.nodes.entry(node).or_default() += 1;
         let request = PodRequest::new(&self.cluster.table, pod);
         self.cluster.account(node, &request, 1);
@@ -57,14 +61,33 @@ impl<'a> Scheduler<'a> {
                     g.nodes.remove(&node);
                 }
             }
-            self.count_affinity(self.bound_pod(pod_id), -1);
-            self.count_spread(self.bound_pod(pod_id), node, -1);
-            self.budgets.count(pod_id, self.bound_pod(pod_id), -1);
+            let pod = self.pod_handle(pod_id);
+            self.count_affinity(&pod, -1);
+            self.count_spread(&pod, node, -1);
+            self.budgets.count(pod_id, &pod, -1);
             // Its claims are no longer reserved for it (the resourceclaim controller).
-            let pod = self.bound_pod(pod_id);
-            if self.dra.holds_claims(pod) {
-                self.dra.release(pod, false);
+            if self.dra.holds_claims(&pod) {
+                self.dra.release(&pod, false);
             }
+            self.elect_representative(b.group, pod_id);
+        }
+    }
+
+    /// The group's representative left its node: another bound member of the group stands
+    /// for it (a replay forgets pods that are gone, so the group must not point at one).
+    fn elect_representative(&mut self, group: (u32, u32), gone: usize) {
+        let Some(g) = self.groups.get(&group) else {
+            return;
+        };
+        if g.pod != gone {
+            return;
+        }
+        let other = (g.nodes.keys())
+            .flat_map(|&n| self.bound[n].iter())
+            .find(|b| b.group == group && b.pod != gone)
+            .map(|b| b.pod);
+        if let (Some(other), Some(g)) = (other, self.groups.get_mut(&group)) {
+            g.pod = other;
         }
     }
 
@@ -103,12 +126,40 @@ impl<'a> Scheduler<'a> {
                 .saturating_add_signed(if any { sign } else { 0 });
     }
 
-    /// A bound pod by id (workload pods count up from 0, existing pods down from `usize::MAX`).
-    pub(crate) fn bound_pod(&self, id: usize) -> &'a Pod {
+    /// A bound pod by id (workload pods count up from 0, existing pods down from `usize::MAX`;
+    /// a replay's pods are [`Self::admit`]ted as they arrive).
+    pub(crate) fn bound_pod(&self, id: usize) -> &Pod {
         match self.pods.get(id) {
             Some(p) => p,
-            None => &self.existing[usize::MAX - id],
+            None => match self.live.get(&id) {
+                Some(p) => p,
+                None => &self.existing[usize::MAX - id],
+            },
         }
+    }
+
+    /// A pod by id that outlives a change to the scheduler's state (see [`PodHandle`]).
+    pub(crate) fn pod_handle(&self, id: usize) -> PodHandle<'a> {
+        match self.pods.get(id) {
+            Some(p) => PodHandle::Scenario(p),
+            None => match self.live.get(&id) {
+                Some(p) => PodHandle::Live(Arc::clone(p)),
+                None => PodHandle::Scenario(&self.existing[usize::MAX - id]),
+            },
+        }
+    }
+
+    /// A replay's pod arrives: the scheduler knows it by `id` from now on (its cycles, and
+    /// its node's pods once bound). Ids must not collide with the scenario's pods.
+    pub(crate) fn admit(&mut self, id: usize, pod: Arc<Pod>) {
+        self.live.insert(id, pod);
+    }
+
+    /// A replay's pod is gone for good (finished, withdrawn): the scheduler forgets it. It
+    /// must not be bound.
+    pub(crate) fn forget(&mut self, id: usize) {
+        self.live.remove(&id);
+        self.removed_gates.remove(&id);
     }
 
     /// The bound pods, grouped by alikeness, with their nodes.

@@ -19,9 +19,9 @@
 //!    a score plugin's weight is the first one configured (`score`, then `multiPoint`), and a
 //!    weight of 0 (or none) counts as 1.
 //!
+//! `podInitialBackoffSeconds` and `podMaxBackoffSeconds` drive a replay's scheduling queue.
 //! What a simulation does not need is read and checked, then ignored: `leaderElection`,
-//! `clientConnection`, `parallelism`, `podInitialBackoffSeconds`, `podMaxBackoffSeconds`,
-//! `enableProfiling`, `enableContentionProfiling`, `delayCacheUntilActive`, and the plugins
+//! `clientConnection`, `parallelism`, `enableProfiling`, `enableContentionProfiling`, `delayCacheUntilActive`, and the plugins
 //! listed as [`Support::NoEffect`] (schedsim's pods bind no volumes or host ports).
 //! `extenders` are an error: an extender is an HTTP service schedsim cannot call.
 //!
@@ -156,6 +156,7 @@ pub fn from_document(doc: &Document, file: &Path) -> Result<Vec<Profile>, InputE
     if raw_profiles.is_empty() {
         return Ok(vec![Profile {
             percentage_of_nodes_to_score: raw.percentage_of_nodes_to_score,
+            backoff_seconds: (initial as u64, max as u64),
             ..Profile::default()
         }]);
     }
@@ -189,7 +190,10 @@ pub fn from_document(doc: &Document, file: &Path) -> Result<Vec<Profile>, InputE
         let (profile, queue_sort) =
             resolve_profile(doc, file, &path, rp, name, raw.percentage_of_nodes_to_score)?;
         queue_sorts.push(queue_sort);
-        profiles.push(profile);
+        profiles.push(Profile {
+            backoff_seconds: (initial as u64, max as u64),
+            ..profile
+        });
     }
     // validateCommonQueueSort: one queue for all profiles.
     if let Some(first) = queue_sorts.first() {
@@ -344,6 +348,7 @@ fn resolve_profile(
         spread_default_constraints: args.spread_default_constraints,
         permit_waiting_seconds: args.permit_waiting_seconds,
         preemption: args.preemption,
+        backoff_seconds: Profile::default().backoff_seconds,
     };
     Ok((profile, merged.point(ExtensionPoint::QueueSort).clone()))
 }

@@ -33,6 +33,9 @@ pub struct Profile {
     pub permit_waiting_seconds: Option<u32>,
     /// `DefaultPreemptionArgs`: how many candidate nodes preemption's dry run looks for.
     pub preemption: PreemptionArgs,
+    /// The configuration's `podInitialBackoffSeconds` and `podMaxBackoffSeconds` (one queue
+    /// serves every profile; each carries them): the scheduling queue's backoff in a replay.
+    pub backoff_seconds: (u64, u64),
 }
 
 /// `DefaultPreemptionArgs`, defaulted (`SetDefaults_DefaultPreemptionArgs`: 10 %, 100).
@@ -206,6 +209,7 @@ impl Default for Profile {
             spread_default_constraints: None,
             permit_waiting_seconds: None,
             preemption: PreemptionArgs::default(),
+            backoff_seconds: (1, 10),
         }
     }
 }

@@ -1,0 +1,198 @@
+//! `schedsim replay PATH…`: replays each scenario's workloads over time (`spec.replay`) and
+//! reports waits, GPU time and the time series. Scenarios run in parallel; each replay is
+//! sequential, as kube-scheduler's queue is.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use clap::Args;
+use rayon::prelude::*;
+
+use crate::error::exit_code;
+use crate::load::LoadOptions;
+use crate::replay::{self, PodRecord, ReplayReport, Sinks};
+use crate::report::AtomicFile;
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Scenario files or folders with `spec.replay` (default: the bundled scenarios/replay/).
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
+    /// Also write every pod's life (arrival, first bind, end, node, attempts) to
+    /// `<out>/replay-<scenario>-pods.csv`, one row per pod as it ends.
+    #[arg(long)]
+    pub pods_csv: bool,
+    /// A KubeSchedulerConfiguration file whose profiles schedule every scenario.
+    #[arg(long, value_name = "FILE")]
+    pub scheduler_config: Option<PathBuf>,
+    /// `upstream` (default) or `all`: how each cycle samples the nodes.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub node_sampling: Option<crate::sched::sampling::NodeSampling>,
+}
+
+/// The bundled replay scenarios.
+fn default_replays() -> PathBuf {
+    super::run::default_scenarios().join("replay")
+}
+
+pub fn run(args: &ReplayArgs) -> i32 {
+    let paths = match args.paths.is_empty() {
+        true => vec![default_replays()],
+        false => args.paths.clone(),
+    };
+    let options = LoadOptions {
+        scheduler_config: args.scheduler_config.clone(),
+        node_sampling: args.node_sampling,
+        ..Default::default()
+    };
+    let loaded = match super::load_scenarios(&paths, &options) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    if let Err(e) = std::fs::create_dir_all(&args.output.out) {
+        eprintln!("error: cannot create {}: {e}", args.output.out.display());
+        return exit_code::BAD_INPUT;
+    }
+    let progress = Mutex::new(());
+    let results: Vec<Result<ReplayReport, String>> = loaded
+        .scenarios
+        .par_iter()
+        .filter(|s| s.replay.is_some() || !args.paths.is_empty())
+        .map(|s| replay_one(s, args, &progress))
+        .collect();
+    let mut code = match loaded.errors.is_empty() {
+        true => exit_code::SUCCESS,
+        false => exit_code::BAD_INPUT,
+    };
+    let mut reports = Vec::new();
+    for r in results {
+        match r {
+            Ok(report) => reports.push(report),
+            Err(e) => {
+                eprintln!("error: {e}");
+                code = exit_code::BAD_INPUT;
+            }
+        }
+    }
+    let json = serde_json::to_string_pretty(&reports).unwrap_or_default() + "\n";
+    let table: String = reports.iter().map(ReplayReport::table).collect();
+    let written = args.output.emit("replay", &json, &table);
+    if written != exit_code::SUCCESS {
+        code = written;
+    }
+    crate::release_at_exit((loaded, reports));
+    code
+}
+
+/// Replays one scenario, streaming its CSV files.
+fn replay_one(
+    scenario: &crate::load::Scenario,
+    args: &ReplayArgs,
+    progress: &Mutex<()>,
+) -> Result<ReplayReport, String> {
+    let out = &args.output.out;
+    let series_path = replay::csv_path(out, &scenario.name, "series");
+    let open = |path: &PathBuf| {
+        AtomicFile::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    let mut pods_csv = match args.pods_csv {
+        true => {
+            let mut w =
+                csv::Writer::from_writer(open(&replay::csv_path(out, &scenario.name, "pods"))?);
+            w.write_record(POD_COLUMNS).map_err(|e| e.to_string())?;
+            Some(w)
+        }
+        false => None,
+    };
+    let mut pod_error: Option<String> = None;
+    let mut write_pod = |r: &PodRecord| {
+        if let Some(w) = pods_csv.as_mut()
+            && let Err(e) = w.write_record(pod_row(r))
+        {
+            pod_error.get_or_insert(e.to_string());
+        }
+    };
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut show = |now: u64| {
+        if terminal {
+            let _lock = progress.lock();
+            let _ = write!(
+                std::io::stderr(),
+                "\r{}: replayed {}   ",
+                scenario.name,
+                crate::trace::clock::format_duration(now)
+            );
+        }
+    };
+    let sinks = Sinks {
+        pod_record: Some(&mut write_pod),
+        sample: None,
+        progress: Some(&mut show),
+    };
+    let report = replay::replay(scenario, sinks).map_err(|e| e.to_string())?;
+    if terminal {
+        let _ = write!(std::io::stderr(), "\r\x1b[K");
+    }
+    if let Some(e) = pod_error {
+        return Err(e);
+    }
+    if let Some(w) = pods_csv {
+        let file = w.into_inner().map_err(|e| e.to_string())?;
+        file.commit().map_err(|e| e.to_string())?;
+    }
+    let mut series = csv::Writer::from_writer(open(&series_path)?);
+    let mut write = || -> Result<(), csv::Error> {
+        series.write_record(replay::report::series_header(&report.series.pools))?;
+        for p in &report.series.points {
+            series.write_record(replay::report::point_row(p))?;
+        }
+        series.flush()?;
+        Ok(())
+    };
+    write().map_err(|e| format!("cannot write {}: {e}", series_path.display()))?;
+    let file = series.into_inner().map_err(|e| e.to_string())?;
+    file.commit()
+        .map_err(|e| format!("cannot write {}: {e}", series_path.display()))?;
+    Ok(report)
+}
+
+const POD_COLUMNS: [&str; 15] = [
+    "namespace",
+    "name",
+    "job",
+    "queue",
+    "priority",
+    "class",
+    "gpus",
+    "arrival_ms",
+    "first_bind_ms",
+    "end_ms",
+    "wait_ms",
+    "node",
+    "attempts",
+    "preemptions",
+    "state",
+];
+
+fn pod_row(r: &PodRecord) -> [String; 15] {
+    let opt = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+    [
+        r.namespace.clone(),
+        r.name.clone(),
+        r.job.clone(),
+        r.queue.clone(),
+        r.priority.to_string(),
+        r.class.clone(),
+        r.gpus.to_string(),
+        r.arrival.to_string(),
+        opt(r.first_bind),
+        opt(r.end),
+        opt(r.first_bind.map(|b| b - r.arrival)),
+        r.node.clone().unwrap_or_default(),
+        r.attempts.to_string(),
+        r.preemptions.to_string(),
+        r.state.to_string(),
+    ]
+}

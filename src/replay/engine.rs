@@ -1,0 +1,973 @@
+//! The replay's event loop: a discrete-event simulation over virtual milliseconds. Jobs
+//! arrive, their pods enter kube-scheduler's queue ([`crate::sched::queue`]), the queue pops
+//! them one cycle at a time (each cycle taking `spec.replay.cycle`), bound pods run for their
+//! duration and then succeed, freeing what they held, and the cluster events that follow move
+//! pods back from the unschedulable pool as the plugins' queueing hints decide.
+//!
+//! At each instant, in this order: pods that finish or are withdrawn, timeline steps,
+//! arrivals, the queue's timers (backoff and leftover flushes), then scheduling cycles until
+//! the queue has nothing to pop or the scheduler is busy past the next event. Ties inside
+//! each kind keep input order, so the run is deterministic.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::Arc;
+
+use super::hooks::{self as hints, Payload, PluginHints};
+use super::metrics::{Metrics, PodLife, Sample, pod_gpus};
+use super::source::{Arrival, Plan, Sources, TimedStep};
+use crate::load::Scenario;
+use crate::load::replay::Replay;
+use crate::model::{Node, Pod};
+use crate::sched::cluster::Cluster;
+use crate::sched::cycle::{PodPhase, Scheduler, existing_pod_id};
+use crate::sched::framework::Code;
+use crate::sched::plan::{DependsOnStatus, Event, Requirement};
+use crate::sched::queue::{
+    Action, ClusterEvent, Failure, PodId, PriorityQueue, QueueConfig, QueuePod, Resource, Time,
+};
+
+/// Where the replay writes as it goes.
+#[derive(Default)]
+pub struct Sinks<'o> {
+    /// Each pod's record when it is gone (or at the end).
+    pub pod_record: Option<&'o mut dyn FnMut(&PodRecord)>,
+    /// Each sample of the time series, at the fixed step when one is set.
+    pub sample: Option<&'o mut dyn FnMut(&Sample)>,
+    /// The replay's clock, now and then (for a progress bar).
+    pub progress: Option<&'o mut dyn FnMut(u64)>,
+}
+
+/// One pod's life, as `--pods-csv` writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodRecord {
+    pub namespace: String,
+    pub name: String,
+    pub job: String,
+    pub queue: String,
+    pub priority: i32,
+    pub class: String,
+    pub gpus: i64,
+    pub arrival: u64,
+    pub first_bind: Option<u64>,
+    pub end: Option<u64>,
+    pub node: Option<String>,
+    pub attempts: u32,
+    pub preemptions: u32,
+    /// `finished`, `withdrawn`, `running` or `pending` (the last two at the replay's end),
+    /// `deleted` (a timeline step deleted it).
+    pub state: &'static str,
+}
+
+/// What the replay ended with.
+pub struct Ended {
+    pub metrics: Metrics,
+    /// When the last event happened (or `until`).
+    pub end: u64,
+    /// Scheduling attempts made.
+    pub attempts: u64,
+    /// Existing pods preempted or evicted.
+    pub existing_evicted: u64,
+    pub warnings: Vec<String>,
+}
+
+/// A pod in flight: from its arrival until it is gone.
+struct Live {
+    pod: Arc<Pod>,
+    job: u32,
+    scenario_pod: Option<usize>,
+    arrival: u64,
+    duration: Option<u64>,
+    /// Bound: the node and since when.
+    bound: Option<(usize, u64)>,
+    first_bind: Option<u64>,
+    /// Time held GPUs in earlier runs (before a preemption or eviction).
+    used_ms: u64,
+    /// Bumped whenever a finish timer set for it no longer holds.
+    generation: u32,
+    attempts: u32,
+    preemptions: u32,
+    gpus: i64,
+    /// Created: not held back by `dependsOn`.
+    created: bool,
+}
+
+/// A job in flight.
+struct Job {
+    name: String,
+    queue: String,
+    priority: i32,
+    class: String,
+    arrival: u64,
+    pods: u32,
+    /// Pods that have been bound at least once.
+    started: u32,
+    /// Pods gone.
+    ended: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Timer {
+    /// The pod's run is over (if its generation still holds).
+    Finish(u32, u32),
+    /// The trace withdrew the job: its pod is deleted, running or not.
+    Withdraw(u32),
+}
+
+/// The replay.
+pub struct Engine<'s, 'o> {
+    scenario: &'s Scenario,
+    replay: &'s Replay,
+    s: Scheduler<'s>,
+    queue: PriorityQueue<Payload>,
+    now: u64,
+    timers: BinaryHeap<Reverse<(u64, u64, Timer)>>,
+    timer_seq: u64,
+    live: HashMap<u32, Live>,
+    jobs: HashMap<u32, Job>,
+    /// The live id of each scenario workload pod once it arrived.
+    scenario_ids: Vec<Option<u32>>,
+    /// Scenario pods that ran to their end (for `dependsOn: Complete`).
+    scenario_done: Vec<bool>,
+    requires: Vec<Vec<Requirement>>,
+    complete_after_run: Vec<bool>,
+    /// Pods held back by `dependsOn`, in arrival order.
+    held: Vec<u32>,
+    next_pod: u32,
+    next_job: u32,
+    sources: Sources<'s>,
+    steps: std::collections::VecDeque<TimedStep>,
+    metrics: Metrics,
+    sinks: Sinks<'o>,
+    attempts: u64,
+    existing_evicted: u64,
+    warnings: Vec<String>,
+}
+
+impl<'s, 'o> Engine<'s, 'o> {
+    pub fn new(
+        scenario: &'s Scenario,
+        replay: &'s Replay,
+        plan: Plan,
+        sources: Sources<'s>,
+        sinks: Sinks<'o>,
+    ) -> Self {
+        let existing = &scenario.existing_pods;
+        let all: Vec<&Pod> = existing.iter().collect();
+        let cluster = Cluster::new(scenario.nodes.clone(), &all);
+        let mut s = Scheduler::new(cluster, &scenario.config, &[], existing);
+        let mut metrics = Metrics::new(&scenario.nodes, replay.sample_ms);
+        for (i, p) in existing.iter().enumerate() {
+            if let Some(node) = p.node_name.as_deref().and_then(|n| s.cluster.index_of(n)) {
+                s.bind(node, existing_pod_id(i), p);
+                metrics.bound(node, pod_gpus(&p.requests));
+            }
+        }
+        let added = plan.steps.iter().flat_map(|st| {
+            st.events.iter().flat_map(|e| match e {
+                Event::AddNodes(nodes) => nodes.as_slice(),
+                _ => &[],
+            })
+        });
+        metrics.declare_pools(added);
+        let profiles = scenario.config.profiles();
+        let registry = hints::registry(&profiles[0], &scenario.config.feature_gates);
+        let config = QueueConfig {
+            max_in_unschedulable_ms: replay.max_in_unschedulable_ms,
+            ..queue_config(&profiles[0])
+        };
+        let n = scenario.workloads.len();
+        Engine {
+            scenario,
+            replay,
+            s,
+            queue: PriorityQueue::new(config, registry),
+            now: 0,
+            timers: BinaryHeap::new(),
+            timer_seq: 0,
+            live: HashMap::new(),
+            jobs: HashMap::new(),
+            scenario_ids: vec![None; n],
+            scenario_done: vec![false; n],
+            requires: plan.requires,
+            complete_after_run: plan.complete_after_run,
+            held: Vec::new(),
+            next_pod: 0,
+            next_job: 0,
+            sources,
+            steps: plan.steps.into(),
+            metrics,
+            sinks,
+            attempts: 0,
+            existing_evicted: 0,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Runs the replay to its end.
+    pub fn run(mut self) -> Result<Ended, crate::error::InputError> {
+        let until = self.replay.until_ms.unwrap_or(u64::MAX);
+        let mut last_progress = 0;
+        loop {
+            self.schedule_due();
+            let Some(next) = self.next_event() else {
+                break;
+            };
+            if next > until {
+                self.advance(until);
+                break;
+            }
+            self.advance(next);
+            self.finish_due();
+            self.steps_due();
+            self.arrivals_due();
+            if let Some(e) = self.sources.error.take() {
+                return Err(e);
+            }
+            self.flush_queue();
+            if let Some(p) = self.sinks.progress.as_mut()
+                && self.now >= last_progress + 60_000
+            {
+                p(self.now);
+                last_progress = self.now;
+            }
+        }
+        if let Some(e) = self.sources.error.take() {
+            return Err(e);
+        }
+        Ok(self.end())
+    }
+
+    /// The time of the next thing that can change anything; `None` when nothing can.
+    fn next_event(&mut self) -> Option<u64> {
+        let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
+        let step = self.steps.front().map(|s| s.at);
+        let arrival = self.sources.next_time();
+        // With nothing left to happen outside the queue, its timers would only retry pods on
+        // a cluster that no longer changes: the replay is over.
+        let external = [timer, step, arrival].into_iter().flatten().min()?;
+        let queue_timer = self.queue.next_timer(Time(self.now)).map(|t| t.0);
+        Some(queue_timer.map_or(external, |q| q.min(external)))
+    }
+
+    /// Moves the clock to `t`: samples and GPU time up to it.
+    fn advance(&mut self, t: u64) {
+        let t = t.max(self.now);
+        let sink = &mut self.sinks.sample;
+        self.metrics.sample_until(t, &mut |s| {
+            if let Some(f) = sink.as_mut() {
+                f(s)
+            }
+        });
+        self.metrics.advance(t);
+        self.now = t;
+    }
+
+    fn add_timer(&mut self, at: u64, timer: Timer) {
+        self.timer_seq += 1;
+        self.timers.push(Reverse((at, self.timer_seq, timer)));
+    }
+
+    fn finish_due(&mut self) {
+        while let Some(Reverse((t, _, timer))) = self.timers.peek().copied() {
+            if t > self.now {
+                break;
+            }
+            self.timers.pop();
+            match timer {
+                Timer::Finish(id, generation) => {
+                    if self
+                        .live
+                        .get(&id)
+                        .is_some_and(|l| l.generation == generation)
+                    {
+                        self.pod_gone(id, "finished");
+                    }
+                }
+                Timer::Withdraw(id) => {
+                    if self.live.contains_key(&id) {
+                        self.pod_gone(id, "withdrawn");
+                    }
+                }
+            }
+        }
+    }
+
+    fn steps_due(&mut self) {
+        while self.steps.front().is_some_and(|s| s.at <= self.now) {
+            let step = self.steps.pop_front().expect("a step is due");
+            for event in &step.events {
+                self.event(event, &step.name);
+            }
+        }
+    }
+
+    fn arrivals_due(&mut self) {
+        while let Some(arrival) = self.sources.pop_due(self.now) {
+            self.arrive(arrival);
+        }
+    }
+
+    fn flush_queue(&mut self) {
+        let hooks = live_hooks(&self.live, self.scenario);
+        self.queue.flush(Time(self.now), &hooks, &Payload::None);
+    }
+
+    /// Scheduling cycles at `now`, while the queue has a pod to pop. A cycle that takes time
+    /// moves the clock past the events in between (the pod is in flight meanwhile).
+    fn schedule_due(&mut self) {
+        loop {
+            let Some(popped) = self.queue.pop(Time(self.now)) else {
+                return;
+            };
+            self.attempts += 1;
+            let id = popped.pod.id.0;
+            self.cycle(id);
+        }
+    }
+
+    /// One scheduling cycle of pod `id`.
+    fn cycle(&mut self, id: u32) {
+        let Some(live) = self.live.get_mut(&id) else {
+            self.queue.done(PodId(id));
+            return;
+        };
+        live.attempts += 1;
+        let pod = Arc::clone(&live.pod);
+        let outcome = self.s.schedule_one(id as usize, &pod);
+        let end = self.now + self.replay.cycle_ms;
+        if self.replay.cycle_ms > 0 {
+            // Events due while the cycle runs reach the queue as in-flight events.
+            self.run_events_before(end);
+            self.advance(end);
+        }
+        for &victim in &outcome.victims {
+            self.preempted(victim, &pod);
+        }
+        match (outcome.phase, outcome.node) {
+            (PodPhase::Scheduled, Some(node)) if node < self.s.cluster.len() => {
+                self.queue.done(PodId(id));
+                self.bind(id, node);
+            }
+            (phase, _) => {
+                let mut failure = Failure::default();
+                if phase != PodPhase::SchedulerError
+                    && let Some(d) = &outcome.diagnosis
+                {
+                    for st in &d.statuses {
+                        if matches!(
+                            st.code,
+                            Code::Unschedulable | Code::UnschedulableAndUnresolvable
+                        ) && !st.plugin.is_empty()
+                        {
+                            failure.unschedulable_plugins.insert(st.plugin.to_string());
+                        }
+                    }
+                }
+                let hooks = live_hooks(&self.live, self.scenario);
+                // The pod is in flight: this cannot fail.
+                let _ = self.queue.add_unschedulable_if_not_present(
+                    Time(self.now),
+                    PodId(id),
+                    failure,
+                    &hooks,
+                );
+            }
+        }
+    }
+
+    /// Processes the finishes, steps and arrivals due before `end` (a cycle in progress).
+    fn run_events_before(&mut self, end: u64) {
+        loop {
+            let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
+            let step = self.steps.front().map(|s| s.at);
+            let arrival = self.sources.next_time();
+            let Some(next) = [timer, step, arrival].into_iter().flatten().min() else {
+                return;
+            };
+            if next >= end {
+                return;
+            }
+            self.advance(next);
+            self.finish_due();
+            self.steps_due();
+            self.arrivals_due();
+        }
+    }
+
+    /// A job arrives: its pods are created (unless `dependsOn` holds them back) and queued.
+    fn arrive(&mut self, a: Arrival) {
+        let job = self.next_job;
+        self.next_job += 1;
+        let key = (a.queue.as_str(), a.priority, a.class.as_str());
+        let count = a.pods.len() as u32;
+        self.metrics.job_arrived(key, u64::from(count));
+        for (pod, scenario_pod) in a.pods.into_iter().zip(a.scenario_pods) {
+            let id = self.next_pod;
+            self.next_pod = self.next_pod.checked_add(1).expect("pod ids within u32");
+            let gpus = pod_gpus(&pod.requests);
+            let duration = match scenario_pod {
+                Some(i) if self.complete_after_run[i] => Some(a.duration.unwrap_or(0)),
+                _ => a.duration,
+            };
+            if let Some(i) = scenario_pod {
+                self.scenario_ids[i] = Some(id);
+            }
+            self.s.admit(id as usize, Arc::clone(&pod));
+            self.live.insert(
+                id,
+                Live {
+                    pod,
+                    job,
+                    scenario_pod,
+                    arrival: self.now,
+                    duration,
+                    bound: None,
+                    first_bind: None,
+                    used_ms: 0,
+                    generation: 0,
+                    attempts: 0,
+                    preemptions: 0,
+                    gpus,
+                    created: false,
+                },
+            );
+            if let Some(at) = a.withdraw_at {
+                self.add_timer(at.max(self.now), Timer::Withdraw(id));
+            }
+            self.metrics.pending_added(gpus);
+            let held = scenario_pod.is_some_and(|i| !self.requirements_met(i));
+            match held {
+                true => self.held.push(id),
+                false => self.create(id),
+            }
+        }
+        self.jobs.insert(
+            job,
+            Job {
+                name: a.name,
+                queue: a.queue,
+                priority: a.priority,
+                class: a.class,
+                arrival: self.now,
+                pods: count,
+                started: 0,
+                ended: 0,
+            },
+        );
+    }
+
+    /// The pod is created: it enters the queue (gated pods wait in the unschedulable pool).
+    fn create(&mut self, id: u32) {
+        let Some(live) = self.live.get_mut(&id) else {
+            return;
+        };
+        live.created = true;
+        let pod = queue_pod(id, &live.pod);
+        self.s.budgets.arrive(id as usize, &live.pod);
+        let hooks = live_hooks(&self.live, self.scenario);
+        let _ = self.queue.add(Time(self.now), pod, &hooks);
+    }
+
+    fn requirements_met(&self, scenario_pod: usize) -> bool {
+        self.requires[scenario_pod].iter().all(|r| {
+            r.pods.clone().all(|p| match r.status {
+                DependsOnStatus::Complete => self.scenario_done[p],
+                DependsOnStatus::Ready => {
+                    self.scenario_done[p]
+                        || self.scenario_ids[p]
+                            .and_then(|id| self.live.get(&id))
+                            .is_some_and(|l| l.bound.is_some())
+                }
+            })
+        })
+    }
+
+    /// Creates the held-back pods whose requirements hold now.
+    fn release_held(&mut self) {
+        if self.held.is_empty() {
+            return;
+        }
+        let held = std::mem::take(&mut self.held);
+        for id in held {
+            let ready = (self.live.get(&id))
+                .and_then(|l| l.scenario_pod)
+                .is_some_and(|i| self.requirements_met(i));
+            match ready {
+                true => self.create(id),
+                false => self.held.push(id),
+            }
+        }
+    }
+
+    fn bind(&mut self, id: u32, node: usize) {
+        let now = self.now;
+        let Some(live) = self.live.get_mut(&id) else {
+            return;
+        };
+        let pod = Arc::clone(&live.pod);
+        live.bound = Some((node, now));
+        let first = live.first_bind.is_none();
+        live.first_bind.get_or_insert(now);
+        let (job_id, gpus, arrival) = (live.job, live.gpus, live.arrival);
+        if let Some(d) = live.duration {
+            let generation = live.generation;
+            self.add_timer(now.saturating_add(d), Timer::Finish(id, generation));
+        }
+        self.s.bind(node, id as usize, &pod);
+        self.metrics.bound(node, gpus);
+        self.metrics.running += 1;
+        self.metrics.pending_removed(gpus);
+        if let Some(job) = self.jobs.get_mut(&job_id) {
+            let key = (job.queue.clone(), job.priority, job.class.clone());
+            let key = (key.0.as_str(), key.1, key.2.as_str());
+            if first {
+                self.metrics.pod_started(key, now - arrival);
+                job.started += 1;
+                if job.started == job.pods {
+                    self.metrics.job_started(key, now - job.arrival);
+                }
+            }
+        }
+        self.cluster_event(
+            ClusterEvent::new(Resource::AssignedPod, Action::ADD),
+            Payload::Pod {
+                old: None,
+                new: Some(pod),
+            },
+        );
+        self.release_held();
+    }
+
+    /// Takes a bound pod off its node (it keeps its record).
+    fn unbind(&mut self, id: u32) -> Option<Arc<Pod>> {
+        let now = self.now;
+        let live = self.live.get_mut(&id)?;
+        let (node, since) = live.bound.take()?;
+        live.used_ms += now - since;
+        live.generation += 1;
+        let (pod, gpus) = (Arc::clone(&live.pod), live.gpus);
+        self.s.unbind(node, id as usize);
+        self.s.dra_pod_deleted(id as usize);
+        self.metrics.unbound(node, gpus);
+        self.metrics.running -= 1;
+        Some(pod)
+    }
+
+    /// A victim of preemption: the scheduler has taken it off its node; its controller
+    /// creates it again and it is queued anew (existing pods are gone).
+    fn preempted(&mut self, victim: usize, by: &Pod) {
+        let _ = by;
+        if victim > u32::MAX as usize {
+            self.existing_evicted += 1;
+            self.assigned_pod_deleted(None);
+            return;
+        }
+        let id = victim as u32;
+        let Some(live) = self.live.get_mut(&id) else {
+            return;
+        };
+        if let Some((node, since)) = live.bound.take() {
+            live.used_ms += self.now - since;
+            live.generation += 1;
+            live.preemptions += 1;
+            let gpus = live.gpus;
+            let pod = Arc::clone(&live.pod);
+            self.metrics.unbound(node, gpus);
+            self.metrics.running -= 1;
+            self.metrics.pending_added(gpus);
+            if let Some(job) = self.jobs.get(&live.job) {
+                let key = (job.queue.clone(), job.priority, job.class.clone());
+                self.metrics
+                    .preempted((key.0.as_str(), key.1, key.2.as_str()));
+            }
+            self.s.dra_pod_deleted(victim);
+            self.assigned_pod_deleted(Some(Arc::clone(&pod)));
+            let hooks = live_hooks(&self.live, self.scenario);
+            let _ = self.queue.add(Time(self.now), queue_pod(id, &pod), &hooks);
+        }
+    }
+
+    /// The pod is gone for good: finished, withdrawn or deleted.
+    fn pod_gone(&mut self, id: u32, state: &'static str) {
+        let node = self.live.get(&id).and_then(|l| l.bound).map(|(n, _)| n);
+        let was_bound = node.is_some();
+        let pod = self.unbind(id);
+        let Some(live) = self.live.remove(&id) else {
+            return;
+        };
+        if !was_bound {
+            self.metrics.pending_removed(live.gpus);
+            self.queue.delete(PodId(id));
+        }
+        self.s.budgets.delete(id as usize, &live.pod);
+        self.s.forget(id as usize);
+        let finished = state == "finished";
+        if let Some(i) = live.scenario_pod
+            && finished
+        {
+            self.scenario_done[i] = true;
+        }
+        self.record(&live, node, state);
+        if let Some(job) = self.jobs.get_mut(&live.job) {
+            job.ended += 1;
+            if job.ended == job.pods {
+                let job = self.jobs.remove(&live.job).expect("the job is in flight");
+                if finished {
+                    self.metrics.job_finished((
+                        job.queue.as_str(),
+                        job.priority,
+                        job.class.as_str(),
+                    ));
+                }
+            }
+        }
+        if was_bound {
+            self.assigned_pod_deleted(pod);
+        }
+        self.release_held();
+    }
+
+    /// Folds a pod's life into the metrics and hands its record to the sink.
+    fn record(&mut self, live: &Live, node: Option<usize>, state: &'static str) {
+        let Some(job) = self.jobs.get(&live.job) else {
+            return;
+        };
+        let life = PodLife {
+            arrival: live.arrival,
+            first_bind: live.first_bind,
+            gpus: live.gpus,
+            requested_ms: live.duration,
+            used_ms: live.used_ms,
+            preemptions: live.preemptions,
+        };
+        let key = (job.queue.as_str(), job.priority, job.class.as_str());
+        let finished = state == "finished";
+        self.metrics
+            .pod_ended(key, life, finished, state == "withdrawn", self.now);
+        if let Some(sink) = self.sinks.pod_record.as_mut() {
+            sink(&PodRecord {
+                namespace: live.pod.namespace.clone(),
+                name: live.pod.name.clone(),
+                job: job.name.clone(),
+                queue: job.queue.clone(),
+                priority: job.priority,
+                class: job.class.clone(),
+                gpus: live.gpus,
+                arrival: live.arrival,
+                first_bind: live.first_bind,
+                end: matches!(state, "finished" | "withdrawn" | "deleted").then_some(self.now),
+                node: node.map(|n| self.s.cluster.nodes[n].name.clone()),
+                attempts: live.attempts,
+                preemptions: live.preemptions,
+                state,
+            });
+        }
+    }
+
+    /// An assigned pod left its node: the event that moves pods rejected for lack of room.
+    fn assigned_pod_deleted(&mut self, pod: Option<Arc<Pod>>) {
+        self.cluster_event(
+            ClusterEvent::new(Resource::AssignedPod, Action::DELETE),
+            Payload::Pod {
+                old: pod,
+                new: None,
+            },
+        );
+    }
+
+    fn cluster_event(&mut self, event: ClusterEvent, payload: Payload) {
+        let hooks = live_hooks(&self.live, self.scenario);
+        self.queue
+            .move_all_to_active_or_backoff(Time(self.now), event, &payload, None, &hooks);
+    }
+
+    /// A timeline step's event at its time.
+    fn event(&mut self, event: &Event, step: &str) {
+        match event {
+            Event::Cordon(names) => self.set_unschedulable(names, true),
+            Event::Uncordon(names) => self.set_unschedulable(names, false),
+            Event::Drain(names) => {
+                self.set_unschedulable(names, true);
+                self.drain(names, step);
+            }
+            Event::FailNodes(names) => {
+                let nodes: Vec<Node> = (self.s.cluster.nodes.iter())
+                    .filter(|n| !names.contains(&n.name))
+                    .cloned()
+                    .collect();
+                self.replace_nodes(nodes);
+            }
+            Event::AddNodes(added) => {
+                let mut nodes = self.s.cluster.nodes.clone();
+                nodes.extend(added.iter().cloned());
+                self.replace_nodes(nodes);
+            }
+            Event::Complete(selector) => {
+                for id in self.selected(|p| selector.matches(p)) {
+                    if self.live.get(&id).is_some_and(|l| l.bound.is_some()) {
+                        self.pod_gone(id, "finished");
+                    }
+                }
+            }
+            Event::Delete { pods, .. } => {
+                for id in self.selected(|p| pods.matches(p)) {
+                    self.pod_gone(id, "deleted");
+                }
+            }
+            Event::Recreate { pods, .. } => {
+                let _ = pods;
+            }
+            Event::RemoveSchedulingGates { pods, gates } => {
+                for id in self.selected(|p| pods.matches(p)) {
+                    self.remove_gates(id, gates.as_deref());
+                }
+            }
+        }
+    }
+
+    /// Live pods the predicate selects, in id order.
+    fn selected(&self, f: impl Fn(&Pod) -> bool) -> Vec<u32> {
+        let mut ids: Vec<u32> = (self.live.iter())
+            .filter(|(_, l)| f(&l.pod))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    fn remove_gates(&mut self, id: u32, gates: Option<&[String]>) {
+        let Some(live) = self.live.get_mut(&id) else {
+            return;
+        };
+        let old = Arc::clone(&live.pod);
+        let mut pod = (*old).clone();
+        pod.scheduling_gates
+            .retain(|g| gates.is_some_and(|keep| !keep.contains(g)));
+        let new = Arc::new(pod);
+        live.pod = Arc::clone(&new);
+        self.s.admit(id as usize, Arc::clone(&new));
+        if !live.created {
+            return;
+        }
+        let events = hints::pod_update_events(&old, &new);
+        let hooks = live_hooks(&self.live, self.scenario);
+        self.queue.update(
+            Time(self.now),
+            queue_pod(id, &new),
+            &events,
+            &Payload::Pod {
+                old: Some(old),
+                new: Some(new),
+            },
+            &hooks,
+        );
+    }
+
+    fn set_unschedulable(&mut self, names: &[String], unschedulable: bool) {
+        let mut nodes = self.s.cluster.nodes.clone();
+        for n in nodes.iter_mut().filter(|n| names.contains(&n.name)) {
+            n.unschedulable = unschedulable;
+        }
+        self.replace_nodes(nodes);
+    }
+
+    /// `kubectl drain`: every pod but DaemonSet pods is evicted through the Eviction API;
+    /// evicted pods are created again by their controllers and queued. Evictions a budget
+    /// refuses are left, with a warning.
+    fn drain(&mut self, names: &[String], step: &str) {
+        for name in names {
+            let Some(node) = self.s.cluster.index_of(name) else {
+                continue;
+            };
+            for pod_id in self.s.bound_ids(node) {
+                let pod = self.s.pod_handle(pod_id);
+                if pod.controller_kind() == Some("DaemonSet") {
+                    continue;
+                }
+                match self.s.budgets.evict(pod_id, &pod) {
+                    Ok(()) => self.evict(pod_id, node),
+                    Err(refusal) => self.warnings.push(format!(
+                        "timeline step {step:?}: the eviction of {} from {name} was refused ({}): {}",
+                        pod.key(),
+                        refusal.code,
+                        refusal.message
+                    )),
+                }
+            }
+        }
+    }
+
+    /// A bound pod is evicted (drain, node failure): a workload pod is created again and
+    /// queued; an existing pod is gone.
+    fn evict(&mut self, pod_id: usize, node: usize) {
+        if pod_id > u32::MAX as usize {
+            self.s.unbind(node, pod_id);
+            self.metrics
+                .unbound(node, pod_gpus(&self.s.pod_handle(pod_id).requests));
+            self.existing_evicted += 1;
+            self.assigned_pod_deleted(None);
+            return;
+        }
+        let id = pod_id as u32;
+        if let Some(pod) = self.unbind(id) {
+            if let Some(live) = self.live.get(&id) {
+                self.metrics.pending_added(live.gpus);
+            }
+            self.assigned_pod_deleted(Some(Arc::clone(&pod)));
+            let hooks = live_hooks(&self.live, self.scenario);
+            let _ = self.queue.add(Time(self.now), queue_pod(id, &pod), &hooks);
+        }
+    }
+
+    /// A new node list: pods of vanished nodes are evicted; node events reach the queue.
+    fn replace_nodes(&mut self, nodes: Vec<Node>) {
+        let old: Vec<Node> = self.s.cluster.nodes.clone();
+        let (remap, evicted) = self.s.replace_nodes(nodes);
+        for live in self.live.values_mut() {
+            if let Some((node, since)) = live.bound {
+                live.bound = remap[node].map(|n| (n, since));
+                if live.bound.is_none() {
+                    // Counted below, when the eviction re-queues it.
+                    live.used_ms += self.now - since;
+                    live.generation += 1;
+                }
+            }
+        }
+        let used: Vec<i64> = (0..self.s.cluster.len())
+            .map(|n| {
+                (self.s.bound_ids(n).into_iter())
+                    .map(|id| pod_gpus(&self.s.pod_handle(id).requests))
+                    .sum()
+            })
+            .collect();
+        self.metrics.nodes_changed(&self.s.cluster.nodes, &used);
+        let running = self.live.values().filter(|l| l.bound.is_some()).count() as u64;
+        for (pod_id, _) in evicted {
+            if pod_id > u32::MAX as usize {
+                self.existing_evicted += 1;
+                continue;
+            }
+            let id = pod_id as u32;
+            if let Some(live) = self.live.get(&id) {
+                let pod = Arc::clone(&live.pod);
+                self.metrics.pending_added(live.gpus);
+                self.assigned_pod_deleted(Some(Arc::clone(&pod)));
+                let hooks = live_hooks(&self.live, self.scenario);
+                let _ = self.queue.add(Time(self.now), queue_pod(id, &pod), &hooks);
+            }
+        }
+        self.metrics.running = running;
+        // Node events: added nodes, changed ones, removed ones.
+        let new_nodes = self.s.cluster.nodes.clone();
+        for n in &new_nodes {
+            match old.iter().find(|o| o.name == n.name) {
+                None => self.cluster_event(
+                    ClusterEvent::new(Resource::Node, Action::ADD),
+                    Payload::Node {
+                        old: None,
+                        new: Some(Arc::new(n.clone())),
+                    },
+                ),
+                Some(o) if o != n => {
+                    for event in hints::node_update_events(o, n) {
+                        self.cluster_event(
+                            event,
+                            Payload::Node {
+                                old: Some(Arc::new(o.clone())),
+                                new: Some(Arc::new(n.clone())),
+                            },
+                        );
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        for o in old
+            .iter()
+            .filter(|o| !new_nodes.iter().any(|n| n.name == o.name))
+        {
+            self.cluster_event(
+                ClusterEvent::new(Resource::Node, Action::DELETE),
+                Payload::Node {
+                    old: Some(Arc::new(o.clone())),
+                    new: None,
+                },
+            );
+        }
+    }
+
+    /// The replay is over: pods still here are recorded as running or pending.
+    fn end(mut self) -> Ended {
+        self.advance(self.now);
+        let mut ids: Vec<u32> = self.live.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let (bound, since) = match self.live.get(&id).and_then(|l| l.bound) {
+                Some((n, since)) => (Some(n), since),
+                None => (None, 0),
+            };
+            let Some(mut live) = self.live.remove(&id) else {
+                continue;
+            };
+            if bound.is_some() {
+                live.used_ms += self.now - since;
+            }
+            let state = match bound {
+                Some(_) => "running",
+                None => "pending",
+            };
+            self.record(&live, bound, state);
+            self.live.insert(id, live);
+        }
+        // The last sample: the state at the end.
+        let last = self.metrics.sample(self.now);
+        if self.metrics.series.points.last().map(|p| p.at) != Some(self.now) {
+            if let Some(f) = self.sinks.sample.as_mut() {
+                f(&last);
+            }
+            self.metrics.series.points.push(last);
+        }
+        self.warnings.extend(self.sources.trace_warnings());
+        Ended {
+            metrics: self.metrics,
+            end: self.now,
+            attempts: self.attempts,
+            existing_evicted: self.existing_evicted,
+            warnings: self.warnings,
+        }
+    }
+}
+
+/// The plugins' hooks over the pods in flight (a function of the fields it reads, so the
+/// queue can be borrowed beside it).
+fn live_hooks<'a>(
+    live: &'a HashMap<u32, Live>,
+    scenario: &'a Scenario,
+) -> PluginHints<impl Fn(PodId) -> Option<Arc<Pod>> + 'a> {
+    PluginHints::new(
+        move |id: PodId| live.get(&id.0).map(|l| Arc::clone(&l.pod)),
+        &scenario.config,
+    )
+}
+
+/// What the queue needs of a pod.
+fn queue_pod(id: u32, pod: &Pod) -> QueuePod {
+    QueuePod {
+        id: PodId(id),
+        priority: pod.priority,
+        namespace: pod.namespace.clone(),
+        name: pod.name.clone(),
+        nominated_node: pod.nominated_node_name.clone(),
+    }
+}
+
+/// The queue's backoff from the KubeSchedulerConfiguration.
+fn queue_config(profile: &crate::sched::profile::Profile) -> QueueConfig {
+    let (initial, max) = profile.backoff_seconds;
+    QueueConfig {
+        initial_backoff_ms: initial * 1000,
+        max_backoff_ms: max * 1000,
+        ..QueueConfig::default()
+    }
+}

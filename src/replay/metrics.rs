@@ -1,0 +1,357 @@
+//! What a replay measures as it goes: per pod and per job its arrival, first bind and end,
+//! folded at once into per-group summaries (waits as [`Histogram`]s, GPU time), GPU time per
+//! pool integrated over the run, and a time series of the cluster's state. Nothing is kept
+//! per pod after the pod is gone: memory follows the cluster and the pods in flight.
+
+use std::collections::BTreeMap;
+
+use super::histogram::Histogram;
+use crate::model::Node;
+use crate::model::resources::GPU_RESOURCES;
+
+/// The dimensions summaries are grouped by.
+pub const DIMENSIONS: [&str; 3] = ["queue", "priority", "class"];
+
+/// One group's figures (all pods, one queue, one priority, one class).
+#[derive(Debug, Clone, Default)]
+pub struct Group {
+    pub pods_arrived: u64,
+    pub pods_started: u64,
+    pub pods_finished: u64,
+    pub pods_withdrawn: u64,
+    pub jobs_arrived: u64,
+    pub jobs_started: u64,
+    pub jobs_finished: u64,
+    /// Per pod: first bind − arrival (ms).
+    pub pod_wait: Histogram,
+    /// Per job: the time its last pod first bound − its arrival (ms).
+    pub job_wait: Histogram,
+    /// Per pod still pending at the end: how long it had waited (a lower bound of its wait).
+    pub pending_wait: Histogram,
+    /// GPUs × the run time the workload asked for (ms), for pods with a known run time.
+    pub gpu_ms_requested: u128,
+    /// GPUs × the time pods held them (ms).
+    pub gpu_ms_used: u128,
+    pub preemptions: u64,
+}
+
+/// A pod's life, as it is folded into the summaries.
+#[derive(Debug, Clone, Copy)]
+pub struct PodLife {
+    pub arrival: u64,
+    pub first_bind: Option<u64>,
+    pub gpus: i64,
+    pub requested_ms: Option<u64>,
+    pub used_ms: u64,
+    pub preemptions: u32,
+}
+
+/// One point of the time series.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sample {
+    pub at: u64,
+    pub running: u64,
+    pub pending: u64,
+    pub allocated_gpus: i64,
+    pub capacity_gpus: i64,
+    pub fragmented_gpus: i64,
+    /// Per pool: GPUs allocated.
+    pub pools: Vec<i64>,
+}
+
+/// The steps the adaptive series may take: each a multiple of the one before, so thinning
+/// keeps exact sample points.
+const LADDER_MS: [u64; 13] = [
+    1_000, 2_000, 10_000, 30_000, 60_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000,
+    21_600_000, 43_200_000, 86_400_000,
+];
+/// The series in memory never holds more points than this.
+pub const MAX_POINTS: usize = 2_000;
+
+/// The time series: at a fixed step (the user's), or at a step that grows along [`LADDER_MS`]
+/// (then doubling) so it never holds more than [`MAX_POINTS`].
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub step_ms: u64,
+    fixed: bool,
+    pub points: Vec<Sample>,
+}
+
+impl Series {
+    pub fn new(step: Option<u64>) -> Self {
+        Series {
+            step_ms: step.unwrap_or(LADDER_MS[0]),
+            fixed: step.is_some(),
+            points: Vec::new(),
+        }
+    }
+
+    /// The next sample time after the last one taken.
+    pub fn next_at(&self) -> u64 {
+        self.points.last().map_or(0, |p| p.at + self.step_ms)
+    }
+
+    /// Adds a point; a growing series thins itself to the next step when full. A fixed one
+    /// is streamed by the caller and keeps only its last points here.
+    pub fn push(&mut self, sample: Sample) {
+        self.points.push(sample);
+        if self.points.len() <= MAX_POINTS {
+            return;
+        }
+        if self.fixed {
+            self.points.drain(..self.points.len() - MAX_POINTS);
+            return;
+        }
+        let next = LADDER_MS
+            .iter()
+            .copied()
+            .find(|s| *s > self.step_ms)
+            .unwrap_or(self.step_ms * 2);
+        self.step_ms = next;
+        self.points.retain(|p| p.at.is_multiple_of(next));
+    }
+}
+
+/// The GPUs a pod asks for (the first GPU resource it names).
+pub fn pod_gpus(requests: &crate::model::resources::ResourceList) -> i64 {
+    GPU_RESOURCES
+        .iter()
+        .find_map(|r| requests.get(*r))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// A node's GPUs (its allocatable of the first GPU resource it lists).
+pub fn node_gpus(node: &Node) -> i64 {
+    pod_gpus(&node.allocatable)
+}
+
+/// A node's pool as the placement charts name it: `pool (GPU product)`.
+pub fn pool_name(node: &Node) -> String {
+    match node.gpu_product() {
+        Some(p) if p != node.pool() => format!("{} ({p})", node.pool()),
+        _ => node.pool().to_string(),
+    }
+}
+
+/// The replay's measurements.
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    /// (dimension, value) → group; ("all", "") is every pod.
+    pub groups: BTreeMap<(&'static str, String), Group>,
+    /// Pool names, in the order they first appear.
+    pub pools: Vec<String>,
+    node_pool: Vec<usize>,
+    node_capacity: Vec<i64>,
+    node_used: Vec<i64>,
+    /// Per pool: GPU·ms allocated and GPU·ms of capacity, integrated over the run.
+    pub pool_used_ms: Vec<u128>,
+    pub pool_capacity_ms: Vec<u128>,
+    /// Pending pods' GPU requests (request → how many), for the fragmentation view.
+    pending_gpus: BTreeMap<i64, u64>,
+    pub running: u64,
+    pub pending: u64,
+    /// The time up to which GPU time has been integrated.
+    integrated_to: u64,
+    pub series: Series,
+}
+
+impl Metrics {
+    pub fn new(nodes: &[Node], sample: Option<u64>) -> Self {
+        let mut m = Metrics {
+            groups: BTreeMap::new(),
+            pools: Vec::new(),
+            node_pool: Vec::new(),
+            node_capacity: Vec::new(),
+            node_used: Vec::new(),
+            pool_used_ms: Vec::new(),
+            pool_capacity_ms: Vec::new(),
+            pending_gpus: BTreeMap::new(),
+            running: 0,
+            pending: 0,
+            integrated_to: 0,
+            series: Series::new(sample),
+        };
+        m.nodes_changed(nodes, &[]);
+        m
+    }
+
+    /// Pools known up front (nodes a timeline adds), so the series' columns stay fixed.
+    pub fn declare_pools<'n>(&mut self, nodes: impl Iterator<Item = &'n Node>) {
+        for n in nodes {
+            self.pool_index(&pool_name(n));
+        }
+    }
+
+    fn pool_index(&mut self, name: &str) -> usize {
+        match self.pools.iter().position(|p| p == name) {
+            Some(i) => i,
+            None => {
+                self.pools.push(name.to_string());
+                self.pool_used_ms.push(0);
+                self.pool_capacity_ms.push(0);
+                self.pools.len() - 1
+            }
+        }
+    }
+
+    /// The node list changed: `used` gives each new node's GPUs in use.
+    pub fn nodes_changed(&mut self, nodes: &[Node], used: &[i64]) {
+        self.node_pool = nodes
+            .iter()
+            .map(|n| self.pool_index(&pool_name(n)))
+            .collect();
+        self.node_capacity = nodes.iter().map(node_gpus).collect();
+        self.node_used = (0..nodes.len())
+            .map(|i| used.get(i).copied().unwrap_or(0))
+            .collect();
+    }
+
+    /// Integrates GPU time up to `now` (the state has been constant since the last call).
+    pub fn advance(&mut self, now: u64) {
+        let dt = u128::from(now.saturating_sub(self.integrated_to));
+        if dt > 0 {
+            for (i, &pool) in self.node_pool.iter().enumerate() {
+                self.pool_capacity_ms[pool] += dt * self.node_capacity[i].max(0) as u128;
+                self.pool_used_ms[pool] += dt * self.node_used[i].max(0) as u128;
+            }
+        }
+        self.integrated_to = self.integrated_to.max(now);
+    }
+
+    /// Takes the samples due before `until` (the state is that after every event before).
+    pub fn sample_until(&mut self, until: u64, out: &mut dyn FnMut(&Sample)) {
+        while self.series.next_at() < until {
+            let at = self.series.next_at();
+            let sample = self.sample(at);
+            out(&sample);
+            self.series.push(sample);
+        }
+    }
+
+    /// The state now, as a sample at `at`.
+    pub fn sample(&self, at: u64) -> Sample {
+        let largest = self.pending_gpus.keys().next_back().copied().unwrap_or(0);
+        let mut pools = vec![0; self.pools.len()];
+        let (mut allocated, mut capacity, mut fragmented) = (0, 0, 0);
+        for (i, &pool) in self.node_pool.iter().enumerate() {
+            let used = self.node_used[i];
+            pools[pool] += used;
+            allocated += used;
+            capacity += self.node_capacity[i];
+            let free = self.node_capacity[i] - used;
+            if free > 0 && free < largest {
+                fragmented += free;
+            }
+        }
+        Sample {
+            at,
+            running: self.running,
+            pending: self.pending,
+            allocated_gpus: allocated,
+            capacity_gpus: capacity,
+            fragmented_gpus: fragmented,
+            pools,
+        }
+    }
+
+    /// The groups a pod counts in.
+    fn keys(queue: &str, priority: i32, class: &str) -> [(&'static str, String); 4] {
+        [
+            ("all", String::new()),
+            (DIMENSIONS[0], queue.to_string()),
+            (DIMENSIONS[1], priority.to_string()),
+            (DIMENSIONS[2], class.to_string()),
+        ]
+    }
+
+    fn each(&mut self, key: (&str, i32, &str), f: impl Fn(&mut Group)) {
+        for k in Self::keys(key.0, key.1, key.2) {
+            f(self.groups.entry(k).or_default());
+        }
+    }
+
+    pub fn job_arrived(&mut self, key: (&str, i32, &str), pods: u64) {
+        self.each(key, |g| {
+            g.jobs_arrived += 1;
+            g.pods_arrived += pods;
+        });
+    }
+
+    pub fn job_started(&mut self, key: (&str, i32, &str), wait: u64) {
+        self.each(key, |g| {
+            g.jobs_started += 1;
+            g.job_wait.add(wait);
+        });
+    }
+
+    pub fn job_finished(&mut self, key: (&str, i32, &str)) {
+        self.each(key, |g| g.jobs_finished += 1);
+    }
+
+    pub fn pod_started(&mut self, key: (&str, i32, &str), wait: u64) {
+        self.each(key, |g| {
+            g.pods_started += 1;
+            g.pod_wait.add(wait);
+        });
+    }
+
+    pub fn preempted(&mut self, key: (&str, i32, &str)) {
+        self.each(key, |g| g.preemptions += 1);
+    }
+
+    /// A pod is gone (finished, withdrawn) or the replay ended with it: its GPU time, and its
+    /// wait so far if it never started.
+    pub fn pod_ended(
+        &mut self,
+        key: (&str, i32, &str),
+        life: PodLife,
+        finished: bool,
+        withdrawn: bool,
+        now: u64,
+    ) {
+        let gpus = life.gpus.max(0) as u128;
+        self.each(key, |g| {
+            g.gpu_ms_used += gpus * u128::from(life.used_ms);
+            if let Some(r) = life.requested_ms {
+                g.gpu_ms_requested += gpus * u128::from(r);
+            }
+            if finished {
+                g.pods_finished += 1;
+            }
+            if withdrawn {
+                g.pods_withdrawn += 1;
+            }
+            if life.first_bind.is_none() && !withdrawn {
+                g.pending_wait.add(now.saturating_sub(life.arrival));
+            }
+        });
+    }
+
+    pub fn bound(&mut self, node: usize, gpus: i64) {
+        if let Some(u) = self.node_used.get_mut(node) {
+            *u += gpus;
+        }
+    }
+
+    pub fn unbound(&mut self, node: usize, gpus: i64) {
+        if let Some(u) = self.node_used.get_mut(node) {
+            *u -= gpus;
+        }
+    }
+
+    pub fn pending_added(&mut self, gpus: i64) {
+        self.pending += 1;
+        *self.pending_gpus.entry(gpus).or_default() += 1;
+    }
+
+    pub fn pending_removed(&mut self, gpus: i64) {
+        self.pending = self.pending.saturating_sub(1);
+        if let Some(n) = self.pending_gpus.get_mut(&gpus) {
+            *n -= 1;
+            if *n == 0 {
+                self.pending_gpus.remove(&gpus);
+            }
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! A trace's rows as pods: one pod per row, or a gang of `nodes` pods that split the row's
+//! resources evenly (Helios and Acme give a job's totals over its nodes). The pod asks for
+//! the row's CPU, memory and GPUs, in the queue's namespace, with the GPU models it may run on
+//! as a required node affinity on the model label (openb `gpu_spec`, a `|`-OR list).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{
+    Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
+};
+
+use crate::load::replay::ReplayTrace;
+use crate::model::Pod;
+use crate::model::resources::{CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY};
+use crate::trace::{Symbols, TraceRecord};
+
+/// What the conversion had to interpret, for one warning each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Interpreted {
+    /// Rows asking for a share of one GPU (openb `gpu_milli` < 1000): replayed as a whole GPU.
+    pub shared_gpus: u64,
+    /// Rows whose priority value is neither an integer nor in `priorities`: priority 0.
+    pub unknown_priorities: u64,
+    /// Rows whose resources do not split evenly over their nodes: rounded up per pod.
+    pub uneven_gangs: u64,
+    /// Rows whose id or queue is not a valid Kubernetes name: made into one.
+    pub renamed: u64,
+}
+
+/// Turns trace rows into pods.
+pub struct TracePods<'t> {
+    spec: &'t ReplayTrace,
+    pub interpreted: Interpreted,
+}
+
+impl<'t> TracePods<'t> {
+    pub fn new(spec: &'t ReplayTrace) -> Self {
+        TracePods {
+            spec,
+            interpreted: Interpreted::default(),
+        }
+    }
+
+    /// The row's pods (its gang), the queue they belong to and their priority.
+    pub fn pods(&mut self, r: &TraceRecord, symbols: &Symbols) -> (Vec<Arc<Pod>>, String, i32) {
+        let queue = symbols.name(r.queue);
+        let namespace = match queue.is_empty() {
+            true => self.spec.namespace.clone(),
+            false => self.name(queue, 63),
+        };
+        let priority = self.priority(symbols.name(r.priority));
+        let nodes = u64::from(r.nodes.max(1));
+        let mut gpus = u64::from(r.gpu_count);
+        if r.gpu_count == 1 && r.gpu_milli > 0 && r.gpu_milli < 1000 {
+            self.interpreted.shared_gpus += 1;
+        }
+        if r.gpu_milli == 0 {
+            gpus = 0;
+        }
+        if !(gpus.is_multiple_of(nodes)
+            && r.cpu_milli.is_multiple_of(nodes)
+            && r.memory_bytes.is_multiple_of(nodes))
+        {
+            self.interpreted.uneven_gangs += 1;
+        }
+        let per_pod = |total: u64| i64::try_from(total.div_ceil(nodes)).unwrap_or(i64::MAX);
+        let mut requests = BTreeMap::new();
+        let mut score = BTreeMap::new();
+        let cpu = per_pod(r.cpu_milli);
+        let memory = per_pod(r.memory_bytes);
+        if cpu > 0 {
+            requests.insert(CPU.to_string(), cpu);
+        }
+        if memory > 0 {
+            requests.insert(MEMORY.to_string(), memory);
+        }
+        if gpus > 0 {
+            requests.insert(self.spec.gpu_resource.clone(), per_pod(gpus));
+        }
+        score.clone_from(&requests);
+        score
+            .entry(CPU.to_string())
+            .or_insert(DEFAULT_MILLI_CPU_REQUEST);
+        score
+            .entry(MEMORY.to_string())
+            .or_insert(DEFAULT_MEMORY_REQUEST);
+        let models: Vec<String> = symbols.models(r.gpu_models).map(str::to_string).collect();
+        let affinity = (!models.is_empty()).then(|| Affinity {
+            node_affinity: Some(NodeAffinity {
+                required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                    node_selector_terms: vec![NodeSelectorTerm {
+                        match_expressions: Some(vec![NodeSelectorRequirement {
+                            key: self.spec.gpu_model_label.clone(),
+                            operator: "In".into(),
+                            values: Some(models),
+                        }]),
+                        match_fields: None,
+                    }],
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let base = self.name(&r.id, 240);
+        let pods = (0..nodes)
+            .map(|k| {
+                let name = match nodes {
+                    1 => base.clone(),
+                    _ => format!("{base}-{k}"),
+                };
+                Arc::new(Pod {
+                    name,
+                    namespace: namespace.clone(),
+                    workload: Some(r.id.to_string()),
+                    scheduler_name: self.spec.scheduler_name.clone(),
+                    priority,
+                    requests: requests.clone(),
+                    score_requests: score.clone(),
+                    affinity: affinity.clone(),
+                    ..Pod::default()
+                })
+            })
+            .collect();
+        (pods, namespace, priority)
+    }
+
+    /// The trace's file, as warnings name it.
+    pub fn file(&self) -> String {
+        self.spec.path.display().to_string()
+    }
+
+    fn priority(&mut self, value: &str) -> i32 {
+        if value.is_empty() {
+            return 0;
+        }
+        if let Some(p) = self.spec.priorities.get(value) {
+            return *p;
+        }
+        value.trim().parse().unwrap_or_else(|_| {
+            self.interpreted.unknown_priorities += 1;
+            0
+        })
+    }
+
+    /// `text` as a DNS label-like name (lowercase alphanumerics and `-`, at most `max`
+    /// characters, alphanumeric at both ends), counting the rows it had to change.
+    fn name(&mut self, text: &str, max: usize) -> String {
+        let mut out: String = text
+            .chars()
+            .map(|c| match c.to_ascii_lowercase() {
+                c @ ('a'..='z' | '0'..='9' | '-') => c,
+                _ => '-',
+            })
+            .take(max)
+            .collect();
+        while out.ends_with('-') {
+            out.pop();
+        }
+        let trimmed = out.trim_start_matches('-');
+        let mut out = match trimmed.is_empty() {
+            true => "x".to_string(),
+            false => trimmed.to_string(),
+        };
+        if out.len() > max {
+            out.truncate(max);
+        }
+        if out != text {
+            self.interpreted.renamed += 1;
+        }
+        out
+    }
+
+    /// One warning per kind of interpretation, with its count.
+    pub fn warnings(&self, file: &str) -> Vec<String> {
+        let i = &self.interpreted;
+        let mut out = Vec::new();
+        if i.shared_gpus > 0 {
+            out.push(format!(
+                "{file}: {} rows ask for a share of one GPU; replayed as a whole GPU (GPU sharing is not simulated)",
+                i.shared_gpus
+            ));
+        }
+        if i.unknown_priorities > 0 {
+            out.push(format!(
+                "{file}: {} rows have a priority that is neither an integer nor listed in spec.replay.trace.priorities; they run at priority 0",
+                i.unknown_priorities
+            ));
+        }
+        if i.uneven_gangs > 0 {
+            out.push(format!(
+                "{file}: {} multi-node rows do not split their resources evenly over their nodes; each pod asks for the share rounded up",
+                i.uneven_gangs
+            ));
+        }
+        if i.renamed > 0 {
+            out.push(format!(
+                "{file}: {} ids or queues are not valid Kubernetes names; their pods and namespaces are named after them with other characters as '-'",
+                i.renamed
+            ));
+        }
+        out
+    }
+}
