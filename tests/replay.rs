@@ -1,0 +1,274 @@
+//! `schedsim replay`: hand-checked small replays, the openb trace against a naive recount of
+//! its own records, properties of every replay (nothing is held after the last event, no node
+//! holds more than it has), and byte-identical output at any thread count.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::cli::{ok_with_threads, schedsim, tempdir};
+use proptest::prelude::*;
+use schedsim::load::{self, LoadOptions, Scenario};
+use schedsim::replay::{self, PodRecord, ReplayReport, Sinks};
+
+const MINUTE: u64 = 60_000;
+
+fn load(file: &Path) -> Scenario {
+    let loaded = load::load_files(&[file.to_path_buf()], &LoadOptions::default());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    loaded.scenarios.into_iter().next().expect("one scenario")
+}
+
+/// Replays the scenario; returns the report and every pod's record, by `namespace/name`.
+fn replay_file(file: &Path) -> (ReplayReport, BTreeMap<String, PodRecord>) {
+    let scenario = load(file);
+    replay_scenario(&scenario)
+}
+
+fn replay_scenario(scenario: &Scenario) -> (ReplayReport, BTreeMap<String, PodRecord>) {
+    let mut records = BTreeMap::new();
+    let mut keep = |r: &PodRecord| {
+        records.insert(format!("{}/{}", r.namespace, r.name), r.clone());
+    };
+    let sinks = Sinks {
+        pod_record: Some(&mut keep),
+        ..Sinks::default()
+    };
+    let report = replay::replay(scenario, sinks).unwrap_or_else(|e| panic!("{e}"));
+    (report, records)
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+fn wait(r: &PodRecord) -> Option<u64> {
+    r.first_bind.map(|b| b - r.arrival)
+}
+
+/// Two one-GPU nodes, five one-GPU pods; the waits worked out by hand in the scenario's
+/// comment, with kube-scheduler's queue: the unschedulable pool, the 5-minute leftover flush
+/// (which adds attempts but moves nothing), and the order of pods moved back together.
+#[test]
+fn two_nodes_five_jobs_wait_as_computed_by_hand() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/two-nodes-five-jobs.yaml"));
+    let waits: Vec<(String, Option<u64>)> =
+        pods.iter().map(|(k, r)| (k.clone(), wait(r))).collect();
+    assert_eq!(
+        waits,
+        [
+            ("default/a".to_string(), Some(0)),
+            ("default/b".to_string(), Some(0)),
+            ("default/c".to_string(), Some(9 * MINUTE)),
+            ("default/d".to_string(), Some(13 * MINUTE)),
+            ("default/e".to_string(), Some(17 * MINUTE)),
+        ]
+    );
+    // c failed at 1m, 6m30s (the leftover flush: waited more than 5m at the 30-s tick) and
+    // bound at 10m; d at 2m, 7m30s, 10m, bound at 15m; e at 3m, 8m30s, 10m, 15m, bound at 20m.
+    let attempts: Vec<u32> = pods.values().map(|r| r.attempts).collect();
+    assert_eq!(attempts, [1, 1, 3, 4, 5]);
+    assert_eq!(report.end_ms, 21 * MINUTE);
+    let s = &report.summary;
+    assert_eq!((s.pods_finished, s.jobs_finished), (5, 5));
+    assert_eq!(s.pod_wait.p50, Some(9 * MINUTE));
+    assert_eq!(s.pod_wait.max, Some(17 * MINUTE));
+    // 41 GPU-minutes held of 42.
+    assert_eq!(report.pools[0].allocation_percent, 97.62);
+    assert_eq!(report.scheduling_attempts, 14);
+}
+
+/// A trace with a gang, a withdrawn row and a censored one; worked out by hand in the
+/// scenario's comment.
+#[test]
+fn a_small_trace_replays_as_computed_by_hand() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/small-trace.yaml"));
+    let got: Vec<(String, Option<u64>, Option<u64>, &str)> = pods
+        .iter()
+        .map(|(k, r)| (k.clone(), r.first_bind, r.end, r.state))
+        .collect();
+    let s = 1000;
+    assert_eq!(
+        got,
+        [
+            ("team-a/j1".to_string(), Some(0), Some(600 * s), "finished"),
+            ("team-a/j3".to_string(), None, Some(300 * s), "withdrawn"),
+            ("team-b/j2-0".to_string(), Some(60 * s), Some(660 * s), "finished"),
+            ("team-b/j2-1".to_string(), Some(600 * s), Some(1200 * s), "finished"),
+            ("team-b/j4".to_string(), Some(700 * s), None, "running"),
+        ]
+    );
+    assert_eq!(report.end_ms, 1200 * s);
+    let team_b = (report.groups.iter())
+        .find(|g| g.dimension == "queue" && g.value == "team-b")
+        .unwrap();
+    assert_eq!(team_b.job_wait.max, Some(540 * s));
+    assert_eq!((team_b.jobs_arrived, team_b.jobs_finished), (2, 1));
+    // j1 2 GPUs × 600 s, j2 2 × 600 + 2 × 600, j4 1 × 500: 4,100 GPU-seconds.
+    assert_eq!(report.summary.gpu_hours_used, 1.139);
+    let warnings = report.warnings.join("\n");
+    assert!(warnings.contains("1 of 4 jobs never ran"), "{warnings}");
+    assert!(warnings.contains("1 of 4 jobs were still running"), "{warnings}");
+}
+
+/// The openb default trace on one in 200 of its GPU nodes (so that pods queue), checked against a
+/// naive recount of the replay's per-pod records: no node ever holds more GPUs, CPU or memory
+/// than it has; a pod that waited found no node with room at its arrival (after the pods
+/// bound at that instant); the GPU-hours used equal the sum over the records.
+#[test]
+fn the_openb_replay_agrees_with_a_naive_recount_of_its_records() {
+    let mut scenario = load(&repo("scenarios/replay/openb-default.yaml"));
+    let gpu = |n: &schedsim::model::Node| n.allocatable.get("nvidia.com/gpu").is_some_and(|g| *g > 0);
+    scenario.nodes = scenario.nodes.into_iter().filter(gpu).step_by(200).collect();
+    let (report, pods) = replay_scenario(&scenario);
+    assert_eq!(report.summary.pods_arrived, 8152);
+    assert_eq!(pods.len(), 8152);
+    let nodes: BTreeMap<&str, [i64; 3]> = (scenario.nodes.iter())
+        .map(|n| {
+            let get = |r: &str| n.allocatable.get(r).copied().unwrap_or(0);
+            (n.name.as_str(), [get("cpu"), get("memory"), get("nvidia.com/gpu")])
+        })
+        .collect();
+    // Requests of each trace pod, from the CSV itself.
+    let csv = std::fs::read_to_string(repo("fixtures/openb/openb_pod_list_default.csv")).unwrap();
+    let mut requests: BTreeMap<String, [i64; 3]> = BTreeMap::new();
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let gpus: i64 = if f[4] == "0" { 0 } else { f[3].parse().unwrap() };
+        let cpu: i64 = f[1].parse().unwrap();
+        let memory: i64 = f[2].parse::<i64>().unwrap() << 20;
+        requests.insert(format!("default/{}", f[0]), [cpu, memory, gpus]);
+    }
+    // Intervals each node is held: (from, to, node, requests).
+    let end = report.end_ms;
+    let mut changes: BTreeMap<u64, Vec<(&str, [i64; 3], i64)>> = BTreeMap::new();
+    let mut used_gpu_ms: u128 = 0;
+    for (key, r) in &pods {
+        let (Some(bind), Some(node)) = (r.first_bind, r.node.as_deref()) else {
+            continue;
+        };
+        assert_eq!(r.preemptions, 0, "{key}: nothing preempts in this trace");
+        let until = r.end.unwrap_or(end);
+        let req = requests[key];
+        changes.entry(bind).or_default().push((node, req, 1));
+        changes.entry(until).or_default().push((node, req, -1));
+        used_gpu_ms += (req[2] as u128) * u128::from(until - bind);
+    }
+    let mut held: BTreeMap<&str, [i64; 3]> = BTreeMap::new();
+    let mut at_time: BTreeMap<u64, BTreeMap<&str, [i64; 3]>> = BTreeMap::new();
+    for (t, list) in &changes {
+        // Ends before starts at one instant: a pod ending frees room a new one takes.
+        for pass in [-1, 1] {
+            for (node, req, sign) in list.iter().filter(|c| c.2 == pass) {
+                let h = held.entry(node).or_default();
+                for i in 0..3 {
+                    h[i] += sign * req[i];
+                    assert!(h[i] <= nodes[node][i], "{node} over its allocatable at {t}");
+                }
+            }
+        }
+        at_time.insert(*t, held.clone());
+    }
+    let mut waited = 0;
+    for (key, r) in &pods {
+        if wait(r).is_none_or(|w| w == 0) {
+            continue;
+        }
+        waited += 1;
+        let state = at_time.range(..=r.arrival).next_back().map(|(_, s)| s);
+        let req = requests[key];
+        let room = nodes.iter().any(|(name, cap)| {
+            let h = state.and_then(|s| s.get(name)).copied().unwrap_or_default();
+            (0..3).all(|i| h[i] + req[i] <= cap[i])
+        });
+        assert!(!room, "{key} waited though a node had room at its arrival");
+    }
+    assert_eq!(
+        report.summary.gpu_hours_used,
+        (used_gpu_ms as f64 / 3_600_000.0 * 1000.0).round() / 1000.0
+    );
+    // The check above had pods to look at.
+    assert!(waited > 100, "only {waited} pods waited");
+}
+
+/// A random cluster and random jobs, each with a run time: after the replay nothing is
+/// allocated, every pod that started finished, and the series ends at zero.
+fn scenario_text(nodes: &[u8], jobs: &[(u16, u16, u8)]) -> String {
+    let mut s = String::from(
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: random}\nspec:\n  replay: {}\n  nodes:\n",
+    );
+    for (i, gpus) in nodes.iter().enumerate() {
+        s += &format!(
+            "    - {{apiVersion: v1, kind: Node, metadata: {{name: n{i}}}, status: {{allocatable: {{cpu: \"16\", memory: 64Gi, pods: \"110\", nvidia.com/gpu: \"{gpus}\"}}}}}}\n"
+        );
+    }
+    s += "  workloads:\n";
+    for (i, (at, run, gpus)) in jobs.iter().enumerate() {
+        s += &format!(
+            "    - {{apiVersion: v1, kind: Pod, metadata: {{name: p{i}, annotations: {{schedsim.io/arrival: \"{at}s\", schedsim.io/duration: \"{run}s\"}}}}, spec: {{containers: [{{name: c, image: i, resources: {{requests: {{cpu: \"1\", nvidia.com/gpu: \"{gpus}\"}}, limits: {{nvidia.com/gpu: \"{gpus}\"}}}}}}]}}}}\n"
+        );
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn after_the_last_event_nothing_is_allocated(
+        nodes in prop::collection::vec(1u8..=8, 1..4),
+        jobs in prop::collection::vec((0u16..600, 1u16..900, 0u8..=4), 1..25),
+    ) {
+        let dir = tempdir("replay-prop");
+        let file = dir.join("random.yaml");
+        std::fs::write(&file, scenario_text(&nodes, &jobs)).unwrap();
+        let (report, pods) = replay_file(&file);
+        let max_gpus = *nodes.iter().max().unwrap();
+        let last = report.series.points.last().expect("a last sample");
+        prop_assert_eq!(last.allocated_gpus, 0);
+        prop_assert_eq!(last.running, 0);
+        for (key, r) in &pods {
+            let (_, _, gpus) = jobs[key.trim_start_matches("default/p").parse::<usize>().unwrap()];
+            if gpus <= max_gpus {
+                prop_assert_eq!(r.state, "finished", "{} fits a node", key);
+            } else {
+                prop_assert_eq!(r.state, "pending", "{} fits no node", key);
+            }
+        }
+        for p in &report.series.points {
+            prop_assert!(p.allocated_gpus <= p.capacity_gpus);
+        }
+    }
+}
+
+/// The same replays give the same bytes on one thread and on two.
+#[test]
+fn replays_are_byte_identical_at_any_thread_count() {
+    let dir = tempdir("replay-threads");
+    let out = |n: &str| {
+        let o = dir.join(n);
+        let args = ["replay", "tests/data/replay", "--format", "json", "--pods-csv", "--out", o.to_str().unwrap()];
+        let stdout = ok_with_threads(&args, n);
+        let pods = std::fs::read(o.join("replay-small-trace-pods.csv")).unwrap();
+        let series = std::fs::read(o.join("replay-two-nodes-five-jobs-series.csv")).unwrap();
+        (stdout, pods, series)
+    };
+    assert_eq!(out("1"), out("2"));
+}
+
+/// A replay's own input errors name the file, the line and the field.
+#[test]
+fn bad_times_are_refused_with_their_place() {
+    let dir = tempdir("replay-bad");
+    let file = dir.join("bad.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  replay: {cycle: 5 minutes}\n  timeline:\n    - {at: 1h, cordon: []}\n    - {at: 30m, cordon: []}\n",
+    )
+    .unwrap();
+    let o = schedsim(&["replay", file.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.yaml:5:") && err.contains("spec.replay.cycle: invalid duration \"5 minutes\""), "{err}");
+    assert!(err.contains("spec.timeline[1].at: \"30m\" is before the step above it"), "{err}");
+}
