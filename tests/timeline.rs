@@ -140,6 +140,6 @@ fn a_bad_timeline_step_names_the_field_and_suggests() {
     let out = schedsim(&["run", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!(
-        "{f}:6:14: spec.timeline[0].cordn: unknown field `cordn`, expected one of `name`, `removeSchedulingGates`, `cordon`, `uncordon`, `drain`, `failNodes`, `complete`, `addNodes`, `arrive` (did you mean `cordon`?)"
+        "{f}:6:14: spec.timeline[0].cordn: unknown field `cordn`, expected one of `name`, `at`, `removeSchedulingGates`, `cordon`, `uncordon`, `drain`, `failNodes`, `complete`, `addNodes`, `arrive` (did you mean `cordon`?)"
     )));
 }

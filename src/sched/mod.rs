@@ -7,6 +7,7 @@ pub mod diagnosis;
 pub mod dra_manager;
 pub mod framework;
 pub mod gang;
+pub mod hints;
 pub mod node_tree;
 pub mod pdb;
 pub mod plan;

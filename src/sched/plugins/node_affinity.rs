@@ -102,11 +102,35 @@ pub fn terms_match(terms: &[NodeSelectorTerm], node: &Node) -> bool {
 
 /// `RequiredNodeAffinity.Match`: the nodeSelector (every key equal) AND the required terms.
 pub fn required_matches(pod: &Pod, node: &Node) -> bool {
+    required_match(pod, node).unwrap_or(false)
+}
+
+/// `RequiredNodeAffinity.Match` with its error: when no term matches and some term could not
+/// be parsed, `LazyErrorNodeSelector.Match` returns the parse errors with `false` (the
+/// QueueingHint of NodeAffinity treats that error as Queue; Filter ignores it).
+pub fn required_match(pod: &Pod, node: &Node) -> Result<bool, String> {
     let selector_ok = pod
         .node_selector
         .iter()
         .all(|(k, v)| node.labels.get(k) == Some(v));
-    selector_ok && required_terms(pod).is_none_or(|terms| terms_match(terms, node))
+    if !selector_ok {
+        return Ok(false);
+    }
+    let Some(terms) = required_terms(pod) else {
+        return Ok(true);
+    };
+    let mut unparsable = false;
+    for t in terms {
+        match term_matches(t, node) {
+            Ok(true) => return Ok(true),
+            Ok(false) => {}
+            Err(ParseError) => unparsable = true,
+        }
+    }
+    match unparsable {
+        true => Err("a required node selector term of the pod cannot be parsed".into()),
+        false => Ok(false),
+    }
 }
 
 fn required_terms(pod: &Pod) -> Option<&[NodeSelectorTerm]> {

@@ -20,6 +20,9 @@ pub enum Resource {
     ResourceClaim,
     ResourceSlice,
     DeviceClass,
+    /// scheduler-plugins' PodGroup, registered by Coscheduling under its GVK name
+    /// `podgroups.v1alpha1.scheduling.x-k8s.io` (`coscheduling.go`, `EventsToRegister`).
+    PodGroup,
     /// `*`.
     WildCard,
 }
@@ -41,6 +44,7 @@ impl Resource {
             "ResourceClaim" => ResourceClaim,
             "ResourceSlice" => ResourceSlice,
             "DeviceClass" => DeviceClass,
+            "PodGroup" | "podgroups.v1alpha1.scheduling.x-k8s.io" => PodGroup,
             "*" => WildCard,
             _ => return None,
         })
