@@ -94,8 +94,18 @@ fn a_small_trace_replays_as_computed_by_hand() {
         [
             ("team-a/j1".to_string(), Some(0), Some(600 * s), "finished"),
             ("team-a/j3".to_string(), None, Some(300 * s), "withdrawn"),
-            ("team-b/j2-0".to_string(), Some(60 * s), Some(660 * s), "finished"),
-            ("team-b/j2-1".to_string(), Some(600 * s), Some(1200 * s), "finished"),
+            (
+                "team-b/j2-0".to_string(),
+                Some(60 * s),
+                Some(660 * s),
+                "finished"
+            ),
+            (
+                "team-b/j2-1".to_string(),
+                Some(600 * s),
+                Some(1200 * s),
+                "finished"
+            ),
             ("team-b/j4".to_string(), Some(700 * s), None, "running"),
         ]
     );
@@ -109,7 +119,10 @@ fn a_small_trace_replays_as_computed_by_hand() {
     assert_eq!(report.summary.gpu_hours_used, 1.139);
     let warnings = report.warnings.join("\n");
     assert!(warnings.contains("1 of 4 jobs never ran"), "{warnings}");
-    assert!(warnings.contains("1 of 4 jobs were still running"), "{warnings}");
+    assert!(
+        warnings.contains("1 of 4 jobs were still running"),
+        "{warnings}"
+    );
 }
 
 /// The openb default trace on one in 200 of its GPU nodes (so that pods queue), checked against a
@@ -119,15 +132,24 @@ fn a_small_trace_replays_as_computed_by_hand() {
 #[test]
 fn the_openb_replay_agrees_with_a_naive_recount_of_its_records() {
     let mut scenario = load(&repo("scenarios/replay/openb-default.yaml"));
-    let gpu = |n: &schedsim::model::Node| n.allocatable.get("nvidia.com/gpu").is_some_and(|g| *g > 0);
-    scenario.nodes = scenario.nodes.into_iter().filter(gpu).step_by(200).collect();
+    let gpu =
+        |n: &schedsim::model::Node| n.allocatable.get("nvidia.com/gpu").is_some_and(|g| *g > 0);
+    scenario.nodes = scenario
+        .nodes
+        .into_iter()
+        .filter(gpu)
+        .step_by(200)
+        .collect();
     let (report, pods) = replay_scenario(&scenario);
     assert_eq!(report.summary.pods_arrived, 8152);
     assert_eq!(pods.len(), 8152);
     let nodes: BTreeMap<&str, [i64; 3]> = (scenario.nodes.iter())
         .map(|n| {
             let get = |r: &str| n.allocatable.get(r).copied().unwrap_or(0);
-            (n.name.as_str(), [get("cpu"), get("memory"), get("nvidia.com/gpu")])
+            (
+                n.name.as_str(),
+                [get("cpu"), get("memory"), get("nvidia.com/gpu")],
+            )
         })
         .collect();
     // Requests of each trace pod, from the CSV itself.
@@ -135,7 +157,11 @@ fn the_openb_replay_agrees_with_a_naive_recount_of_its_records() {
     let mut requests: BTreeMap<String, [i64; 3]> = BTreeMap::new();
     for line in csv.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
-        let gpus: i64 = if f[4] == "0" { 0 } else { f[3].parse().unwrap() };
+        let gpus: i64 = if f[4] == "0" {
+            0
+        } else {
+            f[3].parse().unwrap()
+        };
         let cpu: i64 = f[1].parse().unwrap();
         let memory: i64 = f[2].parse::<i64>().unwrap() << 20;
         requests.insert(format!("default/{}", f[0]), [cpu, memory, gpus]);
@@ -247,7 +273,15 @@ fn replays_are_byte_identical_at_any_thread_count() {
     let dir = tempdir("replay-threads");
     let out = |n: &str| {
         let o = dir.join(n);
-        let args = ["replay", "tests/data/replay", "--format", "json", "--pods-csv", "--out", o.to_str().unwrap()];
+        let args = [
+            "replay",
+            "tests/data/replay",
+            "--format",
+            "json",
+            "--pods-csv",
+            "--out",
+            o.to_str().unwrap(),
+        ];
         let stdout = ok_with_threads(&args, n);
         let pods = std::fs::read(o.join("replay-small-trace-pods.csv")).unwrap();
         let series = std::fs::read(o.join("replay-two-nodes-five-jobs-series.csv")).unwrap();
@@ -266,9 +300,21 @@ fn bad_times_are_refused_with_their_place() {
         "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: bad}\nspec:\n  replay: {cycle: 5 minutes}\n  timeline:\n    - {at: 1h, cordon: []}\n    - {at: 30m, cordon: []}\n",
     )
     .unwrap();
-    let o = schedsim(&["replay", file.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    let o = schedsim(&[
+        "replay",
+        file.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("bad.yaml:5:") && err.contains("spec.replay.cycle: invalid duration \"5 minutes\""), "{err}");
-    assert!(err.contains("spec.timeline[1].at: \"30m\" is before the step above it"), "{err}");
+    assert!(
+        err.contains("bad.yaml:5:")
+            && err.contains("spec.replay.cycle: invalid duration \"5 minutes\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("spec.timeline[1].at: \"30m\" is before the step above it"),
+        "{err}"
+    );
 }

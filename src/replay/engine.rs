@@ -9,11 +9,12 @@
 //! the queue has nothing to pop or the scheduler is busy past the next event. Ties inside
 //! each kind keep input order, so the run is deterministic.
 
+use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::rc::Rc;
 use std::sync::Arc;
 
-use super::hooks::{self as hints, Payload, PluginHints};
 use super::metrics::{Metrics, PodLife, Sample, pod_gpus};
 use super::source::{Arrival, Plan, Sources, TimedStep};
 use crate::load::Scenario;
@@ -22,6 +23,7 @@ use crate::model::{Node, Pod};
 use crate::sched::cluster::Cluster;
 use crate::sched::cycle::{PodPhase, Scheduler, existing_pod_id};
 use crate::sched::framework::Code;
+use crate::sched::hints::{self, Payload, PluginHints};
 use crate::sched::plan::{DependsOnStatus, Event, Requirement};
 use crate::sched::queue::{
     Action, ClusterEvent, Failure, PodId, PriorityQueue, QueueConfig, QueuePod, Resource, Time,
@@ -116,7 +118,6 @@ enum Timer {
 
 /// The replay.
 pub struct Engine<'s, 'o> {
-    scenario: &'s Scenario,
     replay: &'s Replay,
     s: Scheduler<'s>,
     queue: PriorityQueue<Payload>,
@@ -139,6 +140,9 @@ pub struct Engine<'s, 'o> {
     steps: std::collections::VecDeque<TimedStep>,
     metrics: Metrics,
     sinks: Sinks<'o>,
+    /// The plugins' QueueingHints and PreEnqueue, reading the pods in flight from `shared`.
+    hints: PluginHints<Lookup>,
+    shared: Shared,
     attempts: u64,
     existing_evicted: u64,
     warnings: Vec<String>,
@@ -171,17 +175,20 @@ impl<'s, 'o> Engine<'s, 'o> {
         });
         metrics.declare_pools(added);
         let profiles = scenario.config.profiles();
-        let registry = hints::registry(&profiles[0], &scenario.config.feature_gates);
+        let shared: Shared = Rc::default();
+        let lookup = Rc::clone(&shared);
+        let lookup: Lookup = Box::new(move |id: PodId| lookup.borrow().get(&id.0).cloned());
         let config = QueueConfig {
             max_in_unschedulable_ms: replay.max_in_unschedulable_ms,
             ..queue_config(&profiles[0])
         };
         let n = scenario.workloads.len();
         Engine {
-            scenario,
             replay,
             s,
-            queue: PriorityQueue::new(config, registry),
+            queue: PriorityQueue::new(config, registry(&scenario.config)),
+            hints: PluginHints::new(lookup, &scenario.config),
+            shared,
             now: 0,
             timers: BinaryHeap::new(),
             timer_seq: 0,
@@ -309,8 +316,8 @@ impl<'s, 'o> Engine<'s, 'o> {
     }
 
     fn flush_queue(&mut self) {
-        let hooks = live_hooks(&self.live, self.scenario);
-        self.queue.flush(Time(self.now), &hooks, &Payload::None);
+        self.queue
+            .flush(Time(self.now), &self.hints, &Payload::None);
     }
 
     /// Scheduling cycles at `now`, while the queue has a pod to pop. A cycle that takes time
@@ -364,13 +371,12 @@ impl<'s, 'o> Engine<'s, 'o> {
                         }
                     }
                 }
-                let hooks = live_hooks(&self.live, self.scenario);
                 // The pod is in flight: this cannot fail.
                 let _ = self.queue.add_unschedulable_if_not_present(
                     Time(self.now),
                     PodId(id),
                     failure,
-                    &hooks,
+                    &self.hints,
                 );
             }
         }
@@ -414,6 +420,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                 self.scenario_ids[i] = Some(id);
             }
             self.s.admit(id as usize, Arc::clone(&pod));
+            self.shared.borrow_mut().insert(id, Arc::clone(&pod));
             self.live.insert(
                 id,
                 Live {
@@ -465,8 +472,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         live.created = true;
         let pod = queue_pod(id, &live.pod);
         self.s.budgets.arrive(id as usize, &live.pod);
-        let hooks = live_hooks(&self.live, self.scenario);
-        let _ = self.queue.add(Time(self.now), pod, &hooks);
+        let _ = self.queue.add(Time(self.now), pod, &self.hints);
     }
 
     fn requirements_met(&self, scenario_pod: usize) -> bool {
@@ -583,8 +589,9 @@ impl<'s, 'o> Engine<'s, 'o> {
             }
             self.s.dra_pod_deleted(victim);
             self.assigned_pod_deleted(Some(Arc::clone(&pod)));
-            let hooks = live_hooks(&self.live, self.scenario);
-            let _ = self.queue.add(Time(self.now), queue_pod(id, &pod), &hooks);
+            let _ = self
+                .queue
+                .add(Time(self.now), queue_pod(id, &pod), &self.hints);
         }
     }
 
@@ -602,6 +609,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         }
         self.s.budgets.delete(id as usize, &live.pod);
         self.s.forget(id as usize);
+        self.shared.borrow_mut().remove(&id);
         let finished = state == "finished";
         if let Some(i) = live.scenario_pod
             && finished
@@ -677,9 +685,13 @@ impl<'s, 'o> Engine<'s, 'o> {
     }
 
     fn cluster_event(&mut self, event: ClusterEvent, payload: Payload) {
-        let hooks = live_hooks(&self.live, self.scenario);
-        self.queue
-            .move_all_to_active_or_backoff(Time(self.now), event, &payload, None, &hooks);
+        self.queue.move_all_to_active_or_backoff(
+            Time(self.now),
+            event,
+            &payload,
+            None,
+            &self.hints,
+        );
     }
 
     /// A timeline step's event at its time.
@@ -747,11 +759,11 @@ impl<'s, 'o> Engine<'s, 'o> {
         let new = Arc::new(pod);
         live.pod = Arc::clone(&new);
         self.s.admit(id as usize, Arc::clone(&new));
+        self.shared.borrow_mut().insert(id, Arc::clone(&new));
         if !live.created {
             return;
         }
         let events = hints::pod_update_events(&old, &new);
-        let hooks = live_hooks(&self.live, self.scenario);
         self.queue.update(
             Time(self.now),
             queue_pod(id, &new),
@@ -760,7 +772,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                 old: Some(old),
                 new: Some(new),
             },
-            &hooks,
+            &self.hints,
         );
     }
 
@@ -815,8 +827,9 @@ impl<'s, 'o> Engine<'s, 'o> {
                 self.metrics.pending_added(live.gpus);
             }
             self.assigned_pod_deleted(Some(Arc::clone(&pod)));
-            let hooks = live_hooks(&self.live, self.scenario);
-            let _ = self.queue.add(Time(self.now), queue_pod(id, &pod), &hooks);
+            let _ = self
+                .queue
+                .add(Time(self.now), queue_pod(id, &pod), &self.hints);
         }
     }
 
@@ -853,8 +866,9 @@ impl<'s, 'o> Engine<'s, 'o> {
                 let pod = Arc::clone(&live.pod);
                 self.metrics.pending_added(live.gpus);
                 self.assigned_pod_deleted(Some(Arc::clone(&pod)));
-                let hooks = live_hooks(&self.live, self.scenario);
-                let _ = self.queue.add(Time(self.now), queue_pod(id, &pod), &hooks);
+                let _ = self
+                    .queue
+                    .add(Time(self.now), queue_pod(id, &pod), &self.hints);
             }
         }
         self.metrics.running = running;
@@ -939,16 +953,16 @@ impl<'s, 'o> Engine<'s, 'o> {
     }
 }
 
-/// The plugins' hooks over the pods in flight (a function of the fields it reads, so the
-/// queue can be borrowed beside it).
-fn live_hooks<'a>(
-    live: &'a HashMap<u32, Live>,
-    scenario: &'a Scenario,
-) -> PluginHints<impl Fn(PodId) -> Option<Arc<Pod>> + 'a> {
-    PluginHints::new(
-        move |id: PodId| live.get(&id.0).map(|l| Arc::clone(&l.pod)),
-        &scenario.config,
-    )
+/// The pods in flight as the plugins' hints look them up.
+type Shared = Rc<RefCell<HashMap<u32, Arc<Pod>>>>;
+type Lookup = Box<dyn Fn(PodId) -> Option<Arc<Pod>>>;
+
+/// One queue serves every profile: it holds the events any of them registered.
+fn registry(config: &crate::sched::SchedulerConfig) -> crate::sched::queue::HintRegistry {
+    let entries = (config.profiles().iter())
+        .flat_map(|p| hints::registry(p, &config.feature_gates).entries().to_vec())
+        .collect();
+    crate::sched::queue::HintRegistry::new(entries)
 }
 
 /// What the queue needs of a pod.

@@ -10,7 +10,6 @@
 
 pub mod engine;
 pub mod histogram;
-pub mod hooks;
 pub mod metrics;
 pub mod report;
 pub mod source;
