@@ -236,3 +236,48 @@ fn bad_counts_are_refused_up_front() {
     }
     assert!(!dir.join("generated").exists());
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+    /// For any cluster, count, span, load and seed: the trace reads back sorted inside its span
+    /// with exactly the pods asked for, and each pool that got jobs is asked for at least the
+    /// GPU time asked for — exactly that, up to rounding, unless the one-minute floor on run
+    /// times lifted some of its runs.
+    #[test]
+    fn any_trace_reads_back_with_its_pods_and_load(
+        nodes in 5usize..120,
+        pods in 0u64..3000,
+        days in 1u32..5,
+        load in 10u32..150,
+        seed in 0u64..1000,
+    ) {
+        use schedsim::generate::trace::{TraceBench, TracePlan, columns};
+        let cluster = schedsim::bench::nodes(nodes);
+        let bench = TraceBench { pods, days, queues: 7, load_percent: load, seed };
+        let plan = TracePlan::new(&cluster, &bench).unwrap();
+        let mut csv = Vec::new();
+        let summary = plan.write_csv(&mut csv).unwrap();
+        let mut reader = schedsim::trace::TraceReader::new(&csv[..], Path::new("trace.csv"), &columns()).unwrap();
+        let records: Vec<TraceRecord> = reader.by_ref().map(|r| r.unwrap()).collect();
+        proptest::prop_assert_eq!(records.iter().map(|r| u64::from(r.nodes)).sum::<u64>(), pods);
+        proptest::prop_assert_eq!(records.len() as u64, summary.jobs);
+        let span_ms = u64::from(days) * 86_400_000;
+        proptest::prop_assert!(records.iter().all(|r| r.arrival < span_ms));
+        let mut pools: BTreeMap<&str, (f64, bool)> = BTreeMap::new();
+        for r in &records {
+            let pool = pools.entry(reader.symbols().name(r.gpu_models)).or_insert((0.0, false));
+            pool.0 += f64::from(r.gpu_count) * r.duration().unwrap() as f64;
+            pool.1 |= r.duration() == Some(60_000);
+        }
+        let want = f64::from(load) / 100.0;
+        for (model, (gpu_ms, floored)) in pools {
+            let gpus: i64 = (cluster.iter())
+                .filter(|n| n.labels.get("nvidia.com/gpu.product").map(String::as_str) == Some(model))
+                .map(|n| n.allocatable["nvidia.com/gpu"])
+                .sum();
+            let demand = gpu_ms / (gpus as f64 * span_ms as f64);
+            proptest::prop_assert!(demand >= want * 0.99, "{}: {} < {}", model, demand, want);
+            proptest::prop_assert!(floored || demand <= want * 1.01, "{}: {} > {}", model, demand, want);
+        }
+    }
+}
