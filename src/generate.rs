@@ -451,20 +451,14 @@ pub(crate) fn pool_totals(nodes: &[Node]) -> Vec<PoolTotals> {
     order
 }
 
-/// Kueue's objects for `flavors` (each pool with the `nodeLabels` that select its nodes): one
-/// ResourceFlavor per pool (GPU pools tolerating the GPU taint), then per queue `team-NN` a
+/// Kueue's objects for `flavors` (each pool with its ResourceFlavor's spec): one
+/// ResourceFlavor per pool, then per queue `team-NN` a
 /// ClusterQueue in one of two cohorts, reclaiming within it, whose nominal quota of each
 /// flavor is the queue's share of `weights` (rounded down), with its Namespace and a
 /// LocalQueue `default`; last the WorkloadPriorityClasses `high` (1000) and `low` (100).
 pub(crate) fn kueue_objects(flavors: &[(&PoolTotals, Value)], weights: &[u64]) -> Vec<Value> {
-    let toleration =
-        json!([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]);
     let mut objects: Vec<Value> = Vec::new();
-    for (pool, node_labels) in flavors {
-        let mut spec = json!({"nodeLabels": node_labels});
-        if pool.gpus > 0 {
-            spec["tolerations"] = toleration.clone();
-        }
+    for (pool, spec) in flavors {
         objects.push(
             json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
                             "metadata": {"name": pool.name}, "spec": spec}),
@@ -519,8 +513,16 @@ pub fn write_kueue_scenario(
     use rand::{RngExt, SeedableRng};
     let queues = queues.max(1);
     let pools = pool_totals(&cluster.nodes);
+    let toleration =
+        json!([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]);
     let flavors: Vec<(&PoolTotals, Value)> = (pools.iter())
-        .map(|p| (p, json!({"karpenter.sh/nodepool": p.name})))
+        .map(|p| {
+            let mut spec = json!({"nodeLabels": {"karpenter.sh/nodepool": p.name}});
+            if p.gpus > 0 {
+                spec["tolerations"] = toleration.clone();
+            }
+            (p, spec)
+        })
         .collect();
     let objects = kueue_objects(&flavors, &vec![1; queues]);
     let cpu_pool = (pools.iter()).find(|p| p.gpus == 0).map(|p| p.name.clone());

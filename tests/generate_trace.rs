@@ -129,6 +129,8 @@ fn a_generated_trace_reads_back_as_asked() {
     assert!(errors.is_empty(), "{errors:#?}");
     let scenario = loaded.scenarios.remove(0);
     assert_eq!(scenario.nodes.len(), 100);
+    // No taint keeps a row's pod, which has no toleration, off its GPU nodes.
+    assert!(scenario.nodes.iter().all(|n| n.taints.is_empty()));
     let kueue = scenario.kueue.as_ref().expect("Kueue objects");
     assert_eq!(kueue.admission.queues.len(), 6);
 }

@@ -384,10 +384,12 @@ impl TracePlan {
         result.map(|()| summary)
     }
 
-    /// Writes `trace-scenario.yaml`: `nodes` (the cluster the plan was made for), Kueue's
-    /// objects — a ResourceFlavor per GPU pool selecting its model, a ClusterQueue, Namespace
-    /// and LocalQueue per queue with quotas in the queues' proportions — and `spec.replay`
-    /// reading `trace_file` through [`columns`].
+    /// Writes `trace-scenario.yaml`: `nodes` (the cluster the plan was made for) without their
+    /// GPU taint — every job asks for a GPU model by node affinity, so no pod could stray onto
+    /// a GPU node, and a replayed row's pod has no toleration (openb's GPU nodes have no taint
+    /// either) —, Kueue's objects — a ResourceFlavor per GPU pool selecting its model, a
+    /// ClusterQueue, Namespace and LocalQueue per queue with quotas in the queues' proportions —
+    /// and `spec.replay` reading `trace_file` through [`columns`].
     pub fn write_scenario(
         &self,
         nodes: &[Node],
@@ -401,7 +403,7 @@ impl TracePlan {
         let flavors: Vec<(&PoolTotals, Value)> = (totals.iter())
             .filter_map(|t| {
                 let pool = self.pools.iter().find(|p| p.name == t.name)?;
-                Some((t, json!({GPU_MODEL_LABEL: pool.model})))
+                Some((t, json!({"nodeLabels": {GPU_MODEL_LABEL: pool.model}})))
             })
             .collect();
         let weights: Vec<u64> = (1..=queues.max(1) as u64).map(zipf_weight).collect();
@@ -420,7 +422,12 @@ impl TracePlan {
             "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata:\n  name: trace-{pods}-pods-{days}d-on-{}\nspec:\n  scheduler:\n    seed: 1\n{spec}  nodes:\n",
             nodes.len()
         )?;
-        write_items(out, 2, nodes.iter().map(node_object))?;
+        let untainted = nodes.iter().map(|n| {
+            let mut n = n.clone();
+            n.taints.clear();
+            node_object(&n)
+        });
+        write_items(out, 2, untainted)?;
         out.write_all(b"  objects:\n")?;
         write_items(out, 2, objects)
     }
