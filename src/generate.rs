@@ -3,9 +3,10 @@
 //! everything kubectl prints, and as pod files (a List, one document per pod, or templates
 //! reused through YAML anchors). Every whole-process figure in the README is measured on
 //! these files, so anyone can reproduce it with one command. `dra` writes the DRA benchmark
-//! scenario (`--dra`).
+//! scenario (`--dra`), `trace` the synthetic replay trace (`--trace`).
 
 mod dra;
+pub mod trace;
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -413,6 +414,89 @@ fn write_json_list(out: &mut dyn Write, items: impl Iterator<Item = Value>) -> i
     )
 }
 
+/// A pool of the cluster (`karpenter.sh/nodepool`) with its totals, which a ResourceFlavor
+/// quotas.
+pub(crate) struct PoolTotals {
+    pub name: String,
+    pub gpus: i64,
+    /// Milli-CPU.
+    pub cpu: i64,
+    /// Bytes.
+    pub memory: i64,
+}
+
+/// The cluster's pools in the order Kueue's flavors list them: GPU pools first, the best GPUs
+/// first, the CPU pool last.
+pub(crate) fn pool_totals(nodes: &[Node]) -> Vec<PoolTotals> {
+    let mut pools: std::collections::BTreeMap<String, PoolTotals> = Default::default();
+    for n in nodes {
+        let pool = n
+            .labels
+            .get("karpenter.sh/nodepool")
+            .cloned()
+            .unwrap_or_default();
+        let e = pools.entry(pool.clone()).or_insert(PoolTotals {
+            name: pool,
+            gpus: 0,
+            cpu: 0,
+            memory: 0,
+        });
+        let get = |r: &str| n.allocatable.get(r).copied().unwrap_or(0);
+        e.gpus += get("nvidia.com/gpu");
+        e.cpu += get(resources::CPU);
+        e.memory += get(resources::MEMORY);
+    }
+    let mut order: Vec<PoolTotals> = pools.into_values().collect();
+    order.sort_by_key(|p| (p.gpus == 0, !p.name.starts_with("h100"), p.name.clone()));
+    order
+}
+
+/// Kueue's objects for `flavors` (each pool with its ResourceFlavor's spec): one
+/// ResourceFlavor per pool, then per queue `team-NN` a
+/// ClusterQueue in one of two cohorts, reclaiming within it, whose nominal quota of each
+/// flavor is the queue's share of `weights` (rounded down), with its Namespace and a
+/// LocalQueue `default`; last the WorkloadPriorityClasses `high` (1000) and `low` (100).
+pub(crate) fn kueue_objects(flavors: &[(&PoolTotals, Value)], weights: &[u64]) -> Vec<Value> {
+    let mut objects: Vec<Value> = Vec::new();
+    for (pool, spec) in flavors {
+        objects.push(
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                            "metadata": {"name": pool.name}, "spec": spec}),
+        );
+    }
+    let sum: u64 = weights.iter().sum::<u64>().max(1);
+    for (q, &weight) in weights.iter().enumerate() {
+        let share = |total: i64| (i128::from(total) * i128::from(weight) / i128::from(sum)) as i64;
+        let quotas: Vec<Value> = (flavors.iter())
+            .map(|(pool, _)| {
+                json!({"name": pool.name, "resources": [
+                    {"name": "cpu", "nominalQuota": format!("{}m", share(pool.cpu))},
+                    {"name": "memory", "nominalQuota": format!("{}Mi", share(pool.memory) >> 20)},
+                    {"name": "nvidia.com/gpu", "nominalQuota": share(pool.gpus).to_string()},
+                ]})
+            })
+            .collect();
+        let name = format!("team-{q:02}");
+        objects.push(json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {"cohortName": format!("cohort-{}", q % 2), "namespaceSelector": {},
+                     "preemption": {"reclaimWithinCohort": "Any"},
+                     "resourceGroups": [{"coveredResources": ["cpu", "memory", "nvidia.com/gpu"], "flavors": quotas}]}}));
+        objects.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}));
+        objects.push(
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": "default", "namespace": name}, "spec": {"clusterQueue": name}}),
+        );
+    }
+    for (name, value) in [("high", 1000), ("low", 100)] {
+        objects.push(
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                            "metadata": {"name": name}, "value": value}),
+        );
+    }
+    objects
+}
+
 /// The Kueue benchmark: the cluster's GPU and CPU pools as ResourceFlavors, `queues`
 /// ClusterQueues (one LocalQueue and namespace each) split over two cohorts with an equal
 /// share of every pool as nominal quota, and `jobs` TrainJobs of four pods each on the
@@ -428,69 +512,20 @@ pub fn write_kueue_scenario(
     use rand::rngs::ChaCha8Rng;
     use rand::{RngExt, SeedableRng};
     let queues = queues.max(1);
-    // Pool → (GPUs, milli-CPU, memory bytes) in total.
-    let mut pools: std::collections::BTreeMap<String, (i64, i64, i64)> = Default::default();
-    for n in &cluster.nodes {
-        let pool = n
-            .labels
-            .get("karpenter.sh/nodepool")
-            .cloned()
-            .unwrap_or_default();
-        let e = pools.entry(pool).or_default();
-        let get = |r: &str| n.allocatable.get(r).copied().unwrap_or(0);
-        e.0 += get("nvidia.com/gpu");
-        e.1 += get(resources::CPU);
-        e.2 += get(resources::MEMORY);
-    }
-    // GPU flavors first, the best GPUs first; the CPU pool last.
-    let mut order: Vec<(&String, &(i64, i64, i64))> = pools.iter().collect();
-    order
-        .sort_by_key(|(name, (gpus, ..))| (*gpus == 0, !name.starts_with("h100"), (*name).clone()));
+    let pools = pool_totals(&cluster.nodes);
     let toleration =
         json!([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]);
-    let mut objects: Vec<Value> = Vec::new();
-    for (pool, (gpus, ..)) in &order {
-        let mut spec = json!({"nodeLabels": {"karpenter.sh/nodepool": pool}});
-        if *gpus > 0 {
-            spec["tolerations"] = toleration.clone();
-        }
-        objects.push(
-            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
-                            "metadata": {"name": pool}, "spec": spec}),
-        );
-    }
-    let share = |total: i64| total / queues as i64;
-    let flavors: Vec<Value> = (order.iter())
-        .map(|(pool, (gpus, cpu, mem))| {
-            json!({"name": pool, "resources": [
-                {"name": "cpu", "nominalQuota": format!("{}m", share(*cpu))},
-                {"name": "memory", "nominalQuota": format!("{}Mi", share(*mem) >> 20)},
-                {"name": "nvidia.com/gpu", "nominalQuota": share(*gpus).to_string()},
-            ]})
+    let flavors: Vec<(&PoolTotals, Value)> = (pools.iter())
+        .map(|p| {
+            let mut spec = json!({"nodeLabels": {"karpenter.sh/nodepool": p.name}});
+            if p.gpus > 0 {
+                spec["tolerations"] = toleration.clone();
+            }
+            (p, spec)
         })
         .collect();
-    for q in 0..queues {
-        let name = format!("team-{q:02}");
-        objects.push(json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-            "metadata": {"name": name},
-            "spec": {"cohortName": format!("cohort-{}", q % 2), "namespaceSelector": {},
-                     "preemption": {"reclaimWithinCohort": "Any"},
-                     "resourceGroups": [{"coveredResources": ["cpu", "memory", "nvidia.com/gpu"], "flavors": flavors}]}}));
-        objects.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}));
-        objects.push(
-            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-            "metadata": {"name": "default", "namespace": name}, "spec": {"clusterQueue": name}}),
-        );
-    }
-    for (name, value) in [("high", 1000), ("low", 100)] {
-        objects.push(
-            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
-                            "metadata": {"name": name}, "value": value}),
-        );
-    }
-    let cpu_pool = (order.iter())
-        .find(|(_, (g, ..))| *g == 0)
-        .map(|(p, _)| (*p).clone());
+    let objects = kueue_objects(&flavors, &vec![1; queues]);
+    let cpu_pool = (pools.iter()).find(|p| p.gpus == 0).map(|p| p.name.clone());
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let workloads = (0..jobs).map(move |i| {
             let team = format!("team-{:02}", i % queues);
@@ -661,4 +696,27 @@ pub fn write_dra(
         write_dra_scenario(nodes, pods, seed, out)
     })?;
     Ok(vec![(file.to_string(), bytes)])
+}
+
+/// Writes the synthetic replay trace into `dir`: `trace.csv` and `trace-scenario.yaml`, the
+/// trace's cluster (`nodes`) behind Kueue replaying it.
+pub fn write_trace(
+    nodes: &[Node],
+    plan: &trace::TracePlan,
+    dir: &Path,
+) -> io::Result<(Vec<(String, u64)>, trace::TraceSummary)> {
+    std::fs::create_dir_all(dir)?;
+    let (csv, scenario) = ("trace.csv", "trace-scenario.yaml");
+    let mut file = CountingWriter {
+        inner: crate::report::AtomicFile::create(&dir.join(csv))?,
+        bytes: 0,
+    };
+    let summary = plan.write_csv(&mut file)?;
+    file.inner.commit()?;
+    let csv_bytes = file.bytes;
+    let scenario_bytes = write_file(&dir.join(scenario), &|out| {
+        plan.write_scenario(nodes, csv, out)
+    })?;
+    let files = vec![(csv.into(), csv_bytes), (scenario.into(), scenario_bytes)];
+    Ok((files, summary))
 }
