@@ -125,7 +125,7 @@ fn a_small_trace_replays_as_computed_by_hand() {
     );
 }
 
-/// The openb default trace on one in 200 of its GPU nodes (so that pods queue), checked against a
+/// The openb default trace on one in 100 of its GPU nodes (so that pods queue), checked against a
 /// naive recount of the replay's per-pod records: no node ever holds more GPUs, CPU or memory
 /// than it has; a pod that waited found no node with room at its arrival (after the pods
 /// bound at that instant); the GPU-hours used equal the sum over the records.
@@ -138,7 +138,7 @@ fn the_openb_replay_agrees_with_a_naive_recount_of_its_records() {
         .nodes
         .into_iter()
         .filter(gpu)
-        .step_by(200)
+        .step_by(100)
         .collect();
     let (report, pods) = replay_scenario(&scenario);
     assert_eq!(report.summary.pods_arrived, 8152);
@@ -215,7 +215,7 @@ fn the_openb_replay_agrees_with_a_naive_recount_of_its_records() {
         (used_gpu_ms as f64 / 3_600_000.0 * 1000.0).round() / 1000.0
     );
     // The check above had pods to look at.
-    assert!(waited > 100, "only {waited} pods waited");
+    assert!(waited > 20, "only {waited} pods waited");
 }
 
 /// A random cluster and random jobs, each with a run time: after the replay nothing is

@@ -82,6 +82,9 @@ struct Live {
     duration: Option<u64>,
     /// Bound: the node and since when.
     bound: Option<(usize, u64)>,
+    /// The pod as bound (`spec.nodeName` set): what the scheduler's cache holds, and what
+    /// the events of its binding and deletion carry (hints read the node name).
+    assigned: Option<Arc<Pod>>,
     first_bind: Option<u64>,
     /// Time held GPUs in earlier runs (before a preemption or eviction).
     used_ms: u64,
@@ -430,6 +433,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                     arrival: self.now,
                     duration,
                     bound: None,
+                    assigned: None,
                     first_bind: None,
                     used_ms: 0,
                     generation: 0,
@@ -512,6 +516,11 @@ impl<'s, 'o> Engine<'s, 'o> {
             return;
         };
         let pod = Arc::clone(&live.pod);
+        let assigned = Arc::new(Pod {
+            node_name: Some(self.s.cluster.nodes[node].name.clone()),
+            ..(*pod).clone()
+        });
+        live.assigned = Some(Arc::clone(&assigned));
         live.bound = Some((node, now));
         let first = live.first_bind.is_none();
         live.first_bind.get_or_insert(now);
@@ -539,7 +548,7 @@ impl<'s, 'o> Engine<'s, 'o> {
             ClusterEvent::new(Resource::AssignedPod, Action::ADD),
             Payload::Pod {
                 old: None,
-                new: Some(pod),
+                new: Some(assigned),
             },
         );
         self.release_held();
@@ -552,7 +561,11 @@ impl<'s, 'o> Engine<'s, 'o> {
         let (node, since) = live.bound.take()?;
         live.used_ms += now - since;
         live.generation += 1;
-        let (pod, gpus) = (Arc::clone(&live.pod), live.gpus);
+        let pod = live
+            .assigned
+            .take()
+            .unwrap_or_else(|| Arc::clone(&live.pod));
+        let gpus = live.gpus;
         self.s.unbind(node, id as usize);
         self.s.dra_pod_deleted(id as usize);
         self.metrics.unbound(node, gpus);
@@ -578,6 +591,7 @@ impl<'s, 'o> Engine<'s, 'o> {
             live.generation += 1;
             live.preemptions += 1;
             let gpus = live.gpus;
+            let assigned = live.assigned.take();
             let pod = Arc::clone(&live.pod);
             self.metrics.unbound(node, gpus);
             self.metrics.running -= 1;
@@ -588,7 +602,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                     .preempted((key.0.as_str(), key.1, key.2.as_str()));
             }
             self.s.dra_pod_deleted(victim);
-            self.assigned_pod_deleted(Some(Arc::clone(&pod)));
+            self.assigned_pod_deleted(assigned);
             let _ = self
                 .queue
                 .add(Time(self.now), queue_pod(id, &pod), &self.hints);
@@ -862,10 +876,11 @@ impl<'s, 'o> Engine<'s, 'o> {
                 continue;
             }
             let id = pod_id as u32;
-            if let Some(live) = self.live.get(&id) {
+            if let Some(live) = self.live.get_mut(&id) {
                 let pod = Arc::clone(&live.pod);
+                let assigned = live.assigned.take();
                 self.metrics.pending_added(live.gpus);
-                self.assigned_pod_deleted(Some(Arc::clone(&pod)));
+                self.assigned_pod_deleted(assigned);
                 let _ = self
                     .queue
                     .add(Time(self.now), queue_pod(id, &pod), &self.hints);
