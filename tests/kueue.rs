@@ -694,3 +694,48 @@ fn stopped_queues_drain_through_the_local_queue_and_are_never_reclaimed_from() {
         "{warnings:?}"
     );
 }
+
+/// A workload arriving in a timeline step is created then: newer than those before it, so
+/// LowerOrNewerEqualPriority lets an older pending workload of the same priority preempt it
+/// (Kueue's preemption_test.go, "Should preempt newer Workloads with the same priority when
+/// there is not enough quota"). Before, every queued workload had the scenario's start as its
+/// creation time and the preemption was missed.
+#[test]
+fn a_workload_arriving_later_is_newer_for_lower_or_newer_equal_priority() {
+    let r = run_json("tests/data/kueue/newer-equal-priority.yaml");
+    let evictions = r["scenarios"][0]["kueue"]["evictions"].as_array().unwrap();
+    assert_eq!(evictions.len(), 1, "{evictions:?}");
+    let e = &evictions[0];
+    assert_eq!(
+        (&e["victim"], &e["preemptor"]),
+        (&"team/newer".into(), &"team/older".into())
+    );
+    assert_eq!(e["reason"], "InClusterQueue");
+    assert_eq!(kueue_workload(&r, "older")["admitted"], true);
+    assert_eq!(pod(&r, "older")["status"], "Scheduled");
+}
+
+/// A written `metadata.creationTimestamp` orders Kueue's queue: the workload listed second
+/// but created first is admitted first.
+#[test]
+fn a_written_creation_timestamp_orders_the_queue() {
+    let dir = common::cli::tempdir("kueue-created");
+    let file = dir.join("s.yaml");
+    let text = std::fs::read_to_string("tests/data/kueue/newer-equal-priority.yaml")
+        .unwrap()
+        .replace(
+            "        name: first\n",
+            "        name: first\n        creationTimestamp: \"2026-01-01T00:00:10Z\"\n",
+        )
+        .replace(
+            "        name: older\n",
+            "        name: older\n        creationTimestamp: \"2026-01-01T00:00:05Z\"\n",
+        );
+    std::fs::write(&file, text).unwrap();
+    let r = run_json(file.to_str().unwrap());
+    // `older` (5 CPUs) goes first now and takes the quota `first` (4) cannot share.
+    let older = kueue_workload(&r, "older");
+    assert_eq!(older["admitted"], true, "{older}");
+    let first = kueue_workload(&r, "first");
+    assert_eq!(first["admitted"], false, "{first}");
+}

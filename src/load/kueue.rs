@@ -141,8 +141,9 @@ pub(super) fn workload_of(
         name,
         queue_name,
         priority,
-        // Created when the scenario is applied, in the order it lists them.
-        created: cx.kueue.now,
+        // Created when the scenario is applied, in the order it lists them, unless the object
+        // says when (a dump of a cluster's objects).
+        created: creation_timestamp(value).unwrap_or(cx.kueue.now),
         owned_by_pod: kind == "Pod",
         pod_sets,
         blocked,
@@ -583,6 +584,16 @@ fn priority(class_label: Option<&str>, pods: &[Pod], cx: &ResolveContext) -> (i3
         },
         None => (pod_priority(pods, cx), None),
     }
+}
+
+/// `metadata.creationTimestamp` in seconds since the epoch, when the object has a valid one
+/// (Kueue orders its queues and LowerOrNewerEqualPriority by it).
+fn creation_timestamp(object: &serde_json::Value) -> Option<i64> {
+    let text = object["metadata"]["creationTimestamp"].as_str()?;
+    let ms = crate::trace::time::TimeFormat::DateTime
+        .millis(text, 0)
+        .ok()?;
+    Some(ms.div_euclid(1000))
 }
 
 /// Kueue's pod integration for a pod that names a queue but comes from no object of its own

@@ -126,6 +126,13 @@ struct State<'a> {
     released: Released,
     /// The timeline step being settled (`None`: the start).
     phase: Option<usize>,
+    /// Each workload's creation time (s): its own `metadata.creationTimestamp` or the
+    /// scenario's start for those present at the start; for one arriving in a timeline step,
+    /// the API server's stamp at its creation, a second after the last cycle before the step.
+    created: Vec<i64>,
+    /// The first cycle's time (s): after the admitted workloads' times and the creation of
+    /// every workload present at the start; cycle `c` reserves quota at `start + c`.
+    start: i64,
     /// How often each workload preempted each victim: the same pair three times means the
     /// cycles go round (a preemptor whose freed quota others take first).
     repeats: BTreeMap<(usize, Victim), usize>,
@@ -201,6 +208,11 @@ fn run(
         sticky: vec![None; queues.len()],
         released: Released::default(),
         phase: None,
+        created: workloads.iter().map(|w| w.created).collect(),
+        start: (workloads.iter().enumerate())
+            .filter(|(i, _)| timeline.arrive.get(*i).copied().flatten().is_none())
+            .map(|(_, w)| w.created.saturating_add(1))
+            .fold(objects.now, i64::max),
         repeats: BTreeMap::new(),
         livelock: None,
         pod_sets_id: {
@@ -307,7 +319,7 @@ fn run(
                 queue_of[i] = Some(q);
                 let present = timeline.arrive.get(i).copied().flatten().is_none();
                 if present {
-                    st.heaps[q].insert(queue_key(w, i));
+                    st.heaps[q].insert(queue_key(w.priority, st.created[i], i));
                 }
                 let waiting = if present {
                     Waiting::Heap
@@ -344,7 +356,10 @@ fn run(
             if let Some(q) = q
                 && timeline.arrive.get(i).copied().flatten() == Some(k)
             {
-                st.heaps[q].insert(queue_key(&workloads[i], i));
+                // Newer than every workload before it: Kueue's LowerOrNewerEqualPriority
+                // preempts by this order.
+                st.created[i] = st.start.saturating_add(cycle as i64 + 1);
+                st.heaps[q].insert(queue_key(workloads[i].priority, st.created[i], i));
             }
         }
         settled = st.settle(&mut cycle, max_cycles, &inactive, namespaces);
@@ -387,8 +402,8 @@ fn run(
     st.out
 }
 
-fn queue_key(w: &Workload, i: usize) -> QueueKey {
-    (std::cmp::Reverse(w.priority), w.created, i)
+fn queue_key(priority: i32, created: i64, i: usize) -> QueueKey {
+    (std::cmp::Reverse(priority), created, i)
 }
 
 impl State<'_> {
@@ -525,7 +540,7 @@ impl State<'_> {
             q,
             self.pod_sets_id[w],
             workload.priority,
-            newer.then_some(workload.created),
+            newer.then_some(self.created[w]),
         );
         let root = self.tree.root_of(self.ids[q]);
         if let Some(known) = self.assigned.get(&root).and_then(|m| m.get(&key)) {
@@ -540,7 +555,7 @@ impl State<'_> {
         Preemptor {
             queue: q,
             priority: self.workloads[w].priority,
-            created: self.workloads[w].created,
+            created: self.created[w],
         }
     }
 
@@ -740,8 +755,8 @@ impl State<'_> {
                     key_order: 0,
                     queue: q,
                     priority: workload.priority,
-                    created: workload.created,
-                    reserved: self.objects.now.saturating_add(cycle as i64),
+                    created: self.created[w],
+                    reserved: self.start.saturating_add(cycle as i64),
                     evicted: false,
                     mask: 0,
                     usage: e.nominated.assignment.usage.clone(),
@@ -835,9 +850,10 @@ impl State<'_> {
             } else {
                 d.reason = "Pending";
                 d.waiting = Waiting::Heap;
-                self.released
-                    .requeue
-                    .push((victim_queue, queue_key(&self.workloads[v], v)));
+                self.released.requeue.push((
+                    victim_queue,
+                    queue_key(self.workloads[v].priority, self.created[v], v),
+                ));
             }
         }
         let root = self.tree.root_of(self.ids[victim_queue]);
