@@ -318,3 +318,39 @@ fn bad_times_are_refused_with_their_place() {
         "{err}"
     );
 }
+
+/// `--charts` draws the three charts per scenario and a self-contained page.
+#[test]
+fn charts_are_drawn_with_a_self_contained_page() {
+    let dir = tempdir("replay-charts");
+    let args = [
+        "replay",
+        "tests/data/replay/small-trace.yaml",
+        "--charts",
+        "--format",
+        "json",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    ok_with_threads(&args, "2");
+    for chart in ["gpu-allocation", "pods", "wait-cdf"] {
+        for ext in ["svg", "png"] {
+            let f = dir
+                .join("small-trace-replay")
+                .join(format!("{chart}.{ext}"));
+            assert!(
+                std::fs::metadata(&f).is_ok_and(|m| m.len() > 1000),
+                "{}",
+                f.display()
+            );
+        }
+    }
+    let page = std::fs::read_to_string(dir.join("replay.html")).unwrap();
+    assert!(
+        page.contains("<svg") && page.contains("small-trace"),
+        "no charts in the page"
+    );
+    for external in ["<link", "<script", "src=\"http", "href=\"http"] {
+        assert!(!page.contains(external), "{external}");
+    }
+}

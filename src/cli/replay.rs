@@ -24,6 +24,11 @@ pub struct ReplayArgs {
     /// `<out>/replay-<scenario>-pods.csv`, one row per pod as it ends.
     #[arg(long)]
     pub pods_csv: bool,
+    /// Also draw charts (SVG and PNG) into `<out>/<scenario>-replay/` — GPUs allocated per
+    /// pool over time with the fragmented ones, pods running and pending, the CDF of waits —
+    /// and `<out>/replay.html` with the tables and charts.
+    #[arg(long)]
+    pub charts: bool,
     /// A KubeSchedulerConfiguration file whose profiles schedule every scenario.
     #[arg(long, value_name = "FILE")]
     pub scheduler_config: Option<PathBuf>,
@@ -81,6 +86,12 @@ pub fn run(args: &ReplayArgs) -> i32 {
     let written = args.output.emit("replay", &json, &table);
     if written != exit_code::SUCCESS {
         code = written;
+    }
+    if args.charts
+        && let Err(e) = replay::chart::write_replay_charts(&reports, &table, &args.output.out)
+    {
+        eprintln!("error: cannot write charts: {e}");
+        code = exit_code::BAD_INPUT;
     }
     crate::release_at_exit((loaded, reports));
     code

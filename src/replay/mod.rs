@@ -8,6 +8,7 @@
 //! - [`engine`]: the event loop.
 //! - [`metrics`] and [`histogram`]: the measurements, bounded by the pods in flight.
 
+pub mod chart;
 pub mod engine;
 pub mod histogram;
 pub mod metrics;

@@ -79,6 +79,15 @@ pub(crate) enum Chart {
         axis: &'static str,
         lines: Vec<(String, Vec<(f64, f64)>)>,
     },
+    /// Lines over an x axis (a replay's time series, its wait CDF): straight lines between
+    /// the points, or steps (each value holds until the next).
+    Lines {
+        caption: String,
+        x_axis: &'static str,
+        y_axis: &'static str,
+        lines: Vec<(String, Vec<(f64, f64)>)>,
+        steps: bool,
+    },
 }
 
 /// The placement map: per pool, its nodes (for big clusters, the pool as one row), each a row
@@ -119,7 +128,9 @@ impl Chart {
                     (110 + 20 * legend_rows + 16 * rows + 30 * p.pools.len()).min(4000) as u32,
                 )
             }
-            Chart::Cdf { lines, .. } => (1100, 470 + 20 * lines.len() as u32),
+            Chart::Cdf { lines, .. } | Chart::Lines { lines, .. } => {
+                (1100, 470 + 20 * lines.len() as u32)
+            }
             Chart::Bars { bars, series, .. } => {
                 let legend = if series.len() > 1 {
                     24 * series.len() as u32 + 30
@@ -148,7 +159,14 @@ impl Chart {
                 caption,
                 axis,
                 lines,
-            } => draw_cdf(area, caption, axis, lines),
+            } => draw_lines(area, caption, (axis, "share of runs"), lines, true),
+            Chart::Lines {
+                caption,
+                x_axis,
+                y_axis,
+                lines,
+                steps,
+            } => draw_lines(area, caption, (x_axis, y_axis), lines, *steps),
         }
     }
 }
@@ -701,12 +719,14 @@ pub(crate) fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// Step lines of cumulative shares, one per variant.
-fn draw_cdf<DB: DrawingBackend>(
+/// Lines with a legend, one per series: steps (each value holds until the next, as a CDF's)
+/// or straight lines between the points. The y axis starts at 0.
+fn draw_lines<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     caption: &str,
-    axis: &str,
+    (x_axis, y_axis): (&str, &str),
     lines: &[(String, Vec<(f64, f64)>)],
+    steps: bool,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -715,33 +735,43 @@ where
         .iter()
         .flat_map(|(_, p)| p.iter().map(|(x, _)| *x))
         .fold(1.0f64, f64::max);
+    let max_y = lines
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|(_, y)| *y))
+        .fold(1.0f64, f64::max);
     let (chart_area, legend_area) = area.split_vertically(420);
     let mut chart = ChartBuilder::on(&chart_area)
         .caption(caption, (FONT, 20))
         .margin(14)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..max_x * 1.05, 0f64..1.05)
+        .build_cartesian_2d(0f64..max_x * 1.05, 0f64..max_y * 1.05)
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
-        .x_desc(axis)
-        .y_desc("share of runs")
+        .x_desc(x_axis)
+        .y_desc(y_axis)
         .label_style((FONT, 13))
         .axis_desc_style((FONT, 14))
         .draw()
         .map_err(|e| e.to_string())?;
     for (i, (_, points)) in lines.iter().enumerate() {
-        // A step function: each value's share holds until the next value.
-        let mut steps: Vec<(f64, f64)> = vec![(0.0, 0.0)];
-        for &(x, y) in points {
-            let last = steps.last().map_or(0.0, |p| p.1);
-            steps.push((x, last));
-            steps.push((x, y));
-        }
-        steps.push((max_x * 1.05, steps.last().map_or(0.0, |p| p.1)));
+        let drawn: Vec<(f64, f64)> = match steps {
+            // A step function: each value's share holds until the next value.
+            true => {
+                let mut out: Vec<(f64, f64)> = vec![(0.0, 0.0)];
+                for &(x, y) in points {
+                    let last = out.last().map_or(0.0, |p| p.1);
+                    out.push((x, last));
+                    out.push((x, y));
+                }
+                out.push((max_x * 1.05, out.last().map_or(0.0, |p| p.1)));
+                out
+            }
+            false => points.clone(),
+        };
         chart
-            .draw_series(LineSeries::new(steps, colour(i).stroke_width(2)))
+            .draw_series(LineSeries::new(drawn, colour(i).stroke_width(2)))
             .map_err(|e| e.to_string())?;
     }
     let text = (FONT, 13).into_font().color(&BLACK);

@@ -480,6 +480,9 @@ struct FailureKey {
     claims_shape: Option<usize>,
 }
 
+/// Failed cycles kept before the stale ones are dropped.
+const FAILURES_KEPT: usize = 4096;
+
 /// A failed cycle, kept for the next pod it would fail alike (see [`FailureKey`]).
 #[derive(Debug, Clone)]
 struct Failure {
@@ -902,6 +905,12 @@ impl<'a> Scheduler<'a> {
                         outcome: outcome.clone(),
                         preemption_draw: self.preemption_draw,
                     };
+                    // Only failures at the current mutation count are ever reused: past a
+                    // bound, the stale ones go (a replay's pods differ in requests without end).
+                    if self.failures.len() >= FAILURES_KEPT {
+                        let now = self.mutations;
+                        self.failures.retain(|_, f| f.at == now);
+                    }
                     self.failures.insert(key, failure);
                 }
                 outcome
