@@ -354,3 +354,42 @@ fn charts_are_drawn_with_a_self_contained_page() {
         assert!(!page.contains(external), "{external}");
     }
 }
+
+/// A fixed `sample` step streams every point to the series CSV (0, 1m, … 20m, and the end at
+/// 21m), however many there are; the JSON keeps a thinned copy.
+#[test]
+fn a_fixed_sample_step_streams_every_point() {
+    let dir = tempdir("replay-sample");
+    let text = std::fs::read_to_string(repo("tests/data/replay/two-nodes-five-jobs.yaml"))
+        .unwrap()
+        .replace("  replay: {}", "  replay: {sample: 1m}");
+    let file = dir.join("s.yaml");
+    std::fs::write(&file, text).unwrap();
+    let args = [
+        "replay",
+        file.to_str().unwrap(),
+        "--format",
+        "json",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    ok_with_threads(&args, "1");
+    let csv = std::fs::read_to_string(dir.join("replay-two-nodes-five-jobs-series.csv")).unwrap();
+    let times: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    let expected: Vec<String> = (0..=20)
+        .map(|m| (m * MINUTE).to_string())
+        .chain([(21 * MINUTE).to_string()])
+        .collect();
+    assert_eq!(times, expected);
+    // 10m: c runs on the node a left, b on the other; d and e wait.
+    let at_10m: Vec<&str> = csv.lines().nth(11).unwrap().split(',').collect();
+    assert_eq!(
+        &at_10m[1..4],
+        ["2", "2", "2"],
+        "running, pending, allocated GPUs"
+    );
+}

@@ -137,32 +137,60 @@ fn replay_one(
             );
         }
     };
+    // A fixed step (`spec.replay.sample`) streams every sample to the CSV as it comes;
+    // otherwise the series in memory is written at the end.
+    let stream = scenario
+        .replay
+        .as_ref()
+        .is_some_and(|r| r.sample_ms.is_some());
+    let mut series = match stream {
+        true => {
+            let mut w = csv::Writer::from_writer(open(&series_path)?);
+            w.write_record(replay::report::series_header(&replay::pools(scenario)))
+                .map_err(|e| e.to_string())?;
+            Some(w)
+        }
+        false => None,
+    };
+    let mut series_error: Option<String> = None;
+    let mut write_sample = |s: &replay::metrics::Sample| {
+        if let Some(w) = series.as_mut()
+            && let Err(e) = w.write_record(replay::report::point_row(&s.into()))
+        {
+            series_error.get_or_insert(e.to_string());
+        }
+    };
     let sinks = Sinks {
         pod_record: Some(&mut write_pod),
-        sample: None,
+        sample: Some(&mut write_sample),
         progress: Some(&mut show),
     };
     let report = replay::replay(scenario, sinks).map_err(|e| e.to_string())?;
     if terminal {
         let _ = write!(std::io::stderr(), "\r\x1b[K");
     }
-    if let Some(e) = pod_error {
+    if let Some(e) = pod_error.or(series_error) {
         return Err(e);
     }
     if let Some(w) = pods_csv {
         let file = w.into_inner().map_err(|e| e.to_string())?;
         file.commit().map_err(|e| e.to_string())?;
     }
-    let mut series = csv::Writer::from_writer(open(&series_path)?);
-    let mut write = || -> Result<(), csv::Error> {
-        series.write_record(replay::report::series_header(&report.series.pools))?;
-        for p in &report.series.points {
-            series.write_record(replay::report::point_row(p))?;
+    let series = match series {
+        Some(w) => w,
+        None => {
+            let mut w = csv::Writer::from_writer(open(&series_path)?);
+            let mut write = || -> Result<(), csv::Error> {
+                w.write_record(replay::report::series_header(&report.series.pools))?;
+                for p in &report.series.points {
+                    w.write_record(replay::report::point_row(p))?;
+                }
+                Ok(())
+            };
+            write().map_err(|e| format!("cannot write {}: {e}", series_path.display()))?;
+            w
         }
-        series.flush()?;
-        Ok(())
     };
-    write().map_err(|e| format!("cannot write {}: {e}", series_path.display()))?;
     let file = series.into_inner().map_err(|e| e.to_string())?;
     file.commit()
         .map_err(|e| format!("cannot write {}: {e}", series_path.display()))?;

@@ -170,13 +170,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                 metrics.bound(node, pod_gpus(&p.requests));
             }
         }
-        let added = plan.steps.iter().flat_map(|st| {
-            st.events.iter().flat_map(|e| match e {
-                Event::AddNodes(nodes) => nodes.as_slice(),
-                _ => &[],
-            })
-        });
-        metrics.declare_pools(added);
+        metrics.declare_pools(super::added_nodes(&scenario.steps));
         let profiles = scenario.config.profiles();
         let shared: Shared = Rc::default();
         let lookup = Rc::clone(&shared);
@@ -949,14 +943,12 @@ impl<'s, 'o> Engine<'s, 'o> {
             self.record(&live, bound, state);
             self.live.insert(id, live);
         }
-        // The last sample: the state at the end.
-        let last = self.metrics.sample(self.now);
-        if self.metrics.series.points.last().map(|p| p.at) != Some(self.now) {
-            if let Some(f) = self.sinks.sample.as_mut() {
-                f(&last);
+        let sink = &mut self.sinks.sample;
+        self.metrics.finish(self.now, &mut |s| {
+            if let Some(f) = sink.as_mut() {
+                f(s)
             }
-            self.metrics.series.points.push(last);
-        }
+        });
         self.warnings.extend(self.sources.trace_warnings());
         Ended {
             metrics: self.metrics,

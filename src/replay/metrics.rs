@@ -68,12 +68,13 @@ const LADDER_MS: [u64; 13] = [
 /// The series in memory never holds more points than this.
 pub const MAX_POINTS: usize = 2_000;
 
-/// The time series: at a fixed step (the user's), or at a step that grows along [`LADDER_MS`]
-/// (then doubling) so it never holds more than [`MAX_POINTS`].
+/// The time series kept in memory (for the report and the charts): its step grows along
+/// [`LADDER_MS`] (then doubles) from the user's step or 1 s, thinning the points it has, so
+/// it never holds more than [`MAX_POINTS`]. A user's fixed step is streamed apart
+/// ([`Metrics::sample_until`]).
 #[derive(Debug, Clone)]
 pub struct Series {
     pub step_ms: u64,
-    fixed: bool,
     pub points: Vec<Sample>,
 }
 
@@ -81,7 +82,6 @@ impl Series {
     pub fn new(step: Option<u64>) -> Self {
         Series {
             step_ms: step.unwrap_or(LADDER_MS[0]),
-            fixed: step.is_some(),
             points: Vec::new(),
         }
     }
@@ -91,21 +91,16 @@ impl Series {
         self.points.last().map_or(0, |p| p.at + self.step_ms)
     }
 
-    /// Adds a point; a growing series thins itself to the next step when full. A fixed one
-    /// is streamed by the caller and keeps only its last points here.
+    /// Adds a point; when full, the series thins itself to the next step.
     pub fn push(&mut self, sample: Sample) {
         self.points.push(sample);
         if self.points.len() <= MAX_POINTS {
             return;
         }
-        if self.fixed {
-            self.points.drain(..self.points.len() - MAX_POINTS);
-            return;
-        }
         let next = LADDER_MS
             .iter()
             .copied()
-            .find(|s| *s > self.step_ms)
+            .find(|s| *s > self.step_ms && s.is_multiple_of(self.step_ms))
             .unwrap_or(self.step_ms * 2);
         self.step_ms = next;
         self.points.retain(|p| p.at.is_multiple_of(next));
@@ -144,6 +139,15 @@ pub struct Metrics {
     node_pool: Vec<usize>,
     node_capacity: Vec<i64>,
     node_used: Vec<i64>,
+    /// Per pool, GPUs of capacity and in use now (kept as pods bind and go, so an event
+    /// costs the pools, not the nodes).
+    pool_capacity: Vec<i64>,
+    pool_used: Vec<i64>,
+    /// Nodes with GPUs by their free GPUs: free → (nodes): what fragmentation reads.
+    free_nodes: BTreeMap<i64, u64>,
+    /// The user's fixed step, streamed, and its next sample time.
+    stream_step: Option<u64>,
+    next_stream: u64,
     /// Per pool: GPU·ms allocated and GPU·ms of capacity, integrated over the run.
     pub pool_used_ms: Vec<u128>,
     pub pool_capacity_ms: Vec<u128>,
@@ -164,6 +168,11 @@ impl Metrics {
             node_pool: Vec::new(),
             node_capacity: Vec::new(),
             node_used: Vec::new(),
+            pool_capacity: Vec::new(),
+            pool_used: Vec::new(),
+            free_nodes: BTreeMap::new(),
+            stream_step: sample,
+            next_stream: 0,
             pool_used_ms: Vec::new(),
             pool_capacity_ms: Vec::new(),
             pending_gpus: BTreeMap::new(),
@@ -190,6 +199,8 @@ impl Metrics {
                 self.pools.push(name.to_string());
                 self.pool_used_ms.push(0);
                 self.pool_capacity_ms.push(0);
+                self.pool_used.push(0);
+                self.pool_capacity.push(0);
                 self.pools.len() - 1
             }
         }
@@ -205,53 +216,94 @@ impl Metrics {
         self.node_used = (0..nodes.len())
             .map(|i| used.get(i).copied().unwrap_or(0))
             .collect();
+        self.pool_capacity.iter_mut().for_each(|c| *c = 0);
+        self.pool_used.iter_mut().for_each(|u| *u = 0);
+        self.free_nodes.clear();
+        for i in 0..self.node_pool.len() {
+            let pool = self.node_pool[i];
+            self.pool_capacity[pool] += self.node_capacity[i];
+            self.pool_used[pool] += self.node_used[i];
+            self.count_free(i, 1);
+        }
+    }
+
+    /// Counts node `i`'s free GPUs in (`sign` 1) or out (-1) of [`Self::free_nodes`].
+    fn count_free(&mut self, i: usize, sign: i64) {
+        if self.node_capacity[i] <= 0 {
+            return;
+        }
+        let free = self.node_capacity[i] - self.node_used[i];
+        let n = self.free_nodes.entry(free).or_default();
+        *n = n.saturating_add_signed(sign);
+        if *n == 0 {
+            self.free_nodes.remove(&free);
+        }
+    }
+
+    fn use_gpus(&mut self, node: usize, gpus: i64) {
+        if node >= self.node_used.len() {
+            return;
+        }
+        self.count_free(node, -1);
+        self.node_used[node] += gpus;
+        self.pool_used[self.node_pool[node]] += gpus;
+        self.count_free(node, 1);
     }
 
     /// Integrates GPU time up to `now` (the state has been constant since the last call).
     pub fn advance(&mut self, now: u64) {
         let dt = u128::from(now.saturating_sub(self.integrated_to));
         if dt > 0 {
-            for (i, &pool) in self.node_pool.iter().enumerate() {
-                self.pool_capacity_ms[pool] += dt * self.node_capacity[i].max(0) as u128;
-                self.pool_used_ms[pool] += dt * self.node_used[i].max(0) as u128;
+            for pool in 0..self.pools.len() {
+                self.pool_capacity_ms[pool] += dt * self.pool_capacity[pool].max(0) as u128;
+                self.pool_used_ms[pool] += dt * self.pool_used[pool].max(0) as u128;
             }
         }
         self.integrated_to = self.integrated_to.max(now);
     }
 
-    /// Takes the samples due before `until` (the state is that after every event before).
+    /// Takes the samples due before `until` (the state is that after every event before):
+    /// the user's fixed step into `out`, the series' own into memory.
     pub fn sample_until(&mut self, until: u64, out: &mut dyn FnMut(&Sample)) {
+        if let Some(step) = self.stream_step {
+            while self.next_stream < until {
+                out(&self.sample(self.next_stream));
+                self.next_stream += step;
+            }
+        }
         while self.series.next_at() < until {
-            let at = self.series.next_at();
-            let sample = self.sample(at);
-            out(&sample);
+            let sample = self.sample(self.series.next_at());
             self.series.push(sample);
+        }
+    }
+
+    /// The replay ends at `now`: the samples before it, then the state at the end (in the
+    /// stream, and in the series unless it has a point there).
+    pub fn finish(&mut self, now: u64, out: &mut dyn FnMut(&Sample)) {
+        self.sample_until(now, out);
+        let last = self.sample(now);
+        if self.stream_step.is_some() {
+            out(&last);
+        }
+        if self.series.points.last().map(|p| p.at) != Some(now) {
+            self.series.points.push(last);
         }
     }
 
     /// The state now, as a sample at `at`.
     pub fn sample(&self, at: u64) -> Sample {
         let largest = self.pending_gpus.keys().next_back().copied().unwrap_or(0);
-        let mut pools = vec![0; self.pools.len()];
-        let (mut allocated, mut capacity, mut fragmented) = (0, 0, 0);
-        for (i, &pool) in self.node_pool.iter().enumerate() {
-            let used = self.node_used[i];
-            pools[pool] += used;
-            allocated += used;
-            capacity += self.node_capacity[i];
-            let free = self.node_capacity[i] - used;
-            if free > 0 && free < largest {
-                fragmented += free;
-            }
-        }
+        let fragmented = (self.free_nodes.range(1..largest.max(1)))
+            .map(|(free, nodes)| free * *nodes as i64)
+            .sum();
         Sample {
             at,
             running: self.running,
             pending: self.pending,
-            allocated_gpus: allocated,
-            capacity_gpus: capacity,
+            allocated_gpus: self.pool_used.iter().sum(),
+            capacity_gpus: self.pool_capacity.iter().sum(),
             fragmented_gpus: fragmented,
-            pools,
+            pools: self.pool_used.clone(),
         }
     }
 
@@ -329,15 +381,11 @@ impl Metrics {
     }
 
     pub fn bound(&mut self, node: usize, gpus: i64) {
-        if let Some(u) = self.node_used.get_mut(node) {
-            *u += gpus;
-        }
+        self.use_gpus(node, gpus);
     }
 
     pub fn unbound(&mut self, node: usize, gpus: i64) {
-        if let Some(u) = self.node_used.get_mut(node) {
-            *u -= gpus;
-        }
+        self.use_gpus(node, -gpus);
     }
 
     pub fn pending_added(&mut self, gpus: i64) {

@@ -54,6 +54,24 @@ pub fn replay(scenario: &Scenario, sinks: Sinks<'_>) -> Result<ReplayReport, Inp
     ))
 }
 
+/// The nodes the scenario's timeline adds.
+fn added_nodes(steps: &[crate::sched::plan::Step]) -> impl Iterator<Item = &crate::model::Node> {
+    steps.iter().flat_map(|st| match st {
+        crate::sched::plan::Step::Event(crate::sched::plan::Event::AddNodes(nodes)) => {
+            nodes.as_slice()
+        }
+        _ => &[],
+    })
+}
+
+/// The pools of the time series, in its columns' order: the scenario's nodes', then those of
+/// the nodes its timeline adds.
+pub fn pools(scenario: &Scenario) -> Vec<String> {
+    let mut m = metrics::Metrics::new(&scenario.nodes, None);
+    m.declare_pools(added_nodes(&scenario.steps));
+    m.pools
+}
+
 /// What the replay does not simulate in time yet, said once per scenario.
 fn unsupported(scenario: &Scenario) -> Vec<String> {
     let mut out = Vec::new();
