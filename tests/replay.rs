@@ -125,6 +125,9 @@ fn a_small_trace_replays_as_computed_by_hand() {
     );
 }
 
+/// A node, a pod's CPU, memory and GPUs, and +1 when it binds or -1 when it ends.
+type Change<'a> = (&'a str, [i64; 3], i64);
+
 /// The openb default trace on one in 100 of its GPU nodes (so that pods queue), checked against a
 /// naive recount of the replay's per-pod records: no node ever holds more GPUs, CPU or memory
 /// than it has; a pod that waited found no node with room at its arrival (after the pods
@@ -168,7 +171,7 @@ fn the_openb_replay_agrees_with_a_naive_recount_of_its_records() {
     }
     // Intervals each node is held: (from, to, node, requests).
     let end = report.end_ms;
-    let mut changes: BTreeMap<u64, Vec<(&str, [i64; 3], i64)>> = BTreeMap::new();
+    let mut changes: BTreeMap<u64, Vec<Change>> = BTreeMap::new();
     let mut used_gpu_ms: u128 = 0;
     for (key, r) in &pods {
         let (Some(bind), Some(node)) = (r.first_bind, r.node.as_deref()) else {

@@ -31,13 +31,13 @@ impl Histogram {
         self.sum += u128::from(value);
         self.max = self.max.max(value);
         if !self.bucketed && self.counts.len() > EXACT_VALUES {
-            self.to_buckets();
+            self.turn_to_buckets();
         }
     }
 
     pub fn merge(&mut self, other: &Histogram) {
         if other.bucketed && !self.bucketed {
-            self.to_buckets();
+            self.turn_to_buckets();
         }
         for (&k, &n) in &other.counts {
             let key = match self.bucketed {
@@ -50,11 +50,11 @@ impl Histogram {
         self.sum += other.sum;
         self.max = self.max.max(other.max);
         if !self.bucketed && self.counts.len() > EXACT_VALUES {
-            self.to_buckets();
+            self.turn_to_buckets();
         }
     }
 
-    fn to_buckets(&mut self) {
+    fn turn_to_buckets(&mut self) {
         let mut buckets = BTreeMap::new();
         for (&k, &n) in &self.counts {
             *buckets.entry(bucket(k)).or_default() += n;
@@ -140,7 +140,7 @@ mod tests {
     }
 
     #[test]
-    fn many_values_turn_to_buckets_within_a_thousandth() {
+    fn many_values_turn_turn_to_buckets_within_a_thousandth() {
         let mut h = Histogram::default();
         for v in 0..100_000u64 {
             h.add(v * 37);
