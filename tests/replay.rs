@@ -396,3 +396,22 @@ fn a_fixed_sample_step_streams_every_point() {
         "running, pending, allocated GPUs"
     );
 }
+
+/// Every bundled replay, summarised: a change in its outcome shows up as a snapshot diff.
+#[test]
+fn bundled_replays_match_their_snapshots() {
+    let files = load::scenario_files(&[repo("scenarios/replay")]).expect("scenarios/replay/");
+    assert!(!files.is_empty());
+    for file in files {
+        let (report, _) = replay_file(&file);
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let summary = serde_json::json!({
+            "summary": report.summary,
+            "groups": report.groups,
+            "pools": report.pools,
+            "endMs": report.end_ms,
+            "attempts": report.scheduling_attempts,
+        });
+        insta::assert_json_snapshot!(format!("replay-{name}"), summary);
+    }
+}

@@ -44,10 +44,13 @@ pub fn run(args: &CheckArgs) -> i32 {
         node_sampling: args.node_sampling,
         ..Default::default()
     };
-    let loaded = match super::load_scenarios(&paths, &options) {
+    let mut loaded = match super::load_scenarios(&paths, &options) {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if args.paths.is_empty() {
+        super::leave_out_replays(&mut loaded);
+    }
     let reports: Vec<ScenarioReport> = loaded.scenarios.par_iter().map(crate::simulate).collect();
     if args.bless {
         return bless(&loaded, &reports);

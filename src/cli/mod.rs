@@ -124,6 +124,12 @@ impl OutputArgs {
     }
 }
 
+/// The bundled scenarios that are replays (`scenarios/replay/`) are for `schedsim replay`:
+/// `run` and `check` on the bundled folder leave them out.
+pub fn leave_out_replays(loaded: &mut crate::load::Loaded) {
+    loaded.scenarios.retain(|s| s.replay.is_none());
+}
+
 /// Loads the scenarios under `paths`, printing every load error; `Err(exit code)` when the
 /// paths themselves are wrong.
 pub fn load_scenarios(

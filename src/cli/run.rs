@@ -72,10 +72,13 @@ pub fn run(args: &RunArgs) -> i32 {
         node_sampling: args.node_sampling,
         ..Default::default()
     };
-    let loaded = match super::load_scenarios(&paths, &options) {
+    let mut loaded = match super::load_scenarios(&paths, &options) {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if args.paths.is_empty() {
+        super::leave_out_replays(&mut loaded);
+    }
     let report = RunReport::new(loaded.scenarios.par_iter().map(crate::simulate).collect());
     let json = report::to_json(&report);
     let table = report::table::render(&report);

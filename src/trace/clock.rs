@@ -113,9 +113,8 @@ pub fn format_duration(ms: u64) -> String {
     }
     if shown == 1 && rest > 0 && ms < 60_000 {
         // `42.5s`: seconds keep their milliseconds.
-        out = format!("{}.{:03}s", ms / 1000, ms % 1000)
-            .trim_end_matches('0')
-            .to_string();
+        let seconds = format!("{}.{:03}", ms / 1000, ms % 1000);
+        out = format!("{}s", seconds.trim_end_matches('0'));
     }
     out
 }
