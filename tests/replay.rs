@@ -415,3 +415,51 @@ fn bundled_replays_match_their_snapshots() {
         insta::assert_json_snapshot!(format!("replay-{name}"), summary);
     }
 }
+
+/// `spec.expect[].replay` limits are checked by `replay` and by `check` (exit 1 when one is
+/// unmet, with what was measured); `check --bless` leaves such a file alone.
+#[test]
+fn replay_expectations_guard_waits_in_ci() {
+    let dir = tempdir("replay-expect");
+    let text = std::fs::read_to_string(repo("tests/data/replay/two-nodes-five-jobs.yaml"))
+        .unwrap()
+        .replace(
+            "  replay: {}",
+            "  replay: {}\n  expect:\n    - {name: median, replay: {podWaitAtMost: {p50: 9m}, pendingAtEndAtMost: 0}}\n    - {name: tail, replay: {queue: default, podWaitAtMost: {p99: 10m}}}\n    - {name: busy, replay: {gpuAllocationAtLeast: 99}}\n",
+        );
+    let file = dir.join("s.yaml");
+    std::fs::write(&file, &text).unwrap();
+    let out = dir.to_str().unwrap();
+    let f = file.to_str().unwrap();
+    let check = schedsim(&["check", f, "--out", out]);
+    assert_eq!(check.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(stdout.contains("3 expectation(s), 2 unmet"), "{stdout}");
+    assert!(
+        stdout.contains("queue default: pod wait p99 is 17m, more than 10m"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("GPU allocation over the replay is 97.62 %, less than 99 %"),
+        "{stdout}"
+    );
+    let replay = schedsim(&["replay", f, "--format", "json", "--out", out]);
+    assert_eq!(replay.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&replay.stderr).contains("expectation not met: tail"));
+    let bless = schedsim(&["check", f, "--bless", "--out", out]);
+    assert_eq!(bless.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        text,
+        "bless left it alone"
+    );
+    // A percentile that does not exist is refused where it is written.
+    std::fs::write(&file, text.replace("p50: 9m", "p42: 9m")).unwrap();
+    let bad = schedsim(&["replay", f, "--out", out]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("replay.podWaitAtMost.p42: unknown percentile \"p42\""),
+        "{err}"
+    );
+}

@@ -12,12 +12,12 @@ use crate::report::ci::Verdict;
 use crate::sched::PodPhase;
 
 /// Checks every expectation of a scenario against its report (those restricted to sweep
-/// variants are for `sweep`).
+/// variants are for `sweep`, those about a replay for `replay::expect`).
 pub fn check(scenario: &Scenario, report: &ScenarioReport) -> Vec<Verdict> {
     scenario
         .expectations
         .iter()
-        .filter(|e| e.spec.variant.is_none())
+        .filter(|e| e.spec.variant.is_none() && e.spec.replay.is_none())
         .map(|e| Verdict {
             title: e.title(),
             path: e.path.clone(),

@@ -57,9 +57,13 @@ pub fn run(args: &CheckArgs) -> i32 {
     }
     let checked: Vec<(&ScenarioReport, Vec<crate::report::ci::Verdict>)> = loaded
         .scenarios
-        .iter()
+        .par_iter()
         .zip(&reports)
-        .map(|(s, r)| (r, crate::check::check(s, r)))
+        .map(|(s, r)| {
+            let mut verdicts = crate::check::check(s, r);
+            verdicts.extend(replay_verdicts(s));
+            (r, verdicts)
+        })
         .collect();
     let (mut total, mut failed) = (0, 0);
     for (r, verdicts) in &checked {
@@ -106,6 +110,30 @@ pub fn run(args: &CheckArgs) -> i32 {
     }
 }
 
+/// A replay's expectations (`spec.expect[].replay`), checked by replaying the scenario; a
+/// replay that cannot run fails each of them with its error.
+fn replay_verdicts(scenario: &crate::load::Scenario) -> Vec<crate::report::ci::Verdict> {
+    let wanted = scenario
+        .expectations
+        .iter()
+        .any(|e| e.spec.replay.is_some());
+    if !wanted {
+        return Vec::new();
+    }
+    match crate::replay::replay(scenario, crate::replay::Sinks::default()) {
+        Ok(report) => crate::replay::expect::check(scenario, &report),
+        Err(e) => (scenario.expectations.iter())
+            .filter(|x| x.spec.replay.is_some())
+            .map(|x| crate::report::ci::Verdict {
+                title: x.title(),
+                path: x.path.clone(),
+                at: x.at.clone(),
+                failures: vec![format!("the replay failed: {e}")],
+            })
+            .collect(),
+    }
+}
+
 /// Rewrites the expectations of every scenario file from its outcomes; refuses when a scenario
 /// did not load (its file's documents would not line up with the outcomes).
 fn bless(loaded: &crate::load::Loaded, reports: &[ScenarioReport]) -> i32 {
@@ -117,13 +145,24 @@ fn bless(loaded: &crate::load::Loaded, reports: &[ScenarioReport]) -> i32 {
         &std::path::Path,
         Vec<(&crate::load::Scenario, &ScenarioReport)>,
     )> = Vec::new();
+    let mut code = exit_code::SUCCESS;
     for (s, r) in loaded.scenarios.iter().zip(reports) {
+        // Bless writes a snapshot's expectations; a replay's limits are a planner's choice.
+        if s.expectations.iter().any(|e| e.spec.replay.is_some()) {
+            eprintln!(
+                "error: not blessing {}: scenario {} has replay expectations (spec.expect[].replay), which bless would drop; edit them by hand",
+                s.file.display(),
+                s.name
+            );
+            code = exit_code::BAD_INPUT;
+            files.retain(|(f, _)| *f != s.file.as_path());
+            continue;
+        }
         match files.iter_mut().find(|(f, _)| *f == s.file.as_path()) {
             Some((_, list)) => list.push((s, r)),
             None => files.push((s.file.as_path(), vec![(s, r)])),
         }
     }
-    let mut code = exit_code::SUCCESS;
     for (file, outcomes) in files {
         match crate::check::bless::bless_file(file, &outcomes) {
             Ok(()) => println!(

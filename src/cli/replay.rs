@@ -61,20 +61,35 @@ pub fn run(args: &ReplayArgs) -> i32 {
         return exit_code::BAD_INPUT;
     }
     let progress = Mutex::new(());
-    let results: Vec<Result<ReplayReport, String>> = loaded
+    type Replayed = Result<(ReplayReport, Vec<crate::report::ci::Verdict>), String>;
+    let results: Vec<Replayed> = loaded
         .scenarios
         .par_iter()
         .filter(|s| s.replay.is_some() || !args.paths.is_empty())
-        .map(|s| replay_one(s, args, &progress))
+        .map(|s| {
+            let report = replay_one(s, args, &progress)?;
+            let verdicts = replay::expect::check(s, &report);
+            Ok((report, verdicts))
+        })
         .collect();
     let mut code = match loaded.errors.is_empty() {
         true => exit_code::SUCCESS,
         false => exit_code::BAD_INPUT,
     };
     let mut reports = Vec::new();
+    let mut unmet = 0;
     for r in results {
         match r {
-            Ok(report) => reports.push(report),
+            Ok((report, verdicts)) => {
+                for v in verdicts.iter().filter(|v| !v.met()) {
+                    unmet += 1;
+                    eprintln!("expectation not met: {} ({}, {})", v.title, v.at, v.path);
+                    for f in &v.failures {
+                        eprintln!("    {f}");
+                    }
+                }
+                reports.push(report)
+            }
             Err(e) => {
                 eprintln!("error: {e}");
                 code = exit_code::BAD_INPUT;
@@ -94,7 +109,10 @@ pub fn run(args: &ReplayArgs) -> i32 {
         code = exit_code::BAD_INPUT;
     }
     crate::release_at_exit((loaded, reports));
-    code
+    match (code, unmet) {
+        (exit_code::SUCCESS, 1..) => exit_code::EXPECTATIONS_NOT_MET,
+        _ => code,
+    }
 }
 
 /// Replays one scenario, streaming its CSV files.

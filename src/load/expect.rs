@@ -47,6 +47,10 @@ pub struct ExpectSpec {
     /// Scenario-wide: these workloads (`namespace/name` or `name`) have every pod placed.
     #[serde(default)]
     pub fully_placed: Option<Vec<String>>,
+    /// Replays only (`schedsim replay`, and `check` on a scenario with `spec.replay`): limits
+    /// on waits, pods left pending and GPU allocation over the replay.
+    #[serde(default)]
+    pub replay: Option<ReplayExpect>,
     /// Sweeps only: the variants it applies to — `dimension=option` pairs, comma-separated,
     /// all of which the variant must have (default: every variant). `check` skips these.
     #[serde(default)]
@@ -55,6 +59,39 @@ pub struct ExpectSpec {
     #[serde(default)]
     pub share: Option<f64>,
 }
+
+/// What a replay must achieve, for every pod or for one group (a queue, a priority, a class).
+/// Waits are durations (`30m`); percentiles are nearest-rank over the pods (or jobs) that
+/// started.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplayExpect {
+    /// Only the pods of this queue (namespace, or the trace's queue column).
+    #[serde(default)]
+    pub queue: Option<String>,
+    /// Only the pods of this priority.
+    #[serde(default)]
+    pub priority: Option<i32>,
+    /// Only the pods of this class (workload kind, or the trace's class column).
+    #[serde(default)]
+    pub class: Option<String>,
+    /// Pod waits (first bind − arrival) at most these, by percentile: `p50`, `p90`, `p95`,
+    /// `p99`, `max`.
+    #[serde(default)]
+    pub pod_wait_at_most: BTreeMap<String, String>,
+    /// Job waits (until the job's last pod first bound) at most these, by percentile.
+    #[serde(default)]
+    pub job_wait_at_most: BTreeMap<String, String>,
+    /// At most this many pods still pending when the replay ends.
+    #[serde(default)]
+    pub pending_at_end_at_most: Option<u64>,
+    /// GPU-hours used over GPU-hours of capacity, in percent, at least this (every pool).
+    #[serde(default)]
+    pub gpu_allocation_at_least: Option<f64>,
+}
+
+/// The percentiles a replay expectation may name.
+pub const WAIT_PERCENTILES: [&str; 5] = ["p50", "p90", "p95", "p99", "max"];
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -96,7 +133,11 @@ impl Expectation {
             || spec.message.is_some();
         let scenario_checks = spec.pending_pods_at_most.is_some()
             || spec.gpu_allocation_at_least.is_some()
-            || spec.fully_placed.is_some();
+            || spec.fully_placed.is_some()
+            || spec.replay.is_some();
+        if let Some(r) = &spec.replay {
+            check_replay(r)?;
+        }
         if selections > 1 {
             return Err((
                 String::new(),
@@ -143,6 +184,43 @@ impl Expectation {
     /// The report's name for it.
     pub fn title(&self) -> String {
         self.spec.name.clone().unwrap_or_else(|| self.path.clone())
+    }
+}
+
+/// A replay expectation's own checks: one group at most, known percentiles, valid durations.
+fn check_replay(r: &ReplayExpect) -> Result<(), (String, String)> {
+    let groups = [r.queue.is_some(), r.priority.is_some(), r.class.is_some()];
+    if groups.iter().filter(|g| **g).count() > 1 {
+        return Err((
+            "replay".into(),
+            "name one group: queue, priority or class".into(),
+        ));
+    }
+    for (field, limits) in [
+        ("podWaitAtMost", &r.pod_wait_at_most),
+        ("jobWaitAtMost", &r.job_wait_at_most),
+    ] {
+        for (p, d) in limits {
+            let at = format!("replay.{field}.{p}");
+            if !WAIT_PERCENTILES.contains(&p.as_str()) {
+                return Err((
+                    at,
+                    format!(
+                        "unknown percentile {p:?}; use one of {}",
+                        WAIT_PERCENTILES.join(", ")
+                    ),
+                ));
+            }
+            crate::trace::clock::parse_duration(d).map_err(|e| (at, e))?;
+        }
+    }
+    let checks = !r.pod_wait_at_most.is_empty()
+        || !r.job_wait_at_most.is_empty()
+        || r.pending_at_end_at_most.is_some()
+        || r.gpu_allocation_at_least.is_some();
+    match checks {
+        true => Ok(()),
+        false => Err(("replay".into(), "the expectation checks nothing".into())),
     }
 }
 

@@ -10,6 +10,7 @@
 
 pub mod chart;
 pub mod engine;
+pub mod expect;
 pub mod histogram;
 pub mod metrics;
 pub mod report;

@@ -28,6 +28,8 @@ pub struct ReplayReport {
     /// Per queue (namespace), priority and class.
     pub groups: Vec<GroupReport>,
     pub pools: Vec<PoolReport>,
+    /// GPU-hours used over GPU-hours of capacity, every pool, in percent (two decimals).
+    pub gpu_allocation_percent: f64,
     pub series: SeriesReport,
     /// The share of pods that waited at most each wait (the CDF's steps, thinned).
     pub wait_cdf: Vec<(u64, f64)>,
@@ -205,6 +207,10 @@ impl ReplayReport {
             summary: GroupReport::of("all", "", all),
             groups,
             pools,
+            gpu_allocation_percent: percent(
+                m.pool_used_ms.iter().sum(),
+                m.pool_capacity_ms.iter().sum(),
+            ),
             series: SeriesReport {
                 step_ms: m.series.step_ms,
                 pools: m.pools.clone(),
