@@ -67,8 +67,23 @@ pub const VARIANTS: Limit = Limit {
     default: 100_000,
 };
 
+/// Points of a replay's time series at a fixed `spec.replay.sample` step (each a CSV row):
+/// a step of a millisecond over a month would write billions.
+pub const SERIES_POINTS: Limit = Limit {
+    what: "points of a replay's time series",
+    env: "SCHEDSIM_MAX_SERIES_POINTS",
+    default: 10_000_000,
+};
+
+/// Pods that arrive in one replay (a trace streams, but each pod gets a 32-bit id).
+pub const REPLAY_PODS: Limit = Limit {
+    what: "pods arriving in one replay",
+    env: "SCHEDSIM_MAX_REPLAY_PODS",
+    default: u32::MAX as u64,
+};
+
 /// Every limit, for the README and `--help` texts.
-pub const ALL: [Limit; 7] = [
+pub const ALL: [Limit; 9] = [
     FILE_BYTES,
     DOCUMENTS,
     ALIAS_EXPANSION,
@@ -76,6 +91,8 @@ pub const ALL: [Limit; 7] = [
     NODES,
     PODS,
     VARIANTS,
+    SERIES_POINTS,
+    REPLAY_PODS,
 ];
 
 impl Limit {

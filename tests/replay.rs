@@ -463,3 +463,40 @@ fn replay_expectations_guard_waits_in_ci() {
         "{err}"
     );
 }
+
+/// A fixed sample step that would write more points than the product's limit is refused:
+/// up front when `until` bounds the span, else when the replay reaches the limit; nothing
+/// half-written is left.
+#[test]
+fn a_sample_step_past_the_series_limit_is_refused() {
+    let dir = tempdir("replay-limit");
+    let base = std::fs::read_to_string(repo("tests/data/replay/two-nodes-five-jobs.yaml")).unwrap();
+    let file = dir.join("s.yaml");
+    let f = file.to_str().unwrap();
+    let out = dir.join("out");
+    let o = out.to_str().unwrap();
+    std::fs::write(
+        &file,
+        base.replace("  replay: {}", "  replay: {sample: 1ms, until: 30d}"),
+    )
+    .unwrap();
+    let up_front = schedsim(&["replay", f, "--out", o]);
+    assert_eq!(up_front.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&up_front.stderr);
+    assert!(err.contains("spec.replay.sample: 2592000001 samples from 0 to until exceeds schedsim's limit of 10000000 points of a replay's time series (raise it with the environment variable SCHEDSIM_MAX_SERIES_POINTS=N)"), "{err}");
+    std::fs::write(
+        &file,
+        base.replace("  replay: {}", "  replay: {sample: 1ms}"),
+    )
+    .unwrap();
+    let o2 = std::process::Command::new(env!("CARGO_BIN_EXE_schedsim"))
+        .args(["replay", f, "--out", o])
+        .env("SCHEDSIM_MAX_SERIES_POINTS", "1000")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(o2.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o2.stderr);
+    assert!(err.contains("samples at spec.replay.sample's step (write a longer step) exceeds schedsim's limit of 1000"), "{err}");
+    assert!(!out.join("replay-two-nodes-five-jobs-series.csv").exists());
+}

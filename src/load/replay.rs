@@ -101,6 +101,15 @@ pub(super) fn read(
             "the sample step must be longer than 0",
         ));
     }
+    // A fixed step over a known span: its points are counted before anything runs.
+    if let (Some(step), Some(until)) = (sample_ms.filter(|s| *s > 0), until_ms) {
+        let points = until.div_ceil(step) + 1;
+        let limit = crate::limits::SERIES_POINTS;
+        if limit.exceeded_by(points) {
+            let message = limit.message(format!("{points} samples from 0 to until"));
+            errors.push(doc.error(file, "spec.replay.sample", message));
+        }
+    }
     let origin = clock_origin(clock).unwrap_or(0);
     let mut step_times = Vec::with_capacity(timeline.len());
     let mut last = 0;

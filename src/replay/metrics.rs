@@ -262,6 +262,12 @@ impl Metrics {
         self.integrated_to = self.integrated_to.max(now);
     }
 
+    /// How many samples the fixed step will have streamed once it reaches `until`.
+    pub fn stream_points_until(&self, until: u64) -> Option<u64> {
+        let step = self.stream_step?;
+        Some(until.div_ceil(step))
+    }
+
     /// Takes the samples due before `until` (the state is that after every event before):
     /// the user's fixed step into `out`, the series' own into memory.
     pub fn sample_until(&mut self, until: u64, out: &mut dyn FnMut(&Sample)) {

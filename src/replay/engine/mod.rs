@@ -151,6 +151,10 @@ pub struct Engine<'s, 'o> {
     attempts: u64,
     existing_evicted: u64,
     warnings: Vec<String>,
+    /// A limit the replay ran into: it stops with this.
+    limit: Option<String>,
+    /// The scenario's file, for that error.
+    file: &'s std::path::Path,
 }
 
 impl<'s, 'o> Engine<'s, 'o> {
@@ -207,6 +211,8 @@ impl<'s, 'o> Engine<'s, 'o> {
             attempts: 0,
             existing_evicted: 0,
             warnings: Vec::new(),
+            limit: None,
+            file: &scenario.file,
         }
     }
 
@@ -230,6 +236,9 @@ impl<'s, 'o> Engine<'s, 'o> {
             if let Some(e) = self.sources.error.take() {
                 return Err(e);
             }
+            if let Some(message) = self.limit.take() {
+                return Err(crate::error::InputError::new(self.file, message).field("spec.replay"));
+            }
             self.flush_queue();
             if let Some(p) = self.sinks.progress.as_mut()
                 && self.now >= last_progress + 60_000
@@ -240,6 +249,9 @@ impl<'s, 'o> Engine<'s, 'o> {
         }
         if let Some(e) = self.sources.error.take() {
             return Err(e);
+        }
+        if let Some(message) = self.limit.take() {
+            return Err(crate::error::InputError::new(self.file, message).field("spec.replay"));
         }
         Ok(self.end())
     }
@@ -259,6 +271,15 @@ impl<'s, 'o> Engine<'s, 'o> {
     /// Moves the clock to `t`: samples and GPU time up to it.
     fn advance(&mut self, t: u64) {
         let t = t.max(self.now);
+        if let Some(points) = self.metrics.stream_points_until(t)
+            && crate::limits::SERIES_POINTS.exceeded_by(points)
+        {
+            let limit = crate::limits::SERIES_POINTS;
+            self.limit.get_or_insert(limit.message(format!(
+                "{points} samples at spec.replay.sample's step (write a longer step)"
+            )));
+            return;
+        }
         let sink = &mut self.sinks.sample;
         self.metrics.sample_until(t, &mut |s| {
             if let Some(f) = sink.as_mut() {
@@ -409,7 +430,12 @@ impl<'s, 'o> Engine<'s, 'o> {
         self.metrics.job_arrived(key, u64::from(count));
         for (pod, scenario_pod) in a.pods.into_iter().zip(a.scenario_pods) {
             let id = self.next_pod;
-            self.next_pod = self.next_pod.checked_add(1).expect("pod ids within u32");
+            if crate::limits::REPLAY_PODS.exceeded_by(u64::from(id) + 1) || id == u32::MAX {
+                let limit = crate::limits::REPLAY_PODS;
+                self.limit = Some(limit.message(format!("pod {}", u64::from(id) + 1)));
+                return;
+            }
+            self.next_pod += 1;
             let gpus = pod_gpus(&pod.requests);
             let duration = match scenario_pod {
                 Some(i) if self.complete_after_run[i] => Some(a.duration.unwrap_or(0)),
