@@ -500,3 +500,20 @@ fn a_sample_step_past_the_series_limit_is_refused() {
     assert!(err.contains("samples at spec.replay.sample's step (write a longer step) exceeds schedsim's limit of 1000"), "{err}");
     assert!(!out.join("replay-two-nodes-five-jobs-series.csv").exists());
 }
+
+/// A scheduling attempt takes `spec.replay.cycle`: pods queued together bind one cycle apart,
+/// each when its cycle ends.
+#[test]
+fn a_cycle_takes_its_time() {
+    let dir = tempdir("replay-cycle");
+    let text = std::fs::read_to_string(repo("tests/data/replay/two-nodes-five-jobs.yaml"))
+        .unwrap()
+        .replace("  replay: {}", "  replay: {cycle: 1s}");
+    let file = dir.join("s.yaml");
+    std::fs::write(&file, text).unwrap();
+    let (_, pods) = replay_file(&file);
+    assert_eq!(pods["default/a"].first_bind, Some(1000));
+    assert_eq!(pods["default/b"].first_bind, Some(2000));
+    // c's first attempt (at 60 s) fails; a ends at 601 s, and c's next cycle binds at 602 s.
+    assert_eq!(pods["default/c"].first_bind, Some(602_000));
+}

@@ -363,6 +363,9 @@ impl<'s, 'o> Engine<'s, 'o> {
         let pod = Arc::clone(&live.pod);
         let outcome = self.s.schedule_one(id as usize, &pod);
         let end = self.now + self.replay.cycle_ms;
+        // The chosen node by name: a timeline step during the cycle may renumber the nodes,
+        // or remove it (the binding then fails and the pod is retried, as an error).
+        let chosen = (outcome.node).map(|n| self.s.cluster.nodes[n].name.clone());
         if self.replay.cycle_ms > 0 {
             // Events due while the cycle runs reach the queue as in-flight events.
             self.run_events_before(end);
@@ -371,14 +374,15 @@ impl<'s, 'o> Engine<'s, 'o> {
         for &victim in &outcome.victims {
             self.preempted(victim, &pod);
         }
-        match (outcome.phase, outcome.node) {
-            (PodPhase::Scheduled, Some(node)) if node < self.s.cluster.len() => {
+        let node = chosen.and_then(|n| self.s.cluster.index_of(&n));
+        match (outcome.phase, node) {
+            (PodPhase::Scheduled, Some(node)) => {
                 self.queue.done(PodId(id));
                 self.bind(id, node);
             }
             (phase, _) => {
                 let mut failure = Failure::default();
-                if phase != PodPhase::SchedulerError
+                if !matches!(phase, PodPhase::SchedulerError | PodPhase::Scheduled)
                     && let Some(d) = &outcome.diagnosis
                 {
                     for st in &d.statuses {
