@@ -11,8 +11,9 @@
 //! are evaluated per pod, on integer vectors that are updated in place when a pod binds.
 //!
 //! Here: the scheduler's state and the cycle itself (PreEnqueue → PreFilter → Filter → Score
-//! → Reserve/Permit → bind, gangs included). Around it: [`compiled`] (a profile as the cycle
-//! reads it), [`template`] (per-spec static filters), [`walk`] (the Filter pass), [`state`]
+//! → Reserve/Permit → bind, gangs included). Around it: [`config`] (the scheduler's
+//! configuration), [`outcome`] (what a cycle says about a pod), [`compiled`] (a profile as the
+//! cycle reads it), [`template`] (per-spec static filters), [`walk`] (the Filter pass), [`state`]
 //! (bound pods and the PreFilter states that read them), [`score`] (Score and selectHost),
 //! [`diagnose`] (the pending message), [`preemption`] (PostFilter).
 
@@ -23,15 +24,12 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
-use serde::Serialize;
 
-use crate::features::FeatureGates;
-use crate::model::pod::GangScheduler;
 use crate::model::{Node, Pod};
 use crate::sched::cluster::{Cluster, PodRequest, ResourceTable};
 use crate::sched::diagnosis::{self, Diagnosis};
 use crate::sched::dra_manager::DraManager;
-use crate::sched::framework::{Code, MessageFormat, Status, names};
+use crate::sched::framework::{Code, Status, names};
 use crate::sched::node_tree::NodeTree;
 use crate::sched::plugins::registry::{ExtensionPoint, Plugin};
 use crate::sched::plugins::{
@@ -48,174 +46,22 @@ use crate::sched::sampling::{self, NodeSampling};
 pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 
 mod compiled;
+mod config;
 mod diagnose;
 mod dra;
 mod label_index;
+mod outcome;
 mod preemption;
 mod score;
 mod state;
 mod template;
 mod walk;
 
+pub use config::SchedulerConfig;
+pub use outcome::{Evaluated, GangNote, PodOutcome, PodPhase};
 pub use walk::feasible_nodes;
 
 use diagnose::{intern, scheduled, unschedulable};
-
-/// How the simulated kube-scheduler is configured.
-#[derive(Debug, Clone, Default)]
-pub struct SchedulerConfig {
-    /// Seeds the tie-break between equally scored nodes.
-    pub seed: u64,
-    pub message_format: MessageFormat,
-    pub feature_gates: FeatureGates,
-    /// The profiles of a `KubeSchedulerConfiguration`, each serving the pods that name its
-    /// `schedulerName`. Empty: upstream's default profile (see [`SchedulerConfig::profiles`]).
-    pub profiles: Vec<Profile>,
-    /// The first profile serves every pod, whatever `schedulerName` it names (a scenario
-    /// without a KubeSchedulerConfiguration).
-    pub serves_every_pod: bool,
-    /// Namespace labels, for pod affinity terms' `namespaceSelector`.
-    pub namespaces: inter_pod_affinity::NamespaceLabels,
-    /// The PodGroups gang members name.
-    pub pod_groups: crate::model::pod_group::PodGroups,
-    /// Services' selectors (JobSet's headless Service per TrainJob): PodTopologySpread's
-    /// default constraints select pods by them.
-    pub services: Vec<pod_topology_spread::ServiceSelector>,
-    /// The `apps/v1` ReplicaSets' and StatefulSets' selectors, for the default spreading.
-    pub controller_selectors: Vec<pod_topology_spread::ControllerSelector>,
-    /// Keep only the count of nodes per verdict of each pending pod once its message is
-    /// written, not which nodes (reports list them only with `run --node-lists`; sweeps and
-    /// benchmarks never do): a per-node verdict costs 2 bytes per node per pending pod, 100 KB
-    /// each on a 50,000-node cluster).
-    pub drop_node_verdicts: bool,
-    /// The DRA objects (DeviceClasses, ResourceSlices, ResourceClaims with those generated
-    /// for pods, templates) the DynamicResources plugin reads; shared, never copied.
-    pub dra: std::sync::Arc<crate::dra::Inventory>,
-    /// The PodDisruptionBudgets preemption and the Eviction API honour.
-    pub pdbs: Arc<Vec<crate::sched::pdb::Budget>>,
-    /// kube-scheduler's node sampling (`percentageOfNodesToScore`), or every node examined.
-    pub node_sampling: NodeSampling,
-}
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-pub enum PodPhase {
-    Scheduled,
-    Unschedulable,
-    SchedulingGated,
-    /// Bound, then evicted by DefaultPreemption to make room for a higher-priority pod.
-    Preempted,
-    /// Ran to completion (an initializer whose dependents need it `Complete`); its node is
-    /// where it ran, its resources are free again.
-    Succeeded,
-    /// Never created: JobSet waits for a `dependsOn` dependency that did not run.
-    Waiting,
-    /// The scheduling cycle failed with an error, not a fit failure (condition reason
-    /// `SchedulerError`, `schedule_one.go` `handleSchedulingFailure`): no PostFilter runs, and
-    /// the pod is retried like an unschedulable one.
-    SchedulerError,
-}
-
-impl PodPhase {
-    /// Pending in the scheduling queue: retried when the cluster changes.
-    pub fn is_retried(self) -> bool {
-        matches!(self, PodPhase::Unschedulable | PodPhase::SchedulerError)
-    }
-}
-
-/// What a gang member's report says about its gang.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GangNote {
-    /// `namespace/name` of the PodGroup.
-    pub pod_group: String,
-    pub scheduler: GangScheduler,
-    pub min_member: u32,
-    /// Pods of the group that existed at the attempt.
-    pub members: usize,
-    /// Members that could be placed (already bound, or passed every filter).
-    pub placed: usize,
-    /// Whether the gang reached its quorum and was bound.
-    pub bound: bool,
-}
-
-impl GangNote {
-    /// One line for tables: "gang ml/llm: 6 of minMember 8 could be placed (8 pods exist),
-    /// none bound".
-    pub fn summary(&self) -> String {
-        format!(
-            "gang {}: {} of minMember {} could be placed ({} pod(s) exist), {}",
-            self.pod_group,
-            self.placed,
-            self.min_member,
-            self.members,
-            if self.bound { "bound" } else { "none bound" }
-        )
-    }
-}
-
-/// How many nodes a cycle's Filter pass examined and how many of them were feasible
-/// (`ScheduleResult.EvaluatedNodes` and `FeasibleNodes`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Evaluated {
-    pub nodes: usize,
-    pub feasible: usize,
-}
-
-/// What happened to one pod.
-#[derive(Debug, Clone)]
-pub struct PodOutcome {
-    pub phase: PodPhase,
-    pub node: Option<usize>,
-    /// The condition / event message kube-scheduler would record ("" when scheduled).
-    pub message: String,
-    pub diagnosis: Option<Diagnosis>,
-    /// Pods preempted to make room for this one (pod ids, see [`Outcome`]).
-    pub victims: Vec<usize>,
-    /// How many of `victims` a PodDisruptionBudget protected (`Victims.NumPDBViolations`):
-    /// kube-scheduler preempts them all the same, preferring nodes with fewer.
-    pub pdb_violations: usize,
-    /// For a gang member: how far its gang got.
-    pub gang: Option<GangNote>,
-    /// The cycle's Filter pass, when it ran.
-    pub evaluated: Option<Evaluated>,
-}
-
-impl SchedulerConfig {
-    /// The profiles in effect: the configured ones, or upstream's default profile running the
-    /// gang plugin its pods name (the scenario then stands for a cluster whose scheduler has
-    /// it).
-    pub fn profiles(&self) -> Vec<Profile> {
-        if self.profiles.is_empty() {
-            vec![Profile::default_with_coscheduling()]
-        } else {
-            self.profiles.clone()
-        }
-    }
-
-    /// Whether the profile serving `pod` runs Coscheduling (gangs named by the
-    /// `scheduling.x-k8s.io/pod-group` label).
-    pub fn runs_coscheduling(&self, pod: &Pod) -> bool {
-        match self.profile_of(pod) {
-            Some(i) => self.profiles.get(i).is_none_or(|p| {
-                p.framework
-                    .runs(ExtensionPoint::Permit, Plugin::Coscheduling)
-            }),
-            None => false,
-        }
-    }
-
-    /// The index of the profile that schedules `pod`, if one does.
-    pub fn profile_of(&self, pod: &Pod) -> Option<usize> {
-        if self.profiles.is_empty() || self.serves_every_pod {
-            return Some(0);
-        }
-        self.profiles
-            .iter()
-            .position(|p| p.scheduler_name == pod.scheduler_name)
-    }
-}
 
 /// A profile with its resource scorers compiled against the scenario's resource table, and
 /// its plugin lists in the shape the cycle reads them.

@@ -1,0 +1,92 @@
+//! What a scheduling cycle says about a pod: its phase, the node, the message, the diagnosis,
+//! the victims of its preemption, its gang, and how many nodes it examined.
+
+use serde::Serialize;
+
+use crate::model::pod::GangScheduler;
+use crate::sched::diagnosis::Diagnosis;
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub enum PodPhase {
+    Scheduled,
+    Unschedulable,
+    SchedulingGated,
+    /// Bound, then evicted by DefaultPreemption to make room for a higher-priority pod.
+    Preempted,
+    /// Ran to completion (an initializer whose dependents need it `Complete`); its node is
+    /// where it ran, its resources are free again.
+    Succeeded,
+    /// Never created: JobSet waits for a `dependsOn` dependency that did not run.
+    Waiting,
+    /// The scheduling cycle failed with an error, not a fit failure (condition reason
+    /// `SchedulerError`, `schedule_one.go` `handleSchedulingFailure`): no PostFilter runs, and
+    /// the pod is retried like an unschedulable one.
+    SchedulerError,
+}
+
+impl PodPhase {
+    /// Pending in the scheduling queue: retried when the cluster changes.
+    pub fn is_retried(self) -> bool {
+        matches!(self, PodPhase::Unschedulable | PodPhase::SchedulerError)
+    }
+}
+
+/// What a gang member's report says about its gang.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GangNote {
+    /// `namespace/name` of the PodGroup.
+    pub pod_group: String,
+    pub scheduler: GangScheduler,
+    pub min_member: u32,
+    /// Pods of the group that existed at the attempt.
+    pub members: usize,
+    /// Members that could be placed (already bound, or passed every filter).
+    pub placed: usize,
+    /// Whether the gang reached its quorum and was bound.
+    pub bound: bool,
+}
+
+impl GangNote {
+    /// One line for tables: "gang ml/llm: 6 of minMember 8 could be placed (8 pods exist),
+    /// none bound".
+    pub fn summary(&self) -> String {
+        format!(
+            "gang {}: {} of minMember {} could be placed ({} pod(s) exist), {}",
+            self.pod_group,
+            self.placed,
+            self.min_member,
+            self.members,
+            if self.bound { "bound" } else { "none bound" }
+        )
+    }
+}
+
+/// How many nodes a cycle's Filter pass examined and how many of them were feasible
+/// (`ScheduleResult.EvaluatedNodes` and `FeasibleNodes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evaluated {
+    pub nodes: usize,
+    pub feasible: usize,
+}
+
+/// What happened to one pod.
+#[derive(Debug, Clone)]
+pub struct PodOutcome {
+    pub phase: PodPhase,
+    pub node: Option<usize>,
+    /// The condition / event message kube-scheduler would record ("" when scheduled).
+    pub message: String,
+    pub diagnosis: Option<Diagnosis>,
+    /// Pods preempted to make room for this one (pod ids, see [`Outcome`]).
+    pub victims: Vec<usize>,
+    /// How many of `victims` a PodDisruptionBudget protected (`Victims.NumPDBViolations`):
+    /// kube-scheduler preempts them all the same, preferring nodes with fewer.
+    pub pdb_violations: usize,
+    /// For a gang member: how far its gang got.
+    pub gang: Option<GangNote>,
+    /// The cycle's Filter pass, when it ran.
+    pub evaluated: Option<Evaluated>,
+}
