@@ -2,11 +2,10 @@
 //! reports waits, GPU time and the time series. Scenarios run in parallel; each replay is
 //! sequential, as kube-scheduler's queue is.
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use clap::Args;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::error::exit_code;
@@ -37,6 +36,26 @@ pub struct ReplayArgs {
     pub node_sampling: Option<crate::sched::sampling::NodeSampling>,
 }
 
+/// A scenario's bar: the simulated time replayed, against `until` when it is known.
+fn replay_bar(scenario: &crate::load::Scenario) -> ProgressBar {
+    let until = scenario.replay.as_ref().and_then(|r| r.until_ms);
+    let (bar, template) = match until {
+        Some(ms) => (
+            ProgressBar::new(ms / 1000),
+            "{prefix} {bar:30} replayed {msg} of the span, {elapsed}",
+        ),
+        None => (
+            ProgressBar::new_spinner(),
+            "{prefix} {spinner} replayed {msg}, {elapsed}",
+        ),
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar.set_prefix(scenario.name.clone());
+    bar
+}
+
 /// The bundled replay scenarios.
 fn default_replays() -> PathBuf {
     super::run::default_scenarios().join("replay")
@@ -60,7 +79,11 @@ pub fn run(args: &ReplayArgs) -> i32 {
         eprintln!("error: cannot create {}: {e}", args.output.out.display());
         return exit_code::BAD_INPUT;
     }
-    let progress = Mutex::new(());
+    // One bar per scenario on a terminal (hidden otherwise: CI logs stay clean).
+    let progress = match std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        true => MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+        false => MultiProgress::with_draw_target(ProgressDrawTarget::hidden()),
+    };
     type Replayed = Result<(ReplayReport, Vec<crate::report::ci::Verdict>), String>;
     let results: Vec<Replayed> = loaded
         .scenarios
@@ -119,7 +142,7 @@ pub fn run(args: &ReplayArgs) -> i32 {
 fn replay_one(
     scenario: &crate::load::Scenario,
     args: &ReplayArgs,
-    progress: &Mutex<()>,
+    progress: &MultiProgress,
 ) -> Result<ReplayReport, String> {
     let out = &args.output.out;
     let series_path = replay::csv_path(out, &scenario.name, "series");
@@ -143,16 +166,13 @@ fn replay_one(
             pod_error.get_or_insert(e.to_string());
         }
     };
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let bar = progress.add(replay_bar(scenario));
+    let until = scenario.replay.as_ref().and_then(|r| r.until_ms);
     let mut show = |now: u64| {
-        if terminal {
-            let _lock = progress.lock();
-            let _ = write!(
-                std::io::stderr(),
-                "\r{}: replayed {}   ",
-                scenario.name,
-                crate::trace::clock::format_duration(now)
-            );
+        bar.set_message(crate::trace::clock::format_duration(now));
+        match until {
+            Some(_) => bar.set_position(now / 1000),
+            None => bar.tick(),
         }
     };
     // A fixed step (`spec.replay.sample`) streams every sample to the CSV as it comes;
@@ -183,10 +203,9 @@ fn replay_one(
         sample: Some(&mut write_sample),
         progress: Some(&mut show),
     };
-    let report = replay::replay(scenario, sinks).map_err(|e| e.to_string())?;
-    if terminal {
-        let _ = write!(std::io::stderr(), "\r\x1b[K");
-    }
+    let report = replay::replay(scenario, sinks).map_err(|e| e.to_string());
+    bar.finish_and_clear();
+    let report = report?;
     if let Some(e) = pod_error.or(series_error) {
         return Err(e);
     }
