@@ -19,6 +19,12 @@ pub const GPU_RESOURCES: &[&str] = &[
     "alibabacloud.com/gpu-count",
 ];
 
+/// The whole GPUs a resource list counts: its amount of the first of [`GPU_RESOURCES`] it
+/// names (a pod's request, a node's allocatable).
+pub fn gpus(list: &ResourceList) -> Option<i64> {
+    GPU_RESOURCES.iter().find_map(|r| list.get(*r).copied())
+}
+
 /// Default requests the scorers assume for a container that sets none
 /// (`pkg/scheduler/util/pod_resources.go`: `DefaultMilliCPURequest`, `DefaultMemoryRequest`).
 pub const DEFAULT_MILLI_CPU_REQUEST: i64 = 100;

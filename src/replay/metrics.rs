@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::histogram::Histogram;
 use crate::model::Node;
-use crate::model::resources::GPU_RESOURCES;
+use crate::model::resources::gpus;
 
 /// The dimensions summaries are grouped by.
 pub const DIMENSIONS: [&str; 3] = ["queue", "priority", "class"];
@@ -109,16 +109,12 @@ impl Series {
 
 /// The GPUs a pod asks for (the first GPU resource it names).
 pub fn pod_gpus(requests: &crate::model::resources::ResourceList) -> i64 {
-    GPU_RESOURCES
-        .iter()
-        .find_map(|r| requests.get(*r))
-        .copied()
-        .unwrap_or(0)
+    gpus(requests).unwrap_or(0)
 }
 
 /// A node's GPUs (its allocatable of the first GPU resource it lists).
 pub fn node_gpus(node: &Node) -> i64 {
-    pod_gpus(&node.allocatable)
+    gpus(&node.allocatable).unwrap_or(0)
 }
 
 /// A node's pool as the placement charts name it: `pool (GPU product)`.

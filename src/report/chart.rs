@@ -672,9 +672,7 @@ pub fn write_all(
             .workloads
             .iter()
             .map(|p| {
-                GPU_RESOURCES
-                    .iter()
-                    .find_map(|r| p.requests.get(*r).copied())
+                crate::model::resources::gpus(&p.requests)
                     .or_else(|| {
                         dra_gpus
                             .get(&(p.namespace.clone(), p.name.clone()))

@@ -45,6 +45,23 @@ impl Diagnosis {
         }
     }
 
+    /// The plugins that rejected the pod on some node (`Diagnosis.UnschedulablePlugins`,
+    /// `schedule_one.go`): what the scheduling queue asks for QueueingHints.
+    pub fn unschedulable_plugins(&self) -> std::collections::BTreeSet<String> {
+        (self.statuses.iter().zip(&self.counts))
+            .filter(|(_, n)| **n > 0)
+            .map(|(s, _)| s)
+            .filter(|s| {
+                matches!(
+                    s.code,
+                    Code::Unschedulable | Code::UnschedulableAndUnresolvable
+                )
+            })
+            .filter(|s| !s.plugin.is_empty())
+            .map(|s| s.plugin.to_string())
+            .collect()
+    }
+
     /// Index of `status`, adding it (with no node yet) if new; there are only a handful per
     /// pod.
     pub fn intern(&mut self, status: Status) -> u16 {

@@ -22,7 +22,7 @@ use crate::replay::metrics::{Metrics, PodLife, Sample, pod_gpus};
 use crate::replay::source::{Arrival, Plan, Sources, TimedStep};
 use crate::sched::cluster::Cluster;
 use crate::sched::cycle::{PodPhase, Scheduler, existing_pod_id};
-use crate::sched::framework::Code;
+use crate::sched::diagnosis::Diagnosis;
 use crate::sched::hints::{self, Payload, PluginHints};
 use crate::sched::plan::{DependsOnStatus, Requirement};
 use crate::sched::queue::{
@@ -111,6 +111,13 @@ struct Job {
     started: u32,
     /// Pods gone.
     ended: u32,
+}
+
+impl Job {
+    /// The groups its pods count in: (queue, priority, class).
+    fn key(&self) -> (&str, i32, &str) {
+        (&self.queue, self.priority, &self.class)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -229,15 +236,9 @@ impl<'s, 'o> Engine<'s, 'o> {
                 self.advance(until);
                 break;
             }
-            self.advance(next);
-            self.finish_due();
-            self.steps_due();
-            self.arrivals_due();
-            if let Some(e) = self.sources.error.take() {
+            self.happen(next);
+            if let Some(e) = self.stopped() {
                 return Err(e);
-            }
-            if let Some(message) = self.limit.take() {
-                return Err(crate::error::InputError::new(self.file, message).field("spec.replay"));
             }
             self.flush_queue();
             if let Some(p) = self.sinks.progress.as_mut()
@@ -247,23 +248,42 @@ impl<'s, 'o> Engine<'s, 'o> {
                 last_progress = self.now;
             }
         }
-        if let Some(e) = self.sources.error.take() {
-            return Err(e);
+        match self.stopped() {
+            Some(e) => Err(e),
+            None => Ok(self.end()),
         }
-        if let Some(message) = self.limit.take() {
-            return Err(crate::error::InputError::new(self.file, message).field("spec.replay"));
-        }
-        Ok(self.end())
+    }
+
+    /// Why the replay must stop: the trace's first bad row, or a limit it ran into.
+    fn stopped(&mut self) -> Option<crate::error::InputError> {
+        let limit = self.limit.take();
+        (self.sources.error.take()).or_else(|| {
+            limit.map(|m| crate::error::InputError::new(self.file, m).field("spec.replay"))
+        })
+    }
+
+    /// The time of the next finish, withdrawal, timeline step or arrival.
+    fn next_external(&mut self) -> Option<u64> {
+        let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
+        let step = self.steps.front().map(|s| s.at);
+        let arrival = self.sources.next_time();
+        [timer, step, arrival].into_iter().flatten().min()
+    }
+
+    /// Moves the clock to `t` and lets what is due then happen: finishes and withdrawals,
+    /// timeline steps, arrivals.
+    fn happen(&mut self, t: u64) {
+        self.advance(t);
+        self.finish_due();
+        self.steps_due();
+        self.arrivals_due();
     }
 
     /// The time of the next thing that can change anything; `None` when nothing can.
     fn next_event(&mut self) -> Option<u64> {
-        let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
-        let step = self.steps.front().map(|s| s.at);
-        let arrival = self.sources.next_time();
         // With nothing left to happen outside the queue, its timers would only retry pods on
         // a cluster that no longer changes: the replay is over.
-        let external = [timer, step, arrival].into_iter().flatten().min()?;
+        let external = self.next_external()?;
         let queue_timer = self.queue.next_timer(Time(self.now)).map(|t| t.0);
         Some(queue_timer.map_or(external, |q| q.min(external)))
     }
@@ -381,20 +401,16 @@ impl<'s, 'o> Engine<'s, 'o> {
                 self.bind(id, node);
             }
             (phase, _) => {
-                let mut failure = Failure::default();
-                if !matches!(phase, PodPhase::SchedulerError | PodPhase::Scheduled)
-                    && let Some(d) = &outcome.diagnosis
-                {
-                    for st in &d.statuses {
-                        if matches!(
-                            st.code,
-                            Code::Unschedulable | Code::UnschedulableAndUnresolvable
-                        ) && !st.plugin.is_empty()
-                        {
-                            failure.unschedulable_plugins.insert(st.plugin.to_string());
-                        }
-                    }
-                }
+                // An error (or a binding that failed) names no rejector: error backoff.
+                let failure = Failure {
+                    unschedulable_plugins: (outcome.diagnosis.as_ref())
+                        .filter(|_| {
+                            !matches!(phase, PodPhase::SchedulerError | PodPhase::Scheduled)
+                        })
+                        .map(Diagnosis::unschedulable_plugins)
+                        .unwrap_or_default(),
+                    ..Failure::default()
+                };
                 // The pod is in flight: this cannot fail.
                 let _ = self.queue.add_unschedulable_if_not_present(
                     Time(self.now),
@@ -408,20 +424,8 @@ impl<'s, 'o> Engine<'s, 'o> {
 
     /// Processes the finishes, steps and arrivals due before `end` (a cycle in progress).
     fn run_events_before(&mut self, end: u64) {
-        loop {
-            let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
-            let step = self.steps.front().map(|s| s.at);
-            let arrival = self.sources.next_time();
-            let Some(next) = [timer, step, arrival].into_iter().flatten().min() else {
-                return;
-            };
-            if next >= end {
-                return;
-            }
-            self.advance(next);
-            self.finish_due();
-            self.steps_due();
-            self.arrivals_due();
+        while let Some(next) = self.next_external().filter(|t| *t < end) {
+            self.happen(next);
         }
     }
 
@@ -559,15 +563,13 @@ impl<'s, 'o> Engine<'s, 'o> {
         self.metrics.bound(node, gpus);
         self.metrics.running += 1;
         self.metrics.pending_removed(gpus);
-        if let Some(job) = self.jobs.get_mut(&job_id) {
-            let key = (job.queue.clone(), job.priority, job.class.clone());
-            let key = (key.0.as_str(), key.1, key.2.as_str());
-            if first {
-                self.metrics.pod_started(key, now - arrival);
-                job.started += 1;
-                if job.started == job.pods {
-                    self.metrics.job_started(key, now - job.arrival);
-                }
+        if let Some(job) = self.jobs.get_mut(&job_id)
+            && first
+        {
+            job.started += 1;
+            self.metrics.pod_started(job.key(), now - arrival);
+            if job.started == job.pods {
+                self.metrics.job_started(job.key(), now - job.arrival);
             }
         }
         self.cluster_event(
@@ -623,9 +625,7 @@ impl<'s, 'o> Engine<'s, 'o> {
             self.metrics.running -= 1;
             self.metrics.pending_added(gpus);
             if let Some(job) = self.jobs.get(&live.job) {
-                let key = (job.queue.clone(), job.priority, job.class.clone());
-                self.metrics
-                    .preempted((key.0.as_str(), key.1, key.2.as_str()));
+                self.metrics.preempted(job.key());
             }
             self.s.dra_pod_deleted(victim);
             self.assigned_pod_deleted(assigned);
@@ -662,11 +662,7 @@ impl<'s, 'o> Engine<'s, 'o> {
             if job.ended == job.pods {
                 let job = self.jobs.remove(&live.job).expect("the job is in flight");
                 if finished {
-                    self.metrics.job_finished((
-                        job.queue.as_str(),
-                        job.priority,
-                        job.class.as_str(),
-                    ));
+                    self.metrics.job_finished(job.key());
                 }
             }
         }
@@ -689,7 +685,7 @@ impl<'s, 'o> Engine<'s, 'o> {
             used_ms: live.used_ms,
             preemptions: live.preemptions,
         };
-        let key = (job.queue.as_str(), job.priority, job.class.as_str());
+        let key = job.key();
         let finished = state == "finished";
         self.metrics
             .pod_ended(key, life, finished, state == "withdrawn", self.now);
