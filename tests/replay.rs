@@ -517,3 +517,36 @@ fn a_cycle_takes_its_time() {
     // c's first attempt (at 60 s) fails; a ends at 601 s, and c's next cycle binds at 602 s.
     assert_eq!(pods["default/c"].first_bind, Some(602_000));
 }
+
+/// Timeline steps happen at their time: a node added at 90 s takes the waiting pod c at once;
+/// the node failing at 4 m evicts c, which is queued anew and runs its whole 5 minutes again
+/// once a node frees (16 m, after d at 10 m and e at 15 m, whose timestamps are older: c
+/// failed last, at 4 m, and was flushed last, at 9 m 30 s).
+#[test]
+fn timeline_steps_happen_at_their_time() {
+    let dir = tempdir("replay-timeline");
+    let text = std::fs::read_to_string(repo("tests/data/replay/two-nodes-five-jobs.yaml"))
+        .unwrap()
+        .replace(
+            "  replay: {}",
+            "  timeline:\n    - at: 90s\n      addNodes:\n        - {apiVersion: v1, kind: Node, metadata: {name: gpu-c}, status: {allocatable: {cpu: \"8\", memory: 32Gi, pods: \"110\", nvidia.com/gpu: \"1\"}}}\n    - {at: 4m, failNodes: [gpu-c]}\n  replay: {}",
+        );
+    let file = dir.join("s.yaml");
+    std::fs::write(&file, text).unwrap();
+    let (report, pods) = replay_file(&file);
+    let binds: Vec<(&str, Option<u64>, Option<u64>)> = pods
+        .values()
+        .map(|r| (r.name.as_str(), r.first_bind, r.end))
+        .collect();
+    assert_eq!(
+        binds,
+        [
+            ("a", Some(0), Some(10 * MINUTE)),
+            ("b", Some(0), Some(20 * MINUTE)),
+            ("c", Some(90_000), Some(21 * MINUTE)),
+            ("d", Some(10 * MINUTE), Some(15 * MINUTE)),
+            ("e", Some(15 * MINUTE), Some(16 * MINUTE)),
+        ]
+    );
+    assert_eq!(report.summary.pods_finished, 5);
+}
