@@ -19,7 +19,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::Toleration;
 use serde_json::{Value, json};
 
 use super::loaded::{Baseline, LoadedWorkload, ResolveContext};
@@ -28,7 +27,8 @@ use super::scenario::TimelineStep;
 use super::{Errors, Loader};
 use crate::kueue::admission::{self, Admission, Objects, Victim};
 use crate::kueue::api;
-use crate::kueue::assigner::{PodSet, PodSetAssignment};
+use crate::kueue::assigner::PodSet;
+use crate::kueue::pod_set_info::{PodSetInfo, merge_into_pod, pod_set, pod_set_info};
 use crate::kueue::workload::workload_object;
 use crate::model::Pod;
 use crate::model::validate::FieldError;
@@ -42,11 +42,7 @@ pub const QUEUE_NAME_LABEL: &str = "kueue.x-k8s.io/queue-name";
 pub const PRIORITY_CLASS_LABEL: &str = "kueue.x-k8s.io/priority-class";
 /// `runtimePatchManagerName` of the TrainJob integration.
 pub const MANAGER: &str = "kueue.x-k8s.io/manager";
-/// `podconstants.SchedulingGateName`: the gate on a queued pod until admission.
-pub const ADMISSION_GATE: &str = "kueue.x-k8s.io/admission";
-const POD_SET_LABEL: &str = "kueue.x-k8s.io/podset";
-const LOCAL_QUEUE_LABEL: &str = "kueue.x-k8s.io/local-queue-name";
-const CLUSTER_QUEUE_LABEL: &str = "kueue.x-k8s.io/cluster-queue-name";
+pub use crate::kueue::pod_set_info::ADMISSION_GATE;
 /// The pod set of a plain pod (`kueue.DefaultPodSetName`).
 const POD_SET_MAIN: &str = "main";
 
@@ -286,7 +282,14 @@ impl Loader<'_> {
             let infos =
                 (decision.last_admitted.as_ref().filter(|_| first.is_some())).map(|(_, a)| {
                     (a.pod_sets.iter())
-                        .map(|ps| pod_set_info(ps, cx.kueue, &workloads[i], decision))
+                        .map(|ps| {
+                            pod_set_info(
+                                ps,
+                                cx.kueue,
+                                &workloads[i],
+                                decision.cluster_queue.as_deref(),
+                            )
+                        })
                         .collect::<Vec<_>>()
                 });
             let keys: Vec<String> = loaded.pod_keys();
@@ -628,17 +631,6 @@ fn pod_priority(pods: &[Pod], cx: &ResolveContext) -> i32 {
 }
 
 /// A pod set from its first pod (the pods of a pod set share their template).
-fn pod_set(name: &str, pod: &Pod, count: i64) -> PodSet {
-    PodSet {
-        name: name.to_string(),
-        count,
-        requests: pod.requests.clone(),
-        tolerations: pod.tolerations.clone(),
-        node_selector: pod.node_selector.clone(),
-        affinity: pod.affinity.clone(),
-    }
-}
-
 /// One pod set per replicated job, in the runtime's order, counted as JobSet's `PodSets`
 /// counts them (replicas × parallelism: the pods the Trainer creates).
 fn train_job_pod_sets(pods: &[Pod]) -> Vec<PodSet> {
@@ -654,49 +646,6 @@ fn train_job_pod_sets(pods: &[Pod]) -> Vec<PodSet> {
         }
     }
     sets
-}
-
-/// `podset.PodSetInfo` of an admitted pod set.
-#[derive(Debug, Clone, Default)]
-struct PodSetInfo {
-    name: String,
-    labels: BTreeMap<String, String>,
-    node_selector: BTreeMap<String, String>,
-    tolerations: Vec<Toleration>,
-}
-
-/// `podset.FromAssignment` and the labels of `getPodSetsInfoFromStatus`. Kueue ranges over
-/// the pod set's resource → flavor map (random order); here resources go in sorted order.
-fn pod_set_info(
-    ps: &PodSetAssignment,
-    objects: &Objects,
-    w: &admission::Workload,
-    d: &admission::Decision,
-) -> PodSetInfo {
-    let mut info = PodSetInfo {
-        name: ps.name.clone(),
-        ..PodSetInfo::default()
-    };
-    let mut done = Vec::new();
-    for choice in ps.flavors.values() {
-        if done.contains(&&choice.flavor) {
-            continue;
-        }
-        done.push(&choice.flavor);
-        if let Some(f) = objects.flavors.get(&choice.flavor) {
-            info.node_selector.extend(f.node_labels.clone());
-            info.tolerations.extend(f.tolerations.iter().cloned());
-        }
-    }
-    info.labels.insert(POD_SET_LABEL.into(), ps.name.clone());
-    info.labels
-        .insert(LOCAL_QUEUE_LABEL.into(), w.queue_name.clone());
-    if let Some(cq) = &d.cluster_queue
-        && is_dns1123_label(cq)
-    {
-        info.labels.insert(CLUSTER_QUEUE_LABEL.into(), cq.clone());
-    }
-    info
 }
 
 /// `RunWithPodSetsInfo` of the TrainJob integration: Kueue's runtime patch (appended by its
@@ -733,56 +682,6 @@ fn add_runtime_patch(job: &mut TrainJob, infos: &[PodSetInfo]) {
         }
         None => patches.push(patch),
     }
-}
-
-/// `podset.Merge` into a pod, and the gate lifted (`pod_controller.go` `Run`): a label or
-/// node selector key the pod sets to another value is a conflict (`utilmaps.HaveConflict`,
-/// the pod's map ranged in sorted order here); tolerations are added unless an equal one
-/// is there (`utiltolerations.Equal`: `MatchToleration` with an empty operator read as
-/// `Equal`; `tolerationSeconds` is not compared).
-fn merge_into_pod(pod: &mut Pod, info: &PodSetInfo) -> Result<(), String> {
-    for (what, mine, theirs) in [
-        ("labels", &pod.labels, &info.labels),
-        ("nodeSelector", &pod.node_selector, &info.node_selector),
-    ] {
-        for (k, old) in mine {
-            if let Some(v) = theirs.get(k)
-                && v != old
-            {
-                return Err(format!(
-                    "invalid admission check PodSetUpdate: conflict for {what}: conflict for key={k}, value1={old}, value2={v}"
-                ));
-            }
-        }
-    }
-    pod.node_selector.extend(
-        info.node_selector
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
-    pod.labels
-        .extend(info.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let op = |t: &Toleration| {
-        t.operator
-            .clone()
-            .filter(|o| !o.is_empty())
-            .unwrap_or_else(|| "Equal".into())
-    };
-    for t in &info.tolerations {
-        let equal = |e: &Toleration| {
-            e.key == t.key && op(e) == op(t) && e.value == t.value && e.effect == t.effect
-        };
-        if !pod.tolerations.iter().any(equal) {
-            pod.tolerations.push(t.clone());
-        }
-    }
-    pod.scheduling_gates.retain(|g| g != ADMISSION_GATE);
-    Ok(())
-}
-
-/// `validation.IsDNS1123Label`.
-fn is_dns1123_label(s: &str) -> bool {
-    s.len() <= 63 && crate::model::labels::is_dns1123_subdomain(s) && !s.contains('.')
 }
 
 impl Loader<'_> {

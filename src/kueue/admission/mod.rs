@@ -21,11 +21,13 @@
 //! Not simulated: fair sharing, admission checks, partial admission, topology-aware
 //! scheduling, the flavor scan position a later cycle resumes from.
 
+pub mod live;
 mod model;
 mod stop;
 
 pub use model::*;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
@@ -50,8 +52,8 @@ enum Requeue {
 }
 
 /// The queue key of `baseCompareFunc`: higher priority first, then creation time, then the
-/// list's order.
-type QueueKey = (std::cmp::Reverse<i32>, i64, usize);
+/// list's order (a replay's arrival order; Kueue's is the UID), then the workload.
+type QueueKey = (std::cmp::Reverse<i32>, i64, u64, usize);
 
 /// A head nominated in a cycle.
 struct Entry {
@@ -104,8 +106,15 @@ pub fn admit_over(
 /// The state the cycles change: quota, who holds it, the queues.
 struct State<'a> {
     objects: &'a Objects,
-    workloads: &'a [Workload],
+    /// The workloads (a replay's: the ones in flight, a finished one's place taken by a later
+    /// arrival).
+    workloads: Cow<'a, [Workload]>,
     gates: &'a FeatureGates,
+    namespaces: &'a NamespaceLabels,
+    /// ClusterQueue name → index.
+    by_name: BTreeMap<&'a str, usize>,
+    /// Per ClusterQueue: inactive (a missing flavor, or stopped).
+    inactive: Vec<bool>,
     ids: Vec<QueueId>,
     tree: QuotaTree,
     holders: Vec<Holder>,
@@ -130,6 +139,8 @@ struct State<'a> {
     /// scenario's start for those present at the start; for one arriving in a timeline step,
     /// the API server's stamp at its creation, a second after the last cycle before the step.
     created: Vec<i64>,
+    /// Per workload, its place among equal keys in a heap (see [`QueueKey`]).
+    order: Vec<u64>,
     /// The first cycle's time (s): after the admitted workloads' times and the creation of
     /// every workload present at the start; cycle `c` reserves quota at `start + c`.
     start: i64,
@@ -140,12 +151,31 @@ struct State<'a> {
     /// Per workload, its pod sets as a number: workloads with the same pod sets get the same
     /// flavors.
     pod_sets_id: Vec<u32>,
+    /// Pod sets (as text) → their number.
+    pod_sets_ids: HashMap<String, u32>,
     /// Per root of the quota tree, the assignments (and preemption targets) nominations found
     /// since its usage last changed. Heads that look alike to the assigner get the same answer
     /// from the same quota, and after a release every parked workload of a cohort comes back,
     /// to be nominated against an unchanged cohort one after another.
     assigned: BTreeMap<usize, HashMap<AssignKey, Rc<Nominated>>>,
+    /// A replay's Kueue: its clock and what it recycles.
+    live: Option<LiveClock>,
     out: Admission,
+}
+
+/// What the state of a replay's Kueue ([`live`]) adds: the time, the cohorts whose parked
+/// workloads wait for the requeue batch, and holder slots to reuse.
+#[derive(Debug, Default)]
+struct LiveClock {
+    /// Now, in seconds: quota reserved now is stamped with it.
+    now: i64,
+    /// Roots of the quota tree whose inadmissible workloads are to be requeued (Kueue
+    /// batches the requests: `requeueBatchPeriod`).
+    requeue_roots: BTreeSet<usize>,
+    /// Holders released in the current cycle (reused from the next one on: the cycle still
+    /// names them as preemption targets).
+    released_holders: Vec<usize>,
+    free_holders: Vec<usize>,
 }
 
 /// What an assignment depends on besides the quota: the queue, the pod sets, and the
@@ -172,177 +202,18 @@ fn run(
     gates: &FeatureGates,
     max_cycles: usize,
 ) -> Admission {
-    let queues = &objects.cluster_queues;
-    let (tree, warnings) = QuotaTree::new(queues, &objects.cohorts);
-    let ids: Vec<QueueId> = queues
-        .iter()
-        .map(|q| tree.queue(&q.name).unwrap())
-        .collect();
-    let by_name: BTreeMap<&str, usize> = queues
-        .iter()
-        .enumerate()
-        .map(|(i, q)| (q.name.as_str(), i))
-        .collect();
-    let mut st = State {
-        objects,
-        workloads,
-        gates,
-        ids,
-        tree,
-        holders: Vec::new(),
-        keys: KeyOrder::new(
-            (objects.admitted.iter())
-                .map(|a| format!("{}/{}", a.namespace, a.name))
-                .chain(
-                    workloads
-                        .iter()
-                        .map(|w| format!("{}/{}", w.namespace, w.name)),
-                ),
-        ),
-        fr_bits: FrBits::default(),
-        by_queue: vec![Vec::new(); queues.len()],
-        holder_of: vec![None; workloads.len()],
-        holder_is: Vec::new(),
-        heaps: vec![BTreeSet::new(); queues.len()],
-        parked: vec![BTreeSet::new(); queues.len()],
-        sticky: vec![None; queues.len()],
-        released: Released::default(),
-        phase: None,
-        created: workloads.iter().map(|w| w.created).collect(),
-        start: (workloads.iter().enumerate())
-            .filter(|(i, _)| timeline.arrive.get(*i).copied().flatten().is_none())
-            .map(|(_, w)| w.created.saturating_add(1))
-            .fold(objects.now, i64::max),
-        repeats: BTreeMap::new(),
-        livelock: None,
-        pod_sets_id: {
-            let mut ids: HashMap<String, u32> = HashMap::new();
-            (workloads.iter())
-                .map(|w| {
-                    let next = ids.len() as u32;
-                    *ids.entry(format!("{:?}", w.pod_sets)).or_insert(next)
-                })
-                .collect()
-        },
-        assigned: BTreeMap::new(),
-        out: Admission {
-            decisions: Vec::with_capacity(workloads.len()),
-            warnings: (objects.warnings.iter().cloned()).chain(warnings).collect(),
-            ..Admission::default()
-        },
-    };
-    st.out.drained = stop::drains(objects);
-    for (i, a) in objects.admitted.iter().enumerate() {
-        if st.out.drained.iter().any(|d| d.admitted == i) {
-            continue;
-        }
-        match by_name.get(a.cluster_queue.as_str()) {
-            Some(&q) => st.hold(
-                Victim::Admitted(i),
-                Holder {
-                    key: format!("{}/{}", a.namespace, a.name),
-                    key_order: 0,
-                    queue: q,
-                    priority: a.priority,
-                    created: a.created,
-                    reserved: a.reserved,
-                    evicted: a.evicted,
-                    mask: 0,
-                    usage: a.usage.clone(),
-                },
-            ),
-            None => st.out.warnings.push(format!(
-                "workload {}/{} holds quota in unknown ClusterQueue {:?}",
-                a.namespace, a.name, a.cluster_queue
-            )),
-        }
-    }
-    let inactive: Vec<bool> = queues
-        .iter()
-        .map(|q| {
-            let missing: BTreeSet<&String> = (q.resource_groups.iter())
-                .flat_map(|g| &g.flavors)
-                .filter(|f| !objects.flavors.contains_key(*f))
-                .collect();
-            if !missing.is_empty() {
-                st.out.warnings.push(format!(
-                    "ClusterQueue {:?} is inactive: ResourceFlavor {} not found",
-                    q.name,
-                    missing
-                        .iter()
-                        .map(|f| format!("{f:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-            !missing.is_empty() || q.stop_policy != StopPolicy::None
-        })
-        .collect();
-
+    let mut st = State::new(objects, Cow::Borrowed(workloads), namespaces, gates, false);
+    st.start = (workloads.iter().enumerate())
+        .filter(|(i, _)| timeline.arrive.get(*i).copied().flatten().is_none())
+        .map(|(_, w)| w.created.saturating_add(1))
+        .fold(objects.now, i64::max);
     let mut queue_of: Vec<Option<usize>> = vec![None; workloads.len()];
-    for (i, w) in workloads.iter().enumerate() {
-        let lq = (w.namespace.clone(), w.queue_name.clone());
-        let cq = objects.local_queues.get(&lq);
-        let decision = |message: String| Decision {
-            cluster_queue: cq.cloned(),
-            reason: "Inadmissible",
-            message,
-            admitted: None,
-            last_admitted: None,
-            waiting: Waiting::Nowhere,
-            preempted: Vec::new(),
-            evicted: None,
-            finished: None,
-        };
-        if let Some(why) = &w.blocked {
-            st.out.decisions.push(Decision {
-                reason: "WorkloadPriorityClassNotFound",
-                ..decision(why.clone())
-            });
-            continue;
-        }
-        if stop::local_queue(objects, &w.namespace, &w.queue_name) != StopPolicy::None {
-            let message = stop::local_queue_message(&w.queue_name);
-            st.out.decisions.push(decision(message));
-            continue;
-        }
-        match cq.map(|cq| (cq, by_name.get(cq.as_str()))) {
-            None => st.out.decisions.push(decision(format!(
-                "LocalQueue {} doesn't exist",
-                w.queue_name
-            ))),
-            Some((cq, None)) => st
-                .out
-                .decisions
-                .push(decision(format!("ClusterQueue {cq} doesn't exist"))),
-            Some((cq, Some(&q))) => {
-                queue_of[i] = Some(q);
-                let present = timeline.arrive.get(i).copied().flatten().is_none();
-                if present {
-                    st.heaps[q].insert(queue_key(w.priority, st.created[i], i));
-                }
-                let waiting = if present {
-                    Waiting::Heap
-                } else {
-                    Waiting::Nowhere
-                };
-                // A stopped ClusterQueue's workloads wait in its heap, never popped.
-                st.out.decisions.push(match queues[q].stop_policy {
-                    StopPolicy::None => Decision {
-                        reason: "Pending",
-                        waiting,
-                        ..decision(String::new())
-                    },
-                    _ => Decision {
-                        waiting,
-                        ..decision(format!("ClusterQueue {cq} is inactive"))
-                    },
-                });
-            }
-        }
+    for (i, q) in queue_of.iter_mut().enumerate() {
+        let present = timeline.arrive.get(i).copied().flatten().is_none();
+        *q = st.enqueue(i, i as u64, present);
     }
     let mut cycle = 0;
-    let mut settled = st.settle(&mut cycle, max_cycles, &inactive, namespaces);
+    let mut settled = st.settle(&mut cycle, max_cycles);
     st.out.holding.push(st.holding());
     for (k, finishing) in timeline.finish.iter().enumerate() {
         if !settled {
@@ -359,51 +230,271 @@ fn run(
                 // Newer than every workload before it: Kueue's LowerOrNewerEqualPriority
                 // preempts by this order.
                 st.created[i] = st.start.saturating_add(cycle as i64 + 1);
-                st.heaps[q].insert(queue_key(workloads[i].priority, st.created[i], i));
+                let key = st.queue_key(i);
+                st.heaps[q].insert(key);
             }
         }
-        settled = st.settle(&mut cycle, max_cycles, &inactive, namespaces);
+        settled = st.settle(&mut cycle, max_cycles);
         st.out.holding.push(st.holding());
     }
     for (q, heap) in st.heaps.iter().enumerate() {
         for key in heap {
-            st.out.decisions[key.2].waiting = Waiting::Heap;
+            st.out.decisions[key.3].waiting = Waiting::Heap;
         }
         for key in &st.parked[q] {
-            st.out.decisions[key.2].waiting = Waiting::Inadmissible;
+            st.out.decisions[key.3].waiting = Waiting::Inadmissible;
         }
     }
     let stopped = stop::warnings(objects, workloads, &st.out.decisions, &st.out.drained);
     st.out.warnings.extend(stopped);
-    st.out.queues = (queues.iter().zip(&st.ids))
-        .map(|(q, &id)| QueueUsage {
-            name: q.name.clone(),
-            cohort: q.cohort.clone(),
-            strategy: q.queueing_strategy,
-            stop_policy: q.stop_policy,
-            resources: (q.resource_groups.iter())
-                .flat_map(|g| {
-                    g.flavors
-                        .iter()
-                        .flat_map(move |f| g.covered_resources.iter().map(move |r| (f, r)))
-                })
-                .map(|(f, r)| {
-                    let fr = (f.clone(), r.clone());
-                    QuotaUsage {
-                        flavor: f.clone(),
-                        resource: r.clone(),
-                        quota: st.tree.quota(id, &fr),
-                        usage: st.tree.usage(id, &fr),
-                    }
-                })
-                .collect(),
-        })
-        .collect();
+    st.out.queues = st.usage();
     st.out
 }
 
-fn queue_key(priority: i32, created: i64, i: usize) -> QueueKey {
-    (std::cmp::Reverse(priority), created, i)
+impl<'a> State<'a> {
+    /// The state before any cycle: the already-admitted workloads hold their quota (those a
+    /// stopped queue drains excepted), nothing is queued yet. `live`: a replay's Kueue
+    /// ([`live`]), whose workloads come and go.
+    fn new(
+        objects: &'a Objects,
+        workloads: Cow<'a, [Workload]>,
+        namespaces: &'a NamespaceLabels,
+        gates: &'a FeatureGates,
+        live: bool,
+    ) -> Self {
+        let queues = &objects.cluster_queues;
+        let (tree, warnings) = QuotaTree::new(queues, &objects.cohorts);
+        let ids: Vec<QueueId> = queues
+            .iter()
+            .map(|q| tree.queue(&q.name).unwrap())
+            .collect();
+        let admitted_keys =
+            (objects.admitted.iter()).map(|a| format!("{}/{}", a.namespace, a.name));
+        let keys = match live {
+            true => KeyOrder::new(admitted_keys),
+            false => KeyOrder::new(
+                admitted_keys.chain(
+                    workloads
+                        .iter()
+                        .map(|w| format!("{}/{}", w.namespace, w.name)),
+                ),
+            ),
+        };
+        let mut st = State {
+            objects,
+            gates,
+            namespaces,
+            by_name: (queues.iter().enumerate())
+                .map(|(i, q)| (q.name.as_str(), i))
+                .collect(),
+            ids,
+            tree,
+            holders: Vec::new(),
+            keys,
+            fr_bits: FrBits::default(),
+            by_queue: vec![Vec::new(); queues.len()],
+            holder_of: vec![None; workloads.len()],
+            holder_is: Vec::new(),
+            heaps: vec![BTreeSet::new(); queues.len()],
+            parked: vec![BTreeSet::new(); queues.len()],
+            sticky: vec![None; queues.len()],
+            released: Released::default(),
+            phase: None,
+            created: workloads.iter().map(|w| w.created).collect(),
+            order: (0..workloads.len() as u64).collect(),
+            start: objects.now,
+            repeats: BTreeMap::new(),
+            livelock: None,
+            pod_sets_ids: HashMap::new(),
+            pod_sets_id: Vec::new(),
+            assigned: BTreeMap::new(),
+            inactive: Vec::new(),
+            live: live.then(LiveClock::default),
+            out: Admission {
+                decisions: Vec::with_capacity(workloads.len()),
+                warnings: (objects.warnings.iter().cloned()).chain(warnings).collect(),
+                ..Admission::default()
+            },
+            workloads,
+        };
+        st.pod_sets_id = (0..st.workloads.len())
+            .map(|w| st.pod_sets_id_of(w))
+            .collect();
+        st.out.drained = stop::drains(objects);
+        for (i, a) in objects.admitted.iter().enumerate() {
+            if st.out.drained.iter().any(|d| d.admitted == i) {
+                continue;
+            }
+            match st.queue_index(&a.cluster_queue) {
+                Some(q) => st.hold(
+                    Victim::Admitted(i),
+                    Holder {
+                        key: format!("{}/{}", a.namespace, a.name),
+                        key_order: 0,
+                        queue: q,
+                        priority: a.priority,
+                        created: a.created,
+                        reserved: a.reserved,
+                        evicted: a.evicted,
+                        mask: 0,
+                        usage: a.usage.clone(),
+                    },
+                ),
+                None => st.out.warnings.push(format!(
+                    "workload {}/{} holds quota in unknown ClusterQueue {:?}",
+                    a.namespace, a.name, a.cluster_queue
+                )),
+            }
+        }
+        st.inactive = queues
+            .iter()
+            .map(|q| {
+                let missing: BTreeSet<&String> = (q.resource_groups.iter())
+                    .flat_map(|g| &g.flavors)
+                    .filter(|f| !objects.flavors.contains_key(*f))
+                    .collect();
+                if !missing.is_empty() {
+                    st.out.warnings.push(format!(
+                        "ClusterQueue {:?} is inactive: ResourceFlavor {} not found",
+                        q.name,
+                        missing
+                            .iter()
+                            .map(|f| format!("{f:?}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                !missing.is_empty() || q.stop_policy != StopPolicy::None
+            })
+            .collect();
+        st
+    }
+
+    /// The index of a ClusterQueue by name (they are sorted by name).
+    fn queue_index(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Workload `w`'s pod sets as a number: workloads with the same pod sets get the same
+    /// flavors.
+    fn pod_sets_id_of(&mut self, w: usize) -> u32 {
+        let next = self.pod_sets_ids.len() as u32;
+        let shape = format!("{:?}", self.workloads[w].pod_sets);
+        *self.pod_sets_ids.entry(shape).or_insert(next)
+    }
+
+    /// Decides where workload `w` (`order`: its place among equals) waits: its
+    /// ClusterQueue's heap when `present`, or nowhere yet (it arrives later, or is never
+    /// queued: no Workload object, a stopped or missing queue, whose decision says why).
+    /// Returns its ClusterQueue.
+    fn enqueue(&mut self, w: usize, order: u64, present: bool) -> Option<usize> {
+        let objects = self.objects;
+        let workload = &self.workloads[w];
+        let lq = (workload.namespace.clone(), workload.queue_name.clone());
+        let cq = objects.local_queues.get(&lq);
+        let decision = |message: String| Decision {
+            cluster_queue: cq.cloned(),
+            reason: "Inadmissible",
+            message,
+            admitted: None,
+            last_admitted: None,
+            waiting: Waiting::Nowhere,
+            preempted: Vec::new(),
+            evicted: None,
+            finished: None,
+        };
+        let (decision, queue) = if let Some(why) = &workload.blocked {
+            let d = Decision {
+                reason: "WorkloadPriorityClassNotFound",
+                ..decision(why.clone())
+            };
+            (d, None)
+        } else if stop::local_queue(objects, &workload.namespace, &workload.queue_name)
+            != StopPolicy::None
+        {
+            (
+                decision(stop::local_queue_message(&workload.queue_name)),
+                None,
+            )
+        } else {
+            match cq.map(|cq| (cq, self.queue_index(cq))) {
+                None => (
+                    decision(format!("LocalQueue {} doesn't exist", workload.queue_name)),
+                    None,
+                ),
+                Some((cq, None)) => (decision(format!("ClusterQueue {cq} doesn't exist")), None),
+                Some((cq, Some(q))) => {
+                    let waiting = match present {
+                        true => Waiting::Heap,
+                        false => Waiting::Nowhere,
+                    };
+                    // A stopped ClusterQueue's workloads wait in its heap, never popped.
+                    let d = match objects.cluster_queues[q].stop_policy {
+                        StopPolicy::None => Decision {
+                            reason: "Pending",
+                            waiting,
+                            ..decision(String::new())
+                        },
+                        _ => Decision {
+                            waiting,
+                            ..decision(format!("ClusterQueue {cq} is inactive"))
+                        },
+                    };
+                    (d, Some(q))
+                }
+            }
+        };
+        match self.out.decisions.get_mut(w) {
+            Some(d) => *d = decision,
+            None => self.out.decisions.push(decision),
+        }
+        self.order[w] = order;
+        if let Some(q) = queue
+            && present
+        {
+            let key = self.queue_key(w);
+            self.heaps[q].insert(key);
+        }
+        queue
+    }
+
+    /// The ClusterQueues' quota and usage.
+    fn usage(&self) -> Vec<QueueUsage> {
+        (self.queues().iter().zip(&self.ids))
+            .map(|(q, &id)| QueueUsage {
+                name: q.name.clone(),
+                cohort: q.cohort.clone(),
+                strategy: q.queueing_strategy,
+                stop_policy: q.stop_policy,
+                resources: (q.resource_groups.iter())
+                    .flat_map(|g| {
+                        g.flavors
+                            .iter()
+                            .flat_map(move |f| g.covered_resources.iter().map(move |r| (f, r)))
+                    })
+                    .map(|(f, r)| {
+                        let fr = (f.clone(), r.clone());
+                        QuotaUsage {
+                            flavor: f.clone(),
+                            resource: r.clone(),
+                            quota: self.tree.quota(id, &fr),
+                            usage: self.tree.usage(id, &fr),
+                        }
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// Workload `w`'s key in its ClusterQueue's heap.
+    fn queue_key(&self, w: usize) -> QueueKey {
+        (
+            std::cmp::Reverse(self.workloads[w].priority),
+            self.created[w],
+            self.order[w],
+            w,
+        )
+    }
 }
 
 impl State<'_> {
@@ -413,18 +504,16 @@ impl State<'_> {
 
     /// Scheduling cycles until nothing changes (or `max_cycles` in all); false when admission
     /// cannot settle.
-    fn settle(
-        &mut self,
-        cycle: &mut usize,
-        max_cycles: usize,
-        inactive: &[bool],
-        namespaces: &NamespaceLabels,
-    ) -> bool {
-        let (workloads, objects) = (self.workloads, self.objects);
+    fn settle(&mut self, cycle: &mut usize, max_cycles: usize) -> bool {
+        let objects = self.objects;
         // A guard against a preemption ping-pong Kueue's policies should never allow.
-        let most = *cycle + 4 * (workloads.len() + objects.admitted.len()) + 16;
+        let most = *cycle + 4 * (self.workloads.len() + objects.admitted.len()) + 16;
         while *cycle < max_cycles {
             self.observe_evictions();
+            if let Some(live) = &mut self.live {
+                let released = std::mem::take(&mut live.released_holders);
+                live.free_holders.extend(released);
+            }
             let stopped = |q: usize| objects.cluster_queues[q].stop_policy != StopPolicy::None;
             let heads: Vec<(usize, QueueKey)> = (self.heaps.iter_mut().enumerate())
                 .filter(|(q, _)| !stopped(*q))
@@ -446,8 +535,9 @@ impl State<'_> {
                 return false;
             }
             *cycle += 1;
-            let (admitted, parked, evicted) = self.cycle(*cycle, heads, inactive, namespaces);
+            let (admitted, parked, evicted) = self.cycle(*cycle, heads);
             if let Some((by, victim)) = self.livelock {
+                let workloads = &self.workloads;
                 let w = &workloads[by];
                 let victim = match victim {
                     Victim::Queued(v) => {
@@ -491,13 +581,29 @@ impl State<'_> {
     /// A workload starts holding quota.
     fn hold(&mut self, what: Victim, mut holder: Holder) {
         holder.mask = self.fr_bits.learn(holder.usage.keys());
-        holder.key_order = self.keys.of(&holder.key);
+        holder.key_order = match (what, &self.live) {
+            // A replay's workloads are not known in advance: their tie-break (Kueue's is the
+            // UID) is their arrival order, after the workloads admitted before the start.
+            (Victim::Queued(w), Some(_)) => {
+                (self.objects.admitted.len() as u64).saturating_add(self.order[w]) as u32
+            }
+            _ => self.keys.of(&holder.key),
+        };
         holder.add_usage(&mut self.tree, &self.ids);
         self.quota_changed(holder.queue);
-        let h = self.holders.len();
+        let reused = self.live.as_mut().and_then(|l| l.free_holders.pop());
+        let h = reused.unwrap_or(self.holders.len());
         preemption::insert_in_order(&mut self.by_queue[holder.queue], &self.holders, h, &holder);
-        self.holders.push(holder);
-        self.holder_is.push(what);
+        match reused {
+            Some(h) => {
+                self.holders[h] = holder;
+                self.holder_is[h] = what;
+            }
+            None => {
+                self.holders.push(holder);
+                self.holder_is.push(what);
+            }
+        }
         if let Victim::Queued(w) = what {
             self.holder_of[w] = Some(h);
         }
@@ -511,6 +617,9 @@ impl State<'_> {
         self.quota_changed(self.holders[h].queue);
         if let Victim::Queued(w) = self.holder_is[h] {
             self.holder_of[w] = None;
+        }
+        if let Some(live) = &mut self.live {
+            live.released_holders.push(h);
         }
     }
 
@@ -609,13 +718,8 @@ impl State<'_> {
 
     /// One `schedule()`: nominate the heads, then process them in the classical order.
     /// Returns how many were admitted, parked and evicted.
-    fn cycle(
-        &mut self,
-        cycle: usize,
-        heads: Vec<(usize, QueueKey)>,
-        inactive: &[bool],
-        namespaces: &NamespaceLabels,
-    ) -> (usize, usize, usize) {
+    fn cycle(&mut self, cycle: usize, heads: Vec<(usize, QueueKey)>) -> (usize, usize, usize) {
+        let inactive = std::mem::take(&mut self.inactive);
         // nominate: against the snapshot taken at the start of the cycle.
         let mut snapshot = self.tree.clone();
         // An inactive ClusterQueue is not in the snapshot: its workloads are no candidates.
@@ -628,14 +732,14 @@ impl State<'_> {
         let mut entries = Vec::new();
         let mut requeue: Vec<(usize, QueueKey, Requeue)> = Vec::new();
         for &(q, key) in &heads {
-            let w = key.2;
+            let w = key.3;
             let queue = &self.objects.cluster_queues[q];
             if inactive[q] {
                 self.out.decisions[w].message = format!("ClusterQueue {} is inactive", queue.name);
                 requeue.push((q, key, Requeue::Inactive));
             } else if !namespace_admitted(
                 queue.namespace_selector.as_ref(),
-                namespaces,
+                self.namespaces,
                 &self.workloads[w],
             ) {
                 self.out.decisions[w].message =
@@ -656,7 +760,7 @@ impl State<'_> {
         let (mut admitted, mut evicted) = (0, 0);
         let mut preempted: BTreeSet<usize> = BTreeSet::new();
         for mut e in entries {
-            let (q, id, w) = (e.queue, self.ids[e.queue], e.key.2);
+            let (q, id, w) = (e.queue, self.ids[e.queue], e.key.3);
             let mut fits = self.fits(&mut snapshot, &preempted, &e);
             let mut deferred = false;
             if e.nominated
@@ -756,7 +860,8 @@ impl State<'_> {
                     queue: q,
                     priority: workload.priority,
                     created: self.created[w],
-                    reserved: self.start.saturating_add(cycle as i64),
+                    reserved: (self.live.as_ref())
+                        .map_or(self.start.saturating_add(cycle as i64), |l| l.now),
                     evicted: false,
                     mask: 0,
                     usage: e.nominated.assignment.usage.clone(),
@@ -790,6 +895,7 @@ impl State<'_> {
                 parked += 1;
             }
         }
+        self.inactive = inactive;
         (admitted, parked, evicted)
     }
 
@@ -850,10 +956,9 @@ impl State<'_> {
             } else {
                 d.reason = "Pending";
                 d.waiting = Waiting::Heap;
-                self.released.requeue.push((
-                    victim_queue,
-                    queue_key(self.workloads[v].priority, self.created[v], v),
-                ));
+                self.released
+                    .requeue
+                    .push((victim_queue, self.queue_key(v)));
             }
         }
         let root = self.tree.root_of(self.ids[victim_queue]);
@@ -867,6 +972,11 @@ impl State<'_> {
         let released = std::mem::take(&mut self.released);
         for (q, key) in released.requeue {
             self.heaps[q].insert(key);
+        }
+        if let Some(live) = &mut self.live {
+            // Kueue requeues them a batch period later (see [`live`]).
+            live.requeue_roots.extend(released.roots);
+            return;
         }
         for q in 0..self.objects.cluster_queues.len() {
             if released.roots.contains(&self.tree.root_of(self.ids[q])) {
