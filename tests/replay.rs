@@ -391,9 +391,9 @@ fn a_fixed_sample_step_streams_every_point() {
     // 10m: c runs on the node a left, b on the other; d and e wait.
     let at_10m: Vec<&str> = csv.lines().nth(11).unwrap().split(',').collect();
     assert_eq!(
-        &at_10m[1..4],
-        ["2", "2", "2"],
-        "running, pending, allocated GPUs"
+        &at_10m[1..5],
+        ["2", "2", "0", "2"],
+        "running, pending, queued for Kueue, allocated GPUs"
     );
 }
 

@@ -414,6 +414,7 @@ impl TracePlan {
             "columns": columns,
             "gpuModelLabel": GPU_MODEL_LABEL,
             "priorities": {"high": 1000, "low": 100},
+            "localQueue": "default",
         }}});
         let mut spec = String::new();
         super::write_yaml(&replay, 2, &mut spec);

@@ -415,6 +415,8 @@ impl Loader<'_> {
             let mut replay = replay::read(file, doc, spec, &sd.spec.timeline, &clock, &mut errors)?;
             let origin_ms = crate::trace::clock::clock_origin(&clock).unwrap_or(0);
             replay.timing = replay::timing(&set.pods, origin_ms, &mut errors);
+            replay.kueue =
+                (!kueue_objects.is_empty()).then(|| std::sync::Arc::new(kueue_objects.clone()));
             Some(replay)
         });
         let mut pod_keys = HashSet::new();

@@ -18,7 +18,7 @@ pub const ARRIVAL_ANNOTATION: &str = "schedsim.io/arrival";
 pub const DURATION_ANNOTATION: &str = "schedsim.io/duration";
 
 /// `spec.replay`, read.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Replay {
     pub trace: Option<ReplayTrace>,
     /// Simulated time of one scheduling attempt (ms).
@@ -35,6 +35,8 @@ pub struct Replay {
     /// Per workload pod key (`namespace/name`): the arrival and run time its workload's
     /// annotations give.
     pub timing: BTreeMap<String, Timing>,
+    /// The scenario's Kueue objects, when it has any: the replay admits over time.
+    pub kueue: Option<std::sync::Arc<crate::kueue::admission::Objects>>,
 }
 
 /// A workload's times (ms).
@@ -56,6 +58,8 @@ pub struct ReplayTrace {
     pub gpu_resource: String,
     pub priorities: BTreeMap<String, i32>,
     pub scheduler_name: String,
+    /// The LocalQueue the rows' jobs are queued in (Kueue), if any.
+    pub local_queue: Option<String>,
 }
 
 /// GPU feature discovery's product label.
@@ -139,6 +143,7 @@ pub(super) fn read(
         max_in_unschedulable_ms,
         step_times,
         timing: BTreeMap::new(),
+        kueue: None,
     })
 }
 
@@ -184,6 +189,17 @@ fn trace(
         return None;
     }
     let openb = format == "openb";
+    // The queue name is the value of the pods' `kueue.x-k8s.io/queue-name` label: the API
+    // server refuses what is no label value (an empty one names no queue, as in Kueue).
+    let local_queue = spec.local_queue.clone().filter(|q| !q.is_empty());
+    if let Some(q) = &local_queue {
+        let problems = crate::model::labels::label_value_errors(q);
+        if !problems.is_empty() {
+            let message = format!("Invalid value: {q:?}: {}", problems.join("; "));
+            errors.push(at("localQueue", message));
+            return None;
+        }
+    }
     Some(ReplayTrace {
         path,
         columns,
@@ -200,6 +216,7 @@ fn trace(
         priorities: spec.priorities.clone(),
         scheduler_name: (spec.scheduler_name.clone())
             .unwrap_or_else(|| super::DEFAULT_SCHEDULER.to_string()),
+        local_queue,
     })
 }
 

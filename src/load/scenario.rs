@@ -187,6 +187,12 @@ pub struct TraceSpec {
     /// `schedulerName` of the trace's pods (default `default-scheduler`).
     #[serde(default)]
     pub scheduler_name: Option<String>,
+    /// Queue the trace's jobs through Kueue: the LocalQueue (in each row's namespace) that
+    /// its `kueue.x-k8s.io/queue-name` label names. Each row is then a batch Job whose pods
+    /// exist once Kueue admits it, with its flavor's node labels and tolerations. Without it,
+    /// the pods go straight to kube-scheduler.
+    #[serde(default)]
+    pub local_queue: Option<String>,
 }
 
 /// One timeline step: exactly one action, optionally named.

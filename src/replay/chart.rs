@@ -55,7 +55,7 @@ pub fn write_replay_charts(
                 .map(|p| (x(p.at_ms), p.fragmented_gpus as f64))
                 .collect(),
         ));
-        let pods = vec![
+        let mut pods = vec![
             (
                 "running".to_string(),
                 points
@@ -71,6 +71,15 @@ pub fn write_replay_charts(
                     .collect(),
             ),
         ];
+        if points.iter().any(|p| p.queued > 0) {
+            pods.push((
+                "queued for Kueue".to_string(),
+                points
+                    .iter()
+                    .map(|p| (x(p.at_ms), p.queued as f64))
+                    .collect(),
+            ));
+        }
         let max_wait = r.wait_cdf.last().map_or(0, |(w, _)| *w);
         let (wait_scale, wait_axis) = wait_unit(max_wait);
         let cdf = vec![(

@@ -22,6 +22,10 @@ pub struct Group {
     pub jobs_arrived: u64,
     pub jobs_started: u64,
     pub jobs_finished: u64,
+    /// Jobs Kueue admitted (at least once).
+    pub jobs_admitted: u64,
+    /// Per job Kueue admitted: its first admission − its arrival (ms).
+    pub admission_wait: Histogram,
     /// Per pod: first bind − arrival (ms).
     pub pod_wait: Histogram,
     /// Per job: the time its last pod first bound − its arrival (ms).
@@ -52,6 +56,8 @@ pub struct Sample {
     pub at: u64,
     pub running: u64,
     pub pending: u64,
+    /// Pods whose job waits for Kueue's admission (they do not exist yet).
+    pub queued: u64,
     pub allocated_gpus: i64,
     pub capacity_gpus: i64,
     pub fragmented_gpus: i64,
@@ -151,6 +157,8 @@ pub struct Metrics {
     pending_gpus: BTreeMap<i64, u64>,
     pub running: u64,
     pub pending: u64,
+    /// Pods whose job waits for Kueue's admission.
+    pub queued: u64,
     /// The time up to which GPU time has been integrated.
     integrated_to: u64,
     pub series: Series,
@@ -174,6 +182,7 @@ impl Metrics {
             pending_gpus: BTreeMap::new(),
             running: 0,
             pending: 0,
+            queued: 0,
             integrated_to: 0,
             series: Series::new(sample),
         };
@@ -302,6 +311,7 @@ impl Metrics {
             at,
             running: self.running,
             pending: self.pending,
+            queued: self.queued,
             allocated_gpus: self.pool_used.iter().sum(),
             capacity_gpus: self.pool_capacity.iter().sum(),
             fragmented_gpus: fragmented,
@@ -336,6 +346,14 @@ impl Metrics {
         self.each(key, |g| {
             g.jobs_started += 1;
             g.job_wait.add(wait);
+        });
+    }
+
+    /// Kueue admitted a job for the first time, `wait` after its arrival.
+    pub fn job_admitted(&mut self, key: (&str, i32, &str), wait: u64) {
+        self.each(key, |g| {
+            g.jobs_admitted += 1;
+            g.admission_wait.add(wait);
         });
     }
 

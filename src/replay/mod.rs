@@ -76,9 +76,13 @@ pub fn pools(scenario: &Scenario) -> Vec<String> {
 /// What the replay does not simulate in time yet, said once per scenario.
 fn unsupported(scenario: &Scenario) -> Vec<String> {
     let mut out = Vec::new();
-    if scenario.kueue.is_some() {
+    if scenario
+        .kueue
+        .as_ref()
+        .is_some_and(|k| !k.workloads.is_empty())
+    {
         out.push(
-            "Kueue is not replayed over time yet: the workloads Kueue admits in a snapshot arrive as pods, the others never do"
+            "the scenario's own Kueue workloads are admitted once, at the start, as in a snapshot (only a trace's jobs, with spec.replay.trace.localQueue, are admitted over time): those admitted arrive as pods, the others never do"
                 .to_string(),
         );
     }

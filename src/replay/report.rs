@@ -79,7 +79,11 @@ pub struct GroupReport {
     pub jobs_arrived: u64,
     pub jobs_started: u64,
     pub jobs_finished: u64,
+    /// Jobs Kueue admitted (at least once).
+    pub jobs_admitted: u64,
     pub preemptions: u64,
+    /// Kueue's first admission − arrival, per job it admitted.
+    pub admission_wait: WaitReport,
     /// First bind − arrival, per pod.
     pub pod_wait: WaitReport,
     /// The last pod's first bind − arrival, per job.
@@ -107,7 +111,9 @@ impl GroupReport {
             jobs_arrived: g.jobs_arrived,
             jobs_started: g.jobs_started,
             jobs_finished: g.jobs_finished,
+            jobs_admitted: g.jobs_admitted,
             preemptions: g.preemptions,
+            admission_wait: WaitReport::of(&g.admission_wait),
             pod_wait: WaitReport::of(&g.pod_wait),
             job_wait: WaitReport::of(&g.job_wait),
             pending_wait: WaitReport::of(&g.pending_wait),
@@ -141,6 +147,8 @@ pub struct PointReport {
     pub at_ms: u64,
     pub running: u64,
     pub pending: u64,
+    /// Pods whose job waits for Kueue's admission.
+    pub queued: u64,
     pub allocated_gpus: i64,
     pub capacity_gpus: i64,
     pub fragmented_gpus: i64,
@@ -153,6 +161,7 @@ impl From<&Sample> for PointReport {
             at_ms: s.at,
             running: s.running,
             pending: s.pending,
+            queued: s.queued,
             allocated_gpus: s.allocated_gpus,
             capacity_gpus: s.capacity_gpus,
             fragmented_gpus: s.fragmented_gpus,
@@ -248,6 +257,17 @@ impl ReplayReport {
             "  jobs: {} arrived, {} started, {} finished",
             s.jobs_arrived, s.jobs_started, s.jobs_finished
         );
+        if s.jobs_admitted > 0 {
+            let w = &s.admission_wait;
+            let _ = writeln!(
+                out,
+                "  Kueue: {} jobs admitted; admission wait p50 {}  p95 {}  max {}",
+                s.jobs_admitted,
+                d(w.p50),
+                d(w.p95),
+                d(w.max)
+            );
+        }
         let w = &s.pod_wait;
         let _ = writeln!(
             out,
@@ -326,6 +346,7 @@ pub fn series_header(pools: &[String]) -> Vec<String> {
         "at_ms",
         "running",
         "pending",
+        "queued",
         "allocated_gpus",
         "capacity_gpus",
         "fragmented_gpus",
@@ -343,6 +364,7 @@ pub fn point_row(p: &PointReport) -> Vec<String> {
         p.at_ms.to_string(),
         p.running.to_string(),
         p.pending.to_string(),
+        p.queued.to_string(),
         p.allocated_gpus.to_string(),
         p.capacity_gpus.to_string(),
         p.fragmented_gpus.to_string(),

@@ -30,6 +30,8 @@ pub struct Arrival {
     pub class: String,
     /// The job's name: its workload, or its single pod's key.
     pub name: String,
+    /// The job as Kueue queues it (its pods exist once admitted); `None`: not queued.
+    pub kueue: Option<crate::kueue::admission::Workload>,
 }
 
 /// A timeline step at its time.
@@ -93,6 +95,7 @@ pub fn plan(scenario: &Scenario, replay: &Replay) -> Plan {
                             .controller_kind()
                             .map_or_else(|| "Pod".to_string(), str::to_string),
                         name,
+                        kueue: None,
                     }),
                 }
             }
@@ -174,6 +177,7 @@ impl<'s> Sources<'s> {
             }
         };
         let (made, queue, priority) = pods.pods(&record, reader.symbols());
+        let kueue = pods.kueue_workload(&made);
         let (duration, withdraw_at) = match record.outcome {
             Outcome::Finished => (record.duration(), None),
             // Still running when the trace ends: it runs to the replay's end.
@@ -194,6 +198,7 @@ impl<'s> Sources<'s> {
                 false => class,
             },
             name: record.id.to_string(),
+            kueue,
         })
     }
 

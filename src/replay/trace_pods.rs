@@ -10,10 +10,16 @@ use k8s_openapi::api::core::v1::{
     Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
 };
 
+use crate::kueue::admission::Workload;
+use crate::kueue::pod_set_info::pod_set;
+use crate::load::kueue::QUEUE_NAME_LABEL;
 use crate::load::replay::ReplayTrace;
 use crate::model::Pod;
 use crate::model::resources::{CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY};
 use crate::trace::{Symbols, TraceRecord};
+
+/// The label of a batch Job's pods naming their Job.
+const JOB_NAME_LABEL: &str = crate::resolve::job::JOB_NAME_LABELS[0];
 
 /// What the conversion had to interpret, for one warning each.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -103,6 +109,12 @@ impl<'t> TracePods<'t> {
             ..Default::default()
         });
         let base = self.name(&r.id, 240);
+        let mut labels = BTreeMap::new();
+        if let Some(q) = &self.spec.local_queue {
+            labels.insert(QUEUE_NAME_LABEL.to_string(), q.clone());
+            let job: String = base.chars().take(63).collect();
+            labels.insert(JOB_NAME_LABEL.into(), job.trim_end_matches('-').into());
+        }
         let pods = (0..nodes)
             .map(|k| {
                 let name = match nodes {
@@ -118,11 +130,34 @@ impl<'t> TracePods<'t> {
                     requests: requests.clone(),
                     score_requests: score.clone(),
                     affinity: affinity.clone(),
+                    labels: labels.clone(),
                     ..Pod::default()
                 })
             })
             .collect();
         (pods, namespace, priority)
+    }
+
+    /// The row's job as Kueue queues it, when the trace names a LocalQueue: a batch Job of
+    /// one pod set (`main`, its pods), at the pods' priority (`jobframework.ExtractPriority`
+    /// without a WorkloadPriorityClass label), created when it arrives.
+    pub fn kueue_workload(&self, pods: &[Arc<Pod>]) -> Option<Workload> {
+        let queue_name = self.spec.local_queue.clone()?;
+        let first = pods.first()?;
+        Some(Workload {
+            namespace: first.namespace.clone(),
+            name: first
+                .labels
+                .get(JOB_NAME_LABEL)
+                .cloned()
+                .unwrap_or_default(),
+            queue_name,
+            priority: first.priority,
+            created: 0,
+            owned_by_pod: false,
+            pod_sets: vec![pod_set("main", first, pods.len() as i64)],
+            blocked: None,
+        })
     }
 
     /// The trace's file, as warnings name it.

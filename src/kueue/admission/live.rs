@@ -183,9 +183,18 @@ impl<'a> Kueue<'a> {
         changes
     }
 
-    /// When the next requeue of inadmissible workloads is due.
+    /// When the next requeue of inadmissible workloads is due (of a cohort tree that has
+    /// some: nothing else could make one wait there before the requeue is due).
     pub fn next_timer(&self) -> Option<u64> {
-        self.requeue_at.values().min().copied()
+        let st = &self.st;
+        let waiting = |root: usize| {
+            (0..st.parked.len())
+                .any(|q| !st.parked[q].is_empty() && st.tree.root_of(st.ids[q]) == root)
+        };
+        (self.requeue_at.iter())
+            .filter(|(root, _)| waiting(**root))
+            .map(|(_, at)| *at)
+            .min()
     }
 
     /// Requeues the inadmissible workloads of the cohort trees whose batch period is over

@@ -15,6 +15,7 @@ use std::collections::{BinaryHeap, HashMap};
 use std::rc::Rc;
 use std::sync::Arc;
 
+use crate::kueue::admission::live::Kueue;
 use crate::load::Scenario;
 use crate::load::replay::Replay;
 use crate::model::Pod;
@@ -29,6 +30,7 @@ use crate::sched::queue::{
     Action, ClusterEvent, Failure, PodId, PriorityQueue, QueueConfig, QueuePod, Resource, Time,
 };
 
+mod kueue;
 mod timeline;
 
 /// Where the replay writes as it goes.
@@ -58,8 +60,9 @@ pub struct PodRecord {
     pub node: Option<String>,
     pub attempts: u32,
     pub preemptions: u32,
-    /// `finished`, `withdrawn`, `running` or `pending` (the last two at the replay's end),
-    /// `deleted` (a timeline step deleted it).
+    /// `finished`, `withdrawn`, `running`, `pending` or `queued` (the last three at the
+    /// replay's end; `queued`: its job waits for Kueue), `deleted` (a timeline step, or Kueue
+    /// preempting a plain pod, deleted it).
     pub state: &'static str,
 }
 
@@ -95,8 +98,12 @@ struct Live {
     attempts: u32,
     preemptions: u32,
     gpus: i64,
-    /// Created: not held back by `dependsOn`.
+    /// Created: not held back by `dependsOn`, nor waiting for Kueue.
     created: bool,
+    /// Its job waits for Kueue's admission (the pod does not exist yet).
+    queued: bool,
+    /// A Kueue job's pod as its job's template gives it, before admission writes into it.
+    template: Option<Arc<Pod>>,
 }
 
 /// A job in flight.
@@ -111,6 +118,12 @@ struct Job {
     started: u32,
     /// Pods gone.
     ended: u32,
+    /// Its place in Kueue, while it is queued there or admitted.
+    kueue: Option<usize>,
+    /// Kueue admitted it (at least once).
+    admitted: bool,
+    /// Its pods (kept for a Kueue job, whose pods admission creates and preemption deletes).
+    pod_ids: Vec<u32>,
 }
 
 impl Job {
@@ -162,6 +175,14 @@ pub struct Engine<'s, 'o> {
     limit: Option<String>,
     /// The scenario's file, for that error.
     file: &'s std::path::Path,
+    /// Kueue, when the scenario has its objects.
+    kueue: Option<Kueue<'s>>,
+    /// Kueue's place of a job → the job.
+    kueue_jobs: HashMap<usize, u32>,
+    /// Something Kueue reads changed since its last cycles.
+    kueue_dirty: bool,
+    /// Jobs Kueue never queues (no such LocalQueue, …): how many, and the first one's reason.
+    never_queued: (u64, Option<String>),
 }
 
 impl<'s, 'o> Engine<'s, 'o> {
@@ -220,6 +241,13 @@ impl<'s, 'o> Engine<'s, 'o> {
             warnings: Vec::new(),
             limit: None,
             file: &scenario.file,
+            kueue: (replay.kueue.as_deref()).map(|objects| {
+                let config = &scenario.config;
+                Kueue::new(objects, &config.namespaces, &config.feature_gates)
+            }),
+            kueue_jobs: HashMap::new(),
+            kueue_dirty: false,
+            never_queued: (0, None),
         }
     }
 
@@ -267,7 +295,8 @@ impl<'s, 'o> Engine<'s, 'o> {
         let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
         let step = self.steps.front().map(|s| s.at);
         let arrival = self.sources.next_time();
-        [timer, step, arrival].into_iter().flatten().min()
+        let kueue = self.kueue.as_ref().and_then(Kueue::next_timer);
+        [timer, step, arrival, kueue].into_iter().flatten().min()
     }
 
     /// Moves the clock to `t` and lets what is due then happen: finishes and withdrawals,
@@ -277,6 +306,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         self.finish_due();
         self.steps_due();
         self.arrivals_due();
+        self.kueue_due();
     }
 
     /// The time of the next thing that can change anything; `None` when nothing can.
@@ -436,6 +466,9 @@ impl<'s, 'o> Engine<'s, 'o> {
         let key = (a.queue.as_str(), a.priority, a.class.as_str());
         let count = a.pods.len() as u32;
         self.metrics.job_arrived(key, u64::from(count));
+        // Through Kueue (when the scenario has it): the pods exist once it admits the job.
+        let kueue = a.kueue.filter(|_| self.kueue.is_some());
+        let mut pod_ids = Vec::new();
         for (pod, scenario_pod) in a.pods.into_iter().zip(a.scenario_pods) {
             let id = self.next_pod;
             if crate::limits::REPLAY_PODS.exceeded_by(u64::from(id) + 1) || id == u32::MAX {
@@ -452,12 +485,16 @@ impl<'s, 'o> Engine<'s, 'o> {
             if let Some(i) = scenario_pod {
                 self.scenario_ids[i] = Some(id);
             }
-            self.s.admit(id as usize, Arc::clone(&pod));
-            self.shared.borrow_mut().insert(id, Arc::clone(&pod));
+            let queued = kueue.is_some();
+            if queued {
+                pod_ids.push(id);
+            } else {
+                self.s.admit(id as usize, Arc::clone(&pod));
+                self.shared.borrow_mut().insert(id, Arc::clone(&pod));
+            }
             self.live.insert(
                 id,
                 Live {
-                    pod,
                     job,
                     scenario_pod,
                     arrival: self.now,
@@ -471,10 +508,17 @@ impl<'s, 'o> Engine<'s, 'o> {
                     preemptions: 0,
                     gpus,
                     created: false,
+                    queued,
+                    template: queued.then(|| Arc::clone(&pod)),
+                    pod,
                 },
             );
             if let Some(at) = a.withdraw_at {
                 self.add_timer(at.max(self.now), Timer::Withdraw(id));
+            }
+            if queued {
+                self.metrics.queued += 1;
+                continue;
             }
             self.metrics.pending_added(gpus);
             let held = scenario_pod.is_some_and(|i| !self.requirements_met(i));
@@ -494,8 +538,14 @@ impl<'s, 'o> Engine<'s, 'o> {
                 pods: count,
                 started: 0,
                 ended: 0,
+                kueue: None,
+                admitted: false,
+                pod_ids,
             },
         );
+        if let Some(workload) = kueue {
+            self.kueue_arrive(job, workload);
+        }
     }
 
     /// The pod is created: it enters the queue (gated pods wait in the unschedulable pool).
@@ -643,7 +693,9 @@ impl<'s, 'o> Engine<'s, 'o> {
         let Some(live) = self.live.remove(&id) else {
             return;
         };
-        if !was_bound {
+        if live.queued {
+            self.metrics.queued -= 1;
+        } else if !was_bound {
             self.metrics.pending_removed(live.gpus);
             self.queue.delete(PodId(id));
         }
@@ -663,6 +715,15 @@ impl<'s, 'o> Engine<'s, 'o> {
                 let job = self.jobs.remove(&live.job).expect("the job is in flight");
                 if finished {
                     self.metrics.job_finished(job.key());
+                }
+                if let Some(slot) = job.kueue
+                    && self.kueue_jobs.remove(&slot).is_some()
+                {
+                    // Finished or deleted: its quota is released.
+                    if let Some(kueue) = self.kueue.as_mut() {
+                        kueue.gone(slot);
+                    }
+                    self.kueue_dirty = true;
                 }
             }
         }
@@ -746,9 +807,10 @@ impl<'s, 'o> Engine<'s, 'o> {
             if bound.is_some() {
                 live.used_ms += self.now - since;
             }
-            let state = match bound {
-                Some(_) => "running",
-                None => "pending",
+            let state = match (bound, live.queued) {
+                (Some(_), _) => "running",
+                (None, true) => "queued",
+                (None, false) => "pending",
             };
             self.record(&live, bound, state);
             self.live.insert(id, live);
@@ -760,6 +822,11 @@ impl<'s, 'o> Engine<'s, 'o> {
             }
         });
         self.warnings.extend(self.sources.trace_warnings());
+        if let (n @ 1.., Some(why)) = &self.never_queued {
+            self.warnings.push(format!(
+                "{n} jobs name a LocalQueue Kueue cannot queue them in; they never start (the first: {why})"
+            ));
+        }
         Ended {
             metrics: self.metrics,
             end: self.now,

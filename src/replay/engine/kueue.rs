@@ -1,0 +1,180 @@
+//! Kueue in the replay ([`crate::kueue::admission::live`]): a job that names a LocalQueue
+//! waits for admission before its pods exist. Admitted, its pods are created with what
+//! Kueue writes into them (`podset.Merge`: the flavors' node labels and tolerations, the
+//! queue labels; the admission gate lifted) and go to kube-scheduler's queue. Preempted by
+//! Kueue, its pods are deleted at once (a batch Job is suspended, as Kueue's admission
+//! assumes) and it waits in its ClusterQueue again; a plain pod's workload ends with its
+//! pod. A finished job releases its quota.
+
+use std::sync::Arc;
+
+use super::Engine;
+use crate::kueue::admission::Workload;
+use crate::kueue::admission::live::Change;
+use crate::kueue::pod_set_info::{PodSetInfo, merge_into_pod};
+use crate::model::Pod;
+use crate::sched::queue::PodId;
+
+impl Engine<'_, '_> {
+    /// Job `job` (its pods already in flight, not created) is queued in Kueue.
+    pub(super) fn kueue_arrive(&mut self, job: u32, mut workload: Workload) {
+        let Some(kueue) = self.kueue.as_mut() else {
+            return;
+        };
+        workload.created = kueue.seconds(self.now);
+        match kueue.arrive(workload) {
+            Ok(slot) => {
+                self.kueue_jobs.insert(slot, job);
+                if let Some(j) = self.jobs.get_mut(&job) {
+                    j.kueue = Some(slot);
+                }
+                self.kueue_dirty = true;
+            }
+            Err(message) => {
+                self.never_queued.0 += 1;
+                self.never_queued.1.get_or_insert(message);
+            }
+        }
+    }
+
+    /// Kueue's part of an instant: the inadmissible workloads whose requeue is due come
+    /// back, and admission runs when anything changed.
+    pub(super) fn kueue_due(&mut self) {
+        let Some(kueue) = self.kueue.as_mut() else {
+            return;
+        };
+        if kueue.requeue_due(self.now) {
+            self.kueue_dirty = true;
+        }
+        if !std::mem::take(&mut self.kueue_dirty) {
+            return;
+        }
+        let changes = kueue.settle(self.now);
+        for w in kueue.take_warnings() {
+            if !self.warnings.contains(&w) {
+                self.warnings.push(w);
+            }
+        }
+        for change in changes {
+            match change {
+                Change::Admitted { workload, infos } => self.kueue_admitted(workload, &infos),
+                Change::Evicted {
+                    workload, requeued, ..
+                } => self.kueue_evicted(workload, requeued),
+                Change::EvictedAdmitted { key, .. } => {
+                    let w = format!(
+                        "Kueue preempted the Workload {key}, admitted before the replay: its pods are not known to the replay and keep running"
+                    );
+                    if !self.warnings.contains(&w) {
+                        self.warnings.push(w);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The job's pods are created, with Kueue's pod set info merged in.
+    fn kueue_admitted(&mut self, slot: usize, infos: &[PodSetInfo]) {
+        let Some(&job_id) = self.kueue_jobs.get(&slot) else {
+            return;
+        };
+        let Some(job) = self.jobs.get_mut(&job_id) else {
+            return;
+        };
+        if !job.admitted {
+            job.admitted = true;
+            let wait = self.now - job.arrival;
+            let key = (job.queue.as_str(), job.priority, job.class.as_str());
+            self.metrics.job_admitted(key, wait);
+        }
+        let ids = job.pod_ids.clone();
+        for id in ids {
+            let Some(live) = self.live.get_mut(&id) else {
+                continue;
+            };
+            let Some(template) = live.template.as_ref() else {
+                continue;
+            };
+            let set = template.labels.get(REPLICATED_JOB_LABEL);
+            let info = (infos.iter())
+                .find(|i| Some(&i.name) == set)
+                .or(infos.first());
+            let mut pod: Pod = (**template).clone();
+            if let Some(info) = info
+                && let Err(m) = merge_into_pod(&mut pod, info)
+            {
+                let w = format!(
+                    "pod {}: Kueue cannot start it: {m}; it stays suspended",
+                    pod.key()
+                );
+                if !self.warnings.contains(&w) {
+                    self.warnings.push(w);
+                }
+                continue;
+            }
+            let pod = Arc::new(pod);
+            live.pod = Arc::clone(&pod);
+            live.queued = false;
+            let gpus = live.gpus;
+            self.metrics.queued -= 1;
+            self.metrics.pending_added(gpus);
+            self.s.admit(id as usize, Arc::clone(&pod));
+            self.shared.borrow_mut().insert(id, pod);
+            self.create(id);
+        }
+    }
+
+    /// Kueue preempted the job: its pods are deleted; `requeued`, it waits for admission
+    /// again (its pods to be created anew), else it ends.
+    fn kueue_evicted(&mut self, slot: usize, requeued: bool) {
+        let Some(&job_id) = self.kueue_jobs.get(&slot) else {
+            return;
+        };
+        let Some(job) = self.jobs.get(&job_id) else {
+            return;
+        };
+        let ids = job.pod_ids.clone();
+        if !requeued {
+            self.kueue_jobs.remove(&slot);
+            if let Some(kueue) = self.kueue.as_mut() {
+                kueue.gone(slot);
+            }
+            for id in ids {
+                self.pod_gone(id, "deleted");
+            }
+            return;
+        }
+        let key = (job.queue.clone(), job.priority, job.class.clone());
+        for id in ids {
+            let Some(live) = self.live.get(&id) else {
+                continue;
+            };
+            if live.queued {
+                continue;
+            }
+            let (bound, gpus) = (live.bound.is_some(), live.gpus);
+            if bound {
+                let pod = self.unbind(id);
+                self.metrics.preempted((&key.0, key.1, &key.2));
+                if let Some(live) = self.live.get_mut(&id) {
+                    live.preemptions += 1;
+                }
+                self.assigned_pod_deleted(pod);
+            } else {
+                self.metrics.pending_removed(gpus);
+                self.queue.delete(PodId(id));
+            }
+            if let Some(live) = self.live.get_mut(&id) {
+                live.queued = true;
+                live.created = false;
+                self.s.budgets.delete(id as usize, &live.pod);
+            }
+            self.s.forget(id as usize);
+            self.shared.borrow_mut().remove(&id);
+            self.metrics.queued += 1;
+        }
+    }
+}
+
+/// JobSet's label naming a pod's replicated job: its pod set's name.
+const REPLICATED_JOB_LABEL: &str = crate::resolve::jobset::REPLICATED_JOB_LABEL;
