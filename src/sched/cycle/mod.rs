@@ -219,6 +219,8 @@ pub struct Scheduler<'a> {
     pub(crate) cluster: Cluster,
     templates: Vec<Template>,
     template_index: HashMap<String, usize>,
+    /// The memory `templates` hold, about (see [`TEMPLATE_BYTES_KEPT`]).
+    template_bytes: usize,
     pub(crate) bound: Vec<Vec<Bound>>,
     rng: ChaCha8Rng,
     /// Draws preemption's random offset (`GetOffsetAndNumCandidates`): the run's seed, on a
@@ -328,6 +330,11 @@ struct FailureKey {
 
 /// Failed cycles kept before the stale ones are dropped.
 const FAILURES_KEPT: usize = 4096;
+
+/// The templates kept, in bytes, before they are dropped (and rebuilt as pods need them): a
+/// replay meets new pod specs for as long as its trace runs, and each template holds a few
+/// dozen bytes per node (≈ 200 KB at 5,000 nodes).
+const TEMPLATE_BYTES_KEPT: usize = 64 << 20;
 
 /// A failed cycle, kept for the next pod it would fail alike (see [`FailureKey`]).
 #[derive(Debug, Clone)]
@@ -453,6 +460,7 @@ impl<'a> Scheduler<'a> {
             cluster,
             templates: Vec::new(),
             template_index: HashMap::default(),
+            template_bytes: 0,
             bound: vec![Vec::new(); n],
             rng: ChaCha8Rng::seed_from_u64(config.seed),
             feasible: Vec::new(),
@@ -535,6 +543,7 @@ impl<'a> Scheduler<'a> {
         let bound = std::mem::replace(&mut self.bound, vec![Vec::new(); self.cluster.len()]);
         self.templates.clear();
         self.template_index.clear();
+        self.template_bytes = 0;
         self.last_template = None;
         self.spreads.clear();
         self.spread_index.clear();
@@ -589,6 +598,7 @@ impl<'a> Scheduler<'a> {
         gang_reject: Option<Status>,
     ) -> PodOutcome {
         self.dra_cycle = None;
+        self.trim_templates();
         let outcome = self.cycle(id, pod, gang_reject);
         if let (PodPhase::Scheduled, Some(node)) = (outcome.phase, outcome.node) {
             self.dra_reserve(node, pod);

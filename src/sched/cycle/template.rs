@@ -44,7 +44,36 @@ impl StaticVerdicts {
     }
 }
 
+impl Template {
+    /// The memory it holds, about.
+    fn bytes(&self) -> usize {
+        let verdicts = match &self.static_verdict {
+            StaticVerdicts::Dense(v) => v.len() * 2,
+            StaticVerdicts::Narrowed { nodes, .. } => nodes.len() * 8,
+        };
+        let scan = self.scan.as_ref().map_or(0, |s| s.len() * 4);
+        verdicts
+            + scan
+            + self.candidates.len() * std::mem::size_of::<Candidate>()
+            + self.resolvable_static.len() * 4
+            + std::mem::size_of::<Template>()
+    }
+}
+
 impl<'a> Scheduler<'a> {
+    /// Drops every template once they hold more than [`TEMPLATE_BYTES_KEPT`], between cycles
+    /// (nothing else holds a template's index then but the failures, dropped with them).
+    pub(super) fn trim_templates(&mut self) {
+        if self.template_bytes <= TEMPLATE_BYTES_KEPT {
+            return;
+        }
+        self.templates.clear();
+        self.template_index.clear();
+        self.template_bytes = 0;
+        self.last_template = None;
+        self.failures.clear();
+    }
+
     /// The template (distinct scheduling-relevant spec and request, per profile) of a pod,
     /// built on first use.
     pub(super) fn template_for(&mut self, pod: &Pod) -> usize {
@@ -69,6 +98,7 @@ impl<'a> Scheduler<'a> {
             Some(&t) => t,
             None => {
                 let template = self.build_template(pod);
+                self.template_bytes += template.bytes();
                 self.templates.push(template);
                 self.template_index.insert(key, self.templates.len() - 1);
                 self.templates.len() - 1
