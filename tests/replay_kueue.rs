@@ -60,3 +60,41 @@ fn kueue_admits_over_time_as_quota_frees() {
     assert!(report.series.points.iter().any(|p| p.queued == 1));
     assert_eq!(report.series.points.last().map(|p| p.queued), Some(0));
 }
+
+/// Random traces through the two-queue cohort of `kueue-trace.yaml` (4 GPUs of quota and of
+/// nodes; every job fits both): every job is admitted, runs and finishes, so at the end
+/// nothing is queued, pending or allocated, and each job's admission is counted once.
+mod properties {
+    use super::*;
+    use common::cli::tempdir;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+        #[test]
+        fn every_job_is_admitted_runs_and_releases_its_quota(
+            mut jobs in prop::collection::vec((0u16..900, 1u16..600, 1u8..=2, prop::bool::ANY), 1..20),
+        ) {
+            // A trace lists its rows by arrival.
+            jobs.sort_by_key(|j| j.0);
+            let dir = tempdir("replay-kueue-prop");
+            let mut csv = String::from("job,submit,start,end,gpus,team\n");
+            for (i, (submit, run, gpus, b)) in jobs.iter().enumerate() {
+                let team = if *b { "team-b" } else { "team-a" };
+                let end = u32::from(*submit) + u32::from(*run);
+                csv += &format!("j{i},{submit},{submit},{end},{gpus},{team}\n");
+            }
+            std::fs::write(dir.join("kueue-trace.csv"), csv).unwrap();
+            let scenario = std::fs::read_to_string(repo("tests/data/replay/kueue-trace.yaml")).unwrap();
+            std::fs::write(dir.join("kueue-trace.yaml"), scenario).unwrap();
+            let (report, pods) = replay_file(&dir.join("kueue-trace.yaml"));
+            let s = &report.summary;
+            prop_assert_eq!(s.jobs_finished, jobs.len() as u64);
+            prop_assert_eq!(s.jobs_admitted, jobs.len() as u64);
+            prop_assert!(pods.values().all(|r| r.state == "finished"));
+            prop_assert!(pods.values().all(|r| r.first_bind.is_some_and(|b| b >= r.arrival)));
+            let last = report.series.points.last().unwrap();
+            prop_assert_eq!((last.queued, last.pending, last.running, last.allocated_gpus), (0, 0, 0, 0));
+        }
+    }
+}

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use super::{Objects, State, Victim, Workload};
 use crate::features::FeatureGates;
-use crate::kueue::pod_set_info::{PodSetInfo, pod_set_info};
+use crate::kueue::assigner::Assignment;
 use crate::sched::plugins::inter_pod_affinity::NamespaceLabels;
 
 /// `requeueBatchPeriod`, in milliseconds.
@@ -25,10 +25,11 @@ pub const REQUEUE_BATCH_MS: u64 = 1_000;
 /// What admission changed.
 #[derive(Debug, Clone)]
 pub enum Change {
-    /// A workload was admitted: what Kueue writes into the pods of each pod set.
+    /// A workload was admitted: its flavors per pod set, in its ClusterQueue.
     Admitted {
         workload: usize,
-        infos: Vec<PodSetInfo>,
+        assignment: Assignment,
+        cluster_queue: Option<String>,
     },
     /// A workload lost its quota to a preemption (its pods are deleted). `requeued`: it waits
     /// in its queue again; else it ended (a plain pod's workload, whose pod Kueue deletes).
@@ -167,11 +168,11 @@ impl<'a> Kueue<'a> {
             let Some((_, assignment)) = &d.admitted else {
                 continue;
             };
-            let cq = d.cluster_queue.as_deref();
-            let infos = (assignment.pod_sets.iter())
-                .map(|ps| pod_set_info(ps, st.objects, &st.workloads[w], cq))
-                .collect();
-            changes.push(Change::Admitted { workload: w, infos });
+            changes.push(Change::Admitted {
+                workload: w,
+                assignment: assignment.clone(),
+                cluster_queue: d.cluster_queue.clone(),
+            });
         }
         if let Some(live) = &mut st.live {
             for root in std::mem::take(&mut live.requeue_roots) {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::Engine;
 use crate::kueue::admission::Workload;
 use crate::kueue::admission::live::Change;
-use crate::kueue::pod_set_info::{PodSetInfo, merge_into_pod};
+use crate::kueue::pod_set_info::{PodSetInfo, merge_into_pod, pod_set_info};
 use crate::model::Pod;
 use crate::sched::queue::PodId;
 
@@ -57,7 +57,24 @@ impl Engine<'_, '_> {
         }
         for change in changes {
             match change {
-                Change::Admitted { workload, infos } => self.kueue_admitted(workload, &infos),
+                Change::Admitted {
+                    workload,
+                    assignment,
+                    cluster_queue,
+                } => {
+                    // What Kueue writes into the pods of each pod set.
+                    let (Some(objects), Some(kueue)) = (self.replay.kueue.as_deref(), &self.kueue)
+                    else {
+                        continue;
+                    };
+                    let infos: Vec<PodSetInfo> = (assignment.pod_sets.iter())
+                        .map(|ps| {
+                            let w = kueue.workload(workload);
+                            pod_set_info(ps, objects, w, cluster_queue.as_deref())
+                        })
+                        .collect();
+                    self.kueue_admitted(workload, &infos);
+                }
                 Change::Evicted {
                     workload, requeued, ..
                 } => self.kueue_evicted(workload, requeued),
