@@ -13,7 +13,9 @@ const S: u64 = 1000;
 #[test]
 fn kueue_admits_over_time_as_quota_frees() {
     let (report, pods) = replay_file(&repo("tests/data/replay/kueue-trace.yaml"));
-    let got: Vec<(&str, u64, Option<u64>, Option<u64>, u32, &str)> = (pods.iter())
+    // (pod, arrival, first bind, end, preemptions, state)
+    type Life<'a> = (&'a str, u64, Option<u64>, Option<u64>, u32, &'a str);
+    let got: Vec<Life> = (pods.iter())
         .map(|(k, r)| {
             let k = k.as_str();
             (k, r.arrival, r.first_bind, r.end, r.preemptions, r.state)
