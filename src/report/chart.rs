@@ -79,6 +79,12 @@ pub(crate) enum Chart {
         axis: &'static str,
         lines: Vec<(String, Vec<(f64, f64)>)>,
     },
+    /// Per row (a sweep's variant), a figure's spread over the runs ([`super::boxes`]).
+    Boxes {
+        caption: String,
+        axis: String,
+        rows: Vec<(String, Option<super::boxes::Spread>)>,
+    },
     /// Lines over an x axis (a replay's time series, its wait CDF): straight lines between
     /// the points, or steps (each value holds until the next).
     Lines {
@@ -131,6 +137,7 @@ impl Chart {
             Chart::Cdf { lines, .. } | Chart::Lines { lines, .. } => {
                 (1100, 470 + 20 * lines.len() as u32)
             }
+            Chart::Boxes { rows, .. } => (1200, 130 + 34 * rows.len() as u32),
             Chart::Bars { bars, series, .. } => {
                 let legend = if series.len() > 1 {
                     24 * series.len() as u32 + 30
@@ -155,6 +162,11 @@ impl Chart {
                 series,
             } => draw_bars(area, caption, axis, bars, series),
             Chart::Placement(p) => draw_placement(area, p),
+            Chart::Boxes {
+                caption,
+                axis,
+                rows,
+            } => super::boxes::draw_boxes(area, caption, axis, rows),
             Chart::Cdf {
                 caption,
                 axis,
@@ -172,7 +184,7 @@ impl Chart {
 }
 
 /// At most this many characters of a bar's label (the rest is "…").
-const LABEL_CHARS: usize = 70;
+pub(crate) const LABEL_CHARS: usize = 70;
 
 fn draw_bars<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,

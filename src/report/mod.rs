@@ -1,6 +1,7 @@
 //! Reports: one serializable model of a run's outcome, rendered as JSON or tables.
 //! Renderers write to `impl Write`; [`write_atomic`] puts files in place only when complete.
 
+pub(crate) mod boxes;
 pub mod chart;
 pub mod ci;
 pub mod dra;
