@@ -114,9 +114,8 @@ pub fn run(args: &CheckArgs) -> i32 {
 /// checked by replaying the scenario; a replay that cannot run fails each of them with its
 /// error.
 fn replay_verdicts(scenario: &crate::load::Scenario) -> Vec<crate::report::ci::Verdict> {
-    let checked = |e: &&crate::load::expect::Expectation| {
-        e.spec.replay.is_some() && e.spec.variant.is_none()
-    };
+    let checked =
+        |e: &&crate::load::expect::Expectation| e.spec.replay.is_some() && e.spec.variant.is_none();
     if !scenario.expectations.iter().any(|e| checked(&e)) {
         return Vec::new();
     }

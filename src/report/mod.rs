@@ -1,12 +1,13 @@
 //! Reports: one serializable model of a run's outcome, rendered as JSON or tables.
 //! Renderers write to `impl Write`; [`write_atomic`] puts files in place only when complete.
 
-pub(crate) mod boxes;
 pub mod chart;
 pub mod ci;
 pub mod dra;
 pub mod kueue;
 pub mod model;
+pub(crate) mod rows;
+mod style;
 
 pub mod table;
 pub mod yaml;

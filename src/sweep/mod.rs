@@ -219,7 +219,10 @@ struct PlanSweep<'a, 'r> {
 impl PlanSweep<'_, '_> {
     /// The scenario's variants, loaded a few at a time, each run `F`'s way; `None` when no
     /// variant loaded.
-    fn run<F: Fold>(&mut self, loader: &mut SweepLoader<'_>) -> std::io::Result<Option<ScenarioOf<F>>> {
+    fn run<F: Fold>(
+        &mut self,
+        loader: &mut SweepLoader<'_>,
+    ) -> std::io::Result<Option<ScenarioOf<F>>> {
         let (plan, opts) = (self.plan, self.opts);
         let batch_size = VARIANTS_PER_THREAD * rayon::current_num_threads().max(1);
         let seeds = seeds_of(&plan.sweep, opts);
