@@ -8,7 +8,7 @@ use regex::Regex;
 
 /// The layers, top to bottom: a module may import the modules after it, never those before.
 const LAYERS: &[&str] = &[
-    "cli", "generate", "bench", "replay", "sweep", "check", "report", "load", "kueue", "resolve",
+    "cli", "generate", "bench", "sweep", "replay", "check", "report", "load", "kueue", "resolve",
     "sched", "dra", "model", "trace", "yaml",
 ];
 

@@ -110,20 +110,19 @@ pub fn run(args: &CheckArgs) -> i32 {
     }
 }
 
-/// A replay's expectations (`spec.expect[].replay`), checked by replaying the scenario; a
-/// replay that cannot run fails each of them with its error.
+/// A replay's expectations (`spec.expect[].replay`, those not restricted to sweep variants),
+/// checked by replaying the scenario; a replay that cannot run fails each of them with its
+/// error.
 fn replay_verdicts(scenario: &crate::load::Scenario) -> Vec<crate::report::ci::Verdict> {
-    let wanted = scenario
-        .expectations
-        .iter()
-        .any(|e| e.spec.replay.is_some());
-    if !wanted {
+    let checked =
+        |e: &&crate::load::expect::Expectation| e.spec.replay.is_some() && e.spec.variant.is_none();
+    if !scenario.expectations.iter().any(|e| checked(&e)) {
         return Vec::new();
     }
     match crate::replay::replay(scenario, crate::replay::Sinks::default()) {
         Ok(report) => crate::replay::expect::check(scenario, &report),
         Err(e) => (scenario.expectations.iter())
-            .filter(|x| x.spec.replay.is_some())
+            .filter(checked)
             .map(|x| crate::report::ci::Verdict {
                 title: x.title(),
                 path: x.path.clone(),

@@ -44,7 +44,8 @@ pub enum Command {
     Migrate(migrate::MigrateArgs),
     /// Run every variant of the scenarios × seeds (shuffles, node failures, pool jitter) in
     /// parallel and aggregate: placement probability, pending pods, GPU allocation and
-    /// fragmentation, pending reasons.
+    /// fragmentation, pending reasons; a scenario with `spec.replay` is replayed in each run,
+    /// and its waits, jobs finished and GPU time aggregated.
     Sweep(sweep::SweepArgs),
     /// Replay scenarios over time (`spec.replay`): arrivals, run durations, kube-scheduler's
     /// queue with backoff and requeueing; report waits, GPU time and a time series.

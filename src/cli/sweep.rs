@@ -1,4 +1,5 @@
-//! `schedsim sweep [PATH…]`: every variant of every scenario × seeds, in parallel, aggregated;
+//! `schedsim sweep [PATH…]`: every variant of every scenario × seeds, in parallel, aggregated
+//! (a scenario with `spec.replay` is replayed over time in each run);
 //! `schedsim merge FILE…`: shard outputs combined into the sweep's aggregates.
 
 use std::io::{IsTerminal, Write};
@@ -53,7 +54,8 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub output: super::OutputArgs,
     /// Also draw per-scenario distributions (CDFs of pending pods and GPU allocation, one line
-    /// per variant) into `<out>/<scenario>-sweep/`.
+    /// per variant; for a replayed scenario, each figure's spread over the runs, a box per
+    /// variant) into `<out>/<scenario>-sweep/`.
     #[arg(long)]
     pub charts: bool,
 }

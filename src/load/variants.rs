@@ -39,6 +39,8 @@ pub struct SweepPlan {
     pub name: String,
     pub file: PathBuf,
     pub sweep: scenario::SweepSpec,
+    /// The scenario as written has `spec.replay`: its runs are replays over time.
+    pub replay: bool,
     /// Every combination, in matrix order.
     pub variants: Vec<VariantName>,
     doc: Rc<Document>,
@@ -138,6 +140,7 @@ impl<'o> SweepLoader<'o> {
                     name: sd.metadata.name.clone(),
                     file: file.clone(),
                     sweep: sd.spec.sweep.clone(),
+                    replay: sd.spec.replay.is_some(),
                     variants,
                     doc: doc.clone(),
                     combos,

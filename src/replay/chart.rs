@@ -18,7 +18,7 @@ fn time_unit(ms: u64) -> (f64, &'static str) {
 }
 
 /// The wait axis' unit for waits up to `ms`: minutes up to two hours, then hours.
-fn wait_unit(ms: u64) -> (f64, &'static str) {
+pub(crate) fn wait_unit(ms: u64) -> (f64, &'static str) {
     match ms <= 2 * 3_600_000 {
         true => (60_000.0, "wait (minutes)"),
         false => (3_600_000.0, "wait (hours)"),

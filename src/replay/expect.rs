@@ -3,21 +3,27 @@
 
 use super::report::{GroupReport, ReplayReport, WaitReport};
 use crate::load::Scenario;
-use crate::load::expect::ReplayExpect;
+use crate::load::expect::{Expectation, ReplayExpect};
 use crate::report::ci::Verdict;
 use crate::trace::clock::{format_duration, parse_duration};
 
-/// Checks the scenario's replay expectations against its replay.
+/// Checks the scenario's replay expectations against its replay (those restricted to sweep
+/// variants are for `sweep`).
 pub fn check(scenario: &Scenario, report: &ReplayReport) -> Vec<Verdict> {
     (scenario.expectations.iter())
-        .filter_map(|e| Some((e, e.spec.replay.as_ref()?)))
-        .map(|(e, r)| Verdict {
-            title: e.title(),
-            path: e.path.clone(),
-            at: e.at.clone(),
-            failures: failures(r, report),
-        })
+        .filter(|e| e.spec.variant.is_none())
+        .filter_map(|e| verdict(e, report))
         .collect()
+}
+
+/// One expectation's verdict on a replay; `None` when it sets no replay limits.
+pub fn verdict(e: &Expectation, report: &ReplayReport) -> Option<Verdict> {
+    Some(Verdict {
+        title: e.title(),
+        path: e.path.clone(),
+        at: e.at.clone(),
+        failures: failures(e.spec.replay.as_ref()?, report),
+    })
 }
 
 fn failures(r: &ReplayExpect, report: &ReplayReport) -> Vec<String> {

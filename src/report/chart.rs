@@ -5,28 +5,19 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Once;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::FontStyle;
 
 use super::model::ScenarioReport;
+use super::rows::{draw_row_mesh, row_labels};
+pub(crate) use super::style::{FONT, colour, register_font};
 use crate::model::resources::GPU_RESOURCES;
 use crate::sched::PodPhase;
 
-pub(crate) const FONT: &str = "sans-serif";
 const FREE: RGBColor = RGBColor(225, 228, 232);
 const FRAGMENTED: RGBColor = RGBColor(214, 39, 40);
 const ALLOCATED: RGBColor = RGBColor(31, 119, 180);
-
-pub(crate) fn register_font() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let font: &'static [u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
-        let _ = plotters::style::register_font(FONT, FontStyle::Normal, font);
-    });
-}
 
 /// The largest GPU request of a pending pod (0 without one): free GPUs on a node with fewer
 /// free than this are fragmented — no pending pod can use them.
@@ -78,6 +69,12 @@ pub(crate) enum Chart {
         caption: &'static str,
         axis: &'static str,
         lines: Vec<(String, Vec<(f64, f64)>)>,
+    },
+    /// Per row (a sweep's variant), a figure's spread over the runs ([`super::rows::draw_boxes`]).
+    Boxes {
+        caption: String,
+        axis: String,
+        rows: Vec<(String, Option<super::rows::Spread>)>,
     },
     /// Lines over an x axis (a replay's time series, its wait CDF): straight lines between
     /// the points, or steps (each value holds until the next).
@@ -131,6 +128,7 @@ impl Chart {
             Chart::Cdf { lines, .. } | Chart::Lines { lines, .. } => {
                 (1100, 470 + 20 * lines.len() as u32)
             }
+            Chart::Boxes { rows, .. } => (1200, 130 + 34 * rows.len() as u32),
             Chart::Bars { bars, series, .. } => {
                 let legend = if series.len() > 1 {
                     24 * series.len() as u32 + 30
@@ -155,6 +153,11 @@ impl Chart {
                 series,
             } => draw_bars(area, caption, axis, bars, series),
             Chart::Placement(p) => draw_placement(area, p),
+            Chart::Boxes {
+                caption,
+                axis,
+                rows,
+            } => super::rows::draw_boxes(area, caption, axis, rows),
             Chart::Cdf {
                 caption,
                 axis,
@@ -170,9 +173,6 @@ impl Chart {
         }
     }
 }
-
-/// At most this many characters of a bar's label (the rest is "…").
-const LABEL_CHARS: usize = 70;
 
 fn draw_bars<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -192,40 +192,20 @@ where
         .unwrap_or(1)
         .max(1);
     // The first bar on top: segment n-1 is bars[0].
-    let labels: Vec<String> = bars
-        .iter()
-        .rev()
-        .map(|(l, _)| match l.chars().count() > LABEL_CHARS {
-            true => format!("{}…", l.chars().take(LABEL_CHARS - 1).collect::<String>()),
-            false => l.clone(),
-        })
-        .collect();
-    let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(10);
+    let (labels, label_area) = row_labels(bars.iter().map(|(l, _)| l));
     // A legend gets a band of its own above the bars.
     let legend_rows = if series.len() > 1 { 1 } else { 0 };
     let mut chart = ChartBuilder::on(area)
         .caption(caption, (FONT, 20))
         .margin(14)
         .x_label_area_size(40)
-        .y_label_area_size(widest as u32 * 7 + 24)
+        .y_label_area_size(label_area)
         .build_cartesian_2d(
             0i64..max + max / 20 + 1,
             (0..n + legend_rows).into_segmented(),
         )
         .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(n + legend_rows + 1)
-        .y_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .x_desc(axis)
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 14))
-        .draw()
-        .map_err(|e| e.to_string())?;
+    draw_row_mesh(&mut chart, &labels, n + legend_rows + 1, axis)?;
     for (k, &(name, color)) in series.iter().enumerate() {
         let start = move |i: usize| -> i64 {
             let v = &bars[n - 1 - i].1;
@@ -261,11 +241,6 @@ where
             .map_err(|e| e.to_string())?;
     }
     Ok(())
-}
-
-pub(crate) fn colour(i: usize) -> RGBColor {
-    let c = Palette99::pick(i).to_rgba();
-    RGBColor(c.0, c.1, c.2)
 }
 
 fn draw_placement<DB: DrawingBackend>(

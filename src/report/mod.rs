@@ -6,6 +6,8 @@ pub mod ci;
 pub mod dra;
 pub mod kueue;
 pub mod model;
+pub(crate) mod rows;
+mod style;
 
 pub mod table;
 pub mod yaml;

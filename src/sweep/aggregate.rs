@@ -5,7 +5,41 @@
 
 use std::collections::BTreeMap;
 
+use rand::rngs::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+
+use super::{Perturbations, RunFigures};
+use crate::error::InputError;
+use crate::load::Scenario;
+use crate::load::expect::Expectation;
+
+/// What a sweep folds per variant: a snapshot's figures ([`Aggregate`]) or a replay's
+/// ([`super::over_time::ReplayAggregate`]). Runs add up in any order, so threads and shards
+/// merge exactly.
+pub trait Fold: Default + Clone + Send {
+    /// What one run contributes.
+    type Run: Send;
+    /// The figures the report derives from the aggregate.
+    type Summary;
+    /// One run: the variant's scenario perturbed by the run's RNG, run and measured; the
+    /// expectations that apply to the variant's `options` are judged on it.
+    fn run(
+        scenario: &Scenario,
+        options: &[(String, String)],
+        rng: &mut ChaCha8Rng,
+        p: &Perturbations,
+    ) -> Result<Self::Run, InputError>;
+    fn add(&mut self, run: &Self::Run);
+    fn merge(&mut self, other: &Self);
+    fn summary(&self) -> Self::Summary;
+    fn runs(&self) -> u64;
+    /// Expectation (`spec.expect[i]`) → runs in which it held.
+    fn expectations_met(&self) -> &BTreeMap<String, u64>;
+    /// Whether a run of this kind can judge the expectation.
+    fn judges(e: &Expectation) -> bool;
+    /// The run's row (`--runs`).
+    fn row(run: Self::Run) -> RunFigures;
+}
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
@@ -165,21 +199,10 @@ pub struct Distribution {
 
 impl Distribution {
     /// Values are histogram keys divided by `scale`.
-    fn of(h: &Histogram, scale: f64) -> Distribution {
+    pub fn of(h: &Histogram, scale: f64) -> Distribution {
         let n: u64 = h.values().sum();
         let sum: f64 = h.iter().map(|(v, c)| *v as f64 * *c as f64).sum();
-        let rank = |p: f64| -> f64 {
-            // Nearest rank: the smallest value with at least ⌈p·n⌉ runs at or below it.
-            let want = ((p * n as f64).ceil() as u64).max(1);
-            let mut seen = 0;
-            for (v, c) in h {
-                seen += c;
-                if seen >= want {
-                    return *v as f64 / scale;
-                }
-            }
-            0.0
-        };
+        let rank = |p: f64| quantile(h, p).map_or(0.0, |v| v as f64 / scale);
         Distribution {
             mean: if n == 0 { 0.0 } else { sum / n as f64 / scale },
             p50: rank(0.50),
@@ -188,6 +211,21 @@ impl Distribution {
             max: h.keys().next_back().map_or(0.0, |v| *v as f64 / scale),
         }
     }
+}
+
+/// Nearest rank: the smallest value with at least ⌈p·n⌉ of the histogram's n runs at or below
+/// it (`None` when it is empty).
+pub fn quantile(h: &Histogram, p: f64) -> Option<u64> {
+    let n: u64 = h.values().sum();
+    let want = ((p * n as f64).ceil() as u64).max(1);
+    let mut seen = 0;
+    for (v, c) in h {
+        seen += c;
+        if seen >= want {
+            return Some(*v);
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -3,14 +3,21 @@
 //! A run is (scenario, variant, seed); its index in that order is its identity. Each run's
 //! `ChaCha8Rng` is derived from the master seed and that index only — never from the thread
 //! or the shard — and drives its perturbations (arrival shuffle, node failures, pool jitter)
-//! and the scheduler's tie-breaks. Runs fold into per-variant [`Aggregate`]s as they finish,
-//! so results are identical at any thread count, and `--shard I/N` (runs whose index is I
+//! and the scheduler's tie-breaks. Runs fold into per-variant aggregates as they finish, so
+//! results are identical at any thread count, and `--shard I/N` (runs whose index is I
 //! modulo N) merges back into exactly the unsharded aggregates.
+//!
+//! A scenario's run is a snapshot ([`snapshot`]: scheduled once, [`Aggregate`]) or, when the
+//! scenario has `spec.replay`, a replay over time ([`over_time`]: [`ReplayAggregate`]); both
+//! are a [`Fold`], and everything else — batches, shards, rows, expectations, merge — is the
+//! same for both.
 
 pub mod aggregate;
 pub mod chart;
 mod daemon_pods;
+pub mod over_time;
 pub mod perturb;
+mod snapshot;
 pub mod table;
 
 use std::collections::BTreeMap;
@@ -25,9 +32,8 @@ use std::ops::Range;
 use crate::error::InputError;
 use crate::load::scenario::SweepSpec;
 use crate::load::{Scenario, SweepLoader, SweepPlan, VariantName};
-use crate::model::resources::GPU_RESOURCES;
-use crate::sched::{Outcome, PodPhase};
-pub use aggregate::{Aggregate, RunStats, Summary};
+pub use aggregate::{Aggregate, Fold, RunStats, Summary};
+pub use over_time::{ReplayAggregate, ReplayRun, ReplaySummary};
 
 /// Command-line settings of a sweep (each overrides the scenario's `spec.sweep`).
 #[derive(Debug, Clone, Default)]
@@ -51,18 +57,22 @@ pub struct SweepReport {
     /// `I/N` for one shard's output; absent for a whole (or merged) sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+    /// The scenarios swept as snapshots.
     pub scenarios: Vec<ScenarioSweep>,
+    /// The scenarios with `spec.replay`, each run a replay over time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replays: Vec<ScenarioSweep<ReplayVariant>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ScenarioSweep {
+pub struct ScenarioSweep<V = VariantSweep> {
     pub name: String,
     pub file: String,
     pub seeds: u32,
     pub master_seed: u64,
     pub perturbations: Perturbations,
-    pub variants: Vec<VariantSweep>,
+    pub variants: Vec<V>,
 }
 
 /// What varies from seed to seed.
@@ -74,19 +84,26 @@ pub struct Perturbations {
     pub pool_jitter: f64,
 }
 
+/// A variant's runs: snapshots ([`Aggregate`], [`Summary`]) or replays ([`ReplayVariant`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct VariantSweep {
+pub struct VariantSweep<A = Aggregate, S = Summary> {
     pub name: String,
     pub options: BTreeMap<String, String>,
     /// The raw, mergeable counts.
-    pub aggregate: Aggregate,
+    pub aggregate: A,
     /// Derived from `aggregate` (recomputed after a merge).
-    pub summary: Summary,
+    pub summary: S,
     /// `spec.expect` entries that apply to this variant, judged over its runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expectations: Vec<ExpectationResult>,
 }
+
+/// A replayed variant's runs.
+pub type ReplayVariant = VariantSweep<ReplayAggregate, ReplaySummary>;
+
+/// The variants of a [`Fold`]'s scenario.
+type ScenarioOf<F> = ScenarioSweep<VariantSweep<F, <F as Fold>::Summary>>;
 
 /// One run's row (`--runs`, JSON lines).
 #[derive(Debug, Clone, Serialize)]
@@ -97,7 +114,15 @@ pub struct RunRow {
     pub variant: String,
     pub seed: u32,
     #[serde(flatten)]
-    pub stats: RunStats,
+    pub figures: RunFigures,
+}
+
+/// A run's own figures: a snapshot's or a replay's.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum RunFigures {
+    Snapshot(RunStats),
+    Replay(ReplayRun),
 }
 
 /// Runs per variant of a scenario: `--seeds`, else its `spec.sweep.seeds`, else 1.
@@ -143,7 +168,8 @@ pub type RowSink<'a> = &'a mut dyn FnMut(&[RunRow]) -> std::io::Result<()>;
 /// `keep_runs`) go to `rows` in run order, a chunk at a time. Memory is bounded by a few loaded
 /// variants and one chunk of rows, whatever the number of seeds. `progress` is called once per
 /// finished run (from any thread). Returns the report and the errors of variants that did not
-/// load (the others are reported).
+/// load or whose runs failed (a replay's trace that cannot be read), each once (the others are
+/// reported).
 pub fn run(
     plans: &[SweepPlan],
     loader: &mut SweepLoader<'_>,
@@ -151,11 +177,54 @@ pub fn run(
     progress: &(dyn Fn() + Sync),
     rows: RowSink<'_>,
 ) -> std::io::Result<(SweepReport, Vec<InputError>)> {
-    let batch_size = VARIANTS_PER_THREAD * rayon::current_num_threads().max(1);
+    let mut report = SweepReport {
+        shard: opts
+            .shard
+            .filter(|&(_, n)| n > 1)
+            .map(|(i, n)| format!("{i}/{n}")),
+        scenarios: Vec::new(),
+        replays: Vec::new(),
+    };
     let mut errors = Vec::new();
-    let mut scenarios = Vec::new();
     let mut first_run = 0u64;
     for plan in plans {
+        let mut sweep = PlanSweep {
+            plan,
+            opts,
+            first_run,
+            progress,
+            rows: &mut *rows,
+            errors: &mut errors,
+        };
+        match plan.replay {
+            true => report.replays.extend(sweep.run::<ReplayAggregate>(loader)?),
+            false => report.scenarios.extend(sweep.run::<Aggregate>(loader)?),
+        }
+        first_run += plan.variants.len() as u64 * u64::from(seeds_of(&plan.sweep, opts));
+    }
+    Ok((report, errors))
+}
+
+/// One scenario's part of a sweep.
+struct PlanSweep<'a, 'r> {
+    plan: &'a SweepPlan,
+    opts: &'a SweepOptions,
+    /// The index of the scenario's first run.
+    first_run: u64,
+    progress: &'a (dyn Fn() + Sync),
+    rows: RowSink<'r>,
+    errors: &'a mut Vec<InputError>,
+}
+
+impl PlanSweep<'_, '_> {
+    /// The scenario's variants, loaded a few at a time, each run `F`'s way; `None` when no
+    /// variant loaded.
+    fn run<F: Fold>(
+        &mut self,
+        loader: &mut SweepLoader<'_>,
+    ) -> std::io::Result<Option<ScenarioOf<F>>> {
+        let (plan, opts) = (self.plan, self.opts);
+        let batch_size = VARIANTS_PER_THREAD * rayon::current_num_threads().max(1);
         let seeds = seeds_of(&plan.sweep, opts);
         let mut master = opts.seed;
         let p = Perturbations {
@@ -173,7 +242,7 @@ pub fn run(
             for v in start..end {
                 match loader.variant(plan, v) {
                     Ok(s) => loaded.push((v, s)),
-                    Err(mut e) => errors.append(&mut e),
+                    Err(mut e) => self.errors.append(&mut e),
                 }
             }
             // The master seed defaults to the scheduler seed of the first variant that loads.
@@ -185,37 +254,33 @@ pub fn run(
                 seeds,
                 master,
                 perturbations: &p,
-                first_run,
+                first_run: self.first_run,
                 loaded: &loaded,
                 names: &plan.variants,
                 scenario: &plan.name,
             };
-            let mut aggregates = vec![Aggregate::default(); loaded.len()];
-            batch.run(opts, progress, rows, &mut aggregates)?;
+            let mut aggregates = vec![F::default(); loaded.len()];
+            let failed = batch.run(opts, self.progress, &mut *self.rows, &mut aggregates)?;
+            // A run fails as every run of its variant would (a trace that cannot be read):
+            // each error is said once.
+            for e in failed {
+                if !self.errors.contains(&e) {
+                    self.errors.push(e);
+                }
+            }
             for ((v, scenario), aggregate) in loaded.iter().zip(aggregates) {
                 variants.push(variant_sweep(&plan.variants[*v], scenario, aggregate));
             }
         }
-        first_run += plan.variants.len() as u64 * u64::from(seeds);
-        if !variants.is_empty() {
-            scenarios.push(ScenarioSweep {
-                name: plan.name.clone(),
-                file: plan.file.display().to_string(),
-                seeds,
-                master_seed: master.unwrap_or(0),
-                perturbations: p,
-                variants,
-            });
-        }
+        Ok((!variants.is_empty()).then(|| ScenarioSweep {
+            name: plan.name.clone(),
+            file: plan.file.display().to_string(),
+            seeds,
+            master_seed: master.unwrap_or(0),
+            perturbations: p,
+            variants,
+        }))
     }
-    let report = SweepReport {
-        shard: opts
-            .shard
-            .filter(|&(_, n)| n > 1)
-            .map(|(i, n)| format!("{i}/{n}")),
-        scenarios,
-    };
-    Ok((report, errors))
 }
 
 /// `splitmix64`: spreads (master seed, run index) over the seed space.
@@ -239,17 +304,21 @@ struct Batch<'a> {
     scenario: &'a str,
 }
 
+/// What a chunk of runs folds into: the aggregates by loaded variant, the rows, the errors of
+/// the runs that failed (by run).
+type Folded<F> = (BTreeMap<usize, F>, Vec<RunRow>, Vec<(u64, InputError)>);
+
 impl Batch<'_> {
     /// Every run of the loaded variants that belongs to the shard, in parallel, a chunk at a
     /// time, folded into `aggregates` (one per loaded variant); each chunk's rows go to `sink`
-    /// in run order.
-    fn run(
+    /// in run order. Returns the errors of the runs that failed, in run order.
+    fn run<F: Fold>(
         &self,
         opts: &SweepOptions,
         progress: &(dyn Fn() + Sync),
         sink: RowSink<'_>,
-        aggregates: &mut [Aggregate],
-    ) -> std::io::Result<()> {
+        aggregates: &mut [F],
+    ) -> std::io::Result<Vec<InputError>> {
         let seeds = u64::from(self.seeds);
         let ranges: Vec<Range<u64>> = self
             .loaded
@@ -267,43 +336,46 @@ impl Batch<'_> {
         }
         let total = offsets[offsets.len() - 1];
         let this = self;
+        let mut errors = Vec::new();
         for chunk in (0..total).step_by(RUNS_PER_CHUNK as usize) {
             let chunk_end = (chunk + RUNS_PER_CHUNK).min(total);
-            let empty = || (BTreeMap::<usize, Aggregate>::new(), Vec::new());
-            let (folded, mut rows) = (chunk..chunk_end)
+            let empty = || -> Folded<F> { (BTreeMap::new(), Vec::new(), Vec::new()) };
+            let (folded, mut rows, mut failed) = (chunk..chunk_end)
                 .into_par_iter()
-                .fold(empty, |(mut aggs, mut rows), k| {
+                .fold(empty, |(mut aggs, mut rows, mut failed), k| {
                     let i = offsets.partition_point(|&o| o <= k) - 1;
                     let run = shard_run(&ranges[i], opts.shard, k - offsets[i]);
                     let seed = (run - ranges[i].start) as u32;
                     let (v, scenario) = &this.loaded[i];
                     let name = &this.names[*v];
-                    let stats = run_one(
-                        scenario,
-                        &name.options,
-                        seed,
-                        this.master,
-                        this.perturbations,
-                    );
-                    aggs.entry(i).or_default().add(&stats);
-                    if opts.keep_runs {
-                        rows.push(RunRow {
-                            run,
-                            scenario: this.scenario.to_string(),
-                            variant: name.name.clone(),
-                            seed,
-                            stats,
-                        });
+                    // Seeded by (master, seed): the same seed of two variants sees the same
+                    // chance.
+                    let mut rng = ChaCha8Rng::seed_from_u64(mix(this.master, u64::from(seed)));
+                    match F::run(scenario, &name.options, &mut rng, this.perturbations) {
+                        Ok(stats) => {
+                            aggs.entry(i).or_default().add(&stats);
+                            if opts.keep_runs {
+                                rows.push(RunRow {
+                                    run,
+                                    scenario: this.scenario.to_string(),
+                                    variant: name.name.clone(),
+                                    seed,
+                                    figures: F::row(stats),
+                                });
+                            }
+                        }
+                        Err(e) => failed.push((run, e)),
                     }
                     progress();
-                    (aggs, rows)
+                    (aggs, rows, failed)
                 })
-                .reduce(empty, |(mut a, mut ra), (b, rb)| {
+                .reduce(empty, |(mut a, mut ra, mut fa), (b, rb, fb)| {
                     for (i, agg) in b {
                         a.entry(i).or_default().merge(&agg);
                     }
                     ra.extend(rb);
-                    (a, ra)
+                    fa.extend(fb);
+                    (a, ra, fa)
                 });
             for (i, agg) in folded {
                 aggregates[i].merge(&agg);
@@ -312,18 +384,24 @@ impl Batch<'_> {
                 rows.sort_by_key(|r| r.run);
                 sink(&rows)?;
             }
+            failed.sort_by_key(|(run, _)| *run);
+            errors.extend(failed.into_iter().map(|(_, e)| e));
         }
-        Ok(())
+        Ok(errors)
     }
 }
 
 /// A variant's part of the report: its aggregate, and the expectations that apply to it
 /// judged over its runs.
-fn variant_sweep(name: &VariantName, scenario: &Scenario, aggregate: Aggregate) -> VariantSweep {
+fn variant_sweep<F: Fold>(
+    name: &VariantName,
+    scenario: &Scenario,
+    aggregate: F,
+) -> VariantSweep<F, F::Summary> {
     let mut expectations: Vec<ExpectationResult> = scenario
         .expectations
         .iter()
-        .filter(|e| e.applies_to(&name.options))
+        .filter(|e| e.applies_to(&name.options) && F::judges(e))
         .map(|e| ExpectationResult {
             path: e.path.clone(),
             title: e.title(),
@@ -342,43 +420,6 @@ fn variant_sweep(name: &VariantName, scenario: &Scenario, aggregate: Aggregate) 
     }
 }
 
-/// One run: perturb the variant's scenario with the run's RNG, schedule, measure.
-fn run_one(
-    scenario: &Scenario,
-    options: &[(String, String)],
-    seed: u32,
-    master: u64,
-    p: &Perturbations,
-) -> RunStats {
-    // Seeded by (master, seed): the same seed of two variants sees the same chance.
-    let mut rng = ChaCha8Rng::seed_from_u64(mix(master, u64::from(seed)));
-    let world = perturb::perturb(scenario, p, &mut rng);
-    let outcome = crate::sched::schedule_plan(
-        world.nodes,
-        &world.existing,
-        &world.pods,
-        &world.steps,
-        &world.config,
-    );
-    let mut stats = stats(&world.pods, &outcome);
-    if let Some(k) = &scenario.kueue {
-        kueue_stats(k, &mut stats);
-    }
-    if scenario.expectations.iter().any(|e| e.applies_to(options)) {
-        let report = crate::report::ScenarioReport::new(scenario, &world.pods, &outcome);
-        for (e, held) in scenario
-            .expectations
-            .iter()
-            .zip(crate::check::holds(scenario, &report))
-        {
-            if e.applies_to(options) {
-                stats.expectations.insert(e.path.clone(), held);
-            }
-        }
-    }
-    stats
-}
-
 /// A variant's expectation: how often it held against how often it must.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -393,134 +434,36 @@ pub struct ExpectationResult {
 }
 
 /// The expectations of a variant, judged on its aggregate.
-fn judge(expectations: &mut [ExpectationResult], aggregate: &Aggregate) {
+fn judge<F: Fold>(expectations: &mut [ExpectationResult], aggregate: &F) {
     for e in expectations {
-        e.met_runs = aggregate
-            .expectations_met
-            .get(&e.path)
+        e.met_runs = (aggregate.expectations_met().get(&e.path))
             .copied()
             .unwrap_or(0);
-        e.met = e.met_runs as f64 >= e.required_share * aggregate.runs as f64 - 1e-9;
+        e.met = e.met_runs as f64 >= e.required_share * aggregate.runs() as f64 - 1e-9;
     }
 }
 
 impl SweepReport {
     /// Expectations that did not hold in enough runs, as (scenario, variant, expectation).
     pub fn unmet(&self) -> Vec<(&str, &str, &ExpectationResult)> {
-        self.scenarios
-            .iter()
-            .flat_map(|s| {
-                s.variants.iter().flat_map(move |v| {
-                    v.expectations
-                        .iter()
-                        .filter(|e| !e.met)
-                        .map(move |e| (s.name.as_str(), v.name.as_str(), e))
-                })
+        let mut out = unmet_in(&self.scenarios);
+        out.extend(unmet_in(&self.replays));
+        out
+    }
+}
+
+fn unmet_in<A, S>(
+    scenarios: &[ScenarioSweep<VariantSweep<A, S>>],
+) -> Vec<(&str, &str, &ExpectationResult)> {
+    (scenarios.iter())
+        .flat_map(|s| {
+            s.variants.iter().flat_map(move |v| {
+                (v.expectations.iter())
+                    .filter(|e| !e.met)
+                    .map(move |e| (s.name.as_str(), v.name.as_str(), e))
             })
-            .collect()
-    }
-}
-
-/// What a run contributes to its variant's aggregate.
-pub fn stats(pods: &[crate::model::Pod], outcome: &Outcome) -> RunStats {
-    let placed_phase = |p: PodPhase| matches!(p, PodPhase::Scheduled | PodPhase::Succeeded);
-    let placed = outcome
-        .pods
-        .iter()
-        .filter(|o| placed_phase(o.phase))
-        .count() as u64;
-    let cluster = &outcome.cluster;
-    let gpu = GPU_RESOURCES
-        .iter()
-        .find_map(|r| cluster.table.index(r).map(|i| (*r, i)));
-    // Per node: free GPUs; the largest GPU request of a pending pod.
-    let (mut total, mut used, mut free) = (0i64, 0i64, Vec::new());
-    if let Some((_, i)) = gpu {
-        for n in 0..cluster.len() {
-            let res = cluster.resources(n);
-            total += res.allocatable[i];
-            used += res.requested[i];
-            free.push(res.allocatable[i] - res.requested[i]);
-        }
-    }
-    let largest_pending = gpu.map_or(0, |(name, _)| {
-        pods.iter()
-            .zip(&outcome.pods)
-            .filter(|(_, o)| !placed_phase(o.phase))
-            .filter_map(|(p, _)| p.requests.get(name).copied())
-            .max()
-            .unwrap_or(0)
-    });
-    let fragmented: i64 = free.iter().filter(|&&f| f > 0 && f < largest_pending).sum();
-    let mut jobs: BTreeMap<String, bool> = BTreeMap::new();
-    for (p, o) in pods.iter().zip(&outcome.pods) {
-        if let Some(w) = &p.workload {
-            *jobs.entry(format!("{}/{w}", p.namespace)).or_insert(true) &= placed_phase(o.phase);
-        }
-    }
-    let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
-    for o in outcome.pods.iter().filter(|o| !placed_phase(o.phase)) {
-        for r in pending_reasons(o) {
-            *reasons.entry(r).or_default() += 1;
-        }
-    }
-    RunStats {
-        pods: pods.len() as u64,
-        placed,
-        pending: pods.len() as u64 - placed,
-        gpu_allocation_permille: if total > 0 {
-            (used * 1000 / total) as u64
-        } else {
-            0
-        },
-        fragmented_gpus: fragmented as u64,
-        jobs_placed: jobs
-            .iter()
-            .filter(|(_, all)| **all)
-            .map(|(j, _)| j.clone())
-            .collect(),
-        jobs: jobs.into_keys().collect(),
-        pending_reasons: reasons,
-        queued_in_kueue: 0,
-        expectations: BTreeMap::new(),
-    }
-}
-
-/// TrainJobs that Kueue keeps suspended have no pods: they count as seen and not placed, so a
-/// run with one is not "all placed". (A queued Pod is a gated pending pod already.)
-fn kueue_stats(k: &crate::load::kueue::KueueOutcome, stats: &mut RunStats) {
-    let decisions = &k.admission.decisions;
-    for ((w, d), kind) in k.workloads.iter().zip(decisions).zip(&k.kinds) {
-        if *kind == "TrainJob" && d.admitted.is_none() && d.finished.is_none() {
-            let key = format!("{}/{}", w.namespace, w.name);
-            if let Err(at) = stats.jobs.binary_search(&key) {
-                stats.jobs.insert(at, key);
-            }
-            stats.queued_in_kueue += 1;
-            *stats
-                .pending_reasons
-                .entry("pending in Kueue".to_string())
-                .or_default() += 1;
-        }
-    }
-}
-
-/// The distinct reasons a pending pod's nodes gave, or its status when no node was tried.
-fn pending_reasons(o: &crate::sched::PodOutcome) -> Vec<String> {
-    let mut out: Vec<String> = match (&o.diagnosis, o.phase) {
-        (Some(d), PodPhase::Unschedulable) if d.pre_filter_msg.is_none() => d
-            .statuses
-            .iter()
-            .flat_map(|s| s.reasons.iter().map(|r| r.to_string()))
-            .collect(),
-        _ => Vec::new(),
-    };
-    if out.is_empty() {
-        out.push(crate::report::model::pending_reason(o.phase, &o.message));
-    }
-    out.sort();
-    out.dedup();
-    out
+        })
+        .collect()
 }
 
 /// Adds shard reports into one: the aggregates sum; the summaries are derived again.
@@ -530,39 +473,52 @@ pub fn merge(reports: Vec<SweepReport>) -> Result<SweepReport, String> {
         return Err("nothing to merge".into());
     };
     for r in reports {
-        let shape = |r: &SweepReport| -> Vec<(String, u32, u64, Vec<String>)> {
-            r.scenarios
-                .iter()
-                .map(|s| {
-                    (
-                        s.name.clone(),
-                        s.seeds,
-                        s.master_seed,
-                        s.variants.iter().map(|v| v.name.clone()).collect(),
-                    )
-                })
-                .collect()
-        };
-        if shape(&r) != shape(&merged) {
+        if shape(&r.scenarios) != shape(&merged.scenarios)
+            || shape(&r.replays) != shape(&merged.replays)
+        {
             return Err(
                 "the reports are of different sweeps (scenarios, variants, seeds or master seeds differ)"
                     .into(),
             );
         }
-        for (s, t) in merged.scenarios.iter_mut().zip(&r.scenarios) {
-            for (v, w) in s.variants.iter_mut().zip(&t.variants) {
-                v.aggregate.merge(&w.aggregate);
-            }
-        }
+        add_up(&mut merged.scenarios, &r.scenarios);
+        add_up(&mut merged.replays, &r.replays);
     }
     merged.shard = None;
-    for s in &mut merged.scenarios {
+    derive(&mut merged.scenarios);
+    derive(&mut merged.replays);
+    Ok(merged)
+}
+
+/// What two shards of one sweep share: per scenario, its name, seeds, master seed and
+/// variants.
+fn shape<A, S>(
+    scenarios: &[ScenarioSweep<VariantSweep<A, S>>],
+) -> Vec<(String, u32, u64, Vec<String>)> {
+    (scenarios.iter())
+        .map(|s| {
+            let variants = s.variants.iter().map(|v| v.name.clone()).collect();
+            (s.name.clone(), s.seeds, s.master_seed, variants)
+        })
+        .collect()
+}
+
+fn add_up<F: Fold>(into: &mut [ScenarioOf<F>], from: &[ScenarioOf<F>]) {
+    for (s, t) in into.iter_mut().zip(from) {
+        for (v, w) in s.variants.iter_mut().zip(&t.variants) {
+            v.aggregate.merge(&w.aggregate);
+        }
+    }
+}
+
+/// The summaries and verdicts, derived again from the aggregates.
+fn derive<F: Fold>(scenarios: &mut [ScenarioOf<F>]) {
+    for s in scenarios {
         for v in &mut s.variants {
             v.summary = v.aggregate.summary();
             judge(&mut v.expectations, &v.aggregate);
         }
     }
-    Ok(merged)
 }
 
 #[cfg(test)]

@@ -1,13 +1,18 @@
 //! Sweep tables: per variant the chance everything is placed, the pending-pod and GPU
 //! distributions, fragmentation and the commonest reasons; per workload its chance to be
-//! fully placed in each variant.
+//! fully placed in each variant. A replayed scenario's: per variant and per group, each
+//! figure's median over the runs with its least and most.
 
 use std::fmt::Write as _;
 
+use tabled::builder::Builder;
 use tabled::settings::Style;
 use tabled::{Table, Tabled};
 
-use crate::sweep::{ScenarioSweep, SweepReport};
+use crate::sweep::aggregate::{Fold, Histogram, quantile};
+use crate::sweep::over_time::{FIGURES, Figure, Unit};
+use crate::sweep::{ReplayVariant, ScenarioSweep, SweepReport, VariantSweep};
+use crate::trace::clock::format_duration;
 
 #[derive(Tabled)]
 struct VariantRow {
@@ -60,6 +65,9 @@ pub fn render(report: &SweepReport) -> String {
     for s in &report.scenarios {
         render_scenario(s, &mut out);
     }
+    for s in &report.replays {
+        render_replay(s, &mut out);
+    }
     out
 }
 
@@ -67,11 +75,12 @@ fn percent(p: f64) -> String {
     format!("{:.1}%", 100.0 * p)
 }
 
-fn render_scenario(s: &ScenarioSweep, out: &mut String) {
+/// The scenario's line: its matrix, seeds and perturbations.
+fn heading<V>(s: &ScenarioSweep<V>, what: &str, out: &mut String) {
     let p = &s.perturbations;
     let _ = writeln!(
         out,
-        "Sweep {} ({}): {} variant(s) x {} seed(s), master seed {}; shuffle arrivals {}, node failure p={}, pool jitter ±{}",
+        "Sweep {} ({}): {} variant(s) x {} seed(s), master seed {}{what}; shuffle arrivals {}, node failure p={}, pool jitter ±{}",
         s.name,
         s.file,
         s.variants.len(),
@@ -81,6 +90,10 @@ fn render_scenario(s: &ScenarioSweep, out: &mut String) {
         p.node_failure_probability,
         p.pool_jitter
     );
+}
+
+fn render_scenario(s: &ScenarioSweep, out: &mut String) {
+    heading(s, "", out);
     let rows = s.variants.iter().map(|v| {
         let m = &v.summary;
         let d = &m.pending_pods;
@@ -126,8 +139,18 @@ fn render_scenario(s: &ScenarioSweep, out: &mut String) {
                 })
         })
         .collect();
-    let expectations: Vec<ExpectRow> = s
-        .variants
+    expectations(&s.variants, out);
+    if !jobs.is_empty() {
+        let mut jobs = jobs;
+        jobs.sort_by(|a, b| a.job.cmp(&b.job));
+        let _ = writeln!(out, "{}", Table::new(jobs).with(Style::rounded()));
+    }
+    out.push('\n');
+}
+
+/// Per variant, its expectations and the runs they held in.
+fn expectations<F: Fold>(variants: &[VariantSweep<F, F::Summary>], out: &mut String) {
+    let rows: Vec<ExpectRow> = variants
         .iter()
         .flat_map(|v| {
             v.expectations.iter().map(|e| ExpectRow {
@@ -137,19 +160,84 @@ fn render_scenario(s: &ScenarioSweep, out: &mut String) {
                 held: format!(
                     "{}/{} runs (needs {})",
                     e.met_runs,
-                    v.aggregate.runs,
+                    v.aggregate.runs(),
                     percent(e.required_share)
                 ),
             })
         })
         .collect();
-    if !expectations.is_empty() {
-        let _ = writeln!(out, "{}", Table::new(expectations).with(Style::rounded()));
+    if !rows.is_empty() {
+        let _ = writeln!(out, "{}", Table::new(rows).with(Style::rounded()));
     }
-    if !jobs.is_empty() {
-        let mut jobs = jobs;
-        jobs.sort_by(|a, b| a.job.cmp(&b.job));
-        let _ = writeln!(out, "{}", Table::new(jobs).with(Style::rounded()));
+}
+
+/// A figure's integer as people read it.
+fn reading(f: &Figure, v: u64) -> String {
+    let x = v as f64 / f.unit.scale();
+    match f.unit {
+        Unit::Duration => format_duration(v),
+        Unit::Count => v.to_string(),
+        Unit::BasisPoints => format!("{x:.2}%"),
+        // A small replay's GPU-hours keep their hundredths.
+        Unit::MilliGpuHours if x < 10.0 => format!("{x:.2}"),
+        Unit::MilliGpuHours => format!("{x:.1}"),
     }
+}
+
+/// The median over the runs and, when they differ, the least–most under it; `-` when no run
+/// had the figure.
+fn spread(f: &Figure, h: Option<&Histogram>) -> String {
+    let Some(h) = h.filter(|h| !h.is_empty()) else {
+        return "-".into();
+    };
+    let median = quantile(h, 0.5).map_or_else(String::new, |v| reading(f, v));
+    match (h.keys().next(), h.keys().next_back()) {
+        (Some(lo), Some(hi)) if lo != hi => {
+            format!("{median}\n{}–{}", reading(f, *lo), reading(f, *hi))
+        }
+        _ => median,
+    }
+}
+
+fn render_replay(s: &ScenarioSweep<ReplayVariant>, out: &mut String) {
+    heading(s, ", replayed over time", out);
+    let _ = writeln!(
+        out,
+        "Per figure, the median over the runs and under it the least–most."
+    );
+    let mut header = vec!["Variant".to_string(), "Runs".to_string()];
+    header.extend(FIGURES.iter().map(|f| f.column.to_string()));
+    let mut table = Builder::from_iter([header]);
+    for v in &s.variants {
+        let a = &v.aggregate;
+        let mut row = vec![v.name.clone(), a.runs.to_string()];
+        row.extend(FIGURES.iter().map(|f| spread(f, a.figures.get(f.key))));
+        table.push_record(row);
+    }
+    let _ = writeln!(out, "{}", table.build().with(Style::rounded()));
+    // Per group, the variants side by side.
+    let per_group: Vec<&Figure> = FIGURES.iter().filter(|f| f.per_group()).collect();
+    let mut groups: Vec<&String> = (s.variants.iter())
+        .flat_map(|v| v.aggregate.groups.keys())
+        .collect();
+    groups.sort();
+    groups.dedup();
+    if !groups.is_empty() {
+        let mut header = vec!["Group".to_string(), "Variant".to_string()];
+        header.extend(per_group.iter().map(|f| f.column.to_string()));
+        let mut table = Builder::from_iter([header]);
+        for g in groups {
+            for v in &s.variants {
+                let Some(figures) = v.aggregate.groups.get(g) else {
+                    continue;
+                };
+                let mut row = vec![g.clone(), v.name.clone()];
+                row.extend(per_group.iter().map(|f| spread(f, figures.get(f.key))));
+                table.push_record(row);
+            }
+        }
+        let _ = writeln!(out, "{}", table.build().with(Style::rounded()));
+    }
+    expectations(&s.variants, out);
     out.push('\n');
 }

@@ -50,3 +50,10 @@ pub fn tempdir(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// A chart `report::chart` wrote: its SVG text, once its PNG beside it is checked to be one.
+pub fn chart_svg(dir: &std::path::Path, name: &str) -> String {
+    let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG", "{name}.png");
+    std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap()
+}
