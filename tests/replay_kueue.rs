@@ -63,6 +63,39 @@ fn kueue_admits_over_time_as_quota_frees() {
     assert_eq!(report.series.points.last().map(|p| p.queued), Some(0));
 }
 
+/// A sweep over two quota splits of the same cohort (`kueue-quota-sweep.yaml`'s header): the
+/// admission wait each split gives, worked out by hand, per variant.
+#[test]
+fn a_sweep_over_quotas_gives_each_splits_admission_wait() {
+    let dir = common::cli::tempdir("replay-kueue-sweep");
+    let out = common::cli::ok_with_threads(
+        &[
+            "sweep",
+            "tests/data/replay/kueue-quota-sweep.yaml",
+            "--format",
+            "json",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        "1",
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let variants = report["replays"][0]["variants"].as_array().unwrap();
+    let waits: Vec<(&str, &serde_json::Value)> = (variants.iter())
+        .map(|v| {
+            let name = v["name"].as_str().unwrap();
+            (name, &v["aggregate"]["figures"]["admissionWaitP95Ms"])
+        })
+        .collect();
+    assert_eq!(
+        waits,
+        [
+            ("quota=split", &serde_json::json!({"571000": 1})),
+            ("quota=team-a-owns-all", &serde_json::json!({"591000": 1})),
+        ]
+    );
+}
+
 /// Random traces through the two-queue cohort of `kueue-trace.yaml` (4 GPUs of quota and of
 /// nodes; every job fits both): every job is admitted, runs and finishes, so at the end
 /// nothing is queued, pending or allocated, and each job's admission is counted once.

@@ -90,7 +90,7 @@ fn allocated(r: &ReplayReport) -> u64 {
 }
 
 /// What a replay sweep measures per run, in the report's order.
-pub const FIGURES: [Figure; 11] = [
+pub const FIGURES: [Figure; 12] = [
     Figure {
         key: "podWaitP50Ms",
         summary_key: "podWaitP50Ms",
@@ -143,6 +143,16 @@ pub const FIGURES: [Figure; 11] = [
         column: "job wait\np95",
         unit: Unit::Duration,
         group: Some(|g| g.job_wait.p95),
+        whole: None,
+    },
+    // Kueue's part of the wait (a replay without Kueue has none).
+    Figure {
+        key: "admissionWaitP95Ms",
+        summary_key: "admissionWaitP95Ms",
+        title: "Kueue admission wait p95",
+        column: "admission\nwait p95",
+        unit: Unit::Duration,
+        group: Some(|g| g.admission_wait.p95),
         whole: None,
     },
     Figure {

@@ -205,18 +205,22 @@ fn render_replay(s: &ScenarioSweep<ReplayVariant>, out: &mut String) {
         out,
         "Per figure, the median over the runs and under it the least–most."
     );
+    // The figures some run had (a replay without Kueue has no admission wait).
+    let shown: Vec<&Figure> = (FIGURES.iter())
+        .filter(|f| (s.variants.iter()).any(|v| v.aggregate.figures.contains_key(f.key)))
+        .collect();
     let mut header = vec!["Variant".to_string(), "Runs".to_string()];
-    header.extend(FIGURES.iter().map(|f| f.column.to_string()));
+    header.extend(shown.iter().map(|f| f.column.to_string()));
     let mut table = Builder::from_iter([header]);
     for v in &s.variants {
         let a = &v.aggregate;
         let mut row = vec![v.name.clone(), a.runs.to_string()];
-        row.extend(FIGURES.iter().map(|f| spread(f, a.figures.get(f.key))));
+        row.extend(shown.iter().map(|f| spread(f, a.figures.get(f.key))));
         table.push_record(row);
     }
     let _ = writeln!(out, "{}", table.build().with(Style::rounded()));
     // Per group, the variants side by side.
-    let per_group: Vec<&Figure> = FIGURES.iter().filter(|f| f.per_group()).collect();
+    let per_group: Vec<&Figure> = (shown.iter().copied()).filter(|f| f.per_group()).collect();
     let mut groups: Vec<&String> = (s.variants.iter())
         .flat_map(|v| v.aggregate.groups.keys())
         .collect();
