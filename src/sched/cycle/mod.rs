@@ -50,6 +50,7 @@ mod config;
 mod diagnose;
 mod dra;
 mod label_index;
+mod nominated;
 mod outcome;
 mod preemption;
 mod score;
@@ -58,7 +59,7 @@ mod template;
 mod walk;
 
 pub use config::SchedulerConfig;
-pub use outcome::{Evaluated, GangNote, PodOutcome, PodPhase};
+pub use outcome::{Evaluated, GangNote, Nominating, PodOutcome, PodPhase};
 pub use walk::feasible_nodes;
 
 use diagnose::{intern, scheduled, unschedulable};
@@ -116,6 +117,7 @@ fn scheduler_error(message: String) -> PodOutcome {
         pdb_violations: 0,
         gang: None,
         evaluated: None,
+        nominating: Nominating::Clear,
     }
 }
 
@@ -290,6 +292,16 @@ pub struct Scheduler<'a> {
     pub(crate) budgets: crate::sched::pdb::Budgets,
     /// A replay's pods, from their arrival until they are gone (see [`Self::admit`]).
     live: HashMap<usize, Arc<Pod>>,
+    /// Bound pods that are terminating, as they are now (see [`Self::start_terminating`]).
+    terminating: HashMap<usize, Arc<Pod>>,
+    /// The scheduling queue's nominations (see [`nominated`]).
+    nominations: nominated::Nominations,
+    /// For the pod in the cycle: the nodes with nominated pods it must yield to.
+    nominated_here: Vec<nominated::NominatedNode>,
+    /// Preemption leaves its victims to terminate and nominates the preemptor, which stays
+    /// pending (kube-scheduler over time: the replay); off, the preemptor is bound at once
+    /// and the victims are gone (a snapshot).
+    victims_terminate: bool,
 }
 
 /// A pod the scheduler knows, held independently of the scheduler's borrow: the scenario's
@@ -466,7 +478,18 @@ impl<'a> Scheduler<'a> {
             dra_cache: Default::default(),
             dra_cycle: None,
             live: HashMap::default(),
+            terminating: HashMap::default(),
+            nominations: Default::default(),
+            nominated_here: Vec::new(),
+            victims_terminate: false,
         }
+    }
+
+    /// Preemption nominates the preemptor and leaves its victims on their nodes, for the
+    /// caller to delete them gracefully (see [`Self::start_terminating`]) and to retry the
+    /// preemptor once they are gone.
+    pub(crate) fn let_victims_terminate(&mut self) {
+        self.victims_terminate = true;
     }
 
     /// One scheduling cycle (`schedulingCycle` + `SchedulePod`) of workload pod `id`.
@@ -617,6 +640,7 @@ impl<'a> Scheduler<'a> {
                 pdb_violations: 0,
                 gang: None,
                 evaluated: None,
+                nominating: Nominating::Noop,
             };
         };
         self.current = profile;
@@ -646,16 +670,21 @@ impl<'a> Scheduler<'a> {
                 pdb_violations: 0,
                 gang: None,
                 evaluated: None,
+                nominating: Nominating::Noop,
             };
         }
         if self.cluster.is_empty() {
-            return unschedulable(
-                diagnosis::ERR_NO_NODES_AVAILABLE.into(),
-                Diagnosis::default(),
-            );
+            return PodOutcome {
+                nominating: Nominating::Clear,
+                ..unschedulable(
+                    diagnosis::ERR_NO_NODES_AVAILABLE.into(),
+                    Diagnosis::default(),
+                )
+            };
         }
         let t = self.template_for(pod);
         let request = self.pod_request(pod);
+        self.prepare_nominated(id, pod, &request);
         // The PreFilter plugins that can reject a pod outright, in the profile's order.
         let node_affinity = self.templates[t].pre_filter_reject.clone();
         let gang = gang_reject;
@@ -741,6 +770,7 @@ impl<'a> Scheduler<'a> {
                 let mut outcome = self.fail(pod, request, d);
                 if let Some(key) = failure_key
                     && outcome.phase == PodPhase::Unschedulable
+                    && outcome.victims.is_empty()
                 {
                     outcome.evaluated = Some(Evaluated {
                         nodes: self.templates[t].scan_len as usize,
@@ -780,6 +810,7 @@ impl<'a> Scheduler<'a> {
                         pdb_violations: 0,
                         gang: None,
                         evaluated: None,
+                        nominating: Nominating::Clear,
                     }
                 }
                 _ => scheduled(self.select_host(pod, spread)),
