@@ -236,3 +236,26 @@ pub const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS: i64 = 30;
 pub const DISRUPTION_TARGET: &str = "DisruptionTarget";
 /// `v1.PodReasonPreemptionByScheduler`.
 pub const REASON_PREEMPTION_BY_SCHEDULER: &str = "PreemptionByScheduler";
+
+#[cfg(test)]
+mod tests {
+    use super::Pod;
+
+    /// `terminationGracePeriodSeconds`: 30 s when not written, a negative value deletes with
+    /// 1 s (`CheckGracefulDelete`), 0 at once, and the largest int64 saturates.
+    #[test]
+    fn the_grace_period_is_what_a_deletion_waits() {
+        let grace = |s: Option<i64>| {
+            Pod {
+                termination_grace_period_seconds: s,
+                ..Pod::default()
+            }
+            .termination_grace_ms()
+        };
+        assert_eq!(grace(None), 30_000);
+        assert_eq!(grace(Some(5)), 5_000);
+        assert_eq!(grace(Some(0)), 0);
+        assert_eq!(grace(Some(-5)), 1_000);
+        assert_eq!(grace(Some(i64::MAX)), u64::MAX);
+    }
+}

@@ -15,7 +15,8 @@
 //! configuration), [`outcome`] (what a cycle says about a pod), [`compiled`] (a profile as the
 //! cycle reads it), [`template`] (per-spec static filters), [`walk`] (the Filter pass), [`state`]
 //! (bound pods and the PreFilter states that read them), [`score`] (Score and selectHost),
-//! [`diagnose`] (the pending message), [`preemption`] (PostFilter).
+//! [`diagnose`] (the pending message), [`preemption`] (PostFilter), [`nominated`] (pods
+//! nominated to nodes, which the filters of the pods that yield to them count).
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -485,13 +486,6 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// Preemption nominates the preemptor and leaves its victims on their nodes, for the
-    /// caller to delete them gracefully (see [`Self::start_terminating`]) and to retry the
-    /// preemptor once they are gone.
-    pub(crate) fn let_victims_terminate(&mut self) {
-        self.victims_terminate = true;
-    }
-
     /// One scheduling cycle (`schedulingCycle` + `SchedulePod`) of workload pod `id`.
     pub(crate) fn schedule_one(&mut self, id: usize, pod: &Pod) -> PodOutcome {
         self.schedule_one_gang(id, pod, None)
@@ -596,6 +590,7 @@ impl<'a> Scheduler<'a> {
                     // Evicted with its node: its claims are released.
                     let pod = self.pod_handle(b.pod);
                     self.dra.release(&pod, false);
+                    self.terminating.remove(&b.pod);
                     evicted.push((b.pod, node));
                 }
             }

@@ -33,6 +33,15 @@ pub enum Result {
     Fail(String, Nominating),
 }
 
+impl Scheduler<'_> {
+    /// Preemption nominates the preemptor and leaves its victims on their nodes, for the
+    /// caller to delete them gracefully (see [`Scheduler::start_terminating`]) and to retry
+    /// the preemptor once they are gone.
+    pub(crate) fn let_victims_terminate(&mut self) {
+        self.victims_terminate = true;
+    }
+}
+
 /// `PodEligibleToPreemptOthers`' reason when a victim of an earlier preemption is still
 /// terminating on the pod's nominated node.
 pub const NOT_ELIGIBLE_TERMINATING_ON_NOMINATED_NODE: &str =
