@@ -588,6 +588,21 @@ fn timeline_steps_happen_at_their_time() {
     assert_eq!(report.summary.pods_finished, 5);
 }
 
+/// A pod's name, first bind, end, preemptions, attempts and state.
+type Life<'r> = (&'r str, Option<u64>, Option<u64>, u32, u32, &'r str);
+
+fn life(r: &PodRecord) -> Life<'_> {
+    let name = r.name.as_str();
+    (
+        name,
+        r.first_bind,
+        r.end,
+        r.preemptions,
+        r.attempts,
+        r.state,
+    )
+}
+
 /// Preemption waits for the victim's grace period (kube-scheduler's async preemption): b,
 /// arriving at 10 s, preempts a and is nominated to gpu-a; a holds its GPU for its 30-s grace
 /// period and b binds when a is gone, at 40 s; meanwhile c, arriving at 20 s, is kept off the
@@ -598,41 +613,15 @@ fn preemption_waits_for_the_victims_grace_period() {
     let s = 1000;
     let file = repo("tests/data/replay/preemption.yaml");
     let (report, pods) = replay_file(&file);
-    // Name, first bind, end, preemptions, attempts, state.
-    let life = |r: &PodRecord| {
-        let name = r.name.clone();
-        (
-            name,
-            r.first_bind,
-            r.end,
-            r.preemptions,
-            r.attempts,
-            r.state,
-        )
-    };
-    let got: Vec<_> = pods.values().map(life).collect();
+    let got: Vec<Life> = pods.values().map(life).collect();
     assert_eq!(
         got,
         [
             // Bound at 0 s, failed at 40 s and 360 s (the leftover flush), bound at 640 s.
-            ("a".to_string(), Some(0), Some(4240 * s), 1, 4, "finished"),
-            (
-                "b".to_string(),
-                Some(40 * s),
-                Some(640 * s),
-                0,
-                2,
-                "finished"
-            ),
-            (
-                "c".to_string(),
-                Some(640 * s),
-                Some(940 * s),
-                0,
-                4,
-                "finished"
-            ),
-            ("x".to_string(), Some(0), Some(3600 * s), 0, 1, "finished"),
+            ("a", Some(0), Some(4240 * s), 1, 4, "finished"),
+            ("b", Some(40 * s), Some(640 * s), 0, 2, "finished"),
+            ("c", Some(640 * s), Some(940 * s), 0, 4, "finished"),
+            ("x", Some(0), Some(3600 * s), 0, 1, "finished"),
         ]
     );
     assert_eq!(report.end_ms, 4240 * s);
@@ -651,6 +640,34 @@ fn preemption_waits_for_the_victims_grace_period() {
     let (_, pods) = replay_file(&grace);
     assert_eq!(pods["default/b"].first_bind, Some(15 * s));
     assert_eq!(pods["default/a"].end, Some((615 + 3600) * s));
+
+    // d (priority 2000, 2 GPUs) arrives at 25 s: it preempts a too (terminating already, so
+    // nothing more is asked of it) and is nominated to gpu-a; b, of lower priority, loses its
+    // nomination and is tried again at once (its own nomination gone frees gpu-a for it and
+    // the pods below it): it fails, d's nomination counting against it. d binds at 40 s,
+    // b when d ends at 340 s.
+    let higher = dir.join("higher.yaml");
+    let d = "    - {apiVersion: v1, kind: Pod, metadata: {name: d, annotations: {schedsim.io/arrival: \"25s\", schedsim.io/duration: \"5m\"}}, spec: {priority: 2000, containers: [{name: main, image: trainer, resources: {requests: {cpu: \"1\", memory: 1Gi, nvidia.com/gpu: \"2\"}, limits: {nvidia.com/gpu: \"2\"}}}]}}\n";
+    std::fs::write(
+        &higher,
+        text.replace("  replay: {}", &format!("{d}  replay: {{}}")),
+    )
+    .unwrap();
+    let (_, pods) = replay_file(&higher);
+    assert_eq!(pods["default/d"].first_bind, Some(40 * s));
+    assert_eq!(pods["default/b"].first_bind, Some(340 * s));
+    assert_eq!(pods["default/a"].preemptions, 1);
+    // Stopped at 30 s: b was tried at 10 s and again at 25 s, when d took its node.
+    std::fs::write(
+        &higher,
+        text.replace("  replay: {}", &format!("{d}  replay: {{until: 30s}}")),
+    )
+    .unwrap();
+    let (_, pods) = replay_file(&higher);
+    assert_eq!(
+        (pods["default/b"].attempts, pods["default/b"].state),
+        (2, "pending")
+    );
 
     // A 1-s cycle: b's first cycle ends at 11 s, when a's grace period starts; a is gone at
     // 41 s, and b's next cycle binds it at 42 s.

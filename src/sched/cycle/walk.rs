@@ -132,7 +132,8 @@ impl<'a> Scheduler<'a> {
 
     /// `findNodesThatPassFilters`: walks the template's candidates in the node tree's order
     /// from `nextStartNodeIndex`, keeping those that pass the per-pod filters (resources, the
-    /// bound pods' filters, DynamicResources) with their resource scores, until it has found
+    /// bound pods' filters, DynamicResources; where pods it yields to are nominated, also with
+    /// them added) with their resource scores, until it has found
     /// `numFeasibleNodesToFind` of them. Returns how many nodes it processed (the candidates
     /// and the nodes between them, which failed a static filter), or the first Filter error.
     ///
