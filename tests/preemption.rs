@@ -204,6 +204,22 @@ fn a_terminating_victim_is_taken_out_of_the_spread_counts() {
     );
 }
 
+/// Pods nominated to a node count in the filters of the pods that must yield to them
+/// (`RunFilterPluginsWithNominatedPods`, upstream's TestFilterPluginsWithNominatedPods and
+/// TestFindFitPredicateCallCounts with real plugins): resources and anti-affinity with them
+/// added, pod affinity also without them, and preemption's dry run with them.
+#[test]
+fn nominated_pods_count_in_the_filters_of_pods_that_yield_to_them() {
+    assert_eq!(
+        preemptions_hold(
+            "tests/data/preemption/nominated-preemption.yaml",
+            "tests/data/preemption/nominated-preemption.expected.yaml"
+        ),
+        1
+    );
+    assert_eq!(expectations_hold("tests/data/preemption/nominated.yaml"), 7);
+}
+
 /// `candidateList` holds at most numCandidates candidates of each kind: with every candidate
 /// violating a budget and numCandidates 1, the node picked is the first the dry run found (a
 /// seeded draw), not the best of all nodes.

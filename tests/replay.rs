@@ -222,8 +222,9 @@ fn the_openb_replay_agrees_with_a_naive_recount_of_its_records() {
 }
 
 /// A random cluster and random jobs, each with a run time: after the replay nothing is
-/// allocated, every pod that started finished, and the series ends at zero.
-fn scenario_text(nodes: &[u8], jobs: &[(u16, u16, u8)]) -> String {
+/// allocated, every pod that started finished, and the series ends at zero. `spec(i)` is
+/// written at the start of job `i`'s pod spec.
+fn scenario_text(nodes: &[u8], jobs: &[(u16, u16, u8)], spec: &dyn Fn(usize) -> String) -> String {
     let mut s = String::from(
         "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: random}\nspec:\n  replay: {}\n  nodes:\n",
     );
@@ -234,8 +235,9 @@ fn scenario_text(nodes: &[u8], jobs: &[(u16, u16, u8)]) -> String {
     }
     s += "  workloads:\n";
     for (i, (at, run, gpus)) in jobs.iter().enumerate() {
+        let spec = spec(i);
         s += &format!(
-            "    - {{apiVersion: v1, kind: Pod, metadata: {{name: p{i}, annotations: {{schedsim.io/arrival: \"{at}s\", schedsim.io/duration: \"{run}s\"}}}}, spec: {{containers: [{{name: c, image: i, resources: {{requests: {{cpu: \"1\", nvidia.com/gpu: \"{gpus}\"}}, limits: {{nvidia.com/gpu: \"{gpus}\"}}}}}}]}}}}\n"
+            "    - {{apiVersion: v1, kind: Pod, metadata: {{name: p{i}, annotations: {{schedsim.io/arrival: \"{at}s\", schedsim.io/duration: \"{run}s\"}}}}, spec: {{{spec}containers: [{{name: c, image: i, resources: {{requests: {{cpu: \"1\", nvidia.com/gpu: \"{gpus}\"}}, limits: {{nvidia.com/gpu: \"{gpus}\"}}}}}}]}}}}\n"
         );
     }
     s
@@ -250,14 +252,48 @@ proptest! {
     ) {
         let dir = tempdir("replay-prop");
         let file = dir.join("random.yaml");
-        std::fs::write(&file, scenario_text(&nodes, &jobs)).unwrap();
+        std::fs::write(&file, scenario_text(&nodes, &jobs, &|_| String::new())).unwrap();
         let (report, pods) = replay_file(&file);
+        every_pod_that_fits_finishes(&report, &pods, &nodes, &jobs)?;
+    }
+
+    /// With priorities, preemptions that wait for their victims' grace periods: the same.
+    #[test]
+    fn after_preemptions_over_time_nothing_is_allocated(
+        nodes in prop::collection::vec(1u8..=8, 1..4),
+        jobs in prop::collection::vec((0u16..600, 1u16..900, 0u8..=4), 1..25),
+        specs in prop::collection::vec((0i32..3, 0u8..60), 25),
+    ) {
+        let dir = tempdir("replay-prop-preemption");
+        let file = dir.join("random.yaml");
+        let spec = |i: usize| {
+            let (priority, grace) = specs[i];
+            format!("priority: {}, terminationGracePeriodSeconds: {grace}, ", priority * 100)
+        };
+        std::fs::write(&file, scenario_text(&nodes, &jobs, &spec)).unwrap();
+        let (report, pods) = replay_file(&file);
+        every_pod_that_fits_finishes(&report, &pods, &nodes, &jobs)?;
+    }
+}
+
+/// After the replay nothing is allocated, every pod that fits a node finished, the others
+/// are pending, and no sample holds more GPUs than the cluster has.
+fn every_pod_that_fits_finishes(
+    report: &ReplayReport,
+    pods: &BTreeMap<String, PodRecord>,
+    nodes: &[u8],
+    jobs: &[(u16, u16, u8)],
+) -> Result<(), TestCaseError> {
+    {
         let max_gpus = *nodes.iter().max().unwrap();
         let last = report.series.points.last().expect("a last sample");
         prop_assert_eq!(last.allocated_gpus, 0);
         prop_assert_eq!(last.running, 0);
-        for (key, r) in &pods {
-            let (_, _, gpus) = jobs[key.trim_start_matches("default/p").parse::<usize>().unwrap()];
+        for (key, r) in pods {
+            let (_, _, gpus) = jobs[key
+                .trim_start_matches("default/p")
+                .parse::<usize>()
+                .unwrap()];
             if gpus <= max_gpus {
                 prop_assert_eq!(r.state, "finished", "{} fits a node", key);
             } else {
@@ -268,6 +304,7 @@ proptest! {
             prop_assert!(p.allocated_gpus <= p.capacity_gpus);
         }
     }
+    Ok(())
 }
 
 /// The same replays give the same bytes on one thread and on two.
@@ -549,4 +586,134 @@ fn timeline_steps_happen_at_their_time() {
         ]
     );
     assert_eq!(report.summary.pods_finished, 5);
+}
+
+/// A pod's name, first bind, end, preemptions, attempts and state.
+type Life<'r> = (&'r str, Option<u64>, Option<u64>, u32, u32, &'r str);
+
+fn life(r: &PodRecord) -> Life<'_> {
+    let name = r.name.as_str();
+    (
+        name,
+        r.first_bind,
+        r.end,
+        r.preemptions,
+        r.attempts,
+        r.state,
+    )
+}
+
+/// Preemption waits for the victim's grace period (kube-scheduler's async preemption): b,
+/// arriving at 10 s, preempts a and is nominated to gpu-a; a holds its GPU for its 30-s grace
+/// period and b binds when a is gone, at 40 s; meanwhile c, arriving at 20 s, is kept off the
+/// GPU gpu-a has free by b's nomination. a is created again at 40 s and runs its hour from
+/// 640 s. Worked out by hand in the scenario's comment.
+#[test]
+fn preemption_waits_for_the_victims_grace_period() {
+    let s = 1000;
+    let file = repo("tests/data/replay/preemption.yaml");
+    let (report, pods) = replay_file(&file);
+    let got: Vec<Life> = pods.values().map(life).collect();
+    assert_eq!(
+        got,
+        [
+            // Bound at 0 s, failed at 40 s and 360 s (the leftover flush), bound at 640 s.
+            ("a", Some(0), Some(4240 * s), 1, 4, "finished"),
+            ("b", Some(40 * s), Some(640 * s), 0, 2, "finished"),
+            ("c", Some(640 * s), Some(940 * s), 0, 4, "finished"),
+            ("x", Some(0), Some(3600 * s), 0, 1, "finished"),
+        ]
+    );
+    assert_eq!(report.end_ms, 4240 * s);
+    // GPU-seconds: x 3,600, a 40 (until it left gpu-a) + 3,600, b 2 × 600, c 300: 8,740.
+    assert_eq!(report.summary.gpu_hours_used, 2.428);
+    assert_eq!(report.summary.pod_wait.max, Some(620 * s));
+
+    // `terminationGracePeriodSeconds: 5`: a leaves gpu-a at 15 s, and b binds then.
+    let dir = tempdir("replay-preemption");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let grace = dir.join("grace.yaml");
+    let a_spec = "        priority: 0\n        nodeSelector: {kubernetes.io/hostname: gpu-a}\n";
+    assert!(text.contains(a_spec));
+    let with_grace = format!("{a_spec}        terminationGracePeriodSeconds: 5\n");
+    std::fs::write(&grace, text.replace(a_spec, &with_grace)).unwrap();
+    let (_, pods) = replay_file(&grace);
+    assert_eq!(pods["default/b"].first_bind, Some(15 * s));
+    assert_eq!(pods["default/a"].end, Some((615 + 3600) * s));
+
+    // d (priority 2000, 2 GPUs) arrives at 25 s: it preempts a too (terminating already, so
+    // nothing more is asked of it) and is nominated to gpu-a; b, of lower priority, loses its
+    // nomination and is tried again at once (its own nomination gone frees gpu-a for it and
+    // the pods below it): it fails, d's nomination counting against it. d binds at 40 s,
+    // b when d ends at 340 s.
+    let higher = dir.join("higher.yaml");
+    let d = "    - {apiVersion: v1, kind: Pod, metadata: {name: d, annotations: {schedsim.io/arrival: \"25s\", schedsim.io/duration: \"5m\"}}, spec: {priority: 2000, containers: [{name: main, image: trainer, resources: {requests: {cpu: \"1\", memory: 1Gi, nvidia.com/gpu: \"2\"}, limits: {nvidia.com/gpu: \"2\"}}}]}}\n";
+    std::fs::write(
+        &higher,
+        text.replace("  replay: {}", &format!("{d}  replay: {{}}")),
+    )
+    .unwrap();
+    let (_, pods) = replay_file(&higher);
+    assert_eq!(pods["default/d"].first_bind, Some(40 * s));
+    assert_eq!(pods["default/b"].first_bind, Some(340 * s));
+    assert_eq!(pods["default/a"].preemptions, 1);
+    // Stopped at 30 s: b was tried at 10 s and again at 25 s, when d took its node.
+    std::fs::write(
+        &higher,
+        text.replace("  replay: {}", &format!("{d}  replay: {{until: 30s}}")),
+    )
+    .unwrap();
+    let (_, pods) = replay_file(&higher);
+    assert_eq!(
+        (pods["default/b"].attempts, pods["default/b"].state),
+        (2, "pending")
+    );
+
+    // A 1-s cycle: b's first cycle ends at 11 s, when a's grace period starts; a is gone at
+    // 41 s, and b's next cycle binds it at 42 s.
+    let cycle = dir.join("cycle.yaml");
+    std::fs::write(
+        &cycle,
+        text.replace("  replay: {}", "  replay: {cycle: 1s}"),
+    )
+    .unwrap();
+    let (_, pods) = replay_file(&cycle);
+    assert_eq!(pods["default/b"].first_bind, Some(42 * s));
+}
+
+/// An existing pod preempted holds its GPU for its grace period, then is gone for good (the
+/// pool's allocation counts it until then); a node failing during the grace period takes it
+/// with it, once.
+#[test]
+fn an_existing_victim_leaves_after_its_grace_period() {
+    let s = 1000;
+    let node = |name: &str| {
+        format!(
+            "{{apiVersion: v1, kind: Node, metadata: {{name: {name}}}, status: {{allocatable: {{cpu: \"8\", pods: \"110\", nvidia.com/gpu: \"1\"}}}}}}"
+        )
+    };
+    let gpu = "resources: {requests: {cpu: \"1\", nvidia.com/gpu: \"1\"}, limits: {nvidia.com/gpu: \"1\"}}";
+    let text = format!(
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {{name: existing-victim}}\nspec:\n  nodes:\n    - {}\n  existingPods:\n    - {{apiVersion: v1, kind: Pod, metadata: {{name: e}}, spec: {{nodeName: gpu-a, priority: 0, terminationGracePeriodSeconds: 10, containers: [{{name: c, image: i, {gpu}}}]}}}}\n  workloads:\n    - {{apiVersion: v1, kind: Pod, metadata: {{name: b, annotations: {{schedsim.io/arrival: \"5s\", schedsim.io/duration: \"60s\"}}}}, spec: {{priority: 1000, containers: [{{name: c, image: i, {gpu}}}]}}}}\n  replay: {{}}\n",
+        node("gpu-a")
+    );
+    let dir = tempdir("replay-existing-victim");
+    let file = dir.join("s.yaml");
+    std::fs::write(&file, &text).unwrap();
+    let (report, pods) = replay_file(&file);
+    assert_eq!(pods["default/b"].first_bind, Some(15 * s));
+    assert_eq!(report.existing_pods_evicted, 1);
+    // e holds the GPU until 15 s, b from 15 s to the end at 75 s.
+    assert_eq!(report.end_ms, 75 * s);
+    assert_eq!(report.pools[0].allocation_percent, 100.0);
+
+    // gpu-a fails at 8 s, e with it; b waits for gpu-b, added at 20 s.
+    let timeline = format!(
+        "  timeline:\n    - {{at: 8s, failNodes: [gpu-a]}}\n    - at: 20s\n      addNodes:\n        - {}\n  replay: {{}}\n",
+        node("gpu-b")
+    );
+    std::fs::write(&file, text.replace("  replay: {}\n", &timeline)).unwrap();
+    let (report, pods) = replay_file(&file);
+    assert_eq!(pods["default/b"].first_bind, Some(20 * s));
+    assert_eq!(report.existing_pods_evicted, 1);
 }

@@ -208,6 +208,7 @@ pub fn pod_from_k8s(
         nominated_node_name: (pod.status.as_ref())
             .and_then(|s| s.nominated_node_name.clone())
             .filter(|n| !n.is_empty()),
+        termination_grace_period_seconds: spec.termination_grace_period_seconds,
         disrupted_by_preemption: disrupted_by_preemption(pod),
         topology_spread_constraints: spec.topology_spread_constraints.clone().unwrap_or_default(),
         resource_claims: spec.resource_claims.clone().unwrap_or_default(),

@@ -60,6 +60,9 @@ pub struct Pod {
     pub deletion_timestamp: Option<Time>,
     /// `status.nominatedNodeName`: where an earlier preemption nominated the pod to run.
     pub nominated_node_name: Option<String>,
+    /// `spec.terminationGracePeriodSeconds` as written (`None`: the API server defaults it to
+    /// 30); see [`Pod::termination_grace_ms`].
+    pub termination_grace_period_seconds: Option<i64>,
     /// Its `DisruptionTarget` condition is `True` with reason `PreemptionByScheduler`: with a
     /// deletion timestamp, a victim of kube-scheduler's preemption still terminating
     /// (`podTerminatingByPreemption`).
@@ -209,9 +212,50 @@ impl Pod {
     pub fn terminating_by_preemption(&self) -> bool {
         self.is_terminating() && self.disrupted_by_preemption
     }
+
+    /// How long a graceful deletion of the bound pod leaves it on its node, in milliseconds:
+    /// `spec.terminationGracePeriodSeconds`, 30 when not written (`SetDefaults_PodSpec`,
+    /// `DefaultTerminationGracePeriodSeconds`); the API server accepts a negative value and
+    /// deletes with 1 second (`podStrategy.CheckGracefulDelete`,
+    /// `pkg/registry/core/pod/strategy.go`).
+    pub fn termination_grace_ms(&self) -> u64 {
+        let seconds = self
+            .termination_grace_period_seconds
+            .unwrap_or(DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS);
+        match seconds {
+            s if s < 0 => 1000,
+            s => (s as u64).saturating_mul(1000),
+        }
+    }
 }
+
+/// `v1.DefaultTerminationGracePeriodSeconds`.
+pub const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS: i64 = 30;
 
 /// `v1.DisruptionTarget`, the condition type preemption sets on its victims.
 pub const DISRUPTION_TARGET: &str = "DisruptionTarget";
 /// `v1.PodReasonPreemptionByScheduler`.
 pub const REASON_PREEMPTION_BY_SCHEDULER: &str = "PreemptionByScheduler";
+
+#[cfg(test)]
+mod tests {
+    use super::Pod;
+
+    /// `terminationGracePeriodSeconds`: 30 s when not written, a negative value deletes with
+    /// 1 s (`CheckGracefulDelete`), 0 at once, and the largest int64 saturates.
+    #[test]
+    fn the_grace_period_is_what_a_deletion_waits() {
+        let grace = |s: Option<i64>| {
+            Pod {
+                termination_grace_period_seconds: s,
+                ..Pod::default()
+            }
+            .termination_grace_ms()
+        };
+        assert_eq!(grace(None), 30_000);
+        assert_eq!(grace(Some(5)), 5_000);
+        assert_eq!(grace(Some(0)), 0);
+        assert_eq!(grace(Some(-5)), 1_000);
+        assert_eq!(grace(Some(i64::MAX)), u64::MAX);
+    }
+}

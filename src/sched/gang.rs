@@ -251,6 +251,8 @@ fn rejected(message: String) -> PodOutcome {
         pdb_violations: 0,
         gang: None,
         evaluated: None,
+        // Rejected at Permit: `clearNominatedNode`.
+        nominating: crate::sched::cycle::Nominating::Clear,
     }
 }
 

@@ -4,7 +4,7 @@
 //! them back to the active queue in kube-scheduler — and the state is recorded.
 
 use super::cluster::Cluster;
-use super::cycle::{PodOutcome, PodPhase, Scheduler, SchedulerConfig, existing_pod_id};
+use super::cycle::{Nominating, PodOutcome, PodPhase, Scheduler, SchedulerConfig, existing_pod_id};
 use super::gang;
 use super::plan::DependsOnStatus;
 use super::plan::{self, Event, PodSelector, Requirement, Step, Waiter};
@@ -114,7 +114,12 @@ pub fn schedule_plan(
         }
         match step {
             Step::Complete { pods: finished } => run.complete(finished),
-            Step::Schedule { pod, requires } => run.arrive(*pod, requires, &order[k..]),
+            Step::Schedule { pod, requires } => {
+                if k == 0 || !matches!(order[k - 1], Step::Schedule { .. }) {
+                    run.nominate_arrivals(&order[k..]);
+                }
+                run.arrive(*pod, requires, &order[k..])
+            }
             Step::StepStart => {}
             Step::Event(event) => run.event(event),
             Step::Checkpoint { name } => run.checkpoint(name),
@@ -135,6 +140,7 @@ pub fn schedule_plan(
                 pdb_violations: 0,
                 gang: None,
                 evaluated: None,
+                nominating: Default::default(),
             })
         })
         .collect();
@@ -182,7 +188,45 @@ impl Run<'_> {
             self.outcomes[i] = Some(waiting(unmet, &self.outcomes));
             return;
         }
+        self.nominate_own(i);
         self.attempt(i, queue, requires);
+    }
+
+    /// Pods that arrive together, from the first of `queue` on, enter the queue together: the
+    /// nominator records those with a `status.nominatedNodeName` (`moveToActiveQ` at `Add`),
+    /// before any of them is tried.
+    fn nominate_arrivals(&mut self, queue: &[Step]) {
+        for step in queue {
+            match step {
+                Step::Schedule { pod, requires } if requires.is_empty() => self.nominate_own(*pod),
+                Step::Schedule { .. } => {}
+                _ => break,
+            }
+        }
+    }
+
+    /// The nominator records a queued pod's own `status.nominatedNodeName`, once.
+    fn nominate_own(&mut self, i: usize) {
+        if self.outcomes[i].is_none()
+            && !self.s.is_nominated(i)
+            && let Some(node) = &self.pods[i].nominated_node_name
+        {
+            self.s.nominate(i, Some(node));
+        }
+    }
+
+    /// What an attempt does to the pod's nomination: a bound pod leaves the nominator
+    /// (`assume`), a failed one keeps, takes or loses its node as the cycle says.
+    fn renominate(&mut self, i: usize, outcome: &PodOutcome) {
+        match outcome.nominating {
+            _ if outcome.phase == PodPhase::Scheduled => self.s.nominate(i, None),
+            Nominating::Clear => self.s.nominate(i, None),
+            Nominating::Set(node) => {
+                let name = self.s.cluster.nodes[node].name.clone();
+                self.s.nominate(i, Some(&name));
+            }
+            Nominating::Noop => {}
+        }
     }
 
     /// One scheduling attempt of pod `i`, or of its gang's members the queue holds.
@@ -234,6 +278,7 @@ impl Run<'_> {
                     None => self.evicted_existing.push(usize::MAX - v),
                 }
             }
+            self.renominate(m, &outcome);
             self.outcomes[m] = Some(outcome);
         }
     }
@@ -303,6 +348,9 @@ impl Run<'_> {
                 }
                 for i in self.selected(pods) {
                     self.s.budgets.delete(i, &self.pods[i]);
+                    if self.s.is_nominated(i) {
+                        self.s.nominate(i, None);
+                    }
                     if let Some(o) = self.outcomes[i].as_mut() {
                         if let (PodPhase::Scheduled, Some(node)) = (o.phase, o.node) {
                             self.s.unbind(node, i);
@@ -645,5 +693,6 @@ fn waiting(r: &Requirement, outcomes: &[Option<PodOutcome>]) -> PodOutcome {
         pdb_violations: 0,
         gang: None,
         evaluated: None,
+        nominating: Default::default(),
     }
 }

@@ -180,6 +180,11 @@ impl Engine<'_, '_> {
             } else {
                 self.metrics.pending_removed(gpus);
                 self.queue.delete(PodId(id));
+                // A nominated pod deleted: the room it held is free for the others.
+                let pod = Arc::clone(&live.pod);
+                if pod.nominated_node_name.is_some() {
+                    self.nomination_gone(&pod);
+                }
             }
             if let Some(live) = self.live.get_mut(&id) {
                 live.queued = true;

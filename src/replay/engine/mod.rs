@@ -31,6 +31,7 @@ use crate::sched::queue::{
 };
 
 mod kueue;
+mod preemption;
 mod timeline;
 
 /// Where the replay writes as it goes.
@@ -139,6 +140,8 @@ enum Timer {
     Finish(u32, u32),
     /// The trace withdrew the job: its pod is deleted, running or not.
     Withdraw(u32),
+    /// A victim of preemption (pod id, generation) is past its grace period.
+    Terminate(usize, u32),
 }
 
 /// The replay.
@@ -171,6 +174,8 @@ pub struct Engine<'s, 'o> {
     attempts: u64,
     existing_evicted: u64,
     warnings: Vec<String>,
+    /// The queue nominator's generation the scheduler's nominations were copied at.
+    nominations_seen: u64,
     /// A limit the replay ran into: it stops with this.
     limit: Option<String>,
     /// The scenario's file, for that error.
@@ -197,6 +202,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         let all: Vec<&Pod> = existing.iter().collect();
         let cluster = Cluster::new(scenario.nodes.clone(), &all);
         let mut s = Scheduler::new(cluster, &scenario.config, &[], existing);
+        s.let_victims_terminate();
         let mut metrics = Metrics::new(&scenario.nodes, replay.sample_ms);
         for (i, p) in existing.iter().enumerate() {
             if let Some(node) = p.node_name.as_deref().and_then(|n| s.cluster.index_of(n)) {
@@ -239,6 +245,7 @@ impl<'s, 'o> Engine<'s, 'o> {
             attempts: 0,
             existing_evicted: 0,
             warnings: Vec::new(),
+            nominations_seen: 0,
             limit: None,
             file: &scenario.file,
             kueue: (replay.kueue.as_deref()).map(|objects| {
@@ -366,6 +373,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                         self.pod_gone(id, "withdrawn");
                     }
                 }
+                Timer::Terminate(victim, generation) => self.terminated(victim, generation),
             }
         }
     }
@@ -411,7 +419,9 @@ impl<'s, 'o> Engine<'s, 'o> {
         };
         live.attempts += 1;
         let pod = Arc::clone(&live.pod);
+        self.sync_nominations();
         let outcome = self.s.schedule_one(id as usize, &pod);
+        let decided = self.decided(&outcome);
         let end = self.now + self.replay.cycle_ms;
         // The chosen node by name: a timeline step during the cycle may renumber the nodes,
         // or remove it (the binding then fails and the pod is retried, as an error).
@@ -420,9 +430,6 @@ impl<'s, 'o> Engine<'s, 'o> {
             // Events due while the cycle runs reach the queue as in-flight events.
             self.run_events_before(end);
             self.advance(end);
-        }
-        for &victim in &outcome.victims {
-            self.preempted(victim, &pod);
         }
         let node = chosen.and_then(|n| self.s.cluster.index_of(&n));
         match (outcome.phase, node) {
@@ -448,6 +455,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                     failure,
                     &self.hints,
                 );
+                self.after_failure(id, decided);
             }
         }
     }
@@ -591,6 +599,7 @@ impl<'s, 'o> Engine<'s, 'o> {
     }
 
     fn bind(&mut self, id: u32, node: usize) {
+        self.nomination_bound(id);
         let now = self.now;
         let Some(live) = self.live.get_mut(&id) else {
             return;
@@ -651,40 +660,6 @@ impl<'s, 'o> Engine<'s, 'o> {
         Some(pod)
     }
 
-    /// A victim of preemption: the scheduler has taken it off its node; its controller
-    /// creates it again and it is queued anew (existing pods are gone).
-    fn preempted(&mut self, victim: usize, by: &Pod) {
-        let _ = by;
-        if victim > u32::MAX as usize {
-            self.existing_evicted += 1;
-            self.assigned_pod_deleted(None);
-            return;
-        }
-        let id = victim as u32;
-        let Some(live) = self.live.get_mut(&id) else {
-            return;
-        };
-        if let Some((node, since)) = live.bound.take() {
-            live.used_ms += self.now - since;
-            live.generation += 1;
-            live.preemptions += 1;
-            let gpus = live.gpus;
-            let assigned = live.assigned.take();
-            let pod = Arc::clone(&live.pod);
-            self.metrics.unbound(node, gpus);
-            self.metrics.running -= 1;
-            self.metrics.pending_added(gpus);
-            if let Some(job) = self.jobs.get(&live.job) {
-                self.metrics.preempted(job.key());
-            }
-            self.s.dra_pod_deleted(victim);
-            self.assigned_pod_deleted(assigned);
-            let _ = self
-                .queue
-                .add(Time(self.now), queue_pod(id, &pod), &self.hints);
-        }
-    }
-
     /// The pod is gone for good: finished, withdrawn or deleted.
     fn pod_gone(&mut self, id: u32, state: &'static str) {
         let node = self.live.get(&id).and_then(|l| l.bound).map(|(n, _)| n);
@@ -698,6 +673,9 @@ impl<'s, 'o> Engine<'s, 'o> {
         } else if !was_bound {
             self.metrics.pending_removed(live.gpus);
             self.queue.delete(PodId(id));
+            if live.pod.nominated_node_name.is_some() {
+                self.nomination_gone(&live.pod);
+            }
         }
         self.s.budgets.delete(id as usize, &live.pod);
         self.s.forget(id as usize);

@@ -30,10 +30,22 @@ impl<'a> Scheduler<'a> {
         };
         let mut seen: Vec<(node_resources_fit::Insufficient, u16)> = Vec::new();
         let mut might_help = Vec::new();
-        // A node's first failing per-pod filter, or `None` when its static verdict comes first.
-        let mut per_pod = |d: &mut Diagnosis, node: usize, failed_static: Option<&str>| {
+        // A node's first failing per-pod filter, or `None` when its static verdict comes first:
+        // with the pods nominated there added (`with`), the filters that read a node's pods
+        // answer for them.
+        let mut per_pod = |d: &mut Diagnosis,
+                           node: usize,
+                           failed_static: Option<&str>,
+                           with: Option<&nominated::NominatedNode>| {
             for &plugin in &compiled.filters {
                 let status = match plugin {
+                    Plugin::NodeResourcesFit
+                    | Plugin::PodTopologySpread
+                    | Plugin::InterPodAffinity
+                        if with.is_some() =>
+                    {
+                        with.map_or_else(Status::success, |w| w.status(plugin).clone())
+                    }
                     Plugin::NodeResourcesFit => {
                         let lack = node_resources_fit::check(request, self.cluster.resources(node));
                         if lack.is_empty() {
@@ -61,6 +73,15 @@ impl<'a> Scheduler<'a> {
                 }
             }
             None
+        };
+        // `RunFilterPluginsWithNominatedPods`: the first pass (nominated pods added) decides
+        // when it fails, else the second.
+        let mut per_pod = |d: &mut Diagnosis, node: usize, failed_static: Option<&str>| {
+            let with = self.nominated_on(node);
+            match with.and_then(|w| per_pod(d, node, failed_static, Some(w))) {
+                Some(i) => Some(i),
+                None => per_pod(d, node, failed_static, None),
+            }
         };
         if compiled.static_first {
             // Nodes failing a static filter keep its verdict; only candidates are checked.
@@ -104,7 +125,7 @@ impl<'a> Scheduler<'a> {
     }
 
     /// PostFilter (DefaultPreemption) over the nodes preemption might help, then the final
-    /// message.
+    /// message and what becomes of the pod's nomination.
     pub(super) fn fail(
         &mut self,
         pod: &Pod,
@@ -112,8 +133,13 @@ impl<'a> Scheduler<'a> {
         (mut d, might_help): (Diagnosis, Vec<u32>),
     ) -> PodOutcome {
         // PostFilter plugins in the profile's order (`RunPostFilterPlugins`): their reasons
-        // are joined until one succeeds.
+        // are joined until one succeeds; the last result that is not a no-op is the pod's
+        // nomination, and without any PostFilter plugin the nomination is cleared.
         let post_filter = self.profile().framework.at(ExtensionPoint::PostFilter);
+        let mut nominating = match post_filter.is_empty() {
+            true => Nominating::Clear,
+            false => Nominating::Noop,
+        };
         let at = |plugin| post_filter.iter().position(|p| *p == plugin);
         let (dra_at, preemption_at) = (at(Plugin::DynamicResources), at(Plugin::DefaultPreemption));
         let mut reasons: Vec<String> = Vec::new();
@@ -126,16 +152,13 @@ impl<'a> Scheduler<'a> {
                     node,
                     victims,
                     pdb_violations,
-                } => {
-                    for &(n, v) in &victims {
-                        self.unbind(n, v);
+                } => return self.preempted_for(d, node, victims, pdb_violations),
+                preemption::Result::Fail(msg, result) => {
+                    reasons.push(msg);
+                    if result != Nominating::Noop {
+                        nominating = result;
                     }
-                    let mut outcome = scheduled(node);
-                    outcome.victims = victims.into_iter().map(|(_, v)| v).collect();
-                    outcome.pdb_violations = pdb_violations;
-                    return outcome;
                 }
-                preemption::Result::Message(msg) => reasons.push(msg),
             }
             if dra_at > preemption_at {
                 reasons.extend(self.dra_post_filter(pod).map(str::to_string));
@@ -143,7 +166,38 @@ impl<'a> Scheduler<'a> {
         }
         // No PostFilter plugin: the FitError alone.
         d.post_filter_msg = (!reasons.is_empty()).then(|| reasons.join(", "));
-        self.pending(d)
+        PodOutcome {
+            nominating,
+            ..self.pending(d)
+        }
+    }
+
+    /// DefaultPreemption chose `node` and its victims. A snapshot takes them off and binds
+    /// the pod there; over time the pod is nominated to the node and stays pending with the
+    /// FitError of its cycle (the PostFilter succeeded: no message of its own), while its
+    /// victims terminate.
+    fn preempted_for(
+        &mut self,
+        d: Diagnosis,
+        node: usize,
+        victims: Vec<(usize, usize)>,
+        pdb_violations: usize,
+    ) -> PodOutcome {
+        let mut outcome = match self.victims_terminate {
+            true => PodOutcome {
+                nominating: Nominating::Set(node),
+                ..self.pending(d)
+            },
+            false => {
+                for &(n, v) in &victims {
+                    self.unbind(n, v);
+                }
+                scheduled(node)
+            }
+        };
+        outcome.victims = victims.into_iter().map(|(_, v)| v).collect();
+        outcome.pdb_violations = pdb_violations;
+        outcome
     }
 }
 
@@ -168,6 +222,7 @@ pub(super) fn scheduled(node: usize) -> PodOutcome {
         pdb_violations: 0,
         gang: None,
         evaluated: None,
+        nominating: Nominating::Noop,
     }
 }
 
@@ -181,5 +236,6 @@ pub(super) fn unschedulable(message: String, diagnosis: Diagnosis) -> PodOutcome
         pdb_violations: 0,
         gang: None,
         evaluated: None,
+        nominating: Nominating::Noop,
     }
 }

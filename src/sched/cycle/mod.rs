@@ -15,7 +15,8 @@
 //! configuration), [`outcome`] (what a cycle says about a pod), [`compiled`] (a profile as the
 //! cycle reads it), [`template`] (per-spec static filters), [`walk`] (the Filter pass), [`state`]
 //! (bound pods and the PreFilter states that read them), [`score`] (Score and selectHost),
-//! [`diagnose`] (the pending message), [`preemption`] (PostFilter).
+//! [`diagnose`] (the pending message), [`preemption`] (PostFilter), [`nominated`] (pods
+//! nominated to nodes, which the filters of the pods that yield to them count).
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -50,6 +51,7 @@ mod config;
 mod diagnose;
 mod dra;
 mod label_index;
+mod nominated;
 mod outcome;
 mod preemption;
 mod score;
@@ -58,7 +60,7 @@ mod template;
 mod walk;
 
 pub use config::SchedulerConfig;
-pub use outcome::{Evaluated, GangNote, PodOutcome, PodPhase};
+pub use outcome::{Evaluated, GangNote, Nominating, PodOutcome, PodPhase};
 pub use walk::feasible_nodes;
 
 use diagnose::{intern, scheduled, unschedulable};
@@ -116,6 +118,7 @@ fn scheduler_error(message: String) -> PodOutcome {
         pdb_violations: 0,
         gang: None,
         evaluated: None,
+        nominating: Nominating::Clear,
     }
 }
 
@@ -292,6 +295,16 @@ pub struct Scheduler<'a> {
     pub(crate) budgets: crate::sched::pdb::Budgets,
     /// A replay's pods, from their arrival until they are gone (see [`Self::admit`]).
     live: HashMap<usize, Arc<Pod>>,
+    /// Bound pods that are terminating, as they are now (see [`Self::start_terminating`]).
+    terminating: HashMap<usize, Arc<Pod>>,
+    /// The scheduling queue's nominations (see [`nominated`]).
+    nominations: nominated::Nominations,
+    /// For the pod in the cycle: the nodes with nominated pods it must yield to.
+    nominated_here: Vec<nominated::NominatedNode>,
+    /// Preemption leaves its victims to terminate and nominates the preemptor, which stays
+    /// pending (kube-scheduler over time: the replay); off, the preemptor is bound at once
+    /// and the victims are gone (a snapshot).
+    victims_terminate: bool,
 }
 
 /// A pod the scheduler knows, held independently of the scheduler's borrow: the scenario's
@@ -474,6 +487,10 @@ impl<'a> Scheduler<'a> {
             dra_cache: Default::default(),
             dra_cycle: None,
             live: HashMap::default(),
+            terminating: HashMap::default(),
+            nominations: Default::default(),
+            nominated_here: Vec::new(),
+            victims_terminate: false,
         }
     }
 
@@ -582,6 +599,7 @@ impl<'a> Scheduler<'a> {
                     // Evicted with its node: its claims are released.
                     let pod = self.pod_handle(b.pod);
                     self.dra.release(&pod, false);
+                    self.terminating.remove(&b.pod);
                     evicted.push((b.pod, node));
                 }
             }
@@ -627,6 +645,7 @@ impl<'a> Scheduler<'a> {
                 pdb_violations: 0,
                 gang: None,
                 evaluated: None,
+                nominating: Nominating::Noop,
             };
         };
         self.current = profile;
@@ -656,16 +675,21 @@ impl<'a> Scheduler<'a> {
                 pdb_violations: 0,
                 gang: None,
                 evaluated: None,
+                nominating: Nominating::Noop,
             };
         }
         if self.cluster.is_empty() {
-            return unschedulable(
-                diagnosis::ERR_NO_NODES_AVAILABLE.into(),
-                Diagnosis::default(),
-            );
+            return PodOutcome {
+                nominating: Nominating::Clear,
+                ..unschedulable(
+                    diagnosis::ERR_NO_NODES_AVAILABLE.into(),
+                    Diagnosis::default(),
+                )
+            };
         }
         let t = self.template_for(pod);
         let request = self.pod_request(pod);
+        self.prepare_nominated(id, pod, &request);
         // The PreFilter plugins that can reject a pod outright, in the profile's order.
         let node_affinity = self.templates[t].pre_filter_reject.clone();
         let gang = gang_reject;
@@ -751,6 +775,7 @@ impl<'a> Scheduler<'a> {
                 let mut outcome = self.fail(pod, request, d);
                 if let Some(key) = failure_key
                     && outcome.phase == PodPhase::Unschedulable
+                    && outcome.victims.is_empty()
                 {
                     outcome.evaluated = Some(Evaluated {
                         nodes: self.templates[t].scan_len as usize,
@@ -790,6 +815,7 @@ impl<'a> Scheduler<'a> {
                         pdb_violations: 0,
                         gang: None,
                         evaluated: None,
+                        nominating: Nominating::Clear,
                     }
                 }
                 _ => scheduled(self.select_host(pod, spread)),

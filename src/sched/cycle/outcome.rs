@@ -72,6 +72,22 @@ pub struct Evaluated {
     pub feasible: usize,
 }
 
+/// What a failed cycle does to the pod's nomination (`NominatingInfo` in
+/// `pkg/scheduler/schedule_one.go`, as `handleSchedulingFailure` passes it to the nominator
+/// and to the pod's `status.nominatedNodeName`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Nominating {
+    /// `ModeNoop`: the pod keeps the nomination it has (a cycle that succeeded, a PostFilter
+    /// that returned no result).
+    #[default]
+    Noop,
+    /// `ModeOverride` to a node: preemption chose it and its victims are terminating.
+    Set(usize),
+    /// `clearNominatedNode`: no node is left for it (no nodes, an error, no PostFilter
+    /// plugin, no preemption candidate, a rejection at Reserve or Permit).
+    Clear,
+}
+
 /// What happened to one pod.
 #[derive(Debug, Clone)]
 pub struct PodOutcome {
@@ -89,4 +105,6 @@ pub struct PodOutcome {
     pub gang: Option<GangNote>,
     /// The cycle's Filter pass, when it ran.
     pub evaluated: Option<Evaluated>,
+    /// What a failed cycle does to the pod's nomination.
+    pub nominating: Nominating,
 }

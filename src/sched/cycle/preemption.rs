@@ -11,7 +11,7 @@ use std::cmp::Reverse;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use rand::RngExt;
 
-use super::{Bound, Scheduler};
+use super::{Bound, Nominating, Scheduler};
 use crate::model::Pod;
 use crate::sched::cluster::PodRequest;
 use crate::sched::diagnosis::{self, Diagnosis};
@@ -27,8 +27,19 @@ pub enum Result {
         victims: Vec<(usize, usize)>,
         pdb_violations: usize,
     },
-    /// No preemption: the `preemption: …` part of the message.
-    Message(String),
+    /// No preemption: the `preemption: …` part of the message, and what becomes of the
+    /// pod's nomination (`Preempt` clears it when no node is a candidate; a pod not eligible,
+    /// or a dry run that failed with an error, returns no result).
+    Fail(String, Nominating),
+}
+
+impl Scheduler<'_> {
+    /// Preemption nominates the preemptor and leaves its victims on their nodes, for the
+    /// caller to delete them gracefully (see [`Scheduler::start_terminating`]) and to retry
+    /// the preemptor once they are gone.
+    pub(crate) fn let_victims_terminate(&mut self) {
+        self.victims_terminate = true;
+    }
 }
 
 /// `PodEligibleToPreemptOthers`' reason when a victim of an earlier preemption is still
@@ -108,7 +119,7 @@ pub(crate) fn post_filter(
     might_help: &[u32],
 ) -> Result {
     if let Some(reason) = not_eligible(s, pod, might_help) {
-        return Result::Message(format!("preemption: {reason}"));
+        return Result::Fail(format!("preemption: {reason}"), Nominating::Noop);
     }
     // Nodes never tried keep the "absent" status of the new FitError; only counts are needed
     // for its message.
@@ -180,12 +191,15 @@ pub(crate) fn post_filter(
             1 => errors.remove(0),
             _ => format!("[{}]", errors.join(", ")),
         };
-        return Result::Message(format!("preemption: {message}"));
+        return Result::Fail(format!("preemption: {message}"), Nominating::Noop);
     }
-    Result::Message(format!(
-        "preemption: {}",
-        diagnosis::fit_error_message(s.cluster.len(), &fit_error)
-    ))
+    Result::Fail(
+        format!(
+            "preemption: {}",
+            diagnosis::fit_error_message(s.cluster.len(), &fit_error)
+        ),
+        Nominating::Clear,
+    )
 }
 
 /// `PodEligibleToPreemptOthers`: `preemptionPolicy: Never`, or a victim of an earlier
@@ -218,11 +232,29 @@ enum NodeVerdict {
 /// passed already, or the node would be unresolvable), add back ("reprieve") as many as
 /// possible, each only if the pod still passes them all: first the pods whose eviction would
 /// violate a PodDisruptionBudget, then the others, the most important first in each group.
+/// The filters run as `RunFilterPluginsWithNominatedPods` runs them: with the pods of equal or
+/// higher priority nominated to the node, and without them.
 fn select_victims_on_node(
     s: &mut Scheduler<'_>,
     node: usize,
     pod: &Pod,
     request: &PodRequest,
+) -> NodeVerdict {
+    match s.nominated_on(node).map(|n| n.pods.clone()) {
+        Some(nominated) => s.with_pods_on(node, &nominated, |s| {
+            victims_on_node(s, node, pod, request, &nominated)
+        }),
+        None => victims_on_node(s, node, pod, request, &[]),
+    }
+}
+
+/// [`select_victims_on_node`] with the `nominated` pods bound to the node for the while.
+fn victims_on_node(
+    s: &mut Scheduler<'_>,
+    node: usize,
+    pod: &Pod,
+    request: &PodRequest,
+    nominated: &[usize],
 ) -> NodeVerdict {
     let mut potential: Vec<Bound> = s.bound[node]
         .iter()
@@ -241,7 +273,7 @@ fn select_victims_on_node(
         return NodeVerdict::StillFails(status);
     }
     let all: Vec<usize> = potential.iter().map(|b| b.pod).collect();
-    let status = s.bound_filters_without(pod, node, &all);
+    let status = bound_filters_without(s, pod, node, &all, nominated);
     if !status.is_success() {
         return NodeVerdict::StillFails(status);
     }
@@ -271,7 +303,7 @@ fn select_victims_on_node(
                 .map(|v| v.pod)
                 .chain(order[k + 1..].iter().map(|&j| potential[j].pod))
                 .collect();
-            s.bound_filters_without(pod, node, &removed).is_success()
+            bound_filters_without(s, pod, node, &removed, nominated).is_success()
         };
         if !fits {
             trial.remove(&b.request);
@@ -288,6 +320,24 @@ fn select_victims_on_node(
     let mut ranked: Vec<_> = ranks.into_iter().zip(victims).collect();
     ranked.sort_by_key(|(rank, _)| *rank);
     NodeVerdict::Victims(ranked.into_iter().map(|(_, v)| v).collect(), pdb_violations)
+}
+
+/// PodTopologySpread's and InterPodAffinity's verdict on `node` without the bound pods
+/// `removed`: with the `nominated` pods (bound for the while) and, when that passes, without
+/// them too.
+fn bound_filters_without(
+    s: &mut Scheduler<'_>,
+    pod: &Pod,
+    node: usize,
+    removed: &[usize],
+    nominated: &[usize],
+) -> Status {
+    let status = s.bound_filters_without(pod, node, removed);
+    if !status.is_success() || nominated.is_empty() {
+        return status;
+    }
+    let all: Vec<usize> = removed.iter().chain(nominated).copied().collect();
+    s.bound_filters_without(pod, node, &all)
 }
 
 /// `filterPodsWithPDBViolation` over the potential victims (most important first): the order

@@ -8,6 +8,24 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 impl<'a> Scheduler<'a> {
     pub(crate) fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
+        let request = PodRequest::new(&self.cluster.table, pod);
+        self.cluster.account(node, &request, 1);
+        self.binds += 1;
+        let started = (pod.start_time.clone(), self.binds);
+        let b = self.count_in(node, pod_id, pod, request, started);
+        self.bound[node].push(b);
+    }
+
+    /// Counts a pod on its node in everything but the node's resources: its group of alike
+    /// pods, the spread and affinity counts, the budgets. Returns its entry for `bound`.
+    fn count_in(
+        &mut self,
+        node: usize,
+        pod_id: usize,
+        pod: &Pod,
+        request: PodRequest,
+        started: (Option<Time>, u64),
+    ) -> Bound {
         self.mutations += 1;
         // Terminating pods make groups of their own: PodTopologySpread does not count them.
         let labels_signature =
@@ -32,39 +50,23 @@ impl<'a> Scheduler<'a> {
             group.pod = pod_id;
         }
         *group.nodes.entry(node).or_default() += 1;
-        let request = PodRequest::new(&self.cluster.table, pod);
-        self.cluster.account(node, &request, 1);
-        self.binds += 1;
         self.count_affinity(pod, 1);
         self.count_spread(pod, node, 1);
         self.budgets.count(pod_id, pod, 1);
-        self.bound[node].push(Bound {
+        Bound {
             pod: pod_id,
             priority: pod.priority,
             request,
-            started: (pod.start_time.clone(), self.binds),
-            group: (labels_signature, terms_signature),
-        });
+            started,
+            group: key,
+        }
     }
 
     /// Removes a bound pod from its node (preemption).
     pub(crate) fn unbind(&mut self, node: usize, pod_id: usize) {
-        if let Some(pos) = self.bound[node].iter().position(|b| b.pod == pod_id) {
-            let b = self.bound[node].remove(pos);
-            self.mutations += 1;
-            self.cluster.account(node, &b.request, -1);
-            if let Some(g) = self.groups.get_mut(&b.group)
-                && let Some(n) = g.nodes.get_mut(&node)
-            {
-                *n -= 1;
-                if *n == 0 {
-                    g.nodes.remove(&node);
-                }
-            }
+        if let Some(b) = self.take_off(node, pod_id) {
             let pod = self.pod_handle(pod_id);
-            self.count_affinity(&pod, -1);
-            self.count_spread(&pod, node, -1);
-            self.budgets.count(pod_id, &pod, -1);
+            self.terminating.remove(&pod_id);
             // Its claims are no longer reserved for it (the resourceclaim controller).
             if self.dra.holds_claims(&pod) {
                 self.dra.release(&pod, false);
@@ -73,9 +75,52 @@ impl<'a> Scheduler<'a> {
         }
     }
 
+    /// Takes a bound pod off its node, resources and counts; returns its entry.
+    pub(super) fn take_off(&mut self, node: usize, pod_id: usize) -> Option<Bound> {
+        let pos = self.bound[node].iter().position(|b| b.pod == pod_id)?;
+        let b = self.bound[node].remove(pos);
+        self.cluster.account(node, &b.request, -1);
+        self.count_out(node, &b);
+        Some(b)
+    }
+
+    /// Undoes [`Self::count_in`] for a pod's entry.
+    fn count_out(&mut self, node: usize, b: &Bound) {
+        self.mutations += 1;
+        if let Some(g) = self.groups.get_mut(&b.group)
+            && let Some(n) = g.nodes.get_mut(&node)
+        {
+            *n -= 1;
+            if *n == 0 {
+                g.nodes.remove(&node);
+            }
+        }
+        let pod = self.pod_handle(b.pod);
+        self.count_affinity(&pod, -1);
+        self.count_spread(&pod, node, -1);
+        self.budgets.count(b.pod, &pod, -1);
+    }
+
+    /// A bound pod starts terminating (a victim of preemption, deleted with its grace
+    /// period): it keeps its node's resources and its start time, PodTopologySpread stops
+    /// counting it, a PodDisruptionBudget no longer counts it healthy, and preemption sees it
+    /// as `pod` says (`deletionTimestamp`, `DisruptionTarget`). It stays so until it leaves
+    /// its node ([`Self::unbind`]).
+    pub(crate) fn start_terminating(&mut self, node: usize, pod_id: usize, pod: Arc<Pod>) {
+        let Some(pos) = self.bound[node].iter().position(|b| b.pod == pod_id) else {
+            return;
+        };
+        let b = self.bound[node][pos].clone();
+        self.count_out(node, &b);
+        self.elect_representative(b.group, pod_id);
+        self.terminating.insert(pod_id, Arc::clone(&pod));
+        let entry = self.count_in(node, pod_id, &pod, b.request, b.started);
+        self.bound[node][pos] = entry;
+    }
+
     /// The group's representative left its node: another bound member of the group stands
     /// for it (a replay forgets pods that are gone, so the group must not point at one).
-    fn elect_representative(&mut self, group: (u32, u32), gone: usize) {
+    pub(super) fn elect_representative(&mut self, group: (u32, u32), gone: usize) {
         let Some(g) = self.groups.get(&group) else {
             return;
         };
@@ -129,6 +174,9 @@ impl<'a> Scheduler<'a> {
     /// A bound pod by id (workload pods count up from 0, existing pods down from `usize::MAX`;
     /// a replay's pods are [`Self::admit`]ted as they arrive).
     pub(crate) fn bound_pod(&self, id: usize) -> &Pod {
+        if let Some(p) = self.terminating_pod(id) {
+            return p;
+        }
         match self.pods.get(id) {
             Some(p) => p,
             None => match self.live.get(&id) {
@@ -140,12 +188,24 @@ impl<'a> Scheduler<'a> {
 
     /// A pod by id that outlives a change to the scheduler's state (see [`PodHandle`]).
     pub(crate) fn pod_handle(&self, id: usize) -> PodHandle<'a> {
+        if let Some(p) = self.terminating_pod(id) {
+            return PodHandle::Live(Arc::clone(p));
+        }
         match self.pods.get(id) {
             Some(p) => PodHandle::Scenario(p),
             None => match self.live.get(&id) {
                 Some(p) => PodHandle::Live(Arc::clone(p)),
                 None => PodHandle::Scenario(&self.existing[usize::MAX - id]),
             },
+        }
+    }
+
+    /// The pod as it terminates, if [`Self::start_terminating`] marked it.
+    #[inline]
+    pub(super) fn terminating_pod(&self, id: usize) -> Option<&Arc<Pod>> {
+        match self.terminating.is_empty() {
+            true => None,
+            false => self.terminating.get(&id),
         }
     }
 
@@ -159,6 +219,7 @@ impl<'a> Scheduler<'a> {
     /// must not be bound.
     pub(crate) fn forget(&mut self, id: usize) {
         self.live.remove(&id);
+        self.terminating.remove(&id);
         self.removed_gates.remove(&id);
     }
 

@@ -132,7 +132,8 @@ impl<'a> Scheduler<'a> {
 
     /// `findNodesThatPassFilters`: walks the template's candidates in the node tree's order
     /// from `nextStartNodeIndex`, keeping those that pass the per-pod filters (resources, the
-    /// bound pods' filters, DynamicResources) with their resource scores, until it has found
+    /// bound pods' filters, DynamicResources; where pods it yields to are nominated, also with
+    /// them added) with their resource scores, until it has found
     /// `numFeasibleNodesToFind` of them. Returns how many nodes it processed (the candidates
     /// and the nodes between them, which failed a static filter), or the first Filter error.
     ///
@@ -159,6 +160,7 @@ impl<'a> Scheduler<'a> {
                 None => !node_resources_balanced_allocation::skips(request),
             };
         let dra_filters = self.dra_filters();
+        let nominated = !self.nominated_here.is_empty();
         // One node of the walk: `Some` ends it, with the nodes processed or the error.
         let mut visit = |c: &mut Candidate| -> Option<Result<usize, (usize, String)>> {
             let node = c.node as usize;
@@ -188,6 +190,9 @@ impl<'a> Scheduler<'a> {
                 };
             }
             if c.resources == NOT_FEASIBLE || !bound_filters.pass(node) {
+                return None;
+            }
+            if nominated && self.nominated_on(node).is_some_and(|n| !n.passes()) {
                 return None;
             }
             if dra_filters {
@@ -236,8 +241,8 @@ impl<'a> Scheduler<'a> {
         end.unwrap_or(Ok(len))
     }
 
-    /// Whether `node` passes every filter for the pod in the cycle (`evaluateNominatedNode`'s
-    /// Filter on one node). A node NodeAffinity's PreFilter result leaves out fails its
+    /// Whether `node` passes every filter for the pod in the cycle, with the pods nominated
+    /// there and without them (`evaluateNominatedNode`'s Filter on one node). A node NodeAffinity's PreFilter result leaves out fails its
     /// Filter too: both read the same terms.
     pub(super) fn passes_filters(
         &self,
@@ -254,6 +259,7 @@ impl<'a> Scheduler<'a> {
         if self.templates[t].static_verdict.get(node) != PASS
             || !fits()
             || !bound_filters.pass(node)
+            || self.nominated_on(node).is_some_and(|n| !n.passes())
         {
             return Ok(false);
         }

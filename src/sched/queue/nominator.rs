@@ -9,6 +9,8 @@ use super::PodId;
 pub struct Nominator {
     by_node: BTreeMap<String, Vec<PodId>>,
     node_of: BTreeMap<PodId, String>,
+    /// Bumped at every change, for a caller that mirrors the nominations.
+    generation: u64,
 }
 
 impl Nominator {
@@ -22,6 +24,7 @@ impl Nominator {
         };
         self.node_of.insert(id, node.to_string());
         self.by_node.entry(node.to_string()).or_default().push(id);
+        self.generation += 1;
     }
 
     /// `deleteNominatedPodIfExists`.
@@ -29,6 +32,7 @@ impl Nominator {
         let Some(node) = self.node_of.remove(&id) else {
             return;
         };
+        self.generation += 1;
         if let Some(list) = self.by_node.get_mut(&node) {
             list.retain(|p| *p != id);
             if list.is_empty() {
@@ -58,5 +62,15 @@ impl Nominator {
 
     pub fn nodes(&self) -> usize {
         self.by_node.len()
+    }
+
+    /// Every node's nominated pods, in nomination order.
+    pub fn all(&self) -> impl Iterator<Item = (&str, &[PodId])> {
+        (self.by_node.iter()).map(|(node, pods)| (node.as_str(), pods.as_slice()))
+    }
+
+    /// Changes so far: equal generations mean equal nominations.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 }

@@ -147,6 +147,12 @@ impl<P: Clone> PriorityQueue<P> {
         self.nominator.node_of(id)
     }
 
+    /// The nominator: every node's nominated pods, and its generation (see
+    /// [`Nominator::generation`]).
+    pub fn nominator(&self) -> &Nominator {
+        &self.nominator
+    }
+
     /// Is the pod still backing off at `now`?
     pub fn is_backing_off(&self, id: PodId, now: Time) -> bool {
         self.get(id)
