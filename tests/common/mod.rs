@@ -8,6 +8,7 @@ pub mod cli;
 pub mod objects;
 pub mod process;
 pub mod props;
+pub mod replay;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};

@@ -29,6 +29,7 @@ use crate::sched::queue::{
     Action, ClusterEvent, Failure, PodId, PriorityQueue, QueueConfig, QueuePod, Resource, Time,
 };
 
+mod permit;
 mod timeline;
 
 /// Where the replay writes as it goes.
@@ -126,6 +127,8 @@ enum Timer {
     Finish(u32, u32),
     /// The trace withdrew the job: its pod is deleted, running or not.
     Withdraw(u32),
+    /// A gang member's wait at Permit is over (if it still waits, by this timer's number).
+    Permit(u32, u32),
 }
 
 /// The replay.
@@ -155,6 +158,8 @@ pub struct Engine<'s, 'o> {
     /// The plugins' QueueingHints and PreEnqueue, reading the pods in flight from `shared`.
     hints: PluginHints<Lookup>,
     shared: Shared,
+    /// Coscheduling's gangs: members waiting at Permit, group backoff.
+    gangs: permit::Gangs<'s>,
     attempts: u64,
     existing_evicted: u64,
     warnings: Vec<String>,
@@ -199,6 +204,7 @@ impl<'s, 'o> Engine<'s, 'o> {
             queue: PriorityQueue::new(config, registry(&scenario.config)),
             hints: PluginHints::new(lookup, &scenario.config),
             shared,
+            gangs: permit::Gangs::new(&scenario.config, existing),
             now: 0,
             timers: BinaryHeap::new(),
             timer_seq: 0,
@@ -262,11 +268,18 @@ impl<'s, 'o> Engine<'s, 'o> {
         })
     }
 
-    /// The time of the next finish, withdrawal, timeline step or arrival.
+    /// The time of the next finish, withdrawal, Permit timeout, timeline step or arrival.
     fn next_external(&mut self) -> Option<u64> {
         let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
         let step = self.steps.front().map(|s| s.at);
         let arrival = self.sources.next_time();
+        if step.is_none()
+            && arrival.is_none()
+            && self.gangs.only_permit_timers(self.timers.len())
+            && !self.gangs.timeouts_may_change()
+        {
+            return None;
+        }
         [timer, step, arrival].into_iter().flatten().min()
     }
 
@@ -336,6 +349,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                         self.pod_gone(id, "withdrawn");
                     }
                 }
+                Timer::Permit(id, seq) => self.permit_timeout(id, seq),
             }
         }
     }
@@ -381,7 +395,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         };
         live.attempts += 1;
         let pod = Arc::clone(&live.pod);
-        let outcome = self.s.schedule_one(id as usize, &pod);
+        let outcome = self.schedule(id, &pod);
         let end = self.now + self.replay.cycle_ms;
         // The chosen node by name: a timeline step during the cycle may renumber the nodes,
         // or remove it (the binding then fails and the pod is retried, as an error).
@@ -397,8 +411,10 @@ impl<'s, 'o> Engine<'s, 'o> {
         let node = chosen.and_then(|n| self.s.cluster.index_of(&n));
         match (outcome.phase, node) {
             (PodPhase::Scheduled, Some(node)) => {
-                self.queue.done(PodId(id));
-                self.bind(id, node);
+                if !self.waits_at_permit(id, node) {
+                    self.queue.done(PodId(id));
+                    self.bind(id, node);
+                }
             }
             (phase, _) => {
                 // An error (or a binding that failed) names no rejector: error backoff.
@@ -411,13 +427,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                         .unwrap_or_default(),
                     ..Failure::default()
                 };
-                // The pod is in flight: this cannot fail.
-                let _ = self.queue.add_unschedulable_if_not_present(
-                    Time(self.now),
-                    PodId(id),
-                    failure,
-                    &self.hints,
-                );
+                self.unschedulable(id, &pod, failure);
             }
         }
     }
@@ -506,6 +516,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         live.created = true;
         let pod = queue_pod(id, &live.pod);
         self.s.budgets.arrive(id as usize, &live.pod);
+        self.gang_created(id);
         let _ = self.queue.add(Time(self.now), pod, &self.hints);
     }
 
@@ -541,6 +552,12 @@ impl<'s, 'o> Engine<'s, 'o> {
     }
 
     fn bind(&mut self, id: u32, node: usize) {
+        self.assume(id, node);
+        self.bind_assumed(id, node);
+    }
+
+    /// Binds a pod the scheduler's cache assumed on `node`.
+    fn bind_assumed(&mut self, id: u32, node: usize) {
         let now = self.now;
         let Some(live) = self.live.get_mut(&id) else {
             return;
@@ -559,8 +576,6 @@ impl<'s, 'o> Engine<'s, 'o> {
             let generation = live.generation;
             self.add_timer(now.saturating_add(d), Timer::Finish(id, generation));
         }
-        self.s.bind(node, id as usize, &pod);
-        self.metrics.bound(node, gpus);
         self.metrics.running += 1;
         self.metrics.pending_removed(gpus);
         if let Some(job) = self.jobs.get_mut(&job_id)
@@ -611,6 +626,9 @@ impl<'s, 'o> Engine<'s, 'o> {
             return;
         }
         let id = victim as u32;
+        if self.waiting_preempted(id) {
+            return;
+        }
         let Some(live) = self.live.get_mut(&id) else {
             return;
         };
@@ -637,6 +655,7 @@ impl<'s, 'o> Engine<'s, 'o> {
 
     /// The pod is gone for good: finished, withdrawn or deleted.
     fn pod_gone(&mut self, id: u32, state: &'static str) {
+        self.gang_pod_gone(id);
         let node = self.live.get(&id).and_then(|l| l.bound).map(|(n, _)| n);
         let was_bound = node.is_some();
         let pod = self.unbind(id);
@@ -721,6 +740,7 @@ impl<'s, 'o> Engine<'s, 'o> {
     }
 
     fn cluster_event(&mut self, event: ClusterEvent, payload: Payload) {
+        self.gangs.cluster_changed();
         self.queue.move_all_to_active_or_backoff(
             Time(self.now),
             event,

@@ -111,6 +111,10 @@ impl Engine<'_, '_> {
                 continue;
             };
             for pod_id in self.s.bound_ids(node) {
+                // A member waiting at Permit is not bound yet: a drain does not see it.
+                if pod_id <= u32::MAX as usize && self.waits(pod_id as u32) {
+                    continue;
+                }
                 let pod = self.s.pod_handle(pod_id);
                 if pod.controller_kind() == Some("DaemonSet") {
                     continue;
@@ -180,6 +184,9 @@ impl Engine<'_, '_> {
                 continue;
             }
             let id = pod_id as u32;
+            if self.waiting_node_gone(id) {
+                continue;
+            }
             if let Some(live) = self.live.get_mut(&id) {
                 let pod = Arc::clone(&live.pod);
                 let assigned = live.assigned.take();
