@@ -35,6 +35,9 @@ pub struct Replay {
     /// Per workload pod key (`namespace/name`): the arrival and run time its workload's
     /// annotations give.
     pub timing: BTreeMap<String, Timing>,
+    /// The workloads whose controllers decide when they are done: the index of their first
+    /// pod among the scenario's workload pods, and how.
+    pub completions: Vec<(usize, crate::resolve::completion::Completion)>,
 }
 
 /// A workload's times (ms).
@@ -139,6 +142,7 @@ pub(super) fn read(
         max_in_unschedulable_ms,
         step_times,
         timing: BTreeMap::new(),
+        completions: Vec::new(),
     })
 }
 

@@ -30,6 +30,8 @@ pub struct Arrival {
     pub class: String,
     /// The job's name: its workload, or its single pod's key.
     pub name: String,
+    /// Its controllers' completion policy: an index into `spec.replay`'s completions.
+    pub completion: Option<usize>,
 }
 
 /// A timeline step at its time.
@@ -67,6 +69,15 @@ pub fn plan(scenario: &Scenario, replay: &Replay) -> Plan {
     let mut steps: Vec<TimedStep> = Vec::new();
     let mut step: Option<usize> = None;
     let mut events = Vec::new();
+    // The completion policy of the workload a pod belongs to.
+    let completion_of = |p: usize| -> Option<usize> {
+        let all = &replay.completions;
+        let k = all
+            .partition_point(|(first, _)| *first <= p)
+            .checked_sub(1)?;
+        let (first, c) = &all[k];
+        (p < first + c.jobs.iter().map(|j| j.pods).sum::<usize>()).then_some(k)
+    };
     for s in &scenario.steps {
         match s {
             Step::Schedule { pod, requires: r } => {
@@ -93,6 +104,7 @@ pub fn plan(scenario: &Scenario, replay: &Replay) -> Plan {
                             .controller_kind()
                             .map_or_else(|| "Pod".to_string(), str::to_string),
                         name,
+                        completion: completion_of(*pod),
                     }),
                 }
             }
@@ -194,6 +206,7 @@ impl<'s> Sources<'s> {
                 false => class,
             },
             name: record.id.to_string(),
+            completion: None,
         })
     }
 

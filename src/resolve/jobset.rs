@@ -52,6 +52,19 @@ pub struct JobSetSpec {
     pub suspend: Option<bool>,
     #[serde(default)]
     pub startup_policy: Option<serde_json::Value>,
+    #[serde(default)]
+    pub success_policy: Option<JobSetSuccessPolicy>,
+}
+
+/// `spec.successPolicy`: `operator` `All` (the webhook's default) or `Any` over the Jobs of
+/// `targetReplicatedJobs` (all of them when empty).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSetSuccessPolicy {
+    #[serde(default)]
+    pub operator: Option<String>,
+    #[serde(default)]
+    pub target_replicated_jobs: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

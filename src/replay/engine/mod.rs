@@ -29,6 +29,7 @@ use crate::sched::queue::{
     Action, ClusterEvent, Failure, PodId, PriorityQueue, QueueConfig, QueuePod, Resource, Time,
 };
 
+mod completion;
 mod permit;
 mod timeline;
 
@@ -160,6 +161,8 @@ pub struct Engine<'s, 'o> {
     shared: Shared,
     /// Coscheduling's gangs: members waiting at Permit, group backoff.
     gangs: permit::Gangs<'s>,
+    /// The Job and JobSet controllers of the jobs that have them.
+    controls: completion::Controls,
     attempts: u64,
     existing_evicted: u64,
     warnings: Vec<String>,
@@ -205,6 +208,7 @@ impl<'s, 'o> Engine<'s, 'o> {
             hints: PluginHints::new(lookup, &scenario.config),
             shared,
             gangs: permit::Gangs::new(&scenario.config, existing),
+            controls: completion::Controls::default(),
             now: 0,
             timers: BinaryHeap::new(),
             timer_seq: 0,
@@ -270,6 +274,7 @@ impl<'s, 'o> Engine<'s, 'o> {
 
     /// The time of the next finish, withdrawal, Permit timeout, timeline step or arrival.
     fn next_external(&mut self) -> Option<u64> {
+        self.drop_stale_timers();
         let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
         let step = self.steps.front().map(|s| s.at);
         let arrival = self.sources.next_time();
@@ -284,12 +289,13 @@ impl<'s, 'o> Engine<'s, 'o> {
     }
 
     /// Moves the clock to `t` and lets what is due then happen: finishes and withdrawals,
-    /// timeline steps, arrivals.
+    /// timeline steps, arrivals, then the Job controllers.
     fn happen(&mut self, t: u64) {
         self.advance(t);
         self.finish_due();
         self.steps_due();
         self.arrivals_due();
+        self.sync_controllers();
     }
 
     /// The time of the next thing that can change anything; `None` when nothing can.
@@ -321,6 +327,27 @@ impl<'s, 'o> Engine<'s, 'o> {
         });
         self.metrics.advance(t);
         self.now = t;
+    }
+
+    /// Drops the timers at the head that no longer hold (their pod is gone, was evicted, or
+    /// no longer waits at Permit): the replay does not visit their time.
+    fn drop_stale_timers(&mut self) {
+        while let Some(Reverse((_, _, timer))) = self.timers.peek().copied() {
+            let holds = match timer {
+                Timer::Finish(id, generation) => {
+                    (self.live.get(&id)).is_some_and(|l| l.generation == generation)
+                }
+                Timer::Withdraw(id) => self.live.contains_key(&id),
+                Timer::Permit(id, seq) => self.permit_timer_holds(id, seq),
+            };
+            if holds {
+                return;
+            }
+            self.timers.pop();
+            if let Timer::Permit(..) = timer {
+                self.gangs.disarm();
+            }
+        }
     }
 
     fn add_timer(&mut self, at: u64, timer: Timer) {
@@ -446,52 +473,16 @@ impl<'s, 'o> Engine<'s, 'o> {
         let key = (a.queue.as_str(), a.priority, a.class.as_str());
         let count = a.pods.len() as u32;
         self.metrics.job_arrived(key, u64::from(count));
+        let mut ids = Vec::with_capacity(a.pods.len());
         for (pod, scenario_pod) in a.pods.into_iter().zip(a.scenario_pods) {
-            let id = self.next_pod;
-            if crate::limits::REPLAY_PODS.exceeded_by(u64::from(id) + 1) || id == u32::MAX {
-                let limit = crate::limits::REPLAY_PODS;
-                self.limit = Some(limit.message(format!("pod {}", u64::from(id) + 1)));
-                return;
-            }
-            self.next_pod += 1;
-            let gpus = pod_gpus(&pod.requests);
             let duration = match scenario_pod {
                 Some(i) if self.complete_after_run[i] => Some(a.duration.unwrap_or(0)),
                 _ => a.duration,
             };
-            if let Some(i) = scenario_pod {
-                self.scenario_ids[i] = Some(id);
-            }
-            self.s.admit(id as usize, Arc::clone(&pod));
-            self.shared.borrow_mut().insert(id, Arc::clone(&pod));
-            self.live.insert(
-                id,
-                Live {
-                    pod,
-                    job,
-                    scenario_pod,
-                    arrival: self.now,
-                    duration,
-                    bound: None,
-                    assigned: None,
-                    first_bind: None,
-                    used_ms: 0,
-                    generation: 0,
-                    attempts: 0,
-                    preemptions: 0,
-                    gpus,
-                    created: false,
-                },
-            );
-            if let Some(at) = a.withdraw_at {
-                self.add_timer(at.max(self.now), Timer::Withdraw(id));
-            }
-            self.metrics.pending_added(gpus);
-            let held = scenario_pod.is_some_and(|i| !self.requirements_met(i));
-            match held {
-                true => self.held.push(id),
-                false => self.create(id),
-            }
+            let Some(id) = self.new_pod(job, pod, scenario_pod, duration, a.withdraw_at) else {
+                return;
+            };
+            ids.push((id, scenario_pod));
         }
         self.jobs.insert(
             job,
@@ -506,6 +497,63 @@ impl<'s, 'o> Engine<'s, 'o> {
                 ended: 0,
             },
         );
+        if let Some(c) = a.completion {
+            self.control(job, c, &ids, a.duration);
+        }
+    }
+
+    /// A pod of `job` arrives: it is created (unless `dependsOn` holds it back) and queued.
+    /// `None` when it is past the replay's pod limit.
+    fn new_pod(
+        &mut self,
+        job: u32,
+        pod: Arc<Pod>,
+        scenario_pod: Option<usize>,
+        duration: Option<u64>,
+        withdraw_at: Option<u64>,
+    ) -> Option<u32> {
+        let id = self.next_pod;
+        if crate::limits::REPLAY_PODS.exceeded_by(u64::from(id) + 1) || id == u32::MAX {
+            let limit = crate::limits::REPLAY_PODS;
+            self.limit = Some(limit.message(format!("pod {}", u64::from(id) + 1)));
+            return None;
+        }
+        self.next_pod += 1;
+        let gpus = pod_gpus(&pod.requests);
+        if let Some(i) = scenario_pod {
+            self.scenario_ids[i] = Some(id);
+        }
+        self.s.admit(id as usize, Arc::clone(&pod));
+        self.shared.borrow_mut().insert(id, Arc::clone(&pod));
+        self.live.insert(
+            id,
+            Live {
+                pod,
+                job,
+                scenario_pod,
+                arrival: self.now,
+                duration,
+                bound: None,
+                assigned: None,
+                first_bind: None,
+                used_ms: 0,
+                generation: 0,
+                attempts: 0,
+                preemptions: 0,
+                gpus,
+                created: false,
+            },
+        );
+        if let Some(at) = withdraw_at {
+            self.add_timer(at.max(self.now), Timer::Withdraw(id));
+        }
+        self.metrics.pending_added(gpus);
+        let held = scenario_pod.is_some_and(|i| !self.requirements_met(i));
+        match held {
+            true => self.held.push(id),
+            false => self.create(id),
+        }
+        Some(id)
     }
 
     /// The pod is created: it enters the queue (gated pods wait in the unschedulable pool).
@@ -578,8 +626,10 @@ impl<'s, 'o> Engine<'s, 'o> {
         }
         self.metrics.running += 1;
         self.metrics.pending_removed(gpus);
+        let made = self.controls.made_by_controller(id);
         if let Some(job) = self.jobs.get_mut(&job_id)
             && first
+            && !made
         {
             job.started += 1;
             self.metrics.pod_started(job.key(), now - arrival);
@@ -676,15 +726,7 @@ impl<'s, 'o> Engine<'s, 'o> {
             self.scenario_done[i] = true;
         }
         self.record(&live, node, state);
-        if let Some(job) = self.jobs.get_mut(&live.job) {
-            job.ended += 1;
-            if job.ended == job.pods {
-                let job = self.jobs.remove(&live.job).expect("the job is in flight");
-                if finished {
-                    self.metrics.job_finished(job.key());
-                }
-            }
-        }
+        self.job_pod_ended(live.job, id, finished);
         if was_bound {
             self.assigned_pod_deleted(pod);
         }

@@ -122,6 +122,11 @@ impl<'s> Gangs<'s> {
         }
     }
 
+    /// A Permit timer left the engine's heap unfired.
+    pub(super) fn disarm(&mut self) {
+        self.armed -= 1;
+    }
+
     /// Whether the engine's `timers` hold Permit timers only.
     pub(super) fn only_permit_timers(&self, timers: usize) -> bool {
         timers == self.armed
@@ -437,16 +442,23 @@ impl Engine<'_, '_> {
     /// A member's Permit timer: if it still waits, it is rejected by the timeout and its
     /// Unreserve rejects the others.
     pub(super) fn permit_timeout(&mut self, id: u32, seq: u32) {
-        self.gangs.armed -= 1;
-        let Some(key) = self.gangs.gang_of(id).cloned() else {
-            return;
-        };
-        let waits = (self.gangs.groups.get(&key))
-            .is_some_and(|g| g.waiting.iter().any(|w| w.id == id && w.seq == seq));
-        if waits {
+        self.gangs.disarm();
+        if self.permit_timer_holds(id, seq) {
+            let Some(key) = self.gangs.gang_of(id).cloned() else {
+                return;
+            };
             self.gangs.world_at_timeout = Some(self.gangs.world);
             self.reject_waiting(&key, Spin::Go);
         }
+    }
+
+    /// Whether member `id` still waits at Permit under the timer numbered `seq`.
+    pub(super) fn permit_timer_holds(&self, id: u32, seq: u32) -> bool {
+        let gang = self
+            .gangs
+            .gang_of(id)
+            .and_then(|k| self.gangs.groups.get(k));
+        gang.is_some_and(|g| g.waiting.iter().any(|w| w.id == id && w.seq == seq))
     }
 
     /// A member leaves for good (finished, withdrawn, deleted): it no longer counts; if it was

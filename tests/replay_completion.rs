@@ -1,0 +1,97 @@
+//! `schedsim replay` with Jobs and JobSets: a job is done when its controllers say so
+//! (completions and parallelism, an Indexed Job's successPolicy, a JobSet's successPolicy),
+//! each replay worked out by hand in its scenario's comment.
+
+mod common;
+
+use common::replay::{replay_file, repo};
+
+const MINUTE: u64 = 60_000;
+
+/// completions 4, parallelism 2: the controller creates the next two pods when the first two
+/// succeed; both Jobs (NonIndexed and Indexed) complete at 20 minutes.
+#[test]
+fn a_job_runs_its_completions_two_at_a_time() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/completion/jobs.yaml"));
+    let got: Vec<(String, Option<u64>, Option<u64>, &str)> = pods
+        .iter()
+        .map(|(k, r)| (k.clone(), r.first_bind, r.end, r.state))
+        .collect();
+    let pod = |name: &str, bind: u64, end: u64| {
+        (
+            format!("default/{name}"),
+            Some(bind * MINUTE),
+            Some(end * MINUTE),
+            "finished",
+        )
+    };
+    assert_eq!(
+        got,
+        [
+            pod("batch-0", 0, 10),
+            pod("batch-1", 0, 10),
+            pod("batch-2", 10, 20),
+            pod("batch-3", 10, 20),
+            pod("shards-0", 0, 10),
+            pod("shards-1", 0, 10),
+            pod("shards-2", 10, 20),
+            pod("shards-3", 10, 20),
+        ]
+    );
+    let s = &report.summary;
+    assert_eq!((s.jobs_arrived, s.jobs_finished), (2, 2));
+    assert_eq!((s.pods_arrived, s.pods_finished), (8, 8));
+    assert_eq!(s.job_wait.max, Some(0));
+    assert_eq!(report.end_ms, 20 * MINUTE);
+}
+
+/// An Indexed Job's successPolicy on index 0: met at 10 minutes, the pending indexes are
+/// deleted and the Job completes without them.
+#[test]
+fn a_success_policy_ends_an_indexed_job_early() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/completion/success-policy.yaml"));
+    let got: Vec<(&str, Option<u64>, Option<u64>, &str)> = pods
+        .values()
+        .map(|r| (r.name.as_str(), r.first_bind, r.end, r.state))
+        .collect();
+    let ten = Some(10 * MINUTE);
+    assert_eq!(
+        got,
+        [
+            ("leader-decides-0", Some(0), ten, "finished"),
+            ("leader-decides-1", Some(0), ten, "finished"),
+            ("leader-decides-2", Some(0), ten, "finished"),
+            ("leader-decides-3", None, ten, "deleted"),
+            ("leader-decides-4", None, ten, "deleted"),
+        ]
+    );
+    assert_eq!(report.summary.jobs_finished, 1);
+    assert_eq!(report.end_ms, 10 * MINUTE);
+}
+
+/// A JobSet's successPolicy Any over its leader: when the leader succeeds, the workers are
+/// deleted, the running one (its GPU freed) and the pending ones.
+#[test]
+fn a_jobset_success_policy_deletes_the_workers() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/completion/jobset-any.yaml"));
+    let got: Vec<(&str, Option<u64>, Option<u64>, &str)> = pods
+        .values()
+        .map(|r| (r.name.as_str(), r.first_bind, r.end, r.state))
+        .collect();
+    let ten = Some(10 * MINUTE);
+    assert_eq!(
+        got,
+        [
+            ("blocker", Some(0), Some(5 * MINUTE), "finished"),
+            ("js-leader-0-0", Some(0), ten, "finished"),
+            ("js-workers-0-0", Some(5 * MINUTE), ten, "deleted"),
+            ("js-workers-0-1", None, ten, "deleted"),
+            ("js-workers-0-2", None, ten, "deleted"),
+        ]
+    );
+    let s = &report.summary;
+    assert_eq!((s.jobs_finished, s.pods_finished), (2, 2));
+    assert_eq!(report.end_ms, 10 * MINUTE);
+    // 5 + 10 + 5 GPU-minutes used.
+    assert_eq!(s.gpu_hours_used, 0.333);
+}
