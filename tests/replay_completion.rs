@@ -4,7 +4,17 @@
 
 mod common;
 
+use std::collections::BTreeMap;
+
 use common::replay::{replay_file, repo};
+use schedsim::replay::PodRecord;
+
+/// Each pod's name, first bind, end and state.
+fn lives(pods: &BTreeMap<String, PodRecord>) -> Vec<(&str, Option<u64>, Option<u64>, &str)> {
+    (pods.values())
+        .map(|r| (r.name.as_str(), r.first_bind, r.end, r.state))
+        .collect()
+}
 
 const MINUTE: u64 = 60_000;
 
@@ -50,10 +60,7 @@ fn a_job_runs_its_completions_two_at_a_time() {
 #[test]
 fn a_success_policy_ends_an_indexed_job_early() {
     let (report, pods) = replay_file(&repo("tests/data/replay/completion/success-policy.yaml"));
-    let got: Vec<(&str, Option<u64>, Option<u64>, &str)> = pods
-        .values()
-        .map(|r| (r.name.as_str(), r.first_bind, r.end, r.state))
-        .collect();
+    let got = lives(&pods);
     let ten = Some(10 * MINUTE);
     assert_eq!(
         got,
@@ -74,10 +81,7 @@ fn a_success_policy_ends_an_indexed_job_early() {
 #[test]
 fn a_jobset_success_policy_deletes_the_workers() {
     let (report, pods) = replay_file(&repo("tests/data/replay/completion/jobset-any.yaml"));
-    let got: Vec<(&str, Option<u64>, Option<u64>, &str)> = pods
-        .values()
-        .map(|r| (r.name.as_str(), r.first_bind, r.end, r.state))
-        .collect();
+    let got = lives(&pods);
     let ten = Some(10 * MINUTE);
     assert_eq!(
         got,
@@ -94,4 +98,23 @@ fn a_jobset_success_policy_deletes_the_workers() {
     assert_eq!(report.end_ms, 10 * MINUTE);
     // 5 + 10 + 5 GPU-minutes used.
     assert_eq!(s.gpu_hours_used, 0.333);
+}
+
+/// A TrainJob is done with the JobSet its runtime makes: the runtime's successPolicy (All over
+/// the launcher) ends it when the launcher succeeds, and the waiting node pod is deleted.
+#[test]
+fn a_trainjob_ends_with_its_runtimes_success_policy() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/completion/trainjob-launcher.yaml"));
+    let got = lives(&pods);
+    let ten = Some(10 * MINUTE);
+    assert_eq!(
+        got,
+        [
+            ("tj-launcher-0-0", Some(0), ten, "finished"),
+            ("tj-node-0-0", Some(0), ten, "finished"),
+            ("tj-node-0-1", None, ten, "deleted"),
+        ]
+    );
+    assert_eq!(report.summary.jobs_finished, 1);
+    assert_eq!(report.end_ms, 10 * MINUTE);
 }

@@ -88,14 +88,25 @@ fn without_timeline(path: &str, tag: &str) -> std::path::PathBuf {
 }
 
 /// A gang that never fits does not keep the replay going: with cycles of no time its spin
-/// stops (the replay ends at 0 s), and a Permit timeout that changed nothing is the last one
-/// (at 60 s the members wait again, alike, so the replay ends there with them pending).
+/// stops (the replay ends at 0 s; with room for one member, once the member left waiting
+/// times out), and a Permit timeout that changed nothing is the last one (at 60 s the members
+/// wait again, alike, so the replay ends there with them pending).
 #[test]
 fn a_gang_that_never_fits_ends_the_replay() {
     let file = without_timeline("tests/data/replay/gangs/waits-for-a-node.yaml", "gang-spin");
     let (report, pods) = replay_file(&file);
     assert_eq!(report.end_ms, 0);
     assert_eq!(report.scheduling_attempts, 9);
+    assert!(pods.values().all(|r| r.state == "pending"), "{pods:?}");
+
+    // Room for one of three: the gang spins three rounds and is parked; g-2, still queued,
+    // waits alone until its timeout at 60 s, which changes nothing more.
+    let file = without_timeline("tests/data/replay/gangs/waits-for-a-node.yaml", "gang-park");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("count: 2", "count: 1")).unwrap();
+    let (report, pods) = replay_file(&file);
+    assert_eq!(report.end_ms, 60 * S);
+    assert_eq!(report.scheduling_attempts, 7);
     assert!(pods.values().all(|r| r.state == "pending"), "{pods:?}");
 
     let file = without_timeline("tests/data/replay/gangs/times-out.yaml", "gang-timeouts");

@@ -5,7 +5,8 @@
 //!
 //! - [`source`]: what arrives when (the scenario's workloads, a trace's rows, streamed).
 //! - [`trace_pods`]: a trace row as pods.
-//! - [`engine`]: the event loop.
+//! - [`engine`]: the event loop, with gangs waiting at Permit and the Job controllers that
+//!   decide when a job is done.
 //! - [`metrics`] and [`histogram`]: the measurements, bounded by the pods in flight.
 
 pub mod chart;

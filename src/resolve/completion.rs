@@ -467,26 +467,18 @@ mod tests {
             parse_indexes("1,3-5,7", 10),
             Ok((vec![(1, 1), (3, 5), (7, 7)], 5))
         );
-        assert_eq!(
-            parse_indexes("3-1", 10).unwrap_err(),
-            "non-increasing order, previous: 3, current: 1"
-        );
-        assert_eq!(
-            parse_indexes("10", 10).unwrap_err(),
-            "too large index: \"10\""
-        );
-        assert_eq!(
-            parse_indexes("a", 10).unwrap_err(),
-            "cannot convert string to integer for index: \"a\""
-        );
-        assert_eq!(
-            parse_indexes("1-2-3", 10).unwrap_err(),
-            "the fragment \"1-2-3\" violates the requirement that an index interval can have at most two parts separated by '-'"
-        );
-        assert_eq!(
-            parse_indexes("2,1", 10).unwrap_err(),
-            "non-increasing order, previous: 2, current: 1"
-        );
+        for (text, error) in [
+            ("3-1", "non-increasing order, previous: 3, current: 1"),
+            ("10", "too large index: \"10\""),
+            ("a", "cannot convert string to integer for index: \"a\""),
+            (
+                "1-2-3",
+                "the fragment \"1-2-3\" violates the requirement that an index interval can have at most two parts separated by '-'",
+            ),
+            ("2,1", "non-increasing order, previous: 2, current: 1"),
+        ] {
+            assert_eq!(parse_indexes(text, 10).unwrap_err(), error, "{text}");
+        }
     }
 
     #[test]

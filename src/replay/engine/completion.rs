@@ -75,6 +75,20 @@ impl Controls {
     pub(super) fn made_by_controller(&self, id: u32) -> bool {
         self.pods.get(&id).is_some_and(|t| t.made)
     }
+
+    /// Pod `id` is active in Job `child` of `job` (`made` by its controller).
+    fn track(&mut self, id: u32, job: u32, child: usize, index: Option<u32>, made: bool) {
+        if let Some(c) = self.jobs.get_mut(&job) {
+            c.children[child].active.insert(id, index);
+        }
+        let tracked = Tracked {
+            job,
+            child,
+            index,
+            made,
+        };
+        self.pods.insert(id, tracked);
+    }
 }
 
 impl Engine<'_, '_> {
@@ -99,6 +113,7 @@ impl Engine<'_, '_> {
                 ..Child::default()
             });
         }
+        let mut tracked = Vec::with_capacity(pods.len());
         for &(id, scenario_pod) in pods {
             let Some(k) = scenario_pod.and_then(|p| ranges.iter().position(|r| r.contains(&p)))
             else {
@@ -110,17 +125,10 @@ impl Engine<'_, '_> {
             let index = (c.jobs[k].indexed)
                 .then(|| live.pod.labels.get(COMPLETION_INDEX)?.parse().ok())
                 .flatten();
-            children[k].active.insert(id, index);
             children[k]
                 .template
                 .get_or_insert_with(|| Arc::clone(&live.pod));
-            let tracked = Tracked {
-                job,
-                child: k,
-                index,
-                made: false,
-            };
-            self.controls.pods.insert(id, tracked);
+            tracked.push((id, k, index));
         }
         let control = Control {
             completion,
@@ -129,6 +137,9 @@ impl Engine<'_, '_> {
             done: false,
         };
         self.controls.jobs.insert(job, control);
+        for (id, child, index) in tracked {
+            self.controls.track(id, job, child, index, false);
+        }
     }
 
     /// A pod of `job` is gone: its controllers count it; a job without controllers is done
@@ -266,16 +277,7 @@ impl Engine<'_, '_> {
         if let Some(j) = self.jobs.get(&job) {
             self.metrics.pod_arrived(j.key());
         }
-        let tracked = Tracked {
-            job,
-            child: k,
-            index,
-            made: true,
-        };
-        self.controls.pods.insert(id, tracked);
-        if let Some(c) = self.controls.jobs.get_mut(&job) {
-            c.children[k].active.insert(id, index);
-        }
+        self.controls.track(id, job, k, index, true);
         true
     }
 

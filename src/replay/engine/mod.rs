@@ -4,10 +4,11 @@
 //! duration and then succeed, freeing what they held, and the cluster events that follow move
 //! pods back from the unschedulable pool as the plugins' queueing hints decide.
 //!
-//! At each instant, in this order: pods that finish or are withdrawn, timeline steps,
-//! arrivals, the queue's timers (backoff and leftover flushes), then scheduling cycles until
-//! the queue has nothing to pop or the scheduler is busy past the next event. Ties inside
-//! each kind keep input order, so the run is deterministic.
+//! At each instant, in this order: pods that finish or are withdrawn and gang members whose
+//! wait at Permit times out ([`permit`]), timeline steps, arrivals, the Job controllers
+//! ([`completion`]), the queue's timers (backoff and leftover flushes), then scheduling cycles
+//! until the queue has nothing to pop or the scheduler is busy past the next event. Ties
+//! inside each kind keep input order, so the run is deterministic.
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -61,7 +62,7 @@ pub struct PodRecord {
     pub attempts: u32,
     pub preemptions: u32,
     /// `finished`, `withdrawn`, `running` or `pending` (the last two at the replay's end),
-    /// `deleted` (a timeline step deleted it).
+    /// `deleted` (a timeline step deleted it, or its job's controller once the job was done).
     pub state: &'static str,
 }
 

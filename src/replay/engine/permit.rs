@@ -29,9 +29,11 @@
 //! activates the others, one of which fails, and so on, a cycle after another, until the
 //! cluster changes. The replay lets a gang go round while each round fails a member that has
 //! not failed since the cluster last changed (a pod bound or gone, a node changed): each order
-//! of its members is tried once. When a member fails a second time, the freed room no longer
-//! moves it: it stays in the unschedulable pool until a cluster event or the flush moves it,
-//! so the replay ends even when cycles take no time.
+//! of its members is tried once. When a member fails a second time the gang is parked until
+//! the cluster changes: its Permit activates no sibling and the room its rejections free moves
+//! none of its members, which wait for a cluster event (or the flush) in the unschedulable
+//! pool; a member still queued may wait at Permit until its timeout. So the replay ends even
+//! when cycles take no time.
 //!
 //! Volcano gangs are scheduled pod by pod (Volcano's scheduler is not replayed over time); the
 //! queue sorts by PrioritySort, not Coscheduling's QueueSort.
@@ -87,6 +89,9 @@ struct Gang {
     permitted_until: Option<u64>,
     /// The members that failed since the cluster last changed (at `world`): see the spin.
     failed: (u64, BTreeSet<u32>),
+    /// The gang stopped spinning at this `world`: until the cluster changes, its Permit
+    /// activates no sibling and its rejections move none of its members.
+    parked: Option<u64>,
 }
 
 /// A member assumed on its node, waiting at Permit.
@@ -184,6 +189,7 @@ impl<'s> Gangs<'s> {
                 backoff_until: None,
                 permitted_until: None,
                 failed: (0, BTreeSet::new()),
+                parked: None,
             }
         });
         gang.members.insert(id);
@@ -300,9 +306,10 @@ impl Engine<'_, '_> {
         };
         let gang = self.gangs.groups.get_mut(&key).expect("the gang is known");
         gang.waiting.push(waiting);
-        // `ActivateSiblings`, asked for by the first member to wait.
+        // `ActivateSiblings`, asked for by the first member to wait (not by a parked gang).
+        let parked = gang.parked == Some(self.gangs.world);
         let siblings: Vec<PodId> = match assigned {
-            1 => (gang.members.iter())
+            1 if !parked => (gang.members.iter())
                 .filter(|m| **m != id)
                 .map(|m| PodId(*m))
                 .collect(),
@@ -389,9 +396,12 @@ impl Engine<'_, '_> {
         if gang.failed.0 != world {
             gang.failed = (world, BTreeSet::new());
         }
-        Some(match gang.failed.1.insert(id) {
-            true => Spin::Go,
-            false => Spin::Stop,
+        if !gang.failed.1.insert(id) {
+            gang.parked = Some(world);
+        }
+        Some(match gang.parked == Some(world) {
+            true => Spin::Stop,
+            false => Spin::Go,
         })
     }
 
@@ -412,6 +422,10 @@ impl Engine<'_, '_> {
     fn reject_waiting(&mut self, key: &PodGroupKey, spin: Spin) {
         let Some(gang) = self.gangs.groups.get_mut(key) else {
             return;
+        };
+        let spin = match gang.parked == Some(self.gangs.world) {
+            true => Spin::Stop,
+            false => spin,
         };
         gang.permitted_until = None;
         let waiting = std::mem::take(&mut gang.waiting);
@@ -471,9 +485,6 @@ impl Engine<'_, '_> {
             && let Some(gang) = self.gangs.groups.get_mut(&key)
         {
             gang.members.remove(&id);
-            if gang.members.is_empty() && gang.waiting.is_empty() {
-                self.gangs.groups.remove(&key);
-            }
         }
     }
 
@@ -496,17 +507,22 @@ impl Engine<'_, '_> {
         true
     }
 
-    /// A waiting member whose node was removed: the bind that would follow fails, so it is
-    /// rejected with its group and retried. `false` when it was not waiting.
-    pub(super) fn waiting_node_gone(&mut self, id: u32) -> bool {
-        let Some(key) = self.gangs.gang_of(id).cloned() else {
-            return false;
-        };
-        if !self.gangs.is_waiting(id) {
-            return false;
+    /// Members waiting at Permit whose node was removed (`evicted`: pod ids and their old
+    /// node): the bind that would follow fails, so their gangs' waiting members are rejected
+    /// and retried. They leave `evicted`, which lists the bound pods the removal evicts.
+    pub(super) fn waiting_nodes_gone(&mut self, evicted: &mut Vec<(usize, usize)>) {
+        let mut gangs: BTreeSet<PodGroupKey> = BTreeSet::new();
+        evicted.retain(|&(pod, _)| {
+            let id = pod as u32;
+            let waiting = pod <= u32::MAX as usize && self.gangs.is_waiting(id);
+            if waiting && let Some(key) = self.gangs.gang_of(id) {
+                gangs.insert(key.clone());
+            }
+            !waiting
+        });
+        for key in gangs {
+            self.reject_waiting(&key, Spin::Go);
         }
-        self.reject_waiting(&key, Spin::Go);
-        true
     }
 
     /// Whether the pod waits at Permit (assumed on a node, not bound).

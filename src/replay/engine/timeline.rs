@@ -158,7 +158,7 @@ impl Engine<'_, '_> {
     /// A new node list: pods of vanished nodes are evicted; node events reach the queue.
     fn replace_nodes(&mut self, nodes: Vec<Node>) {
         let old: Vec<Node> = self.s.cluster.nodes.clone();
-        let (remap, evicted) = self.s.replace_nodes(nodes);
+        let (remap, mut evicted) = self.s.replace_nodes(nodes);
         for live in self.live.values_mut() {
             if let Some((node, since)) = live.bound {
                 live.bound = remap[node].map(|n| (n, since));
@@ -177,6 +177,7 @@ impl Engine<'_, '_> {
             })
             .collect();
         self.metrics.nodes_changed(&self.s.cluster.nodes, &used);
+        self.waiting_nodes_gone(&mut evicted);
         let running = self.live.values().filter(|l| l.bound.is_some()).count() as u64;
         for (pod_id, _) in evicted {
             if pod_id > u32::MAX as usize {
@@ -184,9 +185,6 @@ impl Engine<'_, '_> {
                 continue;
             }
             let id = pod_id as u32;
-            if self.waiting_node_gone(id) {
-                continue;
-            }
             if let Some(live) = self.live.get_mut(&id) {
                 let pod = Arc::clone(&live.pod);
                 let assigned = live.assigned.take();
