@@ -6,7 +6,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use common::cli::tempdir;
 use common::replay::{replay_file, repo};
+use proptest::prelude::*;
 use schedsim::replay::PodRecord;
 
 /// Each pod's name, first bind, end and state.
@@ -117,4 +119,61 @@ fn a_trainjob_ends_with_its_runtimes_success_policy() {
     );
     assert_eq!(report.summary.jobs_finished, 1);
     assert_eq!(report.end_ms, 10 * MINUTE);
+}
+
+/// Random Jobs (completions or none, parallelism, Indexed or not, a run time) on a node with
+/// room for every pod they keep active: each Job runs in waves of `parallelism` pods, so it
+/// ends after ⌈completions / parallelism⌉ runs (one without completions), having run exactly
+/// `completions` pods; at the end nothing is allocated.
+fn jobs_text(jobs: &[(Option<u8>, u8, bool, u16)]) -> String {
+    let mut s = String::from(
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: waves}\nspec:\n  replay: {}\n  nodes:\n    - {apiVersion: v1, kind: Node, metadata: {name: big}, status: {allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"32\"}}}\n  workloads:\n",
+    );
+    for (i, (completions, parallelism, indexed, run)) in jobs.iter().enumerate() {
+        let completions = completions.map_or(String::new(), |c| format!("completions: {c}, "));
+        let mode = match indexed {
+            true => "completionMode: Indexed, ",
+            false => "",
+        };
+        s += &format!(
+            "    - {{apiVersion: batch/v1, kind: Job, metadata: {{name: j{i}, annotations: {{schedsim.io/duration: \"{run}s\"}}}}, spec: {{{completions}parallelism: {parallelism}, {mode}template: {{spec: {{restartPolicy: Never, containers: [{{name: c, image: i, resources: {{requests: {{cpu: \"1\"}}, limits: {{nvidia.com/gpu: \"1\"}}}}}}]}}}}}}}}\n"
+        );
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn jobs_run_in_waves_of_their_parallelism(
+        jobs in prop::collection::vec(
+            (prop::option::of(1u8..=9), 1u8..=4, any::<bool>(), 1u16..600),
+            1..5,
+        ),
+    ) {
+        // An Indexed Job needs completions.
+        let jobs: Vec<_> = (jobs.into_iter())
+            .map(|(c, p, indexed, run)| (c, p, indexed && c.is_some(), run))
+            .collect();
+        let dir = tempdir("replay-waves");
+        let file = dir.join("waves.yaml");
+        std::fs::write(&file, jobs_text(&jobs)).unwrap();
+        let (report, pods) = replay_file(&file);
+        for (i, (completions, parallelism, _, run)) in jobs.iter().enumerate() {
+            let mine: Vec<&PodRecord> = (pods.values())
+                .filter(|r| r.job == format!("j{i}"))
+                .collect();
+            let (runs, waves) = match completions {
+                Some(c) => (u64::from(*c), u64::from(c.div_ceil(*parallelism))),
+                None => (u64::from(*parallelism), 1),
+            };
+            prop_assert_eq!(mine.len() as u64, runs, "j{} ran its completions", i);
+            prop_assert!(mine.iter().all(|r| r.state == "finished"));
+            let end = mine.iter().filter_map(|r| r.end).max();
+            prop_assert_eq!(end, Some(waves * u64::from(*run) * 1000), "j{} ends after its waves", i);
+        }
+        prop_assert_eq!(report.summary.jobs_finished, jobs.len() as u64);
+        let last = report.series.points.last().expect("a last sample");
+        prop_assert_eq!((last.allocated_gpus, last.running), (0, 0));
+    }
 }

@@ -316,7 +316,7 @@ impl Loader<'_> {
                     warnings: (notes.into_iter())
                         .map(|n| format!("{n} ({})", origin.describe()))
                         .collect(),
-                    completion: Some(crate::resolve::completion::of_jobset(&js)),
+                    completion: Some(jobset::completion(&js)),
                     ..LoadedWorkload::pods(pods, steps)
                 })
             }
@@ -437,7 +437,7 @@ impl Loader<'_> {
         // The JobSet its runtime makes decides when it is done.
         let completion = crate::resolve::build::find_runtime(&job, cx.runtimes)
             .ok()
-            .map(|rt| crate::resolve::completion::of_train_job(r, &rt.spec.template.spec));
+            .map(|rt| crate::resolve::build::completion(r, &rt.spec.template.spec));
         Ok(LoadedWorkload {
             completion,
             never_created: with.jobset_refused.is_some(),

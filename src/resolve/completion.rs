@@ -15,16 +15,16 @@
 //!   deleted. A TrainJob completes with the JobSet its runtime makes (Kubeflow Trainer
 //!   `pkg/runtime/framework/plugins/jobset`), with the runtime's `successPolicy`.
 //!
+//! The Completions of JobSets and TrainJobs are made next to them (`jobset::completion`,
+//! `build::completion`); this module imports none of its siblings.
+//!
 //! Also the API server's checks of a Job's `successPolicy` (`pkg/apis/batch/validation`,
 //! `validateSuccessPolicy`), with its messages.
 
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::batch::v1::{Job, JobSpec, SuccessPolicy};
-use serde_json::Value;
 
-use super::build::ResolvedTrainJob;
-use super::jobset::JobSet;
 use crate::model::validate::FieldError;
 
 /// A workload's Jobs and the success policy over them.
@@ -130,62 +130,19 @@ pub fn of_job(job: &Job) -> Completion {
     }
 }
 
-/// A JobSet's Jobs, `<jobset>-<replicatedJob>-<index>`, with its `successPolicy`.
-pub fn of_jobset(js: &JobSet) -> Completion {
-    let name = js.metadata.name.clone().unwrap_or_default();
-    let mut jobs = Vec::new();
-    for rjob in &js.spec.replicated_jobs {
-        let mut spec = rjob.template.spec.clone().unwrap_or_default();
-        spec.completion_mode.get_or_insert_with(|| "Indexed".into());
-        for j in 0..rjob.replicas.unwrap_or(1).max(0) {
-            let job = format!("{name}-{}-{j}", rjob.name);
-            jobs.push(child(job, Some(rjob.name.clone()), &spec));
-        }
-    }
-    Completion {
-        jobs,
-        policy: set_policy(js.spec.success_policy.as_ref()),
-    }
+/// `spec.successPolicy` of a JobSet: `operator` `All` (the webhook's default) or `Any` over
+/// the Jobs of `targetReplicatedJobs` (all of them when empty).
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSetSuccessPolicy {
+    #[serde(default)]
+    pub operator: Option<String>,
+    #[serde(default)]
+    pub target_replicated_jobs: Vec<String>,
 }
 
-/// A TrainJob's JobSet: its replicated jobs as resolved (Indexed Jobs of `parallelism` =
-/// `completions` pods), the runtime's JobSet spec's `successPolicy` and Jobs' own.
-pub fn of_train_job(resolved: &ResolvedTrainJob, jobset_spec: &Value) -> Completion {
-    let template = |rjob: &str| -> Option<&Value> {
-        let list = jobset_spec.get("replicatedJobs")?.as_array()?;
-        let r = list
-            .iter()
-            .find(|r| r.get("name") == Some(&Value::from(rjob)))?;
-        r.pointer("/template/spec/successPolicy")
-    };
-    let mut jobs = Vec::new();
-    for rjob in &resolved.jobs {
-        let pods = rjob.parallelism.max(0) as u32;
-        let rules = (template(&rjob.name))
-            .and_then(|v| serde_json::from_value::<SuccessPolicy>(v.clone()).ok())
-            .map(|p| rules(&p, pods))
-            .unwrap_or_default();
-        for j in 0..rjob.replicas.max(0) {
-            jobs.push(ChildJob {
-                name: format!("{}-{}-{j}", resolved.name, rjob.name),
-                replicated_job: Some(rjob.name.clone()),
-                completions: Some(pods),
-                parallelism: pods,
-                indexed: true,
-                success_rules: rules.clone(),
-                pods: pods as usize,
-            });
-        }
-    }
-    let policy = (jobset_spec.get("successPolicy"))
-        .and_then(|v| serde_json::from_value::<super::jobset::JobSetSuccessPolicy>(v.clone()).ok());
-    Completion {
-        jobs,
-        policy: set_policy(policy.as_ref()),
-    }
-}
-
-fn set_policy(p: Option<&super::jobset::JobSetSuccessPolicy>) -> SetPolicy {
+/// The policy as the controller reads it.
+pub fn set_policy(p: Option<&JobSetSuccessPolicy>) -> SetPolicy {
     SetPolicy {
         any: p.is_some_and(|p| p.operator.as_deref() == Some("Any")),
         targets: p
@@ -196,7 +153,7 @@ fn set_policy(p: Option<&super::jobset::JobSetSuccessPolicy>) -> SetPolicy {
 
 /// One Job as its controller runs it (`SetDefaults_Job`: with neither set, `completions` and
 /// `parallelism` are 1; `parallelism` defaults to 1).
-fn child(name: String, replicated_job: Option<String>, spec: &JobSpec) -> ChildJob {
+pub fn child(name: String, replicated_job: Option<String>, spec: &JobSpec) -> ChildJob {
     let completions = match (spec.completions, spec.parallelism) {
         (None, None) => Some(1),
         (c, _) => c.map(|c| c.max(0) as u32),
@@ -220,7 +177,7 @@ fn child(name: String, replicated_job: Option<String>, spec: &JobSpec) -> ChildJ
 
 /// The rules as the controller reads them: a rule whose `succeededIndexes` does not parse
 /// asks for nothing (`parseIndexesFromString` gives no interval; `matchSuccessPolicy` skips it).
-fn rules(p: &SuccessPolicy, completions: u32) -> Vec<SuccessRule> {
+pub fn rules(p: &SuccessPolicy, completions: u32) -> Vec<SuccessRule> {
     (p.rules.iter())
         .map(|r| SuccessRule {
             indexes: (r.succeeded_indexes.as_deref()).map(|s| {
