@@ -113,6 +113,33 @@ fn members_waiting_at_permit_time_out_together() {
     );
 }
 
+/// `podGroupRejectPercentage` 0: any unassigned member makes PostFilter reject the waiting
+/// nine at once ("optimistic rejection in PostFilter"), where the default 10 % let them wait.
+#[test]
+fn pod_group_reject_percentage_decides_the_optimistic_rejection() {
+    let dir = std::env::temp_dir().join(format!("schedsim-gangs-pct-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("gang-timeout.yaml");
+    let text = std::fs::read_to_string("tests/data/gang-timeout.yaml").unwrap();
+    let config = "spec:\n  scheduler:\n    configuration:\n      apiVersion: kubescheduler.config.k8s.io/v1\n      kind: KubeSchedulerConfiguration\n      profiles:\n        - plugins:\n            queueSort: {enabled: [{name: Coscheduling}], disabled: [{name: \"*\"}]}\n            preFilter: {enabled: [{name: Coscheduling}]}\n            postFilter: {enabled: [{name: Coscheduling}]}\n            permit: {enabled: [{name: Coscheduling}]}\n            reserve: {enabled: [{name: Coscheduling}]}\n          pluginConfig: [{name: Coscheduling, args: {podGroupRejectPercentage: 0}}]\n";
+    std::fs::write(&file, text.replacen("spec:\n", config, 1)).unwrap();
+    let r = run(file.to_str().unwrap());
+    let messages: Vec<&str> = r.pods.iter().map(|p| p.message.as_str()).collect();
+    assert!(
+        messages[..9]
+            .iter()
+            .all(|m| *m == "optimistic rejection in PostFilter"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[9].ends_with(
+            "PodGroup ml/ring gets rejected due to Pod ring-9 is unschedulable even after PostFilter"
+        ),
+        "{}",
+        messages[9]
+    );
+}
+
 #[test]
 fn a_bad_pod_group_is_an_error_at_its_field() {
     let dir = std::env::temp_dir().join(format!("schedsim-gangs-{}", std::process::id()));

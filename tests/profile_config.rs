@@ -556,6 +556,28 @@ fn scheduler_plugins_coscheduling() {
         )),
         r#"cfg.yaml:6:38: profiles[0].pluginConfig[0].args.permitWaitingTimeSeconds: Invalid value: -1: must be a non-negative number of seconds"#
     );
+    // ValidateCoschedulingArgs: a percentage in 0..=100; podGroupBackoffSeconds and
+    // podGroupRejectPercentage are defaulted (0, 10) and read.
+    assert_eq!(
+        error(&cfg(
+            "profiles:\n- pluginConfig:\n  - name: Coscheduling\n    args: {podGroupRejectPercentage: 101}\n"
+        )),
+        r#"cfg.yaml:6:38: profiles[0].pluginConfig[0].args.podGroupRejectPercentage: Invalid value: 101: must be between 0 and 100"#
+    );
+    assert_eq!(
+        (p.pod_group_backoff_seconds, p.pod_group_reject_percentage),
+        (0, 10)
+    );
+    let args = one(&cfg(
+        "profiles:\n- pluginConfig:\n  - name: Coscheduling\n    args: {podGroupBackoffSeconds: 30, podGroupRejectPercentage: 0}\n",
+    ));
+    assert_eq!(
+        (
+            args.pod_group_backoff_seconds,
+            args.pod_group_reject_percentage
+        ),
+        (30, 0)
+    );
 }
 
 #[test]

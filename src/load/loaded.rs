@@ -66,6 +66,8 @@ pub(super) struct LoadedWorkload {
     /// Pods created only once a pod of another item runs (a StatefulSet's pods after a
     /// pending pod of a lower ordinal): see `resolve::apps::ControllerPods::waits_for`.
     pub waits_for: Vec<(usize, String, Requirement)>,
+    /// When its controllers call it done (a Job, a JobSet, a TrainJob), for a replay.
+    pub completion: Option<crate::resolve::completion::Completion>,
 }
 
 impl LoadedWorkload {
@@ -82,6 +84,7 @@ impl LoadedWorkload {
             unmade: None,
             train_job: None,
             waits_for: Vec::new(),
+            completion: None,
         }
     }
 

@@ -411,12 +411,13 @@ impl Loader<'_> {
             &mut errors,
         );
         let expectations = self.expectations(file, doc, &sd.spec.expect, &mut errors);
-        let replay = sd.spec.replay.as_ref().and_then(|spec| {
+        let mut replay = sd.spec.replay.as_ref().and_then(|spec| {
             let mut replay = replay::read(file, doc, spec, &sd.spec.timeline, &clock, &mut errors)?;
             let origin_ms = crate::trace::clock::clock_origin(&clock).unwrap_or(0);
             replay.timing = replay::timing(&set.pods, origin_ms, &mut errors);
             replay.kueue =
                 (!kueue_objects.is_empty()).then(|| std::sync::Arc::new(kueue_objects.clone()));
+            replay.completions = std::mem::take(&mut set.completions);
             Some(replay)
         });
         let mut pod_keys = HashSet::new();
@@ -461,6 +462,11 @@ impl Loader<'_> {
             (workloads, steps, units) = (b.pods, b.steps, baseline_units);
             for j in &mut train_jobs {
                 j.has_overrides = false;
+            }
+            // The runtime-only pods are not those the completions were counted on: a replay
+            // then calls each job done when all its pods are.
+            if let Some(r) = replay.as_mut() {
+                r.completions.clear();
             }
         }
         Ok(Scenario {

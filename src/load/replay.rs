@@ -37,6 +37,9 @@ pub struct Replay {
     pub timing: BTreeMap<String, Timing>,
     /// The scenario's Kueue objects, when it has any: the replay admits over time.
     pub kueue: Option<std::sync::Arc<crate::kueue::admission::Objects>>,
+    /// The workloads whose controllers decide when they are done: the index of their first
+    /// pod among the scenario's workload pods, and how.
+    pub completions: Vec<(usize, crate::resolve::completion::Completion)>,
 }
 
 /// A workload's times (ms).
@@ -144,6 +147,7 @@ pub(super) fn read(
         step_times,
         timing: BTreeMap::new(),
         kueue: None,
+        completions: Vec::new(),
     })
 }
 

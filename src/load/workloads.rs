@@ -41,6 +41,9 @@ pub(super) struct WorkloadSet {
     pub kueue_events: Vec<Vec<crate::sched::plan::Event>>,
     /// What the apps controllers found and made, when the scenario has apps objects.
     pub apps: Option<super::apps::Apps>,
+    /// The workloads whose controllers decide when they are done: where their pods start
+    /// among `pods`, and how (for a replay).
+    pub completions: Vec<(usize, crate::resolve::completion::Completion)>,
     /// `LoadedWorkload::waits_for` over all pods, and over the baseline's.
     waits: Vec<(usize, String, Requirement)>,
     base_waits: Vec<(usize, String, Requirement)>,
@@ -281,6 +284,7 @@ impl Loader<'_> {
                 let steps = plan::in_order(pods.len());
                 Ok(LoadedWorkload {
                     suspended: crate::resolve::job::suspended(&job),
+                    completion: Some(crate::resolve::completion::of_job(&job)),
                     ..LoadedWorkload::pods(pods, steps)
                 })
             }
@@ -312,6 +316,7 @@ impl Loader<'_> {
                     warnings: (notes.into_iter())
                         .map(|n| format!("{n} ({})", origin.describe()))
                         .collect(),
+                    completion: Some(jobset::completion(&js)),
                     ..LoadedWorkload::pods(pods, steps)
                 })
             }
@@ -429,7 +434,12 @@ impl Loader<'_> {
                 )
             })
             .collect();
+        // The JobSet its runtime makes decides when it is done.
+        let completion = crate::resolve::build::find_runtime(&job, cx.runtimes)
+            .ok()
+            .map(|rt| crate::resolve::build::completion(r, &rt.spec.template.spec));
         Ok(LoadedWorkload {
+            completion,
             never_created: with.jobset_refused.is_some(),
             pods: with.pods,
             steps: with.steps,
@@ -519,6 +529,9 @@ impl WorkloadSet {
             self.waits
                 .push((self.pods.len() + pod, key.clone(), requirement.clone()));
             self.base_waits.push((offset + pod, key, requirement));
+        }
+        if let Some(c) = w.completion.take().filter(|_| !w.pods.is_empty()) {
+            self.completions.push((self.pods.len(), c));
         }
         steps.extend(plan::offset(w.steps, self.pods.len()));
         warnings.extend(w.warnings);

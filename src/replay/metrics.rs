@@ -342,6 +342,11 @@ impl Metrics {
         });
     }
 
+    /// A job's controller made another pod.
+    pub fn pod_arrived(&mut self, key: (&str, i32, &str)) {
+        self.each(key, |g| g.pods_arrived += 1);
+    }
+
     pub fn job_started(&mut self, key: (&str, i32, &str), wait: u64) {
         self.each(key, |g| {
             g.jobs_started += 1;

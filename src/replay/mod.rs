@@ -5,7 +5,8 @@
 //!
 //! - [`source`]: what arrives when (the scenario's workloads, a trace's rows, streamed).
 //! - [`trace_pods`]: a trace row as pods.
-//! - [`engine`]: the event loop.
+//! - [`engine`]: the event loop, with gangs waiting at Permit and the Job controllers that
+//!   decide when a job is done.
 //! - [`metrics`] and [`histogram`]: the measurements, bounded by the pods in flight.
 
 pub mod chart;
@@ -86,11 +87,14 @@ fn unsupported(scenario: &Scenario) -> Vec<String> {
                 .to_string(),
         );
     }
-    if !scenario.config.pod_groups.is_empty()
-        || scenario.workloads.iter().any(|p| p.pod_group.is_some())
-    {
+    let volcano = |p: &crate::model::Pod| {
+        (p.pod_group.as_ref())
+            .is_some_and(|g| g.scheduler == crate::model::pod::GangScheduler::Volcano)
+    };
+    if scenario.workloads.iter().any(volcano) {
         out.push(
-            "gangs are replayed pod by pod: Coscheduling's wait at Permit is not simulated over time yet".to_string(),
+            "Volcano gangs are replayed pod by pod: Volcano's scheduler is not simulated over time"
+                .to_string(),
         );
     }
     out

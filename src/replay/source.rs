@@ -32,6 +32,8 @@ pub struct Arrival {
     pub name: String,
     /// The job as Kueue queues it (its pods exist once admitted); `None`: not queued.
     pub kueue: Option<crate::kueue::admission::Workload>,
+    /// Its controllers' completion policy: an index into `spec.replay`'s completions.
+    pub completion: Option<usize>,
 }
 
 /// A timeline step at its time.
@@ -69,6 +71,15 @@ pub fn plan(scenario: &Scenario, replay: &Replay) -> Plan {
     let mut steps: Vec<TimedStep> = Vec::new();
     let mut step: Option<usize> = None;
     let mut events = Vec::new();
+    // The completion policy of the workload a pod belongs to.
+    let completion_of = |p: usize| -> Option<usize> {
+        let all = &replay.completions;
+        let k = all
+            .partition_point(|(first, _)| *first <= p)
+            .checked_sub(1)?;
+        let (first, c) = &all[k];
+        (p < first + c.jobs.iter().map(|j| j.pods).sum::<usize>()).then_some(k)
+    };
     for s in &scenario.steps {
         match s {
             Step::Schedule { pod, requires: r } => {
@@ -96,6 +107,7 @@ pub fn plan(scenario: &Scenario, replay: &Replay) -> Plan {
                             .map_or_else(|| "Pod".to_string(), str::to_string),
                         name,
                         kueue: None,
+                        completion: completion_of(*pod),
                     }),
                 }
             }
@@ -199,6 +211,7 @@ impl<'s> Sources<'s> {
             },
             name: record.id.to_string(),
             kueue,
+            completion: None,
         })
     }
 

@@ -620,3 +620,45 @@ impl Stages {
         self.0.map(|t| t.provenance).unwrap_or_default()
     }
 }
+
+/// When the TrainJob is done, for a replay: the JobSet its runtime makes — its replicated
+/// jobs as resolved (Indexed Jobs of `parallelism` = `completions` pods, the runtime's Job
+/// `successPolicy` read as the Job controller reads it) and the runtime's JobSet
+/// `successPolicy`.
+pub fn completion(
+    resolved: &ResolvedTrainJob,
+    jobset_spec: &Value,
+) -> super::completion::Completion {
+    use super::completion::{ChildJob, Completion, JobSetSuccessPolicy, rules, set_policy};
+    let job_policy = |rjob: &str| -> Option<k8s_openapi::api::batch::v1::SuccessPolicy> {
+        let list = jobset_spec.get("replicatedJobs")?.as_array()?;
+        let r = list
+            .iter()
+            .find(|r| r.get("name") == Some(&Value::from(rjob)))?;
+        serde_json::from_value(r.pointer("/template/spec/successPolicy")?.clone()).ok()
+    };
+    let mut jobs = Vec::new();
+    for rjob in &resolved.jobs {
+        let pods = rjob.parallelism.max(0) as u32;
+        let success_rules = job_policy(&rjob.name)
+            .map(|p| rules(&p, pods))
+            .unwrap_or_default();
+        for j in 0..rjob.replicas.max(0) {
+            jobs.push(ChildJob {
+                name: format!("{}-{}-{j}", resolved.name, rjob.name),
+                replicated_job: Some(rjob.name.clone()),
+                completions: Some(pods),
+                parallelism: pods,
+                indexed: true,
+                success_rules: success_rules.clone(),
+                pods: pods as usize,
+            });
+        }
+    }
+    let policy = (jobset_spec.get("successPolicy"))
+        .and_then(|v| serde_json::from_value::<JobSetSuccessPolicy>(v.clone()).ok());
+    Completion {
+        jobs,
+        policy: set_policy(policy.as_ref()),
+    }
+}

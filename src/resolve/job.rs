@@ -4,7 +4,8 @@
 //! are active), `pkg/apis/batch/v1/defaults.go` (parallelism 1, completions 1 when neither is
 //! set, completionMode `NonIndexed`) and `pkg/apis/batch/validation/validation.go`
 //! (`validateJobSpec`: non-negative counts, an `Indexed` Job's completions, a restart policy
-//! of `OnFailure` or `Never` — the pod template's default `Always` is refused).
+//! of `OnFailure` or `Never` — the pod template's default `Always` is refused —, and
+//! `successPolicy`, checked in [`super::completion`]).
 //! A suspended Job has no pods until it is resumed (by Kueue, when it admits the Job).
 //!
 //! Pod names are `<job>-<i>` (the controller adds a random suffix; schedsim's are stable so
@@ -21,7 +22,8 @@ use crate::model::validate::{self, FieldError};
 
 /// `batch.kubernetes.io/job-name`, and the legacy `job-name` the controller still sets.
 pub const JOB_NAME_LABELS: [&str; 2] = ["batch.kubernetes.io/job-name", "job-name"];
-const COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
+/// The label an Indexed Job's pods carry their completion index in (`PodIndexLabel`).
+pub const COMPLETION_INDEX: &str = "batch.kubernetes.io/job-completion-index";
 
 /// How many pods the Job controller keeps active (`podsCount` in Kueue's Job integration):
 /// parallelism (default 1), at most completions.
@@ -78,6 +80,7 @@ pub fn job_pods(job: &Job, path: &str, gates: &FeatureGates) -> Result<Vec<Pod>,
         (None, None) => Some(1),
         (c, _) => c,
     };
+    errs.extend(super::completion::validate(spec, &at));
     let indexed = spec.completion_mode.as_deref() == Some("Indexed");
     if indexed && completions.is_none() {
         errs.push(FieldError::new(

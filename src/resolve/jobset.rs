@@ -10,6 +10,7 @@ use k8s_openapi::api::batch::v1::{Job, JobSpec, JobTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 
+use super::completion::{self, Completion};
 use super::job::job_pods;
 use crate::features::FeatureGates;
 use crate::model::Pod;
@@ -52,6 +53,8 @@ pub struct JobSetSpec {
     pub suspend: Option<bool>,
     #[serde(default)]
     pub startup_policy: Option<serde_json::Value>,
+    #[serde(default)]
+    pub success_policy: Option<completion::JobSetSuccessPolicy>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -163,6 +166,25 @@ pub fn jobset_pods(
         Ok((pods, notes))
     } else {
         Err(errs)
+    }
+}
+
+/// When the JobSet is done, for a replay: its Jobs, `<jobset>-<replicatedJob>-<index>` (the
+/// webhook's `Indexed` by default), and its `successPolicy`.
+pub fn completion(js: &JobSet) -> Completion {
+    let name = js.metadata.name.clone().unwrap_or_default();
+    let mut jobs = Vec::new();
+    for rjob in &js.spec.replicated_jobs {
+        let mut spec = rjob.template.spec.clone().unwrap_or_default();
+        spec.completion_mode.get_or_insert_with(|| "Indexed".into());
+        for j in 0..rjob.replicas.unwrap_or(1).max(0) {
+            let job = format!("{name}-{}-{j}", rjob.name);
+            jobs.push(completion::child(job, Some(rjob.name.clone()), &spec));
+        }
+    }
+    Completion {
+        jobs,
+        policy: completion::set_policy(js.spec.success_policy.as_ref()),
     }
 }
 

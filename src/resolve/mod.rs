@@ -5,6 +5,7 @@
 pub mod alike;
 pub mod apps;
 pub mod build;
+pub mod completion;
 pub mod determined;
 pub mod job;
 pub mod jobset;

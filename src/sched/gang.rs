@@ -14,6 +14,10 @@
 //! - Members still waiting when the queue runs dry time out after `scheduleTimeoutSeconds`:
 //!   the first is rejected by the timeout, its Unreserve rejects the others.
 //!
+//! The verdicts are functions the replay shares ([`pre_filter_group`], [`post_filter`],
+//! [`quorum`], [`permit_wait_seconds`]): there a member waits at Permit over time
+//! (`src/replay/engine/permit.rs`).
+//!
 //! Members of one gang that are queued together are scheduled back to back, as
 //! Coscheduling's QueueSort (priority, then PodGroup creation time) orders them. Volcano gangs
 //! get the same all-or-nothing placement on kube-scheduler's filters (Volcano's own
@@ -32,9 +36,7 @@ use crate::model::resources;
 
 pub const COSCHEDULING: &str = "Coscheduling";
 
-/// `PermitWaitingTimeSeconds` default of CoschedulingArgs (scheduler-plugins
-/// `apis/config/v1/defaults.go`), used when a PodGroup sets no `scheduleTimeoutSeconds`.
-pub const DEFAULT_PERMIT_WAITING_SECONDS: u32 = 60;
+pub use super::profile::DEFAULT_PERMIT_WAITING_SECONDS;
 
 /// `core.PodGroupNotFound`, the Permit status of a labelled pod without its PodGroup.
 pub const POD_GROUP_NOT_FOUND: &str = "PodGroup not found";
@@ -72,10 +74,37 @@ pub(crate) struct Attempt<'p> {
     pub siblings: usize,
     /// Members already bound.
     pub bound: usize,
+    /// Members seen gated before (they exist).
+    pub gated: usize,
     /// How long members wait at Permit when the PodGroup sets no timeout
     /// (`CoschedulingArgs.permitWaitingTimeSeconds`).
     pub permit_waiting_seconds: u32,
+    /// `CoschedulingArgs.podGroupRejectPercentage`.
+    pub reject_percentage: u32,
 }
+
+/// Permit's quorum: `assigned` members (assumed or bound, this one included) reach
+/// `minMember` (`PodGroupManager.Permit`).
+pub(crate) fn quorum(g: &PodGroup, assigned: usize) -> bool {
+    assigned >= g.min_member as usize
+}
+
+/// How long a member waits at Permit: the PodGroup's `scheduleTimeoutSeconds`, else the args'
+/// `permitWaitingTimeSeconds` (60 when 0; `util.GetWaitTimeDuration`), a zero from the
+/// PodGroup giving the args' own value (`Coscheduling.Permit`); at most the framework's
+/// `maxTimeout` of 15 minutes (`RunPermitPlugins`).
+pub(crate) fn permit_wait_seconds(g: &PodGroup, args_seconds: u32) -> u32 {
+    let wait = match g.schedule_timeout_seconds {
+        Some(t) => t,
+        None if args_seconds != 0 => args_seconds,
+        None => DEFAULT_PERMIT_WAITING_SECONDS,
+    };
+    let wait = if wait != 0 { wait } else { args_seconds };
+    wait.min(MAX_PERMIT_WAIT_SECONDS)
+}
+
+/// The framework's `maxTimeout` for a Permit plugin's wait (`framework/runtime/framework.go`).
+pub const MAX_PERMIT_WAIT_SECONDS: u32 = 15 * 60;
 
 /// Schedules the queued members of one gang; returns each member's outcome.
 pub(crate) fn schedule(s: &mut Scheduler<'_>, a: Attempt<'_>) -> Vec<(usize, PodOutcome)> {
@@ -94,16 +123,17 @@ pub(crate) fn schedule(s: &mut Scheduler<'_>, a: Attempt<'_>) -> Vec<(usize, Pod
             (PodPhase::Scheduled, Some(node)) => {
                 s.bind(node, id, pod);
                 placed += 1;
-                // Permit: `assigned + 1 >= minMember` allows this member and every waiting one.
-                if assigned + 1 >= min {
+                assigned += 1;
+                // Permit: the quorum allows this member and every waiting one.
+                if quorum(g, assigned) {
                     waiting.clear();
                 } else {
                     waiting.push((outcomes.len(), node));
                 }
-                assigned += 1;
             }
             (PodPhase::Unschedulable, _) if g.scheduler == GangScheduler::Coscheduling => {
-                if let Some(reason) = post_filter(g, assigned, &pod.name) {
+                let percentage = a.reject_percentage;
+                if let Some(reason) = post_filter(g, assigned, &pod.name, percentage) {
                     for (i, node) in waiting.drain(..) {
                         let (member, o) = &mut outcomes[i];
                         s.unbind(node, *member);
@@ -118,9 +148,7 @@ pub(crate) fn schedule(s: &mut Scheduler<'_>, a: Attempt<'_>) -> Vec<(usize, Pod
         outcomes.push((id, outcome));
     }
     // The queue ran dry with members still waiting: they time out together.
-    let timeout = g
-        .schedule_timeout_seconds
-        .unwrap_or(a.permit_waiting_seconds);
+    let timeout = permit_wait_seconds(g, a.permit_waiting_seconds);
     for (n, &(i, node)) in waiting.iter().enumerate() {
         let (member, o) = &mut outcomes[i];
         s.unbind(node, *member);
@@ -154,8 +182,12 @@ pub(crate) fn schedule(s: &mut Scheduler<'_>, a: Attempt<'_>) -> Vec<(usize, Pod
 /// Why the gang's PreFilter rejects its members.
 #[derive(Debug, Clone)]
 pub(crate) enum PreFilterReject {
+    /// PostFilter rejected the group less than `podGroupBackoffSeconds` ago (its full name).
+    BackedOff(String),
     /// Fewer pods of the group exist than `minMember`.
     Siblings { current: usize, min_member: u32 },
+    /// So many of its pods are gated that the quorum is out of reach.
+    Gated,
     /// The label-only coscheduling's version of the same.
     LessThanMinAvailable,
     /// `minResources` exceeds what the cluster has free.
@@ -177,6 +209,18 @@ impl PreFilterReject {
                     "pre-filter pod {pod} cannot find enough sibling pods, current pods number: {current}, minMember of group: {min_member}"
                 ),
             ),
+            PreFilterReject::BackedOff(group) => Status::new(
+                uu,
+                COSCHEDULING,
+                format!("podGroup {group} failed recently"),
+            ),
+            PreFilterReject::Gated => Status::new(
+                uu,
+                COSCHEDULING,
+                format!(
+                    "pre-filter pod {pod} cannot proceed due to gated pods in the same PodGroup"
+                ),
+            ),
             PreFilterReject::LessThanMinAvailable => {
                 Status::new(Code::Unschedulable, COSCHEDULING, LESS_THAN_MIN_AVAILABLE)
             }
@@ -189,30 +233,55 @@ impl PreFilterReject {
 
 /// Coscheduling's PreFilter for the gang: enough sibling pods, then `minResources`.
 fn pre_filter(s: &Scheduler<'_>, a: &Attempt<'_>) -> Option<PreFilterReject> {
-    let g = a.group;
-    let too_few = a.siblings < g.min_member as usize;
+    let gated = a.gated + (a.queued.iter()).filter(|(i, p)| s.is_gated(*i, p)).count();
+    pre_filter_group(s, a.group, a.siblings, gated, false)
+}
+
+/// Coscheduling's PreFilter (`PodGroupManager.PreFilter`) past its backoff check: at least
+/// `minMember` of the group's `siblings` exist, of which at most `siblings − minMember` are
+/// `gated`, then `minResources` fits the cluster (skipped while a pass is cached in
+/// `permittedPG`: `resources_permitted`). The label-only coscheduling checks the count only.
+pub(crate) fn pre_filter_group(
+    s: &Scheduler<'_>,
+    g: &PodGroup,
+    siblings: usize,
+    gated: usize,
+    resources_permitted: bool,
+) -> Option<PreFilterReject> {
+    let min = g.min_member as usize;
+    let too_few = siblings < min;
     match g.scheduler {
         GangScheduler::Volcano => None,
         GangScheduler::LightweightCoscheduling => {
             too_few.then_some(PreFilterReject::LessThanMinAvailable)
         }
         GangScheduler::Coscheduling if too_few => Some(PreFilterReject::Siblings {
-            current: a.siblings,
+            current: siblings,
             min_member: g.min_member,
         }),
+        GangScheduler::Coscheduling if siblings - gated.min(siblings) < min => {
+            Some(PreFilterReject::Gated)
+        }
+        GangScheduler::Coscheduling if resources_permitted => None,
         GangScheduler::Coscheduling => resource_gap(s, g).map(PreFilterReject::ResourceGap),
     }
 }
 
 /// Coscheduling's PostFilter for a member that fits nowhere: the message it adds when it
-/// rejects the gang, or `None` when the quorum is reached or the gap is at most 10%.
-fn post_filter(g: &PodGroup, assigned: usize, pod: &str) -> Option<String> {
+/// rejects the gang, or `None` when the quorum is reached or at most `reject_percentage` %
+/// of `minMember` is unassigned (`podGroupRejectPercentage`, compared in float64 as upstream).
+pub(crate) fn post_filter(
+    g: &PodGroup,
+    assigned: usize,
+    pod: &str,
+    reject_percentage: u32,
+) -> Option<String> {
     let min = g.min_member as usize;
     if assigned >= min {
         return None;
     }
-    let not_assigned = (min - assigned) as f32 / g.min_member as f32;
-    if not_assigned <= 0.1 {
+    let not_assigned = (min - assigned) as f64 / f64::from(g.min_member);
+    if not_assigned <= f64::from(reject_percentage) / 100.0 {
         return None;
     }
     Some(format!(
@@ -224,7 +293,7 @@ fn post_filter(g: &PodGroup, assigned: usize, pod: &str) -> Option<String> {
 /// Adds a PostFilter reason after DefaultPreemption's (`RunPostFilterPlugins` joins the
 /// reasons of the plugins that returned Unschedulable with ", ").
 /// The message is extended in place, as `FitError.Error()` ends with the PostFilter message.
-fn append_post_filter(outcome: &mut PodOutcome, reason: &str) {
+pub(crate) fn append_post_filter(outcome: &mut PodOutcome, reason: &str) {
     if let Some(d) = outcome.diagnosis.as_mut() {
         let joined = match d.post_filter_msg.take() {
             Some(m) if !m.is_empty() => {
@@ -413,10 +482,13 @@ mod tests {
             min_resources: None,
             schedule_timeout_seconds: None,
         };
-        assert_eq!(post_filter(&g, 9, "p"), None);
-        assert_eq!(post_filter(&g, 10, "p"), None);
+        assert_eq!(post_filter(&g, 9, "p", 10), None);
+        assert_eq!(post_filter(&g, 10, "p", 10), None);
+        // podGroupRejectPercentage 0: any gap rejects; 100: none does.
+        assert!(post_filter(&g, 9, "p", 0).is_some());
+        assert_eq!(post_filter(&g, 0, "p", 100), None);
         assert_eq!(
-            post_filter(&g, 8, "p").as_deref(),
+            post_filter(&g, 8, "p", 10).as_deref(),
             Some(
                 "PodGroup ml/llm gets rejected due to Pod p is unschedulable even after PostFilter"
             )

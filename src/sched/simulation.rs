@@ -239,7 +239,9 @@ impl Run<'_> {
             .filter(|g| g.scheduler != GangScheduler::Coscheduling || coscheduling);
         let results = match group {
             Some(group) => {
+                let args = self.config.coscheduling_args(pod);
                 let attempt = gang_attempt(
+                    args,
                     &group,
                     queue,
                     requires,
@@ -601,6 +603,7 @@ impl Run<'_> {
 /// it (the following steps with the same requirements), after those that were tried before
 /// and are pending (a new sibling moves them back to the active queue).
 fn gang_attempt<'p>(
+    args: crate::sched::profile::CoschedulingArgs,
     group: &'p crate::model::pod_group::PodGroup,
     queue: &[Step],
     requires: &[Requirement],
@@ -643,7 +646,9 @@ fn gang_attempt<'p>(
         siblings: queued.len() + bound + gated,
         queued,
         bound,
-        permit_waiting_seconds: gang::DEFAULT_PERMIT_WAITING_SECONDS,
+        gated,
+        permit_waiting_seconds: args.permit_waiting_seconds,
+        reject_percentage: args.pod_group_reject_percentage,
     }
 }
 

@@ -1,4 +1,4 @@
-//! Replaying a scenario file in a test: the report and every pod's record.
+//! Replaying a scenario file in a test: its report and every pod's record.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -6,19 +6,19 @@ use std::path::{Path, PathBuf};
 use schedsim::load::{self, LoadOptions, Scenario};
 use schedsim::replay::{self, PodRecord, ReplayReport, Sinks};
 
-/// The scenario in `file` (which must load without errors).
+/// The one scenario of `file`, loaded without errors.
 pub fn load(file: &Path) -> Scenario {
     let loaded = load::load_files(&[file.to_path_buf()], &LoadOptions::default());
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     loaded.scenarios.into_iter().next().expect("one scenario")
 }
 
-/// Replays the scenario in `file`; returns the report and every pod's record, by
-/// `namespace/name`.
+/// Replays the scenario file; returns the report and every pod's record, by `namespace/name`.
 pub fn replay_file(file: &Path) -> (ReplayReport, BTreeMap<String, PodRecord>) {
     replay_scenario(&load(file))
 }
 
+/// Replays the scenario; returns the report and every pod's record, by `namespace/name`.
 pub fn replay_scenario(scenario: &Scenario) -> (ReplayReport, BTreeMap<String, PodRecord>) {
     let mut records = BTreeMap::new();
     let mut keep = |r: &PodRecord| {

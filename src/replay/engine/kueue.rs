@@ -90,6 +90,19 @@ impl Engine<'_, '_> {
         }
     }
 
+    /// A job is gone (all its pods finished or were deleted): its quota is released.
+    pub(super) fn kueue_job_gone(&mut self, slot: Option<usize>) {
+        let Some(slot) = slot else {
+            return;
+        };
+        if self.kueue_jobs.remove(&slot).is_some() {
+            if let Some(kueue) = self.kueue.as_mut() {
+                kueue.gone(slot);
+            }
+            self.kueue_dirty = true;
+        }
+    }
+
     /// The job's pods are created, with Kueue's pod set info merged in.
     fn kueue_admitted(&mut self, slot: usize, infos: &[PodSetInfo]) {
         let Some(&job_id) = self.kueue_jobs.get(&slot) else {

@@ -4,10 +4,11 @@
 //! duration and then succeed, freeing what they held, and the cluster events that follow move
 //! pods back from the unschedulable pool as the plugins' queueing hints decide.
 //!
-//! At each instant, in this order: pods that finish or are withdrawn, timeline steps,
-//! arrivals, the queue's timers (backoff and leftover flushes), then scheduling cycles until
-//! the queue has nothing to pop or the scheduler is busy past the next event. Ties inside
-//! each kind keep input order, so the run is deterministic.
+//! At each instant, in this order: pods that finish or are withdrawn and gang members whose
+//! wait at Permit times out ([`permit`]), timeline steps, arrivals, the Job controllers
+//! ([`completion`]), the queue's timers (backoff and leftover flushes), then scheduling cycles
+//! until the queue has nothing to pop or the scheduler is busy past the next event. Ties
+//! inside each kind keep input order, so the run is deterministic.
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -30,7 +31,9 @@ use crate::sched::queue::{
     Action, ClusterEvent, Failure, PodId, PriorityQueue, QueueConfig, QueuePod, Resource, Time,
 };
 
+mod completion;
 mod kueue;
+mod permit;
 mod preemption;
 mod timeline;
 
@@ -62,8 +65,8 @@ pub struct PodRecord {
     pub attempts: u32,
     pub preemptions: u32,
     /// `finished`, `withdrawn`, `running`, `pending` or `queued` (the last three at the
-    /// replay's end; `queued`: its job waits for Kueue), `deleted` (a timeline step, or Kueue
-    /// preempting a plain pod, deleted it).
+    /// replay's end; `queued`: its job waits for Kueue), `deleted` (a timeline step deleted
+    /// it, its job's controller once the job was done, or Kueue preempting a plain pod).
     pub state: &'static str,
 }
 
@@ -142,6 +145,8 @@ enum Timer {
     Withdraw(u32),
     /// A victim of preemption (pod id, generation) is past its grace period.
     Terminate(usize, u32),
+    /// A gang member's wait at Permit is over (if it still waits, by this timer's number).
+    Permit(u32, u32),
 }
 
 /// The replay.
@@ -171,6 +176,10 @@ pub struct Engine<'s, 'o> {
     /// The plugins' QueueingHints and PreEnqueue, reading the pods in flight from `shared`.
     hints: PluginHints<Lookup>,
     shared: Shared,
+    /// Coscheduling's gangs: members waiting at Permit, group backoff.
+    gangs: permit::Gangs<'s>,
+    /// The Job and JobSet controllers of the jobs that have them.
+    controls: completion::Controls,
     attempts: u64,
     existing_evicted: u64,
     warnings: Vec<String>,
@@ -226,6 +235,8 @@ impl<'s, 'o> Engine<'s, 'o> {
             queue: PriorityQueue::new(config, registry(&scenario.config)),
             hints: PluginHints::new(lookup, &scenario.config),
             shared,
+            gangs: permit::Gangs::new(&scenario.config, existing),
+            controls: completion::Controls::default(),
             now: 0,
             timers: BinaryHeap::new(),
             timer_seq: 0,
@@ -297,22 +308,32 @@ impl<'s, 'o> Engine<'s, 'o> {
         })
     }
 
-    /// The time of the next finish, withdrawal, timeline step or arrival.
+    /// The time of the next finish, withdrawal, Permit timeout, timeline step or arrival.
     fn next_external(&mut self) -> Option<u64> {
+        self.drop_stale_timers();
         let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
         let step = self.steps.front().map(|s| s.at);
         let arrival = self.sources.next_time();
         let kueue = self.kueue.as_ref().and_then(Kueue::next_timer);
+        if step.is_none()
+            && arrival.is_none()
+            && kueue.is_none()
+            && self.gangs.only_permit_timers(self.timers.len())
+            && !self.gangs.timeouts_may_change()
+        {
+            return None;
+        }
         [timer, step, arrival, kueue].into_iter().flatten().min()
     }
 
     /// Moves the clock to `t` and lets what is due then happen: finishes and withdrawals,
-    /// timeline steps, arrivals.
+    /// timeline steps, arrivals, then the Job controllers.
     fn happen(&mut self, t: u64) {
         self.advance(t);
         self.finish_due();
         self.steps_due();
         self.arrivals_due();
+        self.sync_controllers();
         self.kueue_due();
     }
 
@@ -347,6 +368,33 @@ impl<'s, 'o> Engine<'s, 'o> {
         self.now = t;
     }
 
+    /// Drops the timers at the head that no longer hold (their pod is gone, was evicted, or
+    /// no longer waits at Permit): the replay does not visit their time.
+    fn drop_stale_timers(&mut self) {
+        while let Some(Reverse((_, _, timer))) = self.timers.peek().copied() {
+            let holds = match timer {
+                Timer::Finish(id, generation) => {
+                    (self.live.get(&id)).is_some_and(|l| l.generation == generation)
+                }
+                Timer::Withdraw(id) => self.live.contains_key(&id),
+                Timer::Permit(id, seq) => self.permit_timer_holds(id, seq),
+                // An existing victim's timer always holds (see `terminated`).
+                Timer::Terminate(victim, generation) => {
+                    victim > u32::MAX as usize
+                        || (self.live.get(&(victim as u32)))
+                            .is_some_and(|l| l.generation == generation && l.bound.is_some())
+                }
+            };
+            if holds {
+                return;
+            }
+            self.timers.pop();
+            if let Timer::Permit(..) = timer {
+                self.gangs.disarm();
+            }
+        }
+    }
+
     fn add_timer(&mut self, at: u64, timer: Timer) {
         self.timer_seq += 1;
         self.timers.push(Reverse((at, self.timer_seq, timer)));
@@ -374,6 +422,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                     }
                 }
                 Timer::Terminate(victim, generation) => self.terminated(victim, generation),
+                Timer::Permit(id, seq) => self.permit_timeout(id, seq),
             }
         }
     }
@@ -420,7 +469,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         live.attempts += 1;
         let pod = Arc::clone(&live.pod);
         self.sync_nominations();
-        let outcome = self.s.schedule_one(id as usize, &pod);
+        let outcome = self.schedule(id, &pod);
         let decided = self.decided(&outcome);
         let end = self.now + self.replay.cycle_ms;
         // The chosen node by name: a timeline step during the cycle may renumber the nodes,
@@ -434,8 +483,10 @@ impl<'s, 'o> Engine<'s, 'o> {
         let node = chosen.and_then(|n| self.s.cluster.index_of(&n));
         match (outcome.phase, node) {
             (PodPhase::Scheduled, Some(node)) => {
-                self.queue.done(PodId(id));
-                self.bind(id, node);
+                if !self.waits_at_permit(id, node) {
+                    self.queue.done(PodId(id));
+                    self.bind(id, node);
+                }
             }
             (phase, _) => {
                 // An error (or a binding that failed) names no rejector: error backoff.
@@ -448,13 +499,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                         .unwrap_or_default(),
                     ..Failure::default()
                 };
-                // The pod is in flight: this cannot fail.
-                let _ = self.queue.add_unschedulable_if_not_present(
-                    Time(self.now),
-                    PodId(id),
-                    failure,
-                    &self.hints,
-                );
+                self.unschedulable(id, &pod, failure);
                 self.after_failure(id, decided);
             }
         }
@@ -476,64 +521,18 @@ impl<'s, 'o> Engine<'s, 'o> {
         self.metrics.job_arrived(key, u64::from(count));
         // Through Kueue (when the scenario has it): the pods exist once it admits the job.
         let kueue = a.kueue.filter(|_| self.kueue.is_some());
-        let mut pod_ids = Vec::new();
+        let mut ids = Vec::with_capacity(a.pods.len());
         for (pod, scenario_pod) in a.pods.into_iter().zip(a.scenario_pods) {
-            let id = self.next_pod;
-            if crate::limits::REPLAY_PODS.exceeded_by(u64::from(id) + 1) || id == u32::MAX {
-                let limit = crate::limits::REPLAY_PODS;
-                self.limit = Some(limit.message(format!("pod {}", u64::from(id) + 1)));
-                return;
-            }
-            self.next_pod += 1;
-            let gpus = pod_gpus(&pod.requests);
             let duration = match scenario_pod {
                 Some(i) if self.complete_after_run[i] => Some(a.duration.unwrap_or(0)),
                 _ => a.duration,
             };
-            if let Some(i) = scenario_pod {
-                self.scenario_ids[i] = Some(id);
-            }
             let queued = kueue.is_some();
-            if queued {
-                pod_ids.push(id);
-            } else {
-                self.s.admit(id as usize, Arc::clone(&pod));
-                self.shared.borrow_mut().insert(id, Arc::clone(&pod));
-            }
-            self.live.insert(
-                id,
-                Live {
-                    job,
-                    scenario_pod,
-                    arrival: self.now,
-                    duration,
-                    bound: None,
-                    assigned: None,
-                    first_bind: None,
-                    used_ms: 0,
-                    generation: 0,
-                    attempts: 0,
-                    preemptions: 0,
-                    gpus,
-                    created: false,
-                    queued,
-                    template: queued.then(|| Arc::clone(&pod)),
-                    pod,
-                },
-            );
-            if let Some(at) = a.withdraw_at {
-                self.add_timer(at.max(self.now), Timer::Withdraw(id));
-            }
-            if queued {
-                self.metrics.queued += 1;
-                continue;
-            }
-            self.metrics.pending_added(gpus);
-            let held = scenario_pod.is_some_and(|i| !self.requirements_met(i));
-            match held {
-                true => self.held.push(id),
-                false => self.create(id),
-            }
+            let Some(id) = self.new_pod(job, pod, scenario_pod, duration, a.withdraw_at, queued)
+            else {
+                return;
+            };
+            ids.push((id, scenario_pod));
         }
         self.jobs.insert(
             job,
@@ -548,12 +547,82 @@ impl<'s, 'o> Engine<'s, 'o> {
                 ended: 0,
                 kueue: None,
                 admitted: false,
-                pod_ids,
+                pod_ids: Vec::new(),
             },
         );
         if let Some(workload) = kueue {
+            if let Some(j) = self.jobs.get_mut(&job) {
+                j.pod_ids = ids.iter().map(|(id, _)| *id).collect();
+            }
             self.kueue_arrive(job, workload);
         }
+        if let Some(c) = a.completion {
+            self.control(job, c, &ids, a.duration);
+        }
+    }
+
+    /// A pod of `job` arrives: it is created (unless `dependsOn` holds it back) and queued.
+    /// `None` when it is past the replay's pod limit.
+    /// `queued`: its job waits for Kueue, which creates the pod once it admits the job.
+    fn new_pod(
+        &mut self,
+        job: u32,
+        pod: Arc<Pod>,
+        scenario_pod: Option<usize>,
+        duration: Option<u64>,
+        withdraw_at: Option<u64>,
+        queued: bool,
+    ) -> Option<u32> {
+        let id = self.next_pod;
+        if crate::limits::REPLAY_PODS.exceeded_by(u64::from(id) + 1) || id == u32::MAX {
+            let limit = crate::limits::REPLAY_PODS;
+            self.limit = Some(limit.message(format!("pod {}", u64::from(id) + 1)));
+            return None;
+        }
+        self.next_pod += 1;
+        let gpus = pod_gpus(&pod.requests);
+        if let Some(i) = scenario_pod {
+            self.scenario_ids[i] = Some(id);
+        }
+        if !queued {
+            self.s.admit(id as usize, Arc::clone(&pod));
+            self.shared.borrow_mut().insert(id, Arc::clone(&pod));
+        }
+        self.live.insert(
+            id,
+            Live {
+                template: queued.then(|| Arc::clone(&pod)),
+                queued,
+                pod,
+                job,
+                scenario_pod,
+                arrival: self.now,
+                duration,
+                bound: None,
+                assigned: None,
+                first_bind: None,
+                used_ms: 0,
+                generation: 0,
+                attempts: 0,
+                preemptions: 0,
+                gpus,
+                created: false,
+            },
+        );
+        if let Some(at) = withdraw_at {
+            self.add_timer(at.max(self.now), Timer::Withdraw(id));
+        }
+        if queued {
+            self.metrics.queued += 1;
+            return Some(id);
+        }
+        self.metrics.pending_added(gpus);
+        let held = scenario_pod.is_some_and(|i| !self.requirements_met(i));
+        match held {
+            true => self.held.push(id),
+            false => self.create(id),
+        }
+        Some(id)
     }
 
     /// The pod is created: it enters the queue (gated pods wait in the unschedulable pool).
@@ -564,6 +633,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         live.created = true;
         let pod = queue_pod(id, &live.pod);
         self.s.budgets.arrive(id as usize, &live.pod);
+        self.gang_created(id);
         let _ = self.queue.add(Time(self.now), pod, &self.hints);
     }
 
@@ -599,6 +669,12 @@ impl<'s, 'o> Engine<'s, 'o> {
     }
 
     fn bind(&mut self, id: u32, node: usize) {
+        self.assume(id, node);
+        self.bind_assumed(id, node);
+    }
+
+    /// Binds a pod the scheduler's cache assumed on `node`.
+    fn bind_assumed(&mut self, id: u32, node: usize) {
         self.nomination_bound(id);
         let now = self.now;
         let Some(live) = self.live.get_mut(&id) else {
@@ -618,12 +694,12 @@ impl<'s, 'o> Engine<'s, 'o> {
             let generation = live.generation;
             self.add_timer(now.saturating_add(d), Timer::Finish(id, generation));
         }
-        self.s.bind(node, id as usize, &pod);
-        self.metrics.bound(node, gpus);
         self.metrics.running += 1;
         self.metrics.pending_removed(gpus);
+        let made = self.controls.made_by_controller(id);
         if let Some(job) = self.jobs.get_mut(&job_id)
             && first
+            && !made
         {
             job.started += 1;
             self.metrics.pod_started(job.key(), now - arrival);
@@ -662,6 +738,7 @@ impl<'s, 'o> Engine<'s, 'o> {
 
     /// The pod is gone for good: finished, withdrawn or deleted.
     fn pod_gone(&mut self, id: u32, state: &'static str) {
+        self.gang_pod_gone(id);
         let node = self.live.get(&id).and_then(|l| l.bound).map(|(n, _)| n);
         let was_bound = node.is_some();
         let pod = self.unbind(id);
@@ -687,24 +764,7 @@ impl<'s, 'o> Engine<'s, 'o> {
             self.scenario_done[i] = true;
         }
         self.record(&live, node, state);
-        if let Some(job) = self.jobs.get_mut(&live.job) {
-            job.ended += 1;
-            if job.ended == job.pods {
-                let job = self.jobs.remove(&live.job).expect("the job is in flight");
-                if finished {
-                    self.metrics.job_finished(job.key());
-                }
-                if let Some(slot) = job.kueue
-                    && self.kueue_jobs.remove(&slot).is_some()
-                {
-                    // Finished or deleted: its quota is released.
-                    if let Some(kueue) = self.kueue.as_mut() {
-                        kueue.gone(slot);
-                    }
-                    self.kueue_dirty = true;
-                }
-            }
-        }
+        self.job_pod_ended(live.job, id, finished);
         if was_bound {
             self.assigned_pod_deleted(pod);
         }
@@ -760,6 +820,7 @@ impl<'s, 'o> Engine<'s, 'o> {
     }
 
     fn cluster_event(&mut self, event: ClusterEvent, payload: Payload) {
+        self.gangs.cluster_changed();
         self.queue.move_all_to_active_or_backoff(
             Time(self.now),
             event,

@@ -169,6 +169,11 @@ impl Engine<'_, '_> {
     /// terminating already, it gets the `DisruptionTarget` condition and a deletion
     /// timestamp, and leaves its node when the grace period is over.
     fn delete_gracefully(&mut self, victim: usize, node: &str) {
+        // A victim waiting at Permit is rejected there instead (`prepareCandidate`:
+        // `RejectWaitingPod`), and its gang's waiting members with it.
+        if victim <= u32::MAX as usize && self.waiting_preempted(victim as u32) {
+            return;
+        }
         let Some(n) = self.s.cluster.index_of(node) else {
             return;
         };

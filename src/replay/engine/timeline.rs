@@ -111,6 +111,10 @@ impl Engine<'_, '_> {
                 continue;
             };
             for pod_id in self.s.bound_ids(node) {
+                // A member waiting at Permit is not bound yet: a drain does not see it.
+                if pod_id <= u32::MAX as usize && self.waits(pod_id as u32) {
+                    continue;
+                }
                 let pod = self.s.pod_handle(pod_id);
                 if pod.controller_kind() == Some("DaemonSet") {
                     continue;
@@ -154,7 +158,7 @@ impl Engine<'_, '_> {
     /// A new node list: pods of vanished nodes are evicted; node events reach the queue.
     fn replace_nodes(&mut self, nodes: Vec<Node>) {
         let old: Vec<Node> = self.s.cluster.nodes.clone();
-        let (remap, evicted) = self.s.replace_nodes(nodes);
+        let (remap, mut evicted) = self.s.replace_nodes(nodes);
         for live in self.live.values_mut() {
             if let Some((node, since)) = live.bound {
                 live.bound = remap[node].map(|n| (n, since));
@@ -173,6 +177,7 @@ impl Engine<'_, '_> {
             })
             .collect();
         self.metrics.nodes_changed(&self.s.cluster.nodes, &used);
+        self.waiting_nodes_gone(&mut evicted);
         let running = self.live.values().filter(|l| l.bound.is_some()).count() as u64;
         for (pod_id, _) in evicted {
             if pod_id > u32::MAX as usize {

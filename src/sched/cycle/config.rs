@@ -72,6 +72,16 @@ impl SchedulerConfig {
         }
     }
 
+    /// The CoschedulingArgs of the profile that schedules `pod` (defaulted; the defaults when
+    /// no profile does).
+    pub fn coscheduling_args(&self, pod: &Pod) -> crate::sched::profile::CoschedulingArgs {
+        let profile = self.profile_of(pod).and_then(|i| self.profiles.get(i));
+        match profile {
+            Some(p) => p.coscheduling_args(),
+            None => Profile::default().coscheduling_args(),
+        }
+    }
+
     /// The index of the profile that schedules `pod`, if one does.
     pub fn profile_of(&self, pod: &Pod) -> Option<usize> {
         if self.profiles.is_empty() || self.serves_every_pod {

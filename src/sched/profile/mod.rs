@@ -347,6 +347,8 @@ fn resolve_profile(
         percentage_of_nodes_to_score: rp.percentage_of_nodes_to_score.or(global_percentage),
         spread_default_constraints: args.spread_default_constraints,
         permit_waiting_seconds: args.permit_waiting_seconds,
+        pod_group_backoff_seconds: args.pod_group_backoff_seconds,
+        pod_group_reject_percentage: args.pod_group_reject_percentage,
         preemption: args.preemption,
         backoff_seconds: Profile::default().backoff_seconds,
     };

@@ -5,6 +5,14 @@ use k8s_openapi::api::core::v1::{NodeAffinity, TopologySpreadConstraint};
 
 use super::*;
 
+/// `PermitWaitingTimeSeconds` default of CoschedulingArgs (scheduler-plugins
+/// `apis/config/v1/defaults.go`), used when a PodGroup sets no `scheduleTimeoutSeconds`.
+pub const DEFAULT_PERMIT_WAITING_SECONDS: u32 = 60;
+
+/// `defaultPodGroupRejectPercentage` of CoschedulingArgs (scheduler-plugins
+/// `apis/config/v1/defaults.go`).
+pub const DEFAULT_POD_GROUP_REJECT_PERCENTAGE: u32 = 10;
+
 /// One resolved scheduling profile: which of schedsim's plugins run where, and their args.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Profile {
@@ -31,6 +39,12 @@ pub struct Profile {
     /// `CoschedulingArgs.permitWaitingTimeSeconds`: how long members wait at Permit when their
     /// PodGroup sets no `scheduleTimeoutSeconds` (default 60).
     pub permit_waiting_seconds: Option<u32>,
+    /// `CoschedulingArgs.podGroupBackoffSeconds`: how long a PodGroup that PostFilter rejected
+    /// is refused at PreFilter (default 0, off).
+    pub pod_group_backoff_seconds: u32,
+    /// `CoschedulingArgs.podGroupRejectPercentage`: PostFilter spares the waiting members
+    /// while at most this percentage of `minMember` is unassigned (default 10).
+    pub pod_group_reject_percentage: u32,
     /// `DefaultPreemptionArgs`: how many candidate nodes preemption's dry run looks for.
     pub preemption: PreemptionArgs,
     /// The configuration's `podInitialBackoffSeconds` and `podMaxBackoffSeconds` (one queue
@@ -182,7 +196,25 @@ impl Default for FitArgs {
     }
 }
 
+/// `CoschedulingArgs` as the plugin reads them, defaulted (`SetDefaults_CoschedulingArgs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CoschedulingArgs {
+    pub permit_waiting_seconds: u32,
+    pub pod_group_backoff_seconds: u32,
+    pub pod_group_reject_percentage: u32,
+}
+
 impl Profile {
+    /// The profile's CoschedulingArgs, defaulted.
+    pub fn coscheduling_args(&self) -> CoschedulingArgs {
+        CoschedulingArgs {
+            permit_waiting_seconds: (self.permit_waiting_seconds)
+                .unwrap_or(DEFAULT_PERMIT_WAITING_SECONDS),
+            pod_group_backoff_seconds: self.pod_group_backoff_seconds,
+            pod_group_reject_percentage: self.pod_group_reject_percentage,
+        }
+    }
+
     /// Upstream's default profile running scheduler-plugins' Coscheduling as its sample
     /// configuration does: what a scenario without a scheduler configuration stands for, so
     /// that the gangs its pods name are scheduled as gangs.
@@ -208,6 +240,8 @@ impl Default for Profile {
             percentage_of_nodes_to_score: None,
             spread_default_constraints: None,
             permit_waiting_seconds: None,
+            pod_group_backoff_seconds: 0,
+            pod_group_reject_percentage: DEFAULT_POD_GROUP_REJECT_PERCENTAGE,
             preemption: PreemptionArgs::default(),
             backoff_seconds: (1, 10),
         }

@@ -18,6 +18,7 @@ pub(super) struct RawCoschedulingArgs {
     pub(super) kind: Option<String>,
     pub(super) permit_waiting_time_seconds: Option<i64>,
     pub(super) pod_group_backoff_seconds: Option<i64>,
+    pub(super) pod_group_reject_percentage: Option<i64>,
     /// Removed in newer releases; older configs carry it.
     #[serde(rename = "deniedPGExpirationTimeSeconds")]
     pub(super) denied_pg_expiration_time_seconds: Option<i64>,
@@ -53,6 +54,21 @@ pub(super) fn apply(
             ));
         }
     }
+    // `ValidateCoschedulingArgs` (apis/config/validation/validation_pluginargs.go).
+    if let Some(p) = raw
+        .pod_group_reject_percentage
+        .filter(|p| !(0..=100).contains(p))
+    {
+        return Err(doc.error(
+            file,
+            &format!("{path}.podGroupRejectPercentage"),
+            invalid(p, "must be between 0 and 100"),
+        ));
+    }
     args.permit_waiting_seconds = raw.permit_waiting_time_seconds.map(|t| t as u32);
+    args.pod_group_backoff_seconds = raw.pod_group_backoff_seconds.unwrap_or(0) as u32;
+    if let Some(p) = raw.pod_group_reject_percentage {
+        args.pod_group_reject_percentage = p as u32;
+    }
     Ok(())
 }

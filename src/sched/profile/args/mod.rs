@@ -32,6 +32,8 @@ pub(super) struct Args {
     pub(super) ignore_preferred_terms_of_existing_pods: bool,
     pub(super) spread_default_constraints: Option<Vec<TopologySpreadConstraint>>,
     pub(super) permit_waiting_seconds: Option<u32>,
+    pub(super) pod_group_backoff_seconds: u32,
+    pub(super) pod_group_reject_percentage: u32,
     pub(super) preemption: PreemptionArgs,
 }
 
@@ -71,6 +73,8 @@ pub(super) fn plugin_args(
         ignore_preferred_terms_of_existing_pods: false,
         spread_default_constraints: None,
         permit_waiting_seconds: None,
+        pod_group_backoff_seconds: 0,
+        pod_group_reject_percentage: DEFAULT_POD_GROUP_REJECT_PERCENTAGE,
         preemption: PreemptionArgs::default(),
     };
     let mut seen: HashSet<&str> = HashSet::new();

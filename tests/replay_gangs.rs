@@ -1,0 +1,117 @@
+//! `schedsim replay` with gangs: Coscheduling's wait at Permit, its timeout and the PodGroup's
+//! backoff over time, each replay worked out by hand in its scenario's comment.
+
+mod common;
+
+use common::cli::tempdir;
+use common::replay::{replay_file, repo};
+
+const S: u64 = 1000;
+
+/// Three members on room for two: they wait at Permit, PostFilter rejects them, the gang spins
+/// three rounds and stops; the node added at 30 s lets the quorum bind all three together.
+#[test]
+fn a_gang_waits_at_permit_until_a_node_makes_its_quorum() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/gangs/waits-for-a-node.yaml"));
+    let got: Vec<(&str, Option<u64>, Option<u64>, u32)> = pods
+        .values()
+        .map(|r| (r.name.as_str(), r.first_bind, r.end, r.attempts))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("g-0", Some(30 * S), Some(630 * S), 4),
+            ("g-1", Some(30 * S), Some(630 * S), 4),
+            ("g-2", Some(30 * S), Some(630 * S), 4),
+        ]
+    );
+    assert_eq!(report.scheduling_attempts, 12);
+    assert!(
+        !report.warnings.iter().any(|w| w.contains("pod by pod")),
+        "{:?}",
+        report.warnings
+    );
+}
+
+/// With `podGroupRejectPercentage` 50 PostFilter spares the waiting members: they time out at
+/// 60 s, are retried with the member their room frees, and bind when the node comes at 90 s.
+#[test]
+fn waiting_members_time_out_and_retry() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/gangs/times-out.yaml"));
+    let got: Vec<(&str, Option<u64>, u32)> = pods
+        .values()
+        .map(|r| (r.name.as_str(), r.first_bind, r.attempts))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("g-0", Some(90 * S), 2),
+            ("g-1", Some(90 * S), 3),
+            ("g-2", Some(90 * S), 2),
+        ]
+    );
+    assert_eq!(report.end_ms, 690 * S);
+}
+
+/// `podGroupBackoffSeconds`: after PostFilter rejects the gang, its members are refused at
+/// PreFilter, and each refusal backs the group off again; it binds at the first retry past the
+/// backoff (140 s), not at the first one after the node came (30 s).
+#[test]
+fn a_rejected_gang_backs_off() {
+    let (_, pods) = replay_file(&repo("tests/data/replay/gangs/backs-off.yaml"));
+    let binds: Vec<(&str, Option<u64>)> = pods
+        .values()
+        .map(|r| (r.name.as_str(), r.first_bind))
+        .collect();
+    assert_eq!(
+        binds,
+        [
+            ("cpu-x", Some(30 * S)),
+            ("cpu-y", Some(70 * S)),
+            ("cpu-z", Some(140 * S)),
+            ("g-0", Some(140 * S)),
+            ("g-1", Some(140 * S)),
+            ("g-2", Some(140 * S)),
+        ]
+    );
+}
+
+/// The scenario at `path` without its timeline (no node is added).
+fn without_timeline(path: &str, tag: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(repo(path)).unwrap();
+    let cut = text.find("  timeline:").unwrap();
+    let rest = &text[cut..];
+    let end = rest.find("  replay:").unwrap();
+    let file = tempdir(tag).join("s.yaml");
+    std::fs::write(&file, format!("{}{}", &text[..cut], &rest[end..])).unwrap();
+    file
+}
+
+/// A gang that never fits does not keep the replay going: with cycles of no time its spin
+/// stops (the replay ends at 0 s; with room for one member, once the member left waiting
+/// times out), and a Permit timeout that changed nothing is the last one (at 60 s the members
+/// wait again, alike, so the replay ends there with them pending).
+#[test]
+fn a_gang_that_never_fits_ends_the_replay() {
+    let file = without_timeline("tests/data/replay/gangs/waits-for-a-node.yaml", "gang-spin");
+    let (report, pods) = replay_file(&file);
+    assert_eq!(report.end_ms, 0);
+    assert_eq!(report.scheduling_attempts, 9);
+    assert!(pods.values().all(|r| r.state == "pending"), "{pods:?}");
+
+    // Room for one of three: the gang spins three rounds and is parked; g-2, still queued,
+    // waits alone until its timeout at 60 s, which changes nothing more.
+    let file = without_timeline("tests/data/replay/gangs/waits-for-a-node.yaml", "gang-park");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("count: 2", "count: 1")).unwrap();
+    let (report, pods) = replay_file(&file);
+    assert_eq!(report.end_ms, 60 * S);
+    assert_eq!(report.scheduling_attempts, 7);
+    assert!(pods.values().all(|r| r.state == "pending"), "{pods:?}");
+
+    let file = without_timeline("tests/data/replay/gangs/times-out.yaml", "gang-timeouts");
+    let (report, pods) = replay_file(&file);
+    assert_eq!(report.end_ms, 60 * S);
+    assert_eq!(report.scheduling_attempts, 6);
+    assert!(pods.values().all(|r| r.state == "pending"), "{pods:?}");
+}
