@@ -5,43 +5,14 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use common::cli::{ok_with_threads, schedsim, tempdir};
+use common::replay::{load, replay_file, replay_scenario, repo};
 use proptest::prelude::*;
-use schedsim::load::{self, LoadOptions, Scenario};
-use schedsim::replay::{self, PodRecord, ReplayReport, Sinks};
+use schedsim::load;
+use schedsim::replay::{PodRecord, ReplayReport};
 
 const MINUTE: u64 = 60_000;
-
-fn load(file: &Path) -> Scenario {
-    let loaded = load::load_files(&[file.to_path_buf()], &LoadOptions::default());
-    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-    loaded.scenarios.into_iter().next().expect("one scenario")
-}
-
-/// Replays the scenario; returns the report and every pod's record, by `namespace/name`.
-fn replay_file(file: &Path) -> (ReplayReport, BTreeMap<String, PodRecord>) {
-    let scenario = load(file);
-    replay_scenario(&scenario)
-}
-
-fn replay_scenario(scenario: &Scenario) -> (ReplayReport, BTreeMap<String, PodRecord>) {
-    let mut records = BTreeMap::new();
-    let mut keep = |r: &PodRecord| {
-        records.insert(format!("{}/{}", r.namespace, r.name), r.clone());
-    };
-    let sinks = Sinks {
-        pod_record: Some(&mut keep),
-        ..Sinks::default()
-    };
-    let report = replay::replay(scenario, sinks).unwrap_or_else(|e| panic!("{e}"));
-    (report, records)
-}
-
-fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
-}
 
 fn wait(r: &PodRecord) -> Option<u64> {
     r.first_bind.map(|b| b - r.arrival)
