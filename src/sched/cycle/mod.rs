@@ -128,6 +128,7 @@ pub(crate) fn existing_pod_id(i: usize) -> usize {
 }
 
 /// Filter results and static scores of one distinct pod spec on every node.
+#[derive(Clone)]
 struct Template {
     /// PreFilter rejected the pod outright (`pod affinity terms conflict`).
     pre_filter_reject: Option<Status>,
@@ -222,6 +223,9 @@ pub struct Scheduler<'a> {
     pub(crate) cluster: Cluster,
     templates: Vec<Template>,
     template_index: HashMap<String, usize>,
+    /// The spec's fields the static filters and scores read (not its requests) → a template
+    /// built for them: a template for another request starts as its copy.
+    static_template_index: HashMap<String, usize>,
     /// The memory `templates` hold, about (see [`TEMPLATE_BYTES_KEPT`]).
     template_bytes: usize,
     pub(crate) bound: Vec<Vec<Bound>>,
@@ -473,6 +477,7 @@ impl<'a> Scheduler<'a> {
             cluster,
             templates: Vec::new(),
             template_index: HashMap::default(),
+            static_template_index: HashMap::default(),
             template_bytes: 0,
             bound: vec![Vec::new(); n],
             rng: ChaCha8Rng::seed_from_u64(config.seed),
@@ -560,6 +565,7 @@ impl<'a> Scheduler<'a> {
         let bound = std::mem::replace(&mut self.bound, vec![Vec::new(); self.cluster.len()]);
         self.templates.clear();
         self.template_index.clear();
+        self.static_template_index.clear();
         self.template_bytes = 0;
         self.last_template = None;
         self.spreads.clear();

@@ -7,6 +7,7 @@ use super::*;
 /// node, or, for a pod NodeAffinity's PreFilter narrows to a few nodes (a DaemonSet's pod
 /// names one), those nodes' verdicts and `absent` for every other node, so that thousands of
 /// such templates do not each hold a verdict per node.
+#[derive(Clone)]
 pub(super) enum StaticVerdicts {
     Dense(Vec<u16>),
     /// `nodes` sorted by node index.
@@ -45,6 +46,17 @@ impl StaticVerdicts {
 }
 
 impl Template {
+    /// A copy for a pod whose spec differs only in its requests: the same static verdicts and
+    /// scores, no node's fit or resource score known yet.
+    fn for_another_request(&self) -> Template {
+        let mut t = self.clone();
+        for c in &mut t.candidates {
+            c.seen_version = u32::MAX;
+            c.resources = NOT_FEASIBLE;
+        }
+        t
+    }
+
     /// The memory it holds, about.
     fn bytes(&self) -> usize {
         let verdicts = match &self.static_verdict {
@@ -69,6 +81,7 @@ impl<'a> Scheduler<'a> {
         }
         self.templates.clear();
         self.template_index.clear();
+        self.static_template_index.clear();
         self.template_bytes = 0;
         self.last_template = None;
         self.failures.clear();
@@ -84,11 +97,12 @@ impl<'a> Scheduler<'a> {
         {
             return *t;
         }
+        let node_affinity = pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref());
         let key = serde_json::to_string(&(
             self.current,
             &pod.node_name,
             &pod.node_selector,
-            pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref()),
+            node_affinity,
             &pod.tolerations,
             &pod.requests,
             &pod.score_requests,
@@ -97,11 +111,27 @@ impl<'a> Scheduler<'a> {
         let t = match self.template_index.get(&key) {
             Some(&t) => t,
             None => {
-                let template = self.build_template(pod);
+                // The static filters and scores do not read the requests: a pod that differs
+                // from a known one only there starts from its template, with no resource
+                // verdict cached (a trace's pods mostly differ only in their requests).
+                let static_key = serde_json::to_string(&(
+                    self.current,
+                    &pod.node_name,
+                    &pod.node_selector,
+                    node_affinity,
+                    &pod.tolerations,
+                ))
+                .expect("pod fields serialize");
+                let template = match self.static_template_index.get(&static_key) {
+                    Some(&base) => self.templates[base].for_another_request(),
+                    None => self.build_template(pod),
+                };
                 self.template_bytes += template.bytes();
                 self.templates.push(template);
-                self.template_index.insert(key, self.templates.len() - 1);
-                self.templates.len() - 1
+                let t = self.templates.len() - 1;
+                self.template_index.insert(key, t);
+                self.static_template_index.entry(static_key).or_insert(t);
+                t
             }
         };
         self.last_template = Some((self.current, TemplateFields::of(pod), t));
