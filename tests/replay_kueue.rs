@@ -96,6 +96,29 @@ fn a_sweep_over_quotas_gives_each_splits_admission_wait() {
     );
 }
 
+/// The same bytes at one and two threads: the report, the pods' lives and the series.
+#[test]
+fn a_kueue_replay_is_byte_identical_at_any_thread_count() {
+    let out = |threads: &str| {
+        let dir = common::cli::tempdir(&format!("replay-kueue-threads-{threads}"));
+        let o = dir.to_str().unwrap();
+        let args = [
+            "replay",
+            "tests/data/replay/kueue-trace.yaml",
+            "--pods-csv",
+            "--format",
+            "json",
+            "--out",
+            o,
+        ];
+        let stdout = common::cli::ok_with_threads(&args, threads);
+        let pods = std::fs::read(dir.join("replay-kueue-trace-pods.csv")).unwrap();
+        let series = std::fs::read(dir.join("replay-kueue-trace-series.csv")).unwrap();
+        (stdout, pods, series)
+    };
+    assert_eq!(out("1"), out("2"));
+}
+
 /// Random traces through the two-queue cohort of `kueue-trace.yaml` (4 GPUs of quota and of
 /// nodes; every job fits both): every job is admitted, runs and finishes, so at the end
 /// nothing is queued, pending or allocated, and each job's admission is counted once.
