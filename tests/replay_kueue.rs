@@ -53,6 +53,19 @@ fn kueue_admits_over_time_as_quota_frees() {
             ),
         ]
     );
+    // Kueue's first admission of each job (a2's: before its eviction).
+    let admitted: Vec<(&str, Option<u64>)> = (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.admitted))
+        .collect();
+    assert_eq!(
+        admitted,
+        [
+            ("team-a/a1", Some(0)),
+            ("team-a/a2", Some(10 * S)),
+            ("team-a/a3", Some(601 * S)),
+            ("team-b/b1", Some(20 * S)),
+        ]
+    );
     assert_eq!(report.end_ms, 921 * S);
     let s = &report.summary;
     assert_eq!((s.jobs_admitted, s.jobs_finished, s.preemptions), (4, 4, 1));

@@ -19,7 +19,7 @@ pub struct ReplayArgs {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub output: super::OutputArgs,
-    /// Also write every pod's life (arrival, first bind, end, node, attempts) to
+    /// Also write every pod's life (arrival, Kueue admission, first bind, end, node, attempts) to
     /// `<out>/replay-<scenario>-pods.csv`, one row per pod as it ends.
     #[arg(long)]
     pub pods_csv: bool,
@@ -234,7 +234,7 @@ fn replay_one(
     Ok(report)
 }
 
-const POD_COLUMNS: [&str; 15] = [
+const POD_COLUMNS: [&str; 16] = [
     "namespace",
     "name",
     "job",
@@ -243,6 +243,7 @@ const POD_COLUMNS: [&str; 15] = [
     "class",
     "gpus",
     "arrival_ms",
+    "admitted_ms",
     "first_bind_ms",
     "end_ms",
     "wait_ms",
@@ -252,7 +253,7 @@ const POD_COLUMNS: [&str; 15] = [
     "state",
 ];
 
-fn pod_row(r: &PodRecord) -> [String; 15] {
+fn pod_row(r: &PodRecord) -> [String; 16] {
     let opt = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
     [
         r.namespace.clone(),
@@ -263,6 +264,7 @@ fn pod_row(r: &PodRecord) -> [String; 15] {
         r.class.clone(),
         r.gpus.to_string(),
         r.arrival.to_string(),
+        opt(r.admitted),
         opt(r.first_bind),
         opt(r.end),
         opt(r.first_bind.map(|b| b - r.arrival)),

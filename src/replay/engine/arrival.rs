@@ -45,7 +45,7 @@ impl Engine<'_, '_> {
                 started: 0,
                 ended: 0,
                 kueue: None,
-                admitted: false,
+                admitted: None,
                 pod_ids: Vec::new(),
             },
         );

@@ -111,8 +111,8 @@ impl Engine<'_, '_> {
         let Some(job) = self.jobs.get_mut(&job_id) else {
             return;
         };
-        if !job.admitted {
-            job.admitted = true;
+        if job.admitted.is_none() {
+            job.admitted = Some(self.now);
             let wait = self.now - job.arrival;
             let key = (job.queue.as_str(), job.priority, job.class.as_str());
             self.metrics.job_admitted(key, wait);

@@ -60,6 +60,8 @@ pub struct PodRecord {
     pub class: String,
     pub gpus: i64,
     pub arrival: u64,
+    /// When Kueue first admitted its job (its pods exist from then on); `None` without Kueue.
+    pub admitted: Option<u64>,
     pub first_bind: Option<u64>,
     pub end: Option<u64>,
     pub node: Option<String>,
@@ -125,8 +127,8 @@ struct Job {
     ended: u32,
     /// Its place in Kueue, while it is queued there or admitted.
     kueue: Option<usize>,
-    /// Kueue admitted it (at least once).
-    admitted: bool,
+    /// When Kueue first admitted it.
+    admitted: Option<u64>,
     /// Its pods (kept for a Kueue job, whose pods admission creates and preemption deletes).
     pod_ids: Vec<u32>,
 }
@@ -643,6 +645,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                 class: job.class.clone(),
                 gpus: live.gpus,
                 arrival: live.arrival,
+                admitted: job.admitted,
                 first_bind: live.first_bind,
                 end: matches!(state, "finished" | "withdrawn" | "deleted").then_some(self.now),
                 node: node.map(|n| self.s.cluster.nodes[n].name.clone()),
