@@ -22,6 +22,9 @@ use crate::sched::plugins::inter_pod_affinity::NamespaceLabels;
 /// `requeueBatchPeriod`, in milliseconds.
 pub const REQUEUE_BATCH_MS: u64 = 1_000;
 
+/// Distinct pod-set shapes numbered before the numbering starts again.
+const POD_SETS_KEPT: usize = 4_096;
+
 /// What admission changed.
 #[derive(Debug, Clone)]
 pub enum Change {
@@ -95,6 +98,16 @@ impl<'a> Kueue<'a> {
         };
         st.created[w] = st.workloads[w].created;
         st.holder_of[w] = None;
+        if st.pod_sets_ids.len() >= POD_SETS_KEPT {
+            // A trace's rows mostly differ in their requests: the numbering starts again,
+            // for every workload in flight, so it never grows with the trace. The assignments
+            // remembered by number go with it.
+            st.pod_sets_ids.clear();
+            st.assigned.clear();
+            for other in 0..st.workloads.len() {
+                st.pod_sets_id[other] = st.pod_sets_id_of(other);
+            }
+        }
         st.pod_sets_id[w] = st.pod_sets_id_of(w);
         let order = self.next_order;
         self.next_order += 1;
