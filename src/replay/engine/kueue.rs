@@ -51,9 +51,7 @@ impl Engine<'_, '_> {
         }
         let changes = kueue.settle(self.now);
         for w in kueue.take_warnings() {
-            if !self.warnings.contains(&w) {
-                self.warnings.push(w);
-            }
+            self.warn_once(w);
         }
         for change in changes {
             match change {
@@ -67,26 +65,26 @@ impl Engine<'_, '_> {
                     else {
                         continue;
                     };
+                    let w = kueue.workload(workload);
                     let infos: Vec<PodSetInfo> = (assignment.pod_sets.iter())
-                        .map(|ps| {
-                            let w = kueue.workload(workload);
-                            pod_set_info(ps, objects, w, cluster_queue.as_deref())
-                        })
+                        .map(|ps| pod_set_info(ps, objects, w, cluster_queue.as_deref()))
                         .collect();
                     self.kueue_admitted(workload, &infos);
                 }
                 Change::Evicted {
                     workload, requeued, ..
                 } => self.kueue_evicted(workload, requeued),
-                Change::EvictedAdmitted { key, .. } => {
-                    let w = format!(
-                        "Kueue preempted the Workload {key}, admitted before the replay: its pods are not known to the replay and keep running"
-                    );
-                    if !self.warnings.contains(&w) {
-                        self.warnings.push(w);
-                    }
-                }
+                Change::EvictedAdmitted { key, .. } => self.warn_once(format!(
+                    "Kueue preempted the Workload {key}, admitted before the replay: its pods are not known to the replay and keep running"
+                )),
             }
+        }
+    }
+
+    /// Adds a warning unless it was given already.
+    fn warn_once(&mut self, w: String) {
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
         }
     }
 
@@ -137,9 +135,7 @@ impl Engine<'_, '_> {
                     "pod {}: Kueue cannot start it: {m}; it stays suspended",
                     pod.key()
                 );
-                if !self.warnings.contains(&w) {
-                    self.warnings.push(w);
-                }
+                self.warn_once(w);
                 continue;
             }
             let pod = Arc::new(pod);
@@ -165,10 +161,7 @@ impl Engine<'_, '_> {
         };
         let ids = job.pod_ids.clone();
         if !requeued {
-            self.kueue_jobs.remove(&slot);
-            if let Some(kueue) = self.kueue.as_mut() {
-                kueue.gone(slot);
-            }
+            // Its last pod gone ends the job, which gives its place in Kueue back.
             for id in ids {
                 self.pod_gone(id, "deleted");
             }
