@@ -19,7 +19,8 @@ pub struct ReplayArgs {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub output: super::OutputArgs,
-    /// Also write every pod's life (arrival, Kueue admission, first bind, end, node, attempts) to
+    /// Also write every pod's life (arrival, Kueue admission, first bind, end, node, attempts;
+    /// for a pod still pending, its last cycle's message) to
     /// `<out>/replay-<scenario>-pods.csv`, one row per pod as it ends.
     #[arg(long)]
     pub pods_csv: bool,
@@ -234,7 +235,7 @@ fn replay_one(
     Ok(report)
 }
 
-const POD_COLUMNS: [&str; 16] = [
+const POD_COLUMNS: [&str; 17] = [
     "namespace",
     "name",
     "job",
@@ -251,9 +252,10 @@ const POD_COLUMNS: [&str; 16] = [
     "attempts",
     "preemptions",
     "state",
+    "message",
 ];
 
-fn pod_row(r: &PodRecord) -> [String; 16] {
+fn pod_row(r: &PodRecord) -> [String; 17] {
     let opt = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
     [
         r.namespace.clone(),
@@ -272,5 +274,6 @@ fn pod_row(r: &PodRecord) -> [String; 16] {
         r.attempts.to_string(),
         r.preemptions.to_string(),
         r.state.to_string(),
+        r.message.clone().unwrap_or_default(),
     ]
 }

@@ -105,6 +105,7 @@ impl Engine<'_, '_> {
                 attempts: 0,
                 preemptions: 0,
                 gpus,
+                message: None,
                 created: false,
             },
         );

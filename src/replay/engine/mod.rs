@@ -71,6 +71,9 @@ pub struct PodRecord {
     /// replay's end; `queued`: its job waits for Kueue), `deleted` (a timeline step deleted
     /// it, its job's controller once the job was done, or Kueue preempting a plain pod).
     pub state: &'static str,
+    /// A pod pending at the end: its last cycle's message (the `PodScheduled` condition's,
+    /// `0/N nodes are available: …`).
+    pub message: Option<String>,
 }
 
 /// What the replay ended with.
@@ -105,6 +108,8 @@ struct Live {
     attempts: u32,
     preemptions: u32,
     gpus: i64,
+    /// Its last failed cycle's message, until it binds.
+    message: Option<Box<str>>,
     /// Created: not held back by `dependsOn`, nor waiting for Kueue.
     created: bool,
     /// Its job waits for Kueue's admission (the pod does not exist yet).
@@ -492,6 +497,9 @@ impl<'s, 'o> Engine<'s, 'o> {
                 }
             }
             (phase, _) => {
+                if let Some(live) = self.live.get_mut(&id) {
+                    live.message = Some(outcome.message.as_str().into());
+                }
                 // An error (or a binding that failed) names no rejector: error backoff.
                 let failure = Failure {
                     unschedulable_plugins: (outcome.diagnosis.as_ref())
@@ -536,6 +544,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         live.bound = Some((node, now));
         let first = live.first_bind.is_none();
         live.first_bind.get_or_insert(now);
+        live.message = None;
         let (job_id, gpus, arrival) = (live.job, live.gpus, live.arrival);
         if let Some(d) = live.duration {
             let generation = live.generation;
@@ -652,6 +661,9 @@ impl<'s, 'o> Engine<'s, 'o> {
                 attempts: live.attempts,
                 preemptions: live.preemptions,
                 state,
+                message: (state == "pending")
+                    .then(|| live.message.as_deref().map(str::to_string))
+                    .flatten(),
             });
         }
     }

@@ -3,6 +3,13 @@
 
 use super::*;
 
+/// What fails a node first for a pod, beyond its static verdict.
+pub(super) enum PerPod {
+    /// NodeResourcesFit: what the node lacks (its status is built once per distinct lack).
+    Lack(node_resources_fit::Insufficient),
+    Failed(Status),
+}
+
 impl<'a> Scheduler<'a> {
     /// Every node's status for a pod that fits nowhere: the first Filter plugin that fails it,
     /// in the profile's order (`RunFilterPlugins` stops at the first failure). The static
@@ -16,72 +23,35 @@ impl<'a> Scheduler<'a> {
         t: usize,
         request: &PodRequest,
         bound_filters: &BoundPodFilters,
+        keep_nodes: bool,
     ) -> (Diagnosis, Vec<u32>) {
         let template = &self.templates[t];
         let compiled = self.compiled();
         let mut d = Diagnosis {
             statuses: template.statuses.clone(),
             counts: template.static_counts.clone(),
-            node_status: match self.config.drop_node_verdicts {
-                true => Vec::new(),
-                false => template.static_verdict.to_vec(self.cluster.len()),
+            node_status: match keep_nodes {
+                true => template.static_verdict.to_vec(self.cluster.len()),
+                false => Vec::new(),
             },
             ..Default::default()
         };
         let mut seen: Vec<(node_resources_fit::Insufficient, u16)> = Vec::new();
         let mut might_help = Vec::new();
-        // A node's first failing per-pod filter, or `None` when its static verdict comes first:
-        // with the pods nominated there added (`with`), the filters that read a node's pods
-        // answer for them.
-        let mut per_pod = |d: &mut Diagnosis,
-                           node: usize,
-                           failed_static: Option<&str>,
-                           with: Option<&nominated::NominatedNode>| {
-            for &plugin in &compiled.filters {
-                let status = match plugin {
-                    Plugin::NodeResourcesFit
-                    | Plugin::PodTopologySpread
-                    | Plugin::InterPodAffinity
-                        if with.is_some() =>
-                    {
-                        with.map_or_else(Status::success, |w| w.status(plugin).clone())
-                    }
-                    Plugin::NodeResourcesFit => {
-                        let lack = node_resources_fit::check(request, self.cluster.resources(node));
-                        if lack.is_empty() {
-                            continue;
-                        }
-                        return Some(match seen.iter().find(|(l, _)| *l == lack) {
-                            Some((_, i)) => *i,
-                            None => {
-                                let i = d.intern(lack.status(&self.cluster.table));
-                                seen.push((lack, i));
-                                i
-                            }
-                        });
-                    }
-                    Plugin::PodTopologySpread | Plugin::InterPodAffinity => {
-                        bound_filters.status(plugin, node)
-                    }
-                    Plugin::DynamicResources => self.dra_status(pod, node),
-                    // A static filter: the template's verdict if it is the one that failed.
-                    _ if failed_static == Some(plugin.name()) => return None,
-                    _ => continue,
-                };
-                if !status.is_success() {
-                    return Some(d.intern(status));
-                }
-            }
-            None
-        };
-        // `RunFilterPluginsWithNominatedPods`: the first pass (nominated pods added) decides
-        // when it fails, else the second.
         let mut per_pod = |d: &mut Diagnosis, node: usize, failed_static: Option<&str>| {
-            let with = self.nominated_on(node);
-            match with.and_then(|w| per_pod(d, node, failed_static, Some(w))) {
-                Some(i) => Some(i),
-                None => per_pod(d, node, failed_static, None),
-            }
+            Some(
+                match self.per_pod(pod, request, bound_filters, node, failed_static)? {
+                    PerPod::Failed(status) => d.intern(status),
+                    PerPod::Lack(lack) => match seen.iter().find(|(l, _)| *l == lack) {
+                        Some((_, i)) => *i,
+                        None => {
+                            let i = d.intern(lack.status(&self.cluster.table));
+                            seen.push((lack, i));
+                            i
+                        }
+                    },
+                },
+            )
         };
         if compiled.static_first {
             // Nodes failing a static filter keep its verdict; only candidates are checked.
@@ -116,6 +86,90 @@ impl<'a> Scheduler<'a> {
             }
         }
         (d, might_help)
+    }
+
+    /// A node's status for a pod that fits nowhere, as [`Self::diagnose`] gives it: `None`
+    /// when the node passes every filter.
+    pub(super) fn node_status(
+        &self,
+        pod: &Pod,
+        t: usize,
+        request: &PodRequest,
+        bound_filters: &BoundPodFilters,
+        node: usize,
+    ) -> Option<Status> {
+        let template = &self.templates[t];
+        let verdict = template.static_verdict.get(node);
+        let static_status =
+            || (verdict != PASS).then(|| template.statuses[verdict as usize].clone());
+        if verdict != PASS && (self.compiled().static_first || verdict == template.absent) {
+            return static_status();
+        }
+        let failed_static = (verdict != PASS).then(|| template.statuses[verdict as usize].plugin);
+        match self.per_pod(pod, request, bound_filters, node, failed_static) {
+            Some(PerPod::Failed(status)) => Some(status),
+            Some(PerPod::Lack(lack)) => Some(lack.status(&self.cluster.table)),
+            None => static_status(),
+        }
+    }
+
+    /// A node's first failing per-pod filter, or `None` when its static verdict stands (it
+    /// failed first, or no per-pod filter fails). `RunFilterPluginsWithNominatedPods`: the
+    /// first pass (the pods it yields to nominated there added) decides when it fails, else
+    /// the second.
+    fn per_pod(
+        &self,
+        pod: &Pod,
+        request: &PodRequest,
+        bound_filters: &BoundPodFilters,
+        node: usize,
+        failed_static: Option<&str>,
+    ) -> Option<PerPod> {
+        let pass = |with| self.per_pod_pass(pod, request, bound_filters, node, failed_static, with);
+        match self.nominated_on(node).and_then(|w| pass(Some(w))) {
+            Some(first) => Some(first),
+            None => pass(None),
+        }
+    }
+
+    /// One pass of [`Self::per_pod`]: with the nominated pods added (`with`), the filters that
+    /// read a node's pods answer for them.
+    fn per_pod_pass(
+        &self,
+        pod: &Pod,
+        request: &PodRequest,
+        bound_filters: &BoundPodFilters,
+        node: usize,
+        failed_static: Option<&str>,
+        with: Option<&nominated::NominatedNode>,
+    ) -> Option<PerPod> {
+        for &plugin in &self.compiled().filters {
+            let status = match plugin {
+                Plugin::NodeResourcesFit | Plugin::PodTopologySpread | Plugin::InterPodAffinity
+                    if with.is_some() =>
+                {
+                    with.map_or_else(Status::success, |w| w.status(plugin).clone())
+                }
+                Plugin::NodeResourcesFit => {
+                    let lack = node_resources_fit::check(request, self.cluster.resources(node));
+                    if lack.is_empty() {
+                        continue;
+                    }
+                    return Some(PerPod::Lack(lack));
+                }
+                Plugin::PodTopologySpread | Plugin::InterPodAffinity => {
+                    bound_filters.status(plugin, node)
+                }
+                Plugin::DynamicResources => self.dra_status(pod, node),
+                // A static filter: the template's verdict if it is the one that failed.
+                _ if failed_static == Some(plugin.name()) => return None,
+                _ => continue,
+            };
+            if !status.is_success() {
+                return Some(PerPod::Failed(status));
+            }
+        }
+        None
     }
 
     /// A pending pod's outcome with FitError's message.

@@ -109,10 +109,12 @@ impl<'a> Scheduler<'a> {
             Some(dynamic_resources::PostFilterAction::Deallocate(ns, name)) => {
                 self.dra.deallocate(&ns, &name);
                 self.mutations += 1;
+                self.changes.forget(self.mutations);
             }
             Some(dynamic_resources::PostFilterAction::Delete(ns, name)) => {
                 self.dra.delete_claim(&ns, &name);
                 self.mutations += 1;
+                self.changes.forget(self.mutations);
             }
             None => {}
         }

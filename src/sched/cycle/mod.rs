@@ -54,6 +54,7 @@ mod label_index;
 mod nominated;
 mod outcome;
 mod preemption;
+mod recheck;
 mod score;
 mod state;
 mod template;
@@ -286,6 +287,12 @@ pub struct Scheduler<'a> {
     mutations: u64,
     /// The last failed cycle of each kind of pod.
     failures: HashMap<FailureKey, Failure>,
+    /// The nodes each mutation changed, for re-checking a failure on them (see [`recheck`]).
+    changes: recheck::NodeChanges,
+    /// The current cycle's failure is to be kept with its per-node verdicts.
+    keep_failed_nodes: bool,
+    /// What the current cycle's preemption dry run left for that.
+    dry_run: recheck::DryRun,
     /// The number of nodes the last preemption dry run drew its random offset among, if it
     /// drew one.
     preemption_draw: Option<usize>,
@@ -348,6 +355,10 @@ struct FailureKey {
 /// Failed cycles kept before the stale ones are dropped.
 const FAILURES_KEPT: usize = 4096;
 
+/// The per-node verdicts of failed cycles kept, in bytes, before the stale ones are dropped
+/// (4 bytes per node each: ≈ 20 KB at 5,000 nodes).
+const FAILED_NODES_BYTES_KEPT: usize = 128 << 20;
+
 /// The templates kept, in bytes, before they are dropped (and rebuilt as pods need them): a
 /// replay meets new pod specs for as long as its trace runs, and each template holds a few
 /// dozen bytes per node (≈ 200 KB at 5,000 nodes).
@@ -361,6 +372,8 @@ struct Failure {
     outcome: PodOutcome,
     /// Its preemption dry run drew an offset among this many nodes.
     preemption_draw: Option<usize>,
+    /// Its per-node verdicts, for a re-check once nodes changed (see [`recheck`]).
+    nodes: Option<recheck::FailedNodes>,
 }
 
 /// A pod spec's PodTopologySpread constraints compiled against the nodes: the
@@ -485,6 +498,9 @@ impl<'a> Scheduler<'a> {
             binds: 0,
             mutations: 0,
             failures: HashMap::default(),
+            changes: Default::default(),
+            keep_failed_nodes: false,
+            dry_run: Default::default(),
             preemption_draw: None,
             last_spread: None,
             last_template: None,
@@ -544,6 +560,7 @@ impl<'a> Scheduler<'a> {
         nodes: Vec<Node>,
     ) -> (Vec<Option<usize>>, Vec<(usize, usize)>) {
         self.mutations += 1;
+        self.changes.forget(self.mutations);
         self.failures.clear();
         let all: Vec<&Pod> = self.existing.iter().chain(self.pods).collect();
         self.tree.follow(&self.cluster.nodes, &nodes);
@@ -633,6 +650,7 @@ impl<'a> Scheduler<'a> {
 
     /// The scheduling cycle up to the choice of a node (Reserve is the caller's).
     fn cycle(&mut self, id: usize, pod: &Pod, gang_reject: Option<Status>) -> PodOutcome {
+        self.keep_failed_nodes = false;
         let Some(profile) = self.config.profile_of(pod) else {
             return PodOutcome {
                 phase: PodPhase::Unschedulable,
@@ -741,13 +759,15 @@ impl<'a> Scheduler<'a> {
             claims_shape,
         });
         if let Some(key) = &failure_key
-            && let Some(failure) = self.failures.get(key)
-            && failure.at == self.mutations
+            && let Some(outcome) = self.fail_again(key, pod, t, &request, &bound_filters)
         {
-            let failure = failure.clone();
-            self.replay(&failure);
-            return failure.outcome;
+            return outcome;
         }
+        // A failure of a pod without resource claims can be re-checked node by node later.
+        self.keep_failed_nodes = failure_key
+            .as_ref()
+            .is_some_and(|k| k.claims_shape.is_none())
+            && !self.config.feature_gates.dra_extended_resource;
         let evaluated = match self.filter_pass(pod, t, &request, &bound_filters) {
             ControlFlow::Continue(evaluated) => evaluated,
             ControlFlow::Break(outcome) => return outcome,
@@ -776,9 +796,12 @@ impl<'a> Scheduler<'a> {
     ) -> PodOutcome {
         match self.feasible.len() {
             0 => {
-                let d = self.diagnose(pod, t, request, bound_filters);
+                let keep_nodes = !self.config.drop_node_verdicts || self.keep_failed_nodes;
+                let d = self.diagnose(pod, t, request, bound_filters, keep_nodes);
                 self.preemption_draw = None;
+                self.dry_run = recheck::DryRun::None;
                 let mut outcome = self.fail(pod, request, d);
+                let nodes = self.failed_nodes(&mut outcome);
                 if let Some(key) = failure_key
                     && outcome.phase == PodPhase::Unschedulable
                     && outcome.victims.is_empty()
@@ -791,14 +814,9 @@ impl<'a> Scheduler<'a> {
                         at: self.mutations,
                         outcome: outcome.clone(),
                         preemption_draw: self.preemption_draw,
+                        nodes,
                     };
-                    // Only failures at the current mutation count are ever reused: past a
-                    // bound, the stale ones go (a replay's pods differ in requests without end).
-                    if self.failures.len() >= FAILURES_KEPT {
-                        let now = self.mutations;
-                        self.failures.retain(|_, f| f.at == now);
-                    }
-                    self.failures.insert(key, failure);
+                    self.keep_failure(key, failure);
                 }
                 outcome
             }
@@ -827,6 +845,21 @@ impl<'a> Scheduler<'a> {
                 _ => scheduled(self.select_host(pod, spread)),
             },
         }
+    }
+
+    /// Keeps a failed cycle for pods alike. Past [`FAILURES_KEPT`] failures, or
+    /// [`FAILED_NODES_BYTES_KEPT`] of per-node verdicts, the older half goes (a replay's pods
+    /// differ in requests without end).
+    fn keep_failure(&mut self, key: FailureKey, failure: Failure) {
+        let bytes = failure.nodes.as_ref().map_or(0, |n| n.bytes()).max(1);
+        let kept = FAILURES_KEPT.min((FAILED_NODES_BYTES_KEPT / bytes).max(64));
+        if self.failures.len() >= kept {
+            let mut ats: Vec<u64> = self.failures.values().map(|f| f.at).collect();
+            let mid = ats.len() / 2;
+            let median = *ats.select_nth_unstable(mid).1;
+            self.failures.retain(|_, f| f.at > median);
+        }
+        self.failures.insert(key, failure);
     }
 
     /// The pod's request as the filters read it: with DRAExtendedResource, the resources

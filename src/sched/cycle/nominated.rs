@@ -70,8 +70,11 @@ impl Scheduler<'_> {
             n.node_of.insert(id, node.to_string());
             n.by_node.entry(node.to_string()).or_default().push(id);
         }
-        if old.is_some() || node.is_some() {
-            self.mutations += 1;
+        for name in old.iter().map(String::as_str).chain(node) {
+            match self.cluster.index_of(name) {
+                Some(index) => self.changed(index),
+                None => self.mutations += 1,
+            }
         }
     }
 
@@ -81,13 +84,13 @@ impl Scheduler<'_> {
     }
 
     /// Replaces every nomination with the nominator's: per node name, the pods in nomination
-    /// order.
+    /// order. The nodes whose list differs are the ones that changed.
     pub(crate) fn set_nominations(
         &mut self,
         by_node: impl IntoIterator<Item = (String, Vec<usize>)>,
     ) {
         let n = &mut self.nominations;
-        n.by_node.clear();
+        let old = std::mem::take(&mut n.by_node);
         n.node_of.clear();
         for (node, pods) in by_node {
             for &p in &pods {
@@ -97,7 +100,26 @@ impl Scheduler<'_> {
                 n.by_node.insert(node, pods);
             }
         }
-        self.mutations += 1;
+        let new = &self.nominations.by_node;
+        let mut changed: Vec<&String> = (old.iter())
+            .filter(|(node, pods)| new.get(*node) != Some(pods))
+            .map(|(node, _)| node)
+            .chain(new.keys().filter(|node| !old.contains_key(*node)))
+            .collect();
+        changed.sort_unstable();
+        changed.dedup();
+        let changed: Vec<Option<usize>> = (changed.into_iter())
+            .map(|name| self.cluster.index_of(name))
+            .collect();
+        for node in changed {
+            match node {
+                Some(node) => self.changed(node),
+                None => {
+                    self.mutations += 1;
+                    self.changes.forget(self.mutations);
+                }
+            }
+        }
     }
 
     /// `addGENominatedPods` on every node, before the Filter pass of pod `id`: the nodes
@@ -164,7 +186,7 @@ impl Scheduler<'_> {
         pods: &[usize],
         f: impl FnOnce(&mut Self) -> T,
     ) -> T {
-        let mutations = self.mutations;
+        let (mutations, mark) = (self.mutations, self.changes.mark());
         for &p in pods {
             let pod = self.pod_handle(p);
             self.bind(node, p, &pod);
@@ -176,6 +198,7 @@ impl Scheduler<'_> {
             }
         }
         self.mutations = mutations;
+        self.changes.rewind(mark);
         out
     }
 

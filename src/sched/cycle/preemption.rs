@@ -11,6 +11,7 @@ use std::cmp::Reverse;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use rand::RngExt;
 
+use super::recheck::DryRun;
 use super::{Bound, Nominating, Scheduler};
 use crate::model::Pod;
 use crate::sched::cluster::PodRequest;
@@ -130,8 +131,9 @@ pub(crate) fn post_filter(
             names::DEFAULT_PREEMPTION,
             diagnosis::PREEMPTION_NOT_HELPFUL,
         ),
-        false,
+        s.keep_failed_nodes,
     );
+    s.dry_run = DryRun::Unknown;
     let mut candidates = Candidates::default();
     let mut errors: Vec<String> = Vec::new();
     if !might_help.is_empty() {
@@ -160,13 +162,8 @@ pub(crate) fn post_filter(
                     }
                 }
                 NodeVerdict::NoVictims => {
-                    let i = *no_victims.get_or_insert_with(|| {
-                        fit_error.intern(Status::new(
-                            Code::UnschedulableAndUnresolvable,
-                            names::DEFAULT_PREEMPTION,
-                            diagnosis::NO_PREEMPTION_VICTIMS,
-                        ))
-                    });
+                    let i =
+                        *no_victims.get_or_insert_with(|| fit_error.intern(no_victims_status()));
                     fit_error.assign(node, Some(0), i);
                 }
                 NodeVerdict::StillFails(status) => {
@@ -193,13 +190,35 @@ pub(crate) fn post_filter(
         };
         return Result::Fail(format!("preemption: {message}"), Nominating::Noop);
     }
-    Result::Fail(
-        format!(
-            "preemption: {}",
-            diagnosis::fit_error_message(s.cluster.len(), &fit_error)
-        ),
-        Nominating::Clear,
+    let message = diagnosis::fit_error_message(s.cluster.len(), &fit_error);
+    if s.keep_failed_nodes {
+        s.dry_run = DryRun::Verdicts(fit_error);
+    }
+    Result::Fail(format!("preemption: {message}"), Nominating::Clear)
+}
+
+/// A node's status in the FitError of a dry run that found no candidate.
+fn no_victims_status() -> Status {
+    Status::new(
+        Code::UnschedulableAndUnresolvable,
+        names::DEFAULT_PREEMPTION,
+        diagnosis::NO_PREEMPTION_VICTIMS,
     )
+}
+
+/// A node's verdict in the dry run as a FitError records it (see [`post_filter`]); `None`
+/// when preemption would find victims there.
+pub(super) fn dry_run_status(
+    s: &mut Scheduler<'_>,
+    node: usize,
+    pod: &Pod,
+    request: &PodRequest,
+) -> Option<Status> {
+    match select_victims_on_node(s, node, pod, request) {
+        NodeVerdict::NoVictims => Some(no_victims_status()),
+        NodeVerdict::StillFails(status) => Some(status),
+        NodeVerdict::Victims(..) => None,
+    }
 }
 
 /// `PodEligibleToPreemptOthers`: `preemptionPolicy: Never`, or a victim of an earlier

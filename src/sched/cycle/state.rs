@@ -26,7 +26,7 @@ impl<'a> Scheduler<'a> {
         request: PodRequest,
         started: (Option<Time>, u64),
     ) -> Bound {
-        self.mutations += 1;
+        self.changed(node);
         // Terminating pods make groups of their own: PodTopologySpread does not count them.
         let labels_signature =
             (self.signatures).of_labels(&pod.namespace, &pod.labels, pod.is_terminating());
@@ -62,6 +62,13 @@ impl<'a> Scheduler<'a> {
         }
     }
 
+    /// A mutation of one node's pods.
+    pub(super) fn changed(&mut self, node: usize) {
+        self.mutations += 1;
+        let max = 8 * self.cluster.len().max(1024);
+        self.changes.record(self.mutations, node, max);
+    }
+
     /// Removes a bound pod from its node (preemption).
     pub(crate) fn unbind(&mut self, node: usize, pod_id: usize) {
         if let Some(b) = self.take_off(node, pod_id) {
@@ -86,7 +93,7 @@ impl<'a> Scheduler<'a> {
 
     /// Undoes [`Self::count_in`] for a pod's entry.
     fn count_out(&mut self, node: usize, b: &Bound) {
-        self.mutations += 1;
+        self.changed(node);
         if let Some(g) = self.groups.get_mut(&b.group)
             && let Some(n) = g.nodes.get_mut(&node)
         {
