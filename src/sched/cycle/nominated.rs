@@ -70,6 +70,7 @@ impl Scheduler<'_> {
             n.node_of.insert(id, node.to_string());
             n.by_node.entry(node.to_string()).or_default().push(id);
         }
+        // A node not in the cluster changes no node's filters.
         for name in old.iter().map(String::as_str).chain(node) {
             match self.cluster.index_of(name) {
                 Some(index) => self.changed(index),
@@ -111,13 +112,11 @@ impl Scheduler<'_> {
         let changed: Vec<Option<usize>> = (changed.into_iter())
             .map(|name| self.cluster.index_of(name))
             .collect();
+        // A node not in the cluster changes no node's filters.
         for node in changed {
             match node {
                 Some(node) => self.changed(node),
-                None => {
-                    self.mutations += 1;
-                    self.changes.forget(self.mutations);
-                }
+                None => self.mutations += 1,
             }
         }
     }
@@ -186,7 +185,7 @@ impl Scheduler<'_> {
         pods: &[usize],
         f: impl FnOnce(&mut Self) -> T,
     ) -> T {
-        let (mutations, mark) = (self.mutations, self.changes.mark());
+        let mutations = self.mutations;
         for &p in pods {
             let pod = self.pod_handle(p);
             self.bind(node, p, &pod);
@@ -198,7 +197,7 @@ impl Scheduler<'_> {
             }
         }
         self.mutations = mutations;
-        self.changes.rewind(mark);
+        self.changes.rewind(mutations);
         out
     }
 

@@ -38,13 +38,12 @@ impl NodeChanges {
         self.floor = at;
     }
 
-    /// The log's length now, to [`Self::rewind`] to after a what-if.
-    pub fn mark(&self) -> usize {
-        self.log.len()
-    }
-
-    pub fn rewind(&mut self, mark: usize) {
-        self.log.truncate(mark);
+    /// Forgets the changes after mutation `to`: a what-if's, undone (they are the newest, and
+    /// a trim during the what-if drops only the oldest).
+    pub fn rewind(&mut self, to: u64) {
+        while self.log.last().is_some_and(|&(m, _)| m > to) {
+            self.log.pop();
+        }
     }
 
     /// The distinct nodes changed after mutation `at`, in node order, if they are known.
@@ -202,5 +201,44 @@ impl Scheduler<'_> {
             false => d.node_status.clone(),
         };
         (filter.len() == self.cluster.len()).then_some(FailedNodes { filter, dry_run })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NodeChanges;
+
+    #[test]
+    fn changes_since_a_mutation_are_its_later_nodes_until_forgotten() {
+        let mut c = NodeChanges::default();
+        for (at, node) in [(1, 4), (2, 2), (3, 4), (4, 7)] {
+            c.record(at, node, 100);
+        }
+        assert_eq!(c.since(0), Some(vec![2, 4, 7]));
+        assert_eq!(c.since(2), Some(vec![4, 7]));
+        assert_eq!(c.since(4), Some(vec![]));
+        c.forget(5);
+        assert_eq!(
+            c.since(4),
+            None,
+            "a change of more than single nodes came after"
+        );
+        assert_eq!(c.since(5), Some(vec![]));
+    }
+
+    #[test]
+    fn a_trim_forgets_the_older_half_and_a_rewind_only_the_what_if() {
+        let mut c = NodeChanges::default();
+        for at in 1..=8 {
+            c.record(at, at as usize, 8);
+        }
+        // A what-if from mutation 8 records past the limit: the older half goes.
+        c.record(9, 100, 8);
+        assert_eq!(c.since(3), None);
+        assert_eq!(c.since(5), Some(vec![6, 7, 8, 100]));
+        c.rewind(8);
+        assert_eq!(c.since(5), Some(vec![6, 7, 8]));
+        c.record(9, 3, 8);
+        assert_eq!(c.since(8), Some(vec![3]));
     }
 }
