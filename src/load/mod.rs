@@ -497,7 +497,7 @@ impl Loader<'_> {
                 services,
                 controller_selectors,
                 drop_node_verdicts: !self.options.node_lists,
-                full_failed_cycles: false,
+                reference_run: false,
                 dra: std::sync::Arc::new(inventory),
                 pdbs: std::sync::Arc::new(budgets),
                 node_sampling: (self.options.node_sampling)

@@ -39,10 +39,11 @@ pub struct SchedulerConfig {
     /// benchmarks never do): a per-node verdict costs 2 bytes per node per pending pod, 100 KB
     /// each on a 50,000-node cluster).
     pub drop_node_verdicts: bool,
-    /// Run every failed cycle in full: a failure kept for pods alike is reused only on an
-    /// unchanged cluster, never re-checked on the nodes that changed since. The reference the
-    /// re-check is tested against (`tests/replay_recheck.rs`); off, the output is the same.
-    pub full_failed_cycles: bool,
+    /// The plain reference of what a replay does to stay fast and small, which must not change
+    /// the output (`tests/replay_reference.rs` compares both): every failed cycle runs in full
+    /// (a failure kept for pods alike is reused only on an unchanged cluster, never re-checked
+    /// on the nodes that changed since), and groups of bound pods are kept once empty.
+    pub reference_run: bool,
     /// The DRA objects (DeviceClasses, ResourceSlices, ResourceClaims with those generated
     /// for pods, templates) the DynamicResources plugin reads; shared, never copied.
     pub dra: std::sync::Arc<crate::dra::Inventory>,

@@ -46,6 +46,20 @@ impl<T> LabelIndex<T> {
             .map_or(&[], Vec::as_slice)
     }
 
+    /// Keeps the items `keep` says, and the keys and values that still file one.
+    pub(super) fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
+        for keys in self.by_namespace.values_mut() {
+            for values in keys.values_mut() {
+                values.retain(|_, items| {
+                    items.retain(&mut keep);
+                    !items.is_empty()
+                });
+            }
+            keys.retain(|_, values| !values.is_empty());
+        }
+        self.by_namespace.retain(|_, keys| !keys.is_empty());
+    }
+
     pub(super) fn clear(&mut self) {
         self.by_namespace.clear();
     }

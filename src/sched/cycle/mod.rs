@@ -254,6 +254,8 @@ pub struct Scheduler<'a> {
     groups_in_namespace: HashMap<String, Vec<(u32, u32)>>,
     /// The groups by each label of their pods.
     groups_by_label: label_index::LabelIndex<(u32, u32)>,
+    /// Groups that became empty, to forget (see [`Self::forget_empty_groups`]).
+    emptied_groups: Vec<(u32, u32)>,
     /// Bound pods with required pod anti-affinity (their rules apply to every incoming pod).
     bound_with_anti_affinity: usize,
     /// Bound pods with any pod (anti-)affinity term (they score incoming pods).
@@ -351,6 +353,10 @@ struct FailureKey {
     never_preempt: bool,
     claims_shape: Option<usize>,
 }
+
+/// Empty groups of bound pods kept at least, before they are forgotten (see
+/// [`Scheduler::forget_empty_groups`]).
+const EMPTY_GROUPS_KEPT: usize = 256;
 
 /// Failed cycles kept before the stale ones are dropped.
 const FAILURES_KEPT: usize = 4096;
@@ -471,6 +477,7 @@ impl<'a> Scheduler<'a> {
             groups: BTreeMap::new(),
             groups_in_namespace: HashMap::default(),
             groups_by_label: Default::default(),
+            emptied_groups: Vec::new(),
             bound_with_pod_affinity: 0,
             spreads: Vec::new(),
             tallies: Vec::new(),
@@ -595,6 +602,7 @@ impl<'a> Scheduler<'a> {
         self.groups.clear();
         self.groups_in_namespace.clear();
         self.groups_by_label.clear();
+        self.emptied_groups.clear();
         self.topology = Default::default();
         self.profiles = CompiledProfile::compile(&self.config.profiles(), &self.cluster.table);
         self.dra.reindex(&self.cluster.nodes);
@@ -640,6 +648,7 @@ impl<'a> Scheduler<'a> {
     ) -> PodOutcome {
         self.dra_cycle = None;
         self.trim_templates();
+        self.forget_empty_groups();
         let outcome = self.cycle(id, pod, gang_reject);
         if let (PodPhase::Scheduled, Some(node)) = (outcome.phase, outcome.node) {
             self.dra_reserve(node, pod);

@@ -116,7 +116,7 @@ impl Scheduler<'_> {
         // full cycle keeps its own).
         let mut failure = self.failures.remove(key)?;
         if failure.at != self.mutations {
-            if self.config.full_failed_cycles {
+            if self.config.reference_run {
                 return None;
             }
             let changed = self.changes.since(failure.at)?;

@@ -100,6 +100,9 @@ impl<'a> Scheduler<'a> {
             *n -= 1;
             if *n == 0 {
                 g.nodes.remove(&node);
+                if g.nodes.is_empty() && !self.config.reference_run {
+                    self.emptied_groups.push(b.group);
+                }
             }
         }
         let pod = self.pod_handle(b.pod);
@@ -123,6 +126,31 @@ impl<'a> Scheduler<'a> {
         self.terminating.insert(pod_id, Arc::clone(&pod));
         let entry = self.count_in(node, pod_id, &pod, b.request, b.started);
         self.bound[node][pos] = entry;
+    }
+
+    /// Forgets the groups of bound pods that are empty, with the label and terms signatures
+    /// only they used, once they are half of all groups: a replay's jobs each label their
+    /// pods with their own name, so without this the groups grow with the trace (≈ 1 KB a
+    /// job). A label set seen again gets a new signature, after the others: the plugins that
+    /// read the groups only sum over them, so their order is no answer's.
+    pub(super) fn forget_empty_groups(&mut self) {
+        if self.emptied_groups.len() < EMPTY_GROUPS_KEPT.max(self.groups.len() / 2) {
+            return;
+        }
+        let groups = &self.groups;
+        let gone: std::collections::HashSet<(u32, u32), foldhash::fast::FixedState> =
+            (self.emptied_groups.drain(..))
+                .filter(|key| groups.get(key).is_some_and(|g| g.nodes.is_empty()))
+                .collect();
+        self.groups.retain(|key, _| !gone.contains(key));
+        for keys in self.groups_in_namespace.values_mut() {
+            keys.retain(|key| !gone.contains(key));
+        }
+        self.groups_in_namespace.retain(|_, keys| !keys.is_empty());
+        self.groups_by_label.retain(|key| !gone.contains(key));
+        let used: std::collections::HashSet<u32, foldhash::fast::FixedState> =
+            (self.groups.keys()).flat_map(|&(l, t)| [l, t]).collect();
+        self.signatures.retain(|n| used.contains(&n));
     }
 
     /// The group's representative left its node: another bound member of the group stands
@@ -528,6 +556,18 @@ pub(super) struct Signatures {
 }
 
 impl Signatures {
+    /// Keeps the signatures whose number `keep` says.
+    fn retain(&mut self, keep: impl Fn(u32) -> bool) {
+        for numbers in self.labels.values_mut() {
+            numbers.retain(|_, n| keep(*n));
+        }
+        self.labels.retain(|_, numbers| !numbers.is_empty());
+        for numbers in self.terms.values_mut() {
+            numbers.retain(|_, n| keep(*n));
+        }
+        self.terms.retain(|_, numbers| !numbers.is_empty());
+    }
+
     fn of_labels(
         &mut self,
         namespace: &str,

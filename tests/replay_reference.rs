@@ -1,7 +1,9 @@
-//! A replay re-checks a pending pod's failed cycle on the nodes that changed since, instead of
-//! running it in full (`sched::cycle::recheck`). The re-check must change nothing: every
-//! replay here runs both ways (`SchedulerConfig::full_failed_cycles`) and must write the same
-//! report and the same pod records — waits, messages, attempts, preemptions, nominations.
+//! What a replay does to stay fast and small must change nothing: it re-checks a pending
+//! pod's failed cycle on the nodes that changed since instead of running it in full
+//! (`sched::cycle::recheck`), and it forgets the groups of bound pods once empty
+//! (`Scheduler::forget_empty_groups`). Every replay here runs both ways
+//! (`SchedulerConfig::reference_run`) and must write the same report and the same pod records
+//! — waits, messages, attempts, preemptions, nominations.
 
 mod common;
 
@@ -17,7 +19,7 @@ use schedsim::load::Scenario;
 fn both_ways(scenario: &Scenario) -> [(String, String); 2] {
     [false, true].map(|full| {
         let mut s = scenario.clone();
-        s.config.full_failed_cycles = full;
+        s.config.reference_run = full;
         let (report, pods) = replay_scenario(&s);
         let pods: BTreeMap<_, _> = pods
             .into_iter()
@@ -132,4 +134,48 @@ proptest! {
         prop_assert_eq!(rechecked.0, full.0);
         prop_assert_eq!(rechecked.1, full.1);
     }
+}
+
+/// Thousands of short jobs, each labelling its pods with its own name (as a Job's controller
+/// does), on two zones: their groups empty and are forgotten while pods with required
+/// anti-affinity and `DoNotSchedule` spread constraints keep reading the groups left, and
+/// label sets seen again (every third pod has only the shared label) come back.
+#[test]
+fn forgetting_empty_groups_changes_no_placement() {
+    let mut s = String::from(
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: groups}\nspec:\n  replay: {}\n  nodes:\n",
+    );
+    for i in 0..4 {
+        s += &format!(
+            "    - {{apiVersion: v1, kind: Node, metadata: {{name: n{i}, labels: {{kubernetes.io/hostname: n{i}, topology.kubernetes.io/zone: z{}}}}}, status: {{allocatable: {{cpu: \"8\", memory: 64Gi, pods: \"110\"}}}}}}\n",
+            i % 2
+        );
+    }
+    s += "  workloads:\n";
+    for i in 0..900 {
+        let app = ["a", "b", "c"][i % 3];
+        let labels = match i % 3 {
+            0 => format!("{{app: {app}}}"),
+            _ => format!("{{app: {app}, job: j{i}}}"),
+        };
+        let constraints = match i % 5 {
+            0 => {
+                "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: {app: a}}, topologyKey: kubernetes.io/hostname}]}}, "
+            }
+            1 => {
+                "topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: b}}}], "
+            }
+            _ => "",
+        };
+        s += &format!(
+            "    - {{apiVersion: v1, kind: Pod, metadata: {{name: p{i}, labels: {labels}, annotations: {{schedsim.io/arrival: \"{}s\", schedsim.io/duration: \"{}s\"}}}}, spec: {{{constraints}containers: [{{name: c, image: i, resources: {{requests: {{cpu: \"{}\"}}}}}}]}}}}\n",
+            i * 2,
+            30 + (i * 7919) % 300,
+            1 + i % 3
+        );
+    }
+    let dir = tempdir("replay-groups");
+    let file = dir.join("groups.yaml");
+    std::fs::write(&file, s).unwrap();
+    assert_same(&load(&file));
 }
