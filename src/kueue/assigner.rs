@@ -12,7 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Affinity, NodeSelectorTerm, Taint, Toleration};
+use k8s_openapi::api::core::v1::{
+    Affinity, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
+};
 
 use super::api::{ClusterQueue, FlavorFungibility, FlavorResource, FungibilityPreference};
 use super::api::{ResourceFlavor, ResourceQuota};
@@ -440,22 +442,23 @@ fn flavor_selector_matches(ps: &PodSet, node: &Node) -> bool {
     let Some(required) = required else {
         return selector_ok;
     };
-    let mut terms = Vec::new();
-    for t in &required.node_selector_terms {
-        let kept: Vec<_> = (t.match_expressions.iter().flatten())
-            .filter(|e| keys.contains_key(&e.key))
-            .cloned()
-            .collect();
-        // A term left empty matches every flavor: the terms are ORed.
-        if kept.is_empty() {
-            return selector_ok;
-        }
-        terms.push(NodeSelectorTerm {
-            match_expressions: Some(kept),
-            match_fields: None,
-        });
+    if !selector_ok {
+        return false;
     }
-    selector_ok && (terms.is_empty() || node_affinity::terms_match(&terms, node))
+    // A term's expressions on the flavor's own label keys.
+    fn kept<'t>(
+        t: &'t NodeSelectorTerm,
+        node: &'t Node,
+    ) -> impl Iterator<Item = &'t NodeSelectorRequirement> {
+        (t.match_expressions.iter().flatten()).filter(|e| node.labels.contains_key(&e.key))
+    }
+    let terms = &required.node_selector_terms;
+    // A term left empty matches every flavor: the terms are ORed.
+    terms.is_empty()
+        || terms.iter().any(|t| kept(t, node).next().is_none())
+        || terms
+            .iter()
+            .any(|t| node_affinity::requirements_match(kept(t, node), node))
 }
 
 /// A taint as Go's `%s` prints the struct value: `{key value effect <nil>}` (a set

@@ -95,6 +95,15 @@ fn term_matches(term: &NodeSelectorTerm, node: &Node) -> Result<bool, ParseError
     Ok(all)
 }
 
+/// Whether a node's labels meet every requirement (an unparsable one meets none): a term's
+/// match expressions, as [`terms_match`] reads them.
+pub fn requirements_match<'r>(
+    requirements: impl IntoIterator<Item = &'r NodeSelectorRequirement>,
+    node: &Node,
+) -> bool {
+    (requirements.into_iter()).all(|r| requirement_matches(r, &node.labels).unwrap_or(false))
+}
+
 /// `LazyErrorNodeSelector.Match`: terms are ORed; an unparsable term is skipped.
 pub fn terms_match(terms: &[NodeSelectorTerm], node: &Node) -> bool {
     terms.iter().any(|t| term_matches(t, node).unwrap_or(false))
