@@ -1,11 +1,13 @@
 //! A failed cycle re-checked on the nodes that changed since. A replay retries its pending
 //! pods as pods come and go (queueing hints, backoff, flushes), and most retries fail again:
-//! a pod that failed on every node fails alike while every node that changed since gives the
-//! same status (and, where preemption's dry run tried it, the same verdict). The nodes that
-//! did not change cannot answer differently, since the pods this applies to read nothing of
-//! other nodes (no PodTopologySpread `DoNotSchedule` constraint, no InterPodAffinity work, no
-//! resource claims: see [`super::FailureKey`]). The cycle's side effects are the full cycle's
-//! (the Filter pass's start index, preemption's random draw), so the run is the same bytes.
+//! a pod that failed on every node still fails while every node that changed since still
+//! fails it with the same standing for preemption and, where preemption's dry run tried it,
+//! the same verdict there. A changed node's new reason only updates its status and the
+//! FitError's counts and message. The nodes that did not change cannot answer differently,
+//! since the pods this applies to read nothing of other nodes (no PodTopologySpread
+//! `DoNotSchedule` constraint, no InterPodAffinity work, no resource claims: see
+//! [`super::FailureKey`]). The cycle's side effects are the full cycle's (the Filter pass's
+//! start index, preemption's random draw), so the run is the same bytes.
 
 use super::*;
 
