@@ -102,14 +102,10 @@ impl Scheduler<'_> {
             }
         }
         let new = &self.nominations.by_node;
-        let mut changed: Vec<&String> = (old.iter())
+        let changed: Vec<Option<usize>> = (old.iter())
             .filter(|(node, pods)| new.get(*node) != Some(pods))
             .map(|(node, _)| node)
             .chain(new.keys().filter(|node| !old.contains_key(*node)))
-            .collect();
-        changed.sort_unstable();
-        changed.dedup();
-        let changed: Vec<Option<usize>> = (changed.into_iter())
             .map(|name| self.cluster.index_of(name))
             .collect();
         // A node not in the cluster changes no node's filters.

@@ -114,22 +114,24 @@ impl Scheduler<'_> {
         request: &PodRequest,
         bound_filters: &BoundPodFilters,
     ) -> Option<PodOutcome> {
-        // Out of the map while it is checked; a failure that no longer holds stays out (the
-        // full cycle keeps its own).
-        let mut failure = self.failures.remove(key)?;
-        if failure.at != self.mutations {
+        let at = self.failures.get(key)?.at;
+        if at != self.mutations {
             if self.config.reference_run {
                 return None;
             }
-            let changed = self.changes.since(failure.at)?;
+            let changed = self.changes.since(at)?;
+            // Out of the map while it is checked; a failure that no longer holds stays out
+            // (the full cycle keeps its own).
+            let mut failure = self.failures.remove(key)?;
             if !self.refail(&mut failure, pod, t, request, bound_filters, &changed) {
                 return None;
             }
+            failure.at = self.mutations;
+            self.failures.insert(key.clone(), failure);
         }
-        failure.at = self.mutations;
-        self.replay(&failure);
+        let failure = &self.failures[key];
         let outcome = failure.outcome.clone();
-        self.failures.insert(key.clone(), failure);
+        self.replay(failure.preemption_draw, &outcome);
         Some(outcome)
     }
 

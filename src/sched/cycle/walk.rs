@@ -122,10 +122,10 @@ impl<'a> Scheduler<'a> {
 
     /// A failed cycle kept in `failures` happens again: the Filter pass walks the same nodes
     /// and the preemption dry run draws its offset again.
-    pub(super) fn replay(&mut self, failure: &Failure) {
-        let processed = failure.outcome.evaluated.map_or(0, |e| e.nodes);
+    pub(super) fn replay(&mut self, preemption_draw: Option<usize>, outcome: &PodOutcome) {
+        let processed = outcome.evaluated.map_or(0, |e| e.nodes);
         self.next_start = (self.next_start + processed) % self.cluster.len();
-        if let Some(nodes) = failure.preemption_draw {
+        if let Some(nodes) = preemption_draw {
             self.preemption_rng.random_range(0..nodes);
         }
     }
