@@ -688,3 +688,45 @@ fn an_existing_victim_leaves_after_its_grace_period() {
     assert_eq!(pods["default/b"].first_bind, Some(20 * s));
     assert_eq!(report.existing_pods_evicted, 1);
 }
+
+/// A pod still pending at the end carries its last cycle's message in its record (and the
+/// `--pods-csv` `message` column); a pod that waited and then bound carries none.
+#[test]
+fn a_pod_pending_at_the_end_keeps_its_last_message() {
+    let dir = tempdir("replay-pending-message");
+    let file = dir.join("pending.yaml");
+    // `small` waits for `first` (two GPUs of the node's two) and binds at 60 s; `big` never fits.
+    let jobs = [(0, 60, 2), (10, 30, 1), (20, 30, 4)];
+    std::fs::write(&file, scenario_text(&[2], &jobs, &|_| String::new())).unwrap();
+    let (report, pods) = replay_file(&file);
+    assert_eq!(report.summary.pods_finished, 2);
+    let (first, small, big) = (
+        &pods["default/p0"],
+        &pods["default/p1"],
+        &pods["default/p2"],
+    );
+    assert_eq!((first.state, first.message.as_deref()), ("finished", None));
+    assert_eq!(small.first_bind, Some(60_000));
+    assert_eq!((small.state, small.message.as_deref()), ("finished", None));
+    assert_eq!(big.state, "pending");
+    assert_eq!(
+        big.message.as_deref(),
+        Some(
+            "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        )
+    );
+    let out = dir.join("out");
+    let args = [
+        "replay",
+        file.to_str().unwrap(),
+        "--pods-csv",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    assert!(schedsim(&args).status.success());
+    let csv = std::fs::read_to_string(out.join("replay-random-pods.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",state,message"));
+    assert!(csv.contains(",pending,\"0/1 nodes are available: 1 Insufficient nvidia.com/gpu."));
+}
