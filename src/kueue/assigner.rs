@@ -20,7 +20,6 @@ use super::api::{ClusterQueue, FlavorFungibility, FlavorResource, FungibilityPre
 use super::api::{ResourceFlavor, ResourceQuota};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
-use crate::model::Node;
 use crate::model::quantity::{Format, Quantity};
 use crate::model::resources;
 use crate::sched::plugins::{node_affinity, taint_toleration};
@@ -367,15 +366,7 @@ impl Assigner<'_> {
                 go_taint(taint)
             ));
         }
-        let node = Node {
-            name: String::new(),
-            labels: flavor.node_labels.clone(),
-            taints: Vec::new(),
-            unschedulable: false,
-            allocatable: Default::default(),
-            pool: None,
-        };
-        (!flavor_selector_matches(ps, &node))
+        (!flavor_selector_matches(ps, &flavor.node_labels))
             .then(|| format!("flavor {name} doesn't match node affinity"))
     }
 
@@ -428,11 +419,10 @@ impl Assigner<'_> {
 
 /// `flavorSelector(...).Match`: the pod set's nodeSelector and required node affinity,
 /// restricted to the flavor's own label keys, against a node carrying the flavor's labels.
-fn flavor_selector_matches(ps: &PodSet, node: &Node) -> bool {
-    let keys = &node.labels;
+fn flavor_selector_matches(ps: &PodSet, labels: &BTreeMap<String, String>) -> bool {
     let selector_ok = (ps.node_selector.iter())
-        .filter(|(k, _)| keys.contains_key(*k))
-        .all(|(k, v)| keys.get(k) == Some(v));
+        .filter(|(k, _)| labels.contains_key(*k))
+        .all(|(k, v)| labels.get(k) == Some(v));
     let required = (ps.affinity.as_ref())
         .and_then(|a| a.node_affinity.as_ref())
         .and_then(|n| {
@@ -448,17 +438,17 @@ fn flavor_selector_matches(ps: &PodSet, node: &Node) -> bool {
     // A term's expressions on the flavor's own label keys.
     fn kept<'t>(
         t: &'t NodeSelectorTerm,
-        node: &'t Node,
+        labels: &'t BTreeMap<String, String>,
     ) -> impl Iterator<Item = &'t NodeSelectorRequirement> {
-        (t.match_expressions.iter().flatten()).filter(|e| node.labels.contains_key(&e.key))
+        (t.match_expressions.iter().flatten()).filter(|e| labels.contains_key(&e.key))
     }
     let terms = &required.node_selector_terms;
     // A term left empty matches every flavor: the terms are ORed.
     terms.is_empty()
-        || terms.iter().any(|t| kept(t, node).next().is_none())
+        || terms.iter().any(|t| kept(t, labels).next().is_none())
         || terms
             .iter()
-            .any(|t| node_affinity::requirements_match(kept(t, node), node))
+            .any(|t| node_affinity::requirements_match(kept(t, labels), labels))
 }
 
 /// A taint as Go's `%s` prints the struct value: `{key value effect <nil>}` (a set

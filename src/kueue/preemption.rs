@@ -279,6 +279,14 @@ impl<'w> Walk<'w> {
         sources: &[Source],
         borrowing: bool,
     ) -> Walk<'w> {
+        // In a borrowing attempt, another queue's holders without a hierarchical advantage
+        // are all ReclaimWithoutBorrowing when borrowing within the cohort is forbidden
+        // ([`Preemption::classify`]): none is valid, and the queue is not read at all. A
+        // congested cohort asks this of every parked workload it requeues.
+        let forbidden = borrow_within_cohort_forbidden(&preemption.queues[preemptor.queue]);
+        let done = (sources.iter())
+            .map(|s| borrowing && forbidden && s.list != 2 && !s.advantage)
+            .collect();
         Walk {
             preemption,
             preemptor,
@@ -287,7 +295,7 @@ impl<'w> Walk<'w> {
             sources: sources.to_vec(),
             read: vec![0; sources.len()],
             heads: vec![None; sources.len()],
-            done: vec![false; sources.len()],
+            done,
         }
     }
 
@@ -459,7 +467,8 @@ impl Preemption<'_> {
         }
         let has_parent = snapshot.ancestors(node).next().is_some();
         if has_parent && queue.preemption.reclaim_within_cohort != PreemptionPolicy::Never {
-            let (mut advantage, mut remaining) = snapshot.fits_in_quota(node, usage);
+            let mut remaining = snapshot.amounts(usage);
+            let mut advantage = snapshot.fits_in_quota(node, &mut remaining);
             let mut previous = None;
             for root in snapshot.ancestors(node).collect::<Vec<_>>() {
                 let source = Source {
@@ -471,8 +480,7 @@ impl Preemption<'_> {
                 self.in_subtree(
                     snapshot, root, previous, source, preemptor, wanted, &mut out,
                 );
-                let (fits, rest) = snapshot.fits_in_quota(root, &remaining);
-                remaining = rest;
+                let fits = snapshot.fits_in_quota(root, &mut remaining);
                 advantage = advantage || fits;
                 previous = Some(root);
             }

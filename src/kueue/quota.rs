@@ -339,17 +339,22 @@ impl QuotaTree {
             .all(|&f| self.subtree(node, f) >= self.usage_of(node, f))
     }
 
-    /// `QuantitiesFitInQuota`: whether `requests` fit in the node's subtree quota on top of
-    /// its usage, and what of them exceeds the quota it keeps locally.
-    pub(super) fn fits_in_quota(
+    /// Amounts by flavor-resource id (`None`: no queue or cohort has quota for it), for
+    /// [`Self::fits_in_quota`].
+    pub(super) fn amounts(
         &self,
-        node: usize,
         requests: &BTreeMap<FlavorResource, i64>,
-    ) -> (bool, BTreeMap<FlavorResource, i64>) {
+    ) -> Vec<(Option<usize>, i64)> {
+        (requests.iter()).map(|(fr, &v)| (self.id(fr), v)).collect()
+    }
+
+    /// `QuantitiesFitInQuota`: whether `requests` ([`Self::amounts`]) fit in the node's
+    /// subtree quota on top of its usage; `requests` becomes what of them exceeds the quota
+    /// it keeps locally.
+    pub(super) fn fits_in_quota(&self, node: usize, requests: &mut [(Option<usize>, i64)]) -> bool {
         let mut fits = true;
-        let mut remaining = BTreeMap::new();
-        for (fr, &v) in requests {
-            let (quota, used, local) = match self.id(fr) {
+        for (f, v) in requests {
+            let (quota, used, local) = match *f {
                 Some(f) => (
                     self.subtree(node, f),
                     self.usage_of(node, f),
@@ -357,12 +362,12 @@ impl QuotaTree {
                 ),
                 None => (0, 0, 0),
             };
-            if quota < used.saturating_add(v) {
+            if quota < used.saturating_add(*v) {
                 fits = false;
             }
-            remaining.insert(fr.clone(), v.saturating_sub(local).max(0));
+            *v = v.saturating_sub(local).max(0);
         }
-        (fits, remaining)
+        fits
     }
 
     /// `ClusterQueueSnapshot.BorrowingWith`: usage past the queue's nominal quota with `val`

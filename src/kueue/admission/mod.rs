@@ -29,13 +29,14 @@ mod stop;
 pub use model::*;
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy, QueueingStrategy, StopPolicy};
-use super::assigner::{Assigner, Assignment, Mode};
+use super::assigner::{Assigner, Assignment, Mode, Possibility, PreemptionOracle};
 use super::preemption::{self, FrBits, Holder, KeyOrder, Oracle, Preemption, Preemptor, Target};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
@@ -158,7 +159,7 @@ struct State<'a> {
     /// since its usage last changed. Heads that look alike to the assigner get the same answer
     /// from the same quota, and after a release every parked workload of a cohort comes back,
     /// to be nominated against an unchanged cohort one after another.
-    assigned: BTreeMap<usize, HashMap<AssignKey, Rc<Nominated>>>,
+    assigned: BTreeMap<usize, Remembered>,
     /// A replay's Kueue: its clock and what it recycles.
     live: Option<LiveClock>,
     out: Admission,
@@ -182,6 +183,42 @@ struct LiveClock {
 /// What an assignment depends on besides the quota: the queue, the pod sets, and the
 /// preemptor's priority and (only under LowerOrNewerEqualPriority) its creation time.
 type AssignKey = (usize, u32, i32, Option<i64>);
+
+/// What the preemption oracle's answer depends on besides the quota: the queue, the
+/// flavor-resource, the quantity, and the preemptor's priority and (as in [`AssignKey`]) its
+/// creation time.
+type SimulateKey = (QueueId, FlavorResource, i64, i32, Option<i64>);
+
+/// What nominations in one quota tree found since its usage last changed.
+#[derive(Default)]
+struct Remembered {
+    nominations: HashMap<AssignKey, Rc<Nominated>>,
+    /// The oracle's answers: workloads of a trace differ in their requests, so they rarely
+    /// share a nomination, but the flavor-resource they cannot get (GPUs, in a few sizes) is
+    /// asked about again and again.
+    simulations: HashMap<SimulateKey, (Possibility, usize)>,
+}
+
+/// The oracle, answering from [`Remembered::simulations`] what it was asked before.
+struct RememberingOracle<'o> {
+    oracle: &'o Oracle<'o>,
+    known: &'o RefCell<HashMap<SimulateKey, (Possibility, usize)>>,
+    /// The preemptor's creation time when the answer depends on it.
+    created: Option<i64>,
+}
+
+impl PreemptionOracle for RememberingOracle<'_> {
+    fn simulate(&self, queue: QueueId, fr: &FlavorResource, quantity: i64) -> (Possibility, usize) {
+        let priority = self.oracle.preemptor.priority;
+        let key = (queue, fr.clone(), quantity, priority, self.created);
+        if let Some(&known) = self.known.borrow().get(&key) {
+            return known;
+        }
+        let answer = self.oracle.simulate(queue, fr, quantity);
+        self.known.borrow_mut().insert(key, answer);
+        answer
+    }
+}
 
 /// [`admit`] for at most `max_cycles` scheduling cycles (Kueue's unit tests run one).
 pub fn admit_cycles(
@@ -407,11 +444,20 @@ impl State<'_> {
             newer.then_some(self.created[w]),
         );
         let root = self.tree.root_of(self.ids[q]);
-        if let Some(known) = self.assigned.get(&root).and_then(|m| m.get(&key)) {
+        if let Some(known) = self
+            .assigned
+            .get(&root)
+            .and_then(|m| m.nominations.get(&key))
+        {
             return Rc::clone(known);
         }
-        let found = Nominated::new(self.assign(snapshot, by_queue, w, q));
-        (self.assigned.entry(root).or_default()).insert(key, Rc::clone(&found));
+        let mut remembered = self.assigned.remove(&root).unwrap_or_default();
+        let simulations = RefCell::new(std::mem::take(&mut remembered.simulations));
+        let memo = Some((&simulations, key.3));
+        let found = Nominated::new(self.assign(snapshot, by_queue, w, q, memo));
+        remembered.simulations = simulations.into_inner();
+        remembered.nominations.insert(key, Rc::clone(&found));
+        self.assigned.insert(root, remembered);
         found
     }
 
@@ -424,13 +470,19 @@ impl State<'_> {
     }
 
     /// `getAssignments`: flavors (the assigner asking the preemption oracle) and, when the
-    /// assignment needs preemption, its targets (`GetTargets`).
+    /// assignment needs preemption, its targets (`GetTargets`). `memo`: the oracle's answers
+    /// against this very quota (and the creation time they depend on), when it is the
+    /// tree's own.
     fn assign(
         &self,
         snapshot: &mut QuotaTree,
         by_queue: &[Vec<usize>],
         w: usize,
         q: usize,
+        memo: Option<(
+            &RefCell<HashMap<SimulateKey, (Possibility, usize)>>,
+            Option<i64>,
+        )>,
     ) -> (Assignment, Vec<Target>) {
         let preemption = || Preemption {
             queues: self.queues(),
@@ -445,14 +497,22 @@ impl State<'_> {
                 preemption: preemption(),
                 preemptor: preemptor.clone(),
                 base: snapshot,
-                snapshot: std::cell::RefCell::new(None),
+                snapshot: RefCell::new(None),
             };
+            let remembering = memo.map(|(known, created)| RememberingOracle {
+                oracle: &oracle,
+                known,
+                created,
+            });
             Assigner {
                 queue: &self.queues()[q],
                 id: self.ids[q],
                 tree: snapshot,
                 flavors: &self.objects.flavors,
-                oracle: &oracle,
+                oracle: match &remembering {
+                    Some(r) => r,
+                    None => &oracle,
+                },
                 gates: self.gates,
             }
             .assign(&self.workloads[w].pod_sets)
@@ -477,13 +537,22 @@ impl State<'_> {
         let inactive = std::mem::take(&mut self.inactive);
         // nominate: against the snapshot taken at the start of the cycle.
         let mut snapshot = self.tree.clone();
-        // An inactive ClusterQueue is not in the snapshot: its workloads are no candidates.
-        let mut by_queue = self.by_queue.clone();
-        for (q, holders) in by_queue.iter_mut().enumerate() {
-            if inactive[q] {
-                holders.clear();
+        // The holders per queue as the cycle starts. An inactive ClusterQueue is not in the
+        // snapshot: its workloads are no candidates. Otherwise they are the live lists, copied
+        // only before the cycle first changes them (most cycles of a congested cohort admit
+        // and evict nothing).
+        let mut at_start: Option<Vec<Vec<usize>>> = None;
+        if inactive.iter().any(|&i| i) {
+            let mut lists = self.by_queue.clone();
+            for (q, holders) in lists.iter_mut().enumerate() {
+                if inactive[q] {
+                    holders.clear();
+                }
             }
+            at_start = Some(lists);
         }
+        let live = std::mem::take(&mut self.by_queue);
+        let by_queue = at_start.as_deref().unwrap_or(&live);
         let mut entries = Vec::new();
         let mut requeue: Vec<(usize, QueueKey, Requeue)> = Vec::new();
         for &(q, key) in &heads {
@@ -501,7 +570,7 @@ impl State<'_> {
                     "workload namespace doesn't match ClusterQueue selector".into();
                 requeue.push((q, key, Requeue::NamespaceMismatch));
             } else {
-                let nominated = self.assign_now(&mut snapshot, &by_queue, w, q);
+                let nominated = self.assign_now(&mut snapshot, by_queue, w, q);
                 self.out.decisions[w].message = nominated.message.clone();
                 entries.push(Entry {
                     key,
@@ -510,6 +579,7 @@ impl State<'_> {
                 });
             }
         }
+        self.by_queue = live;
         // makeClassicalIterator: not borrowing first, then priority, then creation order.
         entries.sort_by_key(|e| (e.nominated.assignment.borrowing, e.key));
         let (mut admitted, mut evicted) = (0, 0);
@@ -526,12 +596,12 @@ impl State<'_> {
                 // updateAssignmentIfNeeded: the assignment again, with the victims of the
                 // cycle's other preemptions gone.
                 let others: Vec<usize> = preempted.iter().copied().collect();
-                let mut gone = by_queue.clone();
+                let mut gone = at_start.as_ref().unwrap_or(&self.by_queue).clone();
                 for &h in &others {
                     self.holders[h].remove_usage(&mut snapshot, &self.ids);
                     gone[self.holders[h].queue].retain(|&x| x != h);
                 }
-                let nominated = Nominated::new(self.assign(&mut snapshot, &gone, w, q));
+                let nominated = Nominated::new(self.assign(&mut snapshot, &gone, w, q, None));
                 for &h in &others {
                     self.holders[h].add_usage(&mut snapshot, &self.ids);
                 }
@@ -580,6 +650,9 @@ impl State<'_> {
                 d.message = "Workload no longer fits after processing another workload".into();
                 requeue.push((q, e.key, Requeue::FailedAfterNomination));
                 continue;
+            }
+            if at_start.is_none() {
+                at_start = Some(self.by_queue.clone());
             }
             preempted.extend(targets.iter().map(|t| t.holder));
             for (fr, &v) in &assignment.usage {

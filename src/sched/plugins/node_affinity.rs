@@ -99,9 +99,9 @@ fn term_matches(term: &NodeSelectorTerm, node: &Node) -> Result<bool, ParseError
 /// match expressions, as [`terms_match`] reads them.
 pub fn requirements_match<'r>(
     requirements: impl IntoIterator<Item = &'r NodeSelectorRequirement>,
-    node: &Node,
+    labels: &BTreeMap<String, String>,
 ) -> bool {
-    (requirements.into_iter()).all(|r| requirement_matches(r, &node.labels).unwrap_or(false))
+    (requirements.into_iter()).all(|r| requirement_matches(r, labels).unwrap_or(false))
 }
 
 /// `LazyErrorNodeSelector.Match`: terms are ORed; an unparsable term is skipped.
