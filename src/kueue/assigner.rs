@@ -348,26 +348,7 @@ impl Assigner<'_> {
 
     /// `checkFlavorForPodSets`: why the pod set cannot use the flavor, if it cannot.
     fn check_flavor(&self, name: &str, ps: &PodSet) -> Option<String> {
-        let Some(flavor) = self.flavors.get(name) else {
-            return Some(format!("flavor {name} not found"));
-        };
-        let tolerations: Vec<&Toleration> =
-            ps.tolerations.iter().chain(&flavor.tolerations).collect();
-        let untolerated = (flavor.node_taints.iter())
-            .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
-            .find(|t| {
-                !tolerations
-                    .iter()
-                    .any(|tol| taint_toleration::tolerates_taint(tol, t, self.gates))
-            });
-        if let Some(taint) = untolerated {
-            return Some(format!(
-                "untolerated taint {} in flavor {name}",
-                go_taint(taint)
-            ));
-        }
-        (!flavor_selector_matches(ps, &flavor.node_labels))
-            .then(|| format!("flavor {name} doesn't match node affinity"))
+        refusal(self.flavors, self.gates, name, ps).map(|r| r.message(name))
     }
 
     /// `fitsResourceQuota`: the preemption mode, the borrowing height and the reasons.
@@ -415,6 +396,70 @@ impl Assigner<'_> {
     fn can_preempt_while_borrowing(&self) -> bool {
         self.queue.preemption.borrow_within_cohort != super::api::PreemptionPolicy::Never
     }
+}
+
+/// Why a pod set cannot use a flavor (`checkFlavorForPodSets`).
+enum Refusal<'f> {
+    NotFound,
+    Taint(&'f Taint),
+    Affinity,
+}
+
+impl Refusal<'_> {
+    fn message(&self, name: &str) -> String {
+        match self {
+            Refusal::NotFound => format!("flavor {name} not found"),
+            Refusal::Taint(taint) => {
+                format!("untolerated taint {} in flavor {name}", go_taint(taint))
+            }
+            Refusal::Affinity => format!("flavor {name} doesn't match node affinity"),
+        }
+    }
+}
+
+/// `checkFlavorForPodSets`'s verdict for flavor `name`.
+fn refusal<'f>(
+    flavors: &'f BTreeMap<String, ResourceFlavor>,
+    gates: &FeatureGates,
+    name: &str,
+    ps: &PodSet,
+) -> Option<Refusal<'f>> {
+    let Some(flavor) = flavors.get(name) else {
+        return Some(Refusal::NotFound);
+    };
+    let untolerated = (flavor.node_taints.iter())
+        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
+        .find(|t| {
+            !(ps.tolerations.iter().chain(&flavor.tolerations))
+                .any(|tol| taint_toleration::tolerates_taint(tol, t, gates))
+        });
+    if let Some(taint) = untolerated {
+        return Some(Refusal::Taint(taint));
+    }
+    (!flavor_selector_matches(ps, &flavor.node_labels)).then_some(Refusal::Affinity)
+}
+
+/// The flavor-resources an assignment of `pod_sets` in `queue` reads: every covered resource
+/// of every flavor some pod set may use. Quota anywhere else cannot change its outcome.
+pub fn flavor_resources_read(
+    queue: &ClusterQueue,
+    flavors: &BTreeMap<String, ResourceFlavor>,
+    gates: &FeatureGates,
+    pod_sets: &[PodSet],
+) -> Vec<FlavorResource> {
+    let mut out = Vec::new();
+    for group in &queue.resource_groups {
+        for name in &group.flavors {
+            if pod_sets
+                .iter()
+                .all(|ps| refusal(flavors, gates, name, ps).is_some())
+            {
+                continue;
+            }
+            out.extend((group.covered_resources.iter()).map(|r| (name.clone(), r.clone())));
+        }
+    }
+    out
 }
 
 /// `flavorSelector(...).Match`: the pod set's nodeSelector and required node affinity,

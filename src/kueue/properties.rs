@@ -331,3 +331,88 @@ fn preemption_takes_only_lower_priorities_and_names_its_reason() {
         "only {evictions} evictions: the cases do not exercise preemption"
     );
 }
+
+/// A replay's Kueue that remembers nominations (across cycles, per workload while the quota
+/// it read is unchanged, per tree for workloads alike, the oracle's answers) decides exactly
+/// as one that computes every nomination: the same admissions and evictions in the same
+/// order, the same condition messages, at every instant of random arrivals and finishes.
+#[test]
+fn remembered_nominations_decide_as_computed_ones() {
+    use super::admission::live::{Change, Kueue};
+    use super::api::PreemptionPolicy;
+    const POLICIES: [PreemptionPolicy; 4] = [
+        PreemptionPolicy::Never,
+        PreemptionPolicy::LowerPriority,
+        PreemptionPolicy::LowerOrNewerEqualPriority,
+        PreemptionPolicy::Any,
+    ];
+    let mut rng = ChaCha8Rng::seed_from_u64(2611);
+    let (mut admissions, mut evictions, mut reused) = (0, 0, 0);
+    for case in 0..120 {
+        let mut queues: Vec<ClusterQueue> = (0..4)
+            .map(|q| {
+                let cohort = (q < 3).then_some("cohort");
+                queue(&format!("cq{q}"), cohort, &mut rng)
+            })
+            .collect();
+        for q in &mut queues {
+            q.preemption.within_cluster_queue = POLICIES[rng.random_range(0..3)];
+            q.preemption.reclaim_within_cohort = POLICIES[rng.random_range(0..4)];
+            if rng.random_range(0..3) == 0 {
+                q.preemption.borrow_within_cohort = PreemptionPolicy::LowerPriority;
+                q.preemption.borrow_within_cohort_max_priority = Some(1);
+            }
+        }
+        let objects = objects(queues);
+        let (namespaces, gates) = (BTreeMap::new(), FeatureGates::default());
+        let mut remembering = Kueue::new(&objects, &namespaces, &gates);
+        let mut computing = Kueue::new(&objects, &namespaces, &gates);
+        computing.remember_nothing();
+        let mut holding: Vec<usize> = Vec::new();
+        let mut next = 0;
+        for second in 0..60u64 {
+            let now = second * 1000;
+            for _ in 0..rng.random_range(0..3) {
+                let mut w = workload(next, &format!("cq{}", rng.random_range(0..4)), &mut rng);
+                w.created = second as i64;
+                next += 1;
+                let (a, b) = (remembering.arrive(w.clone()), computing.arrive(w));
+                assert_eq!(a, b, "case {case} at {second}s");
+            }
+            if !holding.is_empty() && rng.random_range(0..2) == 0 {
+                let w = holding.swap_remove(rng.random_range(0..holding.len()));
+                remembering.gone(w);
+                computing.gone(w);
+            }
+            let due = (remembering.requeue_due(now), computing.requeue_due(now));
+            assert_eq!(due.0, due.1, "case {case} at {second}s");
+            let (a, b) = (remembering.settle(now), computing.settle(now));
+            assert_eq!(
+                format!("{a:?}"),
+                format!("{b:?}"),
+                "case {case} at {second}s"
+            );
+            assert_eq!(remembering.messages(), computing.messages(), "case {case}");
+            for change in a {
+                match change {
+                    Change::Admitted { workload, .. } => {
+                        admissions += 1;
+                        holding.push(workload);
+                    }
+                    Change::Evicted { workload, .. } => {
+                        evictions += 1;
+                        holding.retain(|&w| w != workload);
+                    }
+                    Change::EvictedAdmitted { .. } => {}
+                }
+            }
+            reused += usize::from(next > 0 && remembering.messages().len() < next);
+        }
+    }
+    assert!(admissions > 500, "only {admissions} admissions");
+    assert!(
+        evictions > 50,
+        "only {evictions} evictions: preemption is not exercised"
+    );
+    assert!(reused > 0, "no workload's place was reused");
+}

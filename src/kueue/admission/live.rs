@@ -93,10 +93,12 @@ impl<'a> Kueue<'a> {
                 st.created.push(0);
                 st.order.push(0);
                 st.pod_sets_id.push(0);
+                st.last.push(None);
                 st.workloads.len() - 1
             }
         };
         st.created[w] = st.workloads[w].created;
+        st.last[w] = None;
         st.holder_of[w] = None;
         if st.pod_sets_ids.len() >= POD_SETS_KEPT {
             // A trace's rows mostly differ in their requests: the numbering starts again,
@@ -139,6 +141,20 @@ impl<'a> Kueue<'a> {
         st.repeats
             .retain(|(by, victim), _| *by != w && *victim != Victim::Queued(w));
         self.free.push(w);
+    }
+
+    /// Every nomination computed anew, nothing remembered: the reference for tests.
+    #[cfg(test)]
+    pub fn remember_nothing(&mut self) {
+        self.st.remember = false;
+    }
+
+    /// Each queued workload's condition message (tests compare them).
+    #[cfg(test)]
+    pub fn messages(&self) -> Vec<String> {
+        (self.st.out.decisions.iter())
+            .map(|d| d.message.clone())
+            .collect()
     }
 
     /// The workload as queued.

@@ -36,7 +36,7 @@ use std::rc::Rc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy, QueueingStrategy, StopPolicy};
-use super::assigner::{Assigner, Assignment, Mode, Possibility, PreemptionOracle};
+use super::assigner::{self, Assigner, Assignment, Mode, Possibility, PreemptionOracle};
 use super::preemption::{self, FrBits, Holder, KeyOrder, Oracle, Preemption, Preemptor, Target};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
@@ -160,6 +160,19 @@ struct State<'a> {
     /// from the same quota, and after a release every parked workload of a cohort comes back,
     /// to be nominated against an unchanged cohort one after another.
     assigned: BTreeMap<usize, Remembered>,
+    /// Per workload, its last nomination, valid while none of the quota it read changed:
+    /// after a release every parked workload of the cohort is nominated again, and most read
+    /// other flavors than the one released.
+    last: Vec<Option<LastNomination>>,
+    /// When the quota of each flavor-resource (as its [`FrBits`] bit) last changed, on the
+    /// clock of [`Self::changes`].
+    fr_changed: Vec<u64>,
+    /// Changes of usage so far (holders added or released).
+    changes: u64,
+    /// Whether nominations are answered from what earlier ones found ([`Self::assigned`],
+    /// [`Self::last`]); off, every nomination is computed: the reference the tests compare
+    /// against.
+    remember: bool,
     /// A replay's Kueue: its clock and what it recycles.
     live: Option<LiveClock>,
     out: Admission,
@@ -197,6 +210,15 @@ struct Remembered {
     /// share a nomination, but the flavor-resource they cannot get (GPUs, in a few sizes) is
     /// asked about again and again.
     simulations: HashMap<SimulateKey, (Possibility, usize)>,
+}
+
+/// A workload's nomination and what it read: its ClusterQueue and flavor-resources (as
+/// [`FrBits`]), and when.
+struct LastNomination {
+    nominated: Rc<Nominated>,
+    queue: usize,
+    frs: u128,
+    at: u64,
 }
 
 /// The oracle, answering from [`Remembered::simulations`] what it was asked before.
@@ -373,6 +395,7 @@ impl State<'_> {
     /// A workload starts holding quota.
     fn hold(&mut self, what: Victim, mut holder: Holder) {
         holder.mask = self.fr_bits.learn(holder.usage.keys());
+        self.usage_changed(holder.mask);
         holder.key_order = match (what, &self.live) {
             // A replay's workloads are not known in advance: their tie-break (Kueue's is the
             // UID) is their arrival order, after the workloads admitted before the start.
@@ -406,12 +429,25 @@ impl State<'_> {
         let holder = &self.holders[h];
         holder.remove_usage(&mut self.tree, &self.ids);
         self.by_queue[holder.queue].retain(|&x| x != h);
+        self.usage_changed(self.holders[h].mask);
         self.quota_changed(self.holders[h].queue);
         if let Victim::Queued(w) = self.holder_is[h] {
             self.holder_of[w] = None;
         }
         if let Some(live) = &mut self.live {
             live.released_holders.push(h);
+        }
+    }
+
+    /// A holder of the flavor-resources `mask` came or went: nominations that read any of
+    /// them no longer hold (a holder with 0 of one counts: it is a preemption candidate).
+    fn usage_changed(&mut self, mask: u128) {
+        self.changes += 1;
+        let mut bits = mask;
+        while bits != 0 {
+            let bit = bits.trailing_zeros() as usize;
+            self.fr_changed[bit] = self.changes;
+            bits &= bits - 1;
         }
     }
 
@@ -443,6 +479,58 @@ impl State<'_> {
             workload.priority,
             newer.then_some(self.created[w]),
         );
+        if !self.remember {
+            return Nominated::new(self.assign(snapshot, by_queue, w, q, None));
+        }
+        let frs = match &self.last[w] {
+            Some(last) if last.queue == q => {
+                if self.unchanged_since(last.frs, last.at) {
+                    return Rc::clone(&last.nominated);
+                }
+                last.frs
+            }
+            _ => {
+                let read = assigner::flavor_resources_read(
+                    &self.queues()[q],
+                    &self.objects.flavors,
+                    self.gates,
+                    &workload.pod_sets,
+                );
+                self.fr_bits.learn(&read)
+            }
+        };
+        let found = self.assign_in_tree(snapshot, by_queue, w, q, key);
+        self.last[w] = Some(LastNomination {
+            nominated: Rc::clone(&found),
+            queue: q,
+            frs,
+            at: self.changes,
+        });
+        found
+    }
+
+    /// Whether no usage of the flavor-resources `frs` changed since `at`.
+    fn unchanged_since(&self, frs: u128, at: u64) -> bool {
+        let mut bits = frs;
+        while bits != 0 {
+            if self.fr_changed[bits.trailing_zeros() as usize] > at {
+                return false;
+            }
+            bits &= bits - 1;
+        }
+        true
+    }
+
+    /// [`Self::assign`], answered from the nominations of workloads alike in the same tree
+    /// since its usage last changed.
+    fn assign_in_tree(
+        &mut self,
+        snapshot: &mut QuotaTree,
+        by_queue: &[Vec<usize>],
+        w: usize,
+        q: usize,
+        key: AssignKey,
+    ) -> Rc<Nominated> {
         let root = self.tree.root_of(self.ids[q]);
         if let Some(known) = self
             .assigned

@@ -72,6 +72,10 @@ impl<'a> State<'a> {
             pod_sets_ids: HashMap::new(),
             pod_sets_id: Vec::new(),
             assigned: BTreeMap::new(),
+            last: (0..workloads.len()).map(|_| None).collect(),
+            fr_changed: vec![0; 128],
+            changes: 0,
+            remember: true,
             inactive: Vec::new(),
             live: live.then(LiveClock::default),
             out: Admission {
