@@ -739,3 +739,68 @@ fn a_written_creation_timestamp_orders_the_queue() {
     let first = kueue_workload(&r, "first");
     assert_eq!(first["admitted"], false, "{first}");
 }
+
+/// `kueue-timeline.yaml` on three nodes, its timeline replaced by `steps`.
+fn quota_scenario(tag: &str, steps: &str) -> String {
+    let text = std::fs::read_to_string("scenarios/kueue-timeline.yaml").unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let head = text[..text.find("  timeline:").unwrap()]
+        .replace("count: 2", "count: 3")
+        .replace("../fixtures/", &format!("{root}/fixtures/"));
+    let file = common::cli::tempdir(tag).join("s.yaml");
+    std::fs::write(&file, format!("{head}  timeline:\n{steps}")).unwrap();
+    file.to_string_lossy().into_owned()
+}
+
+/// A ClusterQueue item with the `team` queue's flavor and `gpus` of nominal quota.
+fn team_queue(name: &str, gpus: u32) -> String {
+    format!(
+        "        - apiVersion: kueue.x-k8s.io/v1beta2\n          kind: ClusterQueue\n          metadata: {{name: {name}}}\n          spec:\n            namespaceSelector: {{}}\n            resourceGroups:\n              - coveredResources: [nvidia.com/gpu]\n                flavors:\n                  - name: h100\n                    resources: [{{name: nvidia.com/gpu, nominalQuota: {gpus}}}]\n"
+    )
+}
+
+/// A timeline step raises the ClusterQueue's quota: Kueue admits the waiting TrainJob in that
+/// step, and its pod is created and scheduled on the node left free.
+#[test]
+fn a_timeline_step_raises_a_cluster_queues_quota() {
+    let steps = format!(
+        "    - name: raise\n      kueue:\n{}",
+        team_queue("team", 24)
+    );
+    let r = run_json(&quota_scenario("kueue-raise", &steps));
+    let s = &r["scenarios"][0];
+    // Step 0 is the initial arrival.
+    let c = (s["timeline"][1]["changes"].as_array().unwrap().iter())
+        .find(|c| c["pod"] == "ml/train-c-node-0-0")
+        .expect("train-c's pod changes in the step");
+    assert_eq!(c["before"], "not created yet");
+    assert_eq!(c["after"], "Scheduled on h100-0");
+    assert_eq!(kueue_workload(&r, "train-c")["admitted"], true);
+    assert_eq!(
+        s["kueue"]["clusterQueues"][0]["resources"][0]["usage"],
+        "24"
+    );
+}
+
+/// A step naming a ClusterQueue that does not exist, or an object other than a ClusterQueue
+/// or Cohort, is refused with its place.
+#[test]
+fn a_timeline_quota_step_names_existing_queues() {
+    let lq = "        - {apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: other, namespace: ml}, spec: {clusterQueue: team}}\n";
+    let steps = format!(
+        "    - name: raise\n      kueue:\n{}{lq}",
+        team_queue("nope", 24)
+    );
+    let out = schedsim(&["run", &quota_scenario("kueue-bad-step", &steps)]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for expected in [
+        "s.yaml:74:28: spec.timeline[0].kueue[0].metadata.name: no ClusterQueue \"nope\" in spec.kueue",
+        "s.yaml:82:54: spec.timeline[0].kueue[1].kind: a timeline step's kueue items are ClusterQueues and Cohorts (quota changes); a LocalQueue changed over time is not simulated",
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "missing {expected:?} in:\n{stderr}"
+        );
+    }
+}

@@ -76,6 +76,29 @@ fn kueue_admits_over_time_as_quota_frees() {
     assert_eq!(report.series.points.last().map(|p| p.queued), Some(0));
 }
 
+/// Quota changed by timeline steps (`kueue-quota-change.yaml`'s header): a raise admits a
+/// waiting job a batch period after the step; a lower evicts nothing and holds a later job
+/// back until enough quota is released.
+#[test]
+fn timeline_steps_change_kueue_quota_over_time() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/kueue-quota-change.yaml"));
+    // (pod, arrival, Kueue admission, end)
+    let got: Vec<(&str, u64, Option<u64>, Option<u64>)> = (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.arrival, r.admitted, r.end))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("team-a/j1", 0, Some(0), Some(600 * S)),
+            ("team-a/j2", 0, Some(301 * S), Some(901 * S)),
+            ("team-a/j3", 0, Some(601 * S), Some(1201 * S)),
+            ("team-a/j4", 610 * S, Some(1202 * S), Some(1802 * S)),
+        ]
+    );
+    assert_eq!(report.summary.preemptions, 0);
+    assert_eq!(report.summary.admission_wait.max, Some(601 * S));
+}
+
 /// A sweep over two quota splits of the same cohort (`kueue-quota-sweep.yaml`'s header): the
 /// admission wait each split gives, worked out by hand, per variant.
 #[test]

@@ -123,7 +123,7 @@ fn a_bad_timeline_step_names_the_field_and_suggests() {
             "{f}:8:16: spec.timeline[0].cordon[0]: no node \"gpu-7\" (did you mean \"gpu-1\"?)"
         ),
         format!(
-            "{f}:9:7: spec.timeline[1]: a timeline step needs exactly one of removeSchedulingGates, cordon, uncordon, drain, failNodes, complete, addNodes, arrive"
+            "{f}:9:7: spec.timeline[1]: a timeline step needs exactly one of removeSchedulingGates, cordon, uncordon, drain, failNodes, complete, addNodes, arrive, kueue"
         ),
         format!("{f}:11:30: spec.timeline[2].complete.workloads[0]: no workload \"trainer\""),
     ] {
@@ -140,6 +140,6 @@ fn a_bad_timeline_step_names_the_field_and_suggests() {
     let out = schedsim(&["run", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!(
-        "{f}:6:14: spec.timeline[0].cordn: unknown field `cordn`, expected one of `name`, `at`, `removeSchedulingGates`, `cordon`, `uncordon`, `drain`, `failNodes`, `complete`, `addNodes`, `arrive` (did you mean `cordon`?)"
+        "{f}:6:14: spec.timeline[0].cordn: unknown field `cordn`, expected one of `name`, `at`, `removeSchedulingGates`, `cordon`, `uncordon`, `drain`, `failNodes`, `complete`, `addNodes`, `arrive`, `kueue` (did you mean `cordon`?)"
     )));
 }

@@ -335,7 +335,8 @@ fn preemption_takes_only_lower_priorities_and_names_its_reason() {
 /// A replay's Kueue that remembers nominations (across cycles, per workload while the quota
 /// it read is unchanged, per tree for workloads alike, the oracle's answers) decides exactly
 /// as one that computes every nomination: the same admissions and evictions in the same
-/// order, the same condition messages, at every instant of random arrivals and finishes.
+/// order, the same condition messages, at every instant of random arrivals, finishes and quota
+/// changes.
 #[test]
 fn remembered_nominations_decide_as_computed_ones() {
     use super::admission::live::{Change, Kueue};
@@ -363,7 +364,22 @@ fn remembered_nominations_decide_as_computed_ones() {
                 q.preemption.borrow_within_cohort_max_priority = Some(1);
             }
         }
-        let objects = objects(queues);
+        let mut objects = objects(queues);
+        // Two timeline steps change every queue's quotas (at 20s and 40s).
+        for step in 0..2 {
+            let cluster_queues = (0..4)
+                .map(|q| {
+                    let mut new = queue(&format!("cq{q}"), (q < 3).then_some("cohort"), &mut rng);
+                    new.preemption = objects.cluster_queues[q].preemption;
+                    new
+                })
+                .collect();
+            objects.updates.push(super::admission::QueueUpdate {
+                step,
+                cluster_queues,
+                cohorts: Vec::new(),
+            });
+        }
         let (namespaces, gates) = (BTreeMap::new(), FeatureGates::default());
         let mut remembering = Kueue::new(&objects, &namespaces, &gates);
         let mut computing = Kueue::new(&objects, &namespaces, &gates);
@@ -383,6 +399,14 @@ fn remembered_nominations_decide_as_computed_ones() {
                 let w = holding.swap_remove(rng.random_range(0..holding.len()));
                 remembering.gone(w);
                 computing.gone(w);
+            }
+            if second % 20 == 0 && second > 0 {
+                let step = (second / 20 - 1) as usize;
+                assert_eq!(
+                    remembering.update(step, now),
+                    computing.update(step, now),
+                    "case {case}"
+                );
             }
             let due = (remembering.requeue_due(now), computing.requeue_due(now));
             assert_eq!(due.0, due.1, "case {case} at {second}s");

@@ -302,7 +302,17 @@ impl QuotaTree {
 
     /// The top of the queue's tree: its root cohort, or the queue itself without a cohort.
     pub fn root_of(&self, q: QueueId) -> usize {
-        self.ancestors(q.0).last().unwrap_or(q.0)
+        self.root_of_node(q.0)
+    }
+
+    /// The root of the cohort tree a node (queue or cohort) is in.
+    pub fn root_of_node(&self, node: usize) -> usize {
+        self.ancestors(node).last().unwrap_or(node)
+    }
+
+    /// A cohort's node, when it exists.
+    pub fn cohort_id(&self, name: &str) -> Option<usize> {
+        self.cohorts.get(name).copied()
     }
 
     /// The cohorts directly below a cohort.

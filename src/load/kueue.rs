@@ -227,6 +227,85 @@ impl Loader<'_> {
         objects
     }
 
+    /// The ClusterQueues and Cohorts the timeline's `kueue` steps replace (quota changes),
+    /// each checked as its CRD and webhook check it, into `objects.updates`. A ClusterQueue
+    /// must exist already: one created over time is not simulated, and is refused as such.
+    pub(super) fn kueue_updates(
+        &mut self,
+        file: &std::path::Path,
+        doc: &std::rc::Rc<crate::yaml::Document>,
+        timeline: &[TimelineStep],
+        objects: &mut Objects,
+        errors: &mut Errors,
+        warnings: &mut Vec<String>,
+    ) {
+        for (k, step) in timeline.iter().enumerate() {
+            let mut update = admission::QueueUpdate {
+                step: k,
+                ..Default::default()
+            };
+            for (i, item) in step.kueue.iter().flatten().enumerate() {
+                let path = format!("spec.timeline[{k}].kueue[{i}]");
+                let origins = match self.resolve_item(file, doc, &path, item) {
+                    Ok(o) => o,
+                    Err(mut e) => {
+                        errors.append(&mut e);
+                        continue;
+                    }
+                };
+                for origin in origins {
+                    let kind = origin.kind().unwrap_or("").to_string();
+                    if let Err(mut e) = origin.check_meta(&kind) {
+                        errors.append(&mut e);
+                        continue;
+                    }
+                    let value = origin.admitted_value();
+                    let checked: Result<(), Vec<FieldError>> = match kind.as_str() {
+                        "ClusterQueue" => api::cluster_queue(&value).map(|mut q| {
+                            let Some(old) = (objects.cluster_queues.iter()).find(|o| o.name == q.name)
+                            else {
+                                errors.push(origin.error_at(
+                                    "metadata.name",
+                                    format!(
+                                        "no ClusterQueue {:?} in spec.kueue: a timeline step replaces existing ClusterQueues (one created over time is not simulated)",
+                                        q.name
+                                    ),
+                                ));
+                                return;
+                            };
+                            if old.stop_policy != q.stop_policy {
+                                warnings.push(format!(
+                                    "ClusterQueue {:?} ({}): a stopPolicy changed over time is not simulated; it keeps {:?}",
+                                    q.name,
+                                    origin.describe(),
+                                    old.stop_policy
+                                ));
+                                q.stop_policy = old.stop_policy;
+                            }
+                            update.cluster_queues.push(q);
+                        }),
+                        "Cohort" => api::cohort(&value).map(|c| update.cohorts.push(c)),
+                        _ => {
+                            errors.push(origin.error_at(
+                                "kind",
+                                format!(
+                                    "a timeline step's kueue items are ClusterQueues and Cohorts (quota changes); a {kind} changed over time is not simulated"
+                                ),
+                            ));
+                            Ok(())
+                        }
+                    };
+                    if let Err(mut e) = origin.check_all(checked) {
+                        errors.append(&mut e);
+                    }
+                }
+            }
+            if !update.cluster_queues.is_empty() || !update.cohorts.is_empty() {
+                objects.updates.push(update);
+            }
+        }
+    }
+
     /// Admits the queued workloads over the timeline and gives back what each became, with
     /// the timeline step its pods are created in: an admitted TrainJob resolved with Kueue's
     /// runtime patch (created when first admitted), a pod with its flavors merged in (gated

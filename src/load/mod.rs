@@ -268,7 +268,15 @@ impl Loader<'_> {
             &mut errors,
         );
         let runtimes = self.runtimes(origins, &mut errors, &mut warnings);
-        let kueue_objects = self.kueue_objects(routed.kueue, &mut errors);
+        let mut kueue_objects = self.kueue_objects(routed.kueue, &mut errors);
+        self.kueue_updates(
+            file,
+            doc,
+            &sd.spec.timeline,
+            &mut kueue_objects,
+            &mut errors,
+            &mut warnings,
+        );
         let mut inventory = self.dra_objects(routed.dra, &gates, &mut errors, &mut warnings);
         let mut budgets = self.budgets(routed.budgets, &mut errors);
 

@@ -63,11 +63,12 @@ impl Loader<'_> {
             step.complete.is_some(),
             step.add_nodes.is_some(),
             step.arrive.is_some(),
+            step.kueue.is_some(),
         ];
         if actions.iter().filter(|a| **a).count() != 1 {
             return Err(vec![with(
                 "",
-                "a timeline step needs exactly one of removeSchedulingGates, cordon, uncordon, drain, failNodes, complete, addNodes, arrive".into(),
+                "a timeline step needs exactly one of removeSchedulingGates, cordon, uncordon, drain, failNodes, complete, addNodes, arrive, kueue".into(),
             )]);
         }
         let unknown = |field: &str, names: &[String], known: &[String], what: &str| {
@@ -191,6 +192,8 @@ pub(super) fn describe_step(k: usize, step: &scenario::TimelineStep) -> String {
         format!("add {} node item(s)", n.len())
     } else if let Some(a) = &step.arrive {
         format!("{} workload item(s) arrive", a.len())
+    } else if let Some(k) = &step.kueue {
+        format!("{} Kueue queue item(s) change", k.len())
     } else {
         "nothing".into()
     };

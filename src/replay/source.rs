@@ -39,6 +39,8 @@ pub struct Arrival {
 /// A timeline step at its time.
 #[derive(Debug)]
 pub struct TimedStep {
+    /// Its index in `spec.timeline`.
+    pub index: usize,
     pub at: u64,
     pub name: String,
     pub events: Vec<Event>,
@@ -123,6 +125,7 @@ pub fn plan(scenario: &Scenario, replay: &Replay) -> Plan {
             Step::Checkpoint { name } => {
                 let k = step.unwrap_or(0);
                 steps.push(TimedStep {
+                    index: k,
                     at: replay.step_times.get(k).copied().unwrap_or(0),
                     name: name.clone(),
                     events: std::mem::take(&mut events),

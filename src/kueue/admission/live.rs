@@ -249,6 +249,23 @@ impl<'a> Kueue<'a> {
         any
     }
 
+    /// Timeline step `step` (at replay time `now`) replaces ClusterQueues and Cohorts: their
+    /// cohort trees' inadmissible workloads are requeued a batch period later, as after a
+    /// release. Returns whether the step changed any.
+    pub fn update(&mut self, step: usize, now: u64) -> bool {
+        let objects = self.st.objects;
+        let mut any = false;
+        for update in objects.updates.iter().filter(|u| u.step == step) {
+            any = true;
+            for root in self.st.update_queues(update) {
+                self.requeue_at
+                    .entry(root)
+                    .or_insert(now.saturating_add(REQUEUE_BATCH_MS));
+            }
+        }
+        any
+    }
+
     /// What admission noticed since the last call (inactive queues, a livelock, …).
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.st.out.warnings)

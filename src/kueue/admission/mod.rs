@@ -35,7 +35,9 @@ use std::rc::Rc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy, QueueingStrategy, StopPolicy};
+use super::api::{
+    ClusterQueue, Cohort, FlavorResource, PreemptionPolicy, QueueingStrategy, StopPolicy,
+};
 use super::assigner::{self, Assigner, Assignment, Mode, Possibility, PreemptionOracle};
 use super::preemption::{self, FrBits, Holder, KeyOrder, Oracle, Preemption, Preemptor, Target};
 use super::quota::{QueueId, QuotaTree};
@@ -115,6 +117,9 @@ struct State<'a> {
     namespaces: &'a NamespaceLabels,
     /// ClusterQueue name → index.
     by_name: BTreeMap<&'a str, usize>,
+    /// The ClusterQueues and Cohorts as they are now (timeline steps replace some).
+    cluster_queues: Cow<'a, [ClusterQueue]>,
+    cohorts: Cow<'a, [Cohort]>,
     /// Per ClusterQueue: inactive (a missing flavor, or stopped).
     inactive: Vec<bool>,
     ids: Vec<QueueId>,
@@ -202,6 +207,9 @@ type AssignKey = (usize, u32, i32, Option<i64>);
 /// creation time.
 type SimulateKey = (QueueId, FlavorResource, i64, i32, Option<i64>);
 
+/// The oracle's answers by what they depend on.
+type Simulations = HashMap<SimulateKey, (Possibility, usize)>;
+
 /// What nominations in one quota tree found since its usage last changed.
 #[derive(Default)]
 struct Remembered {
@@ -209,7 +217,7 @@ struct Remembered {
     /// The oracle's answers: workloads of a trace differ in their requests, so they rarely
     /// share a nomination, but the flavor-resource they cannot get (GPUs, in a few sizes) is
     /// asked about again and again.
-    simulations: HashMap<SimulateKey, (Possibility, usize)>,
+    simulations: Simulations,
 }
 
 /// A workload's nomination and what it read: its ClusterQueue and flavor-resources (as
@@ -224,7 +232,7 @@ struct LastNomination {
 /// The oracle, answering from [`Remembered::simulations`] what it was asked before.
 struct RememberingOracle<'o> {
     oracle: &'o Oracle<'o>,
-    known: &'o RefCell<HashMap<SimulateKey, (Possibility, usize)>>,
+    known: &'o RefCell<Simulations>,
     /// The preemptor's creation time when the answer depends on it.
     created: Option<i64>,
 }
@@ -280,6 +288,10 @@ fn run(
             break;
         }
         st.phase = Some(k);
+        for update in objects.updates.iter().filter(|u| u.step == k) {
+            let roots = st.update_queues(update);
+            st.released.roots.extend(roots);
+        }
         for &w in finishing {
             st.finish(w, k);
         }
@@ -313,7 +325,7 @@ fn run(
 
 impl State<'_> {
     fn queues(&self) -> &[ClusterQueue] {
-        &self.objects.cluster_queues
+        &self.cluster_queues
     }
 
     /// Scheduling cycles until nothing changes (or `max_cycles` in all); false when admission
@@ -328,7 +340,8 @@ impl State<'_> {
                 let released = std::mem::take(&mut live.released_holders);
                 live.free_holders.extend(released);
             }
-            let stopped = |q: usize| objects.cluster_queues[q].stop_policy != StopPolicy::None;
+            let queues = &self.cluster_queues;
+            let stopped = |q: usize| queues[q].stop_policy != StopPolicy::None;
             let heads: Vec<(usize, QueueKey)> = (self.heaps.iter_mut().enumerate())
                 .filter(|(q, _)| !stopped(*q))
                 .filter_map(|(q, heap)| match self.sticky[q] {
@@ -373,6 +386,58 @@ impl State<'_> {
             }
         }
         true
+    }
+
+    /// A timeline step replaces ClusterQueues and Cohorts: the quota tree is built again
+    /// with every holder's usage in it, and nothing nominated before holds. Returns the roots
+    /// of the cohort trees the changed queues are in, whose inadmissible workloads Kueue
+    /// requeues (`UpdateClusterQueue` with `specUpdated`: `notifyRetryInadmissibleWithoutLock`,
+    /// `pkg/cache/queue/manager.go`; a Cohort's update does the same for its tree).
+    fn update_queues(&mut self, update: &QueueUpdate) -> BTreeSet<usize> {
+        let queues = self.cluster_queues.to_mut();
+        for new in &update.cluster_queues {
+            if let Some(q) = queues.iter_mut().find(|q| q.name == new.name) {
+                *q = new.clone();
+            }
+        }
+        let cohorts = self.cohorts.to_mut();
+        for new in &update.cohorts {
+            match cohorts.iter_mut().find(|c| c.name == new.name) {
+                Some(c) => *c = new.clone(),
+                None => cohorts.push(new.clone()),
+            }
+        }
+        let (mut tree, warnings) = QuotaTree::new(&self.cluster_queues, &self.cohorts);
+        self.out.warnings.extend(warnings);
+        self.ids = (self.cluster_queues.iter())
+            .map(|q| {
+                tree.queue(&q.name)
+                    .expect("every ClusterQueue is in the tree")
+            })
+            .collect();
+        for list in &self.by_queue {
+            for &h in list {
+                self.holders[h].add_usage(&mut tree, &self.ids);
+            }
+        }
+        self.tree = tree;
+        self.inactive = self.inactive_queues();
+        self.assigned.clear();
+        self.last.iter_mut().for_each(|l| *l = None);
+        let changed: BTreeSet<&str> = (update.cluster_queues.iter())
+            .map(|q| q.name.as_str())
+            .collect();
+        let cohorts: BTreeSet<usize> = (update.cohorts.iter())
+            .filter_map(|c| self.tree.cohort_id(&c.name))
+            .map(|c| self.tree.root_of_node(c))
+            .collect();
+        (0..self.cluster_queues.len())
+            .map(|q| (q, self.tree.root_of(self.ids[q])))
+            .filter(|(q, root)| {
+                changed.contains(self.cluster_queues[*q].name.as_str()) || cohorts.contains(root)
+            })
+            .map(|(_, root)| root)
+            .collect()
     }
 
     /// Which queued workloads hold quota now.
@@ -567,10 +632,7 @@ impl State<'_> {
         by_queue: &[Vec<usize>],
         w: usize,
         q: usize,
-        memo: Option<(
-            &RefCell<HashMap<SimulateKey, (Possibility, usize)>>,
-            Option<i64>,
-        )>,
+        memo: Option<(&RefCell<Simulations>, Option<i64>)>,
     ) -> (Assignment, Vec<Target>) {
         let preemption = || Preemption {
             queues: self.queues(),
@@ -645,7 +707,7 @@ impl State<'_> {
         let mut requeue: Vec<(usize, QueueKey, Requeue)> = Vec::new();
         for &(q, key) in &heads {
             let w = key.3;
-            let queue = &self.objects.cluster_queues[q];
+            let queue = &self.cluster_queues[q];
             if inactive[q] {
                 self.out.decisions[w].message = format!("ClusterQueue {} is inactive", queue.name);
                 requeue.push((q, key, Requeue::Inactive));
@@ -706,14 +768,9 @@ impl State<'_> {
                 continue;
             }
             if mode == Mode::Preempt && targets.is_empty() {
-                if self.objects.cluster_queues[q]
-                    .preemption
-                    .reclaim_within_cohort
-                    != PreemptionPolicy::Any
+                if self.cluster_queues[q].preemption.reclaim_within_cohort != PreemptionPolicy::Any
                 {
-                    for (fr, v) in
-                        reserve(assignment, &self.objects.cluster_queues[q], &snapshot, id)
-                    {
+                    for (fr, v) in reserve(assignment, &self.cluster_queues[q], &snapshot, id) {
                         snapshot.add_usage(id, &fr, v);
                     }
                 }
@@ -757,9 +814,7 @@ impl State<'_> {
                     e.nominated.targets.len()
                 );
                 requeue.push((q, e.key, Requeue::PendingPreemption));
-                if self.objects.cluster_queues[q].queueing_strategy
-                    == QueueingStrategy::BestEffortFIFO
-                {
+                if self.cluster_queues[q].queueing_strategy == QueueingStrategy::BestEffortFIFO {
                     self.sticky[q] = Some(e.key);
                 }
                 continue;
@@ -787,7 +842,7 @@ impl State<'_> {
             d.reason = "QuotaReserved";
             d.message = format!(
                 "Quota reserved in ClusterQueue {}",
-                self.objects.cluster_queues[q].name
+                self.cluster_queues[q].name
             );
             d.last_admitted = Some((cycle, e.nominated.assignment.clone()));
             d.admitted = Some((cycle, e.nominated.assignment.clone()));
@@ -797,7 +852,7 @@ impl State<'_> {
         }
         let mut parked = 0;
         for (q, key, why) in requeue {
-            let immediate = match self.objects.cluster_queues[q].queueing_strategy {
+            let immediate = match self.cluster_queues[q].queueing_strategy {
                 QueueingStrategy::StrictFIFO => why != Requeue::NamespaceMismatch,
                 QueueingStrategy::BestEffortFIFO => matches!(
                     why,
@@ -894,7 +949,7 @@ impl State<'_> {
             live.requeue_roots.extend(released.roots);
             return;
         }
-        for q in 0..self.objects.cluster_queues.len() {
+        for q in 0..self.cluster_queues.len() {
             if released.roots.contains(&self.tree.root_of(self.ids[q])) {
                 let parked = std::mem::take(&mut self.parked[q]);
                 self.heaps[q].extend(parked);

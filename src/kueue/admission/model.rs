@@ -29,6 +29,19 @@ pub struct Objects {
     pub now: i64,
     /// What reading the objects noticed (Workload objects that hold no quota, …).
     pub warnings: Vec<String>,
+    /// ClusterQueues and Cohorts that timeline steps replace (quota changes), in step order.
+    pub updates: Vec<QueueUpdate>,
+}
+
+/// A timeline step's new ClusterQueues and Cohorts: each replaces the one of its name (a
+/// Cohort may be new). What they change takes effect for the next nominations; workloads
+/// already admitted keep their quota, as in Kueue, even above a lowered quota.
+#[derive(Debug, Clone, Default)]
+pub struct QueueUpdate {
+    /// The timeline step (its index in `spec.timeline`).
+    pub step: usize,
+    pub cluster_queues: Vec<ClusterQueue>,
+    pub cohorts: Vec<Cohort>,
 }
 
 impl Objects {

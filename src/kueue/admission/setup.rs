@@ -71,6 +71,8 @@ impl<'a> State<'a> {
             livelock: None,
             pod_sets_ids: HashMap::new(),
             pod_sets_id: Vec::new(),
+            cluster_queues: Cow::Borrowed(&objects.cluster_queues),
+            cohorts: Cow::Borrowed(&objects.cohorts),
             assigned: BTreeMap::new(),
             last: (0..workloads.len()).map(|_| None).collect(),
             fr_changed: vec![0; 128],
@@ -114,15 +116,23 @@ impl<'a> State<'a> {
                 )),
             }
         }
-        st.inactive = queues
-            .iter()
+        st.inactive = st.inactive_queues();
+        st
+    }
+
+    /// Per ClusterQueue, whether it is inactive: a flavor it names does not exist, or it is
+    /// stopped. Each missing flavor is said in a warning.
+    pub(super) fn inactive_queues(&mut self) -> Vec<bool> {
+        let objects = self.objects;
+        let mut warnings = Vec::new();
+        let inactive = (self.cluster_queues.iter())
             .map(|q| {
                 let missing: BTreeSet<&String> = (q.resource_groups.iter())
                     .flat_map(|g| &g.flavors)
                     .filter(|f| !objects.flavors.contains_key(*f))
                     .collect();
                 if !missing.is_empty() {
-                    st.out.warnings.push(format!(
+                    warnings.push(format!(
                         "ClusterQueue {:?} is inactive: ResourceFlavor {} not found",
                         q.name,
                         missing
@@ -135,7 +145,12 @@ impl<'a> State<'a> {
                 !missing.is_empty() || q.stop_policy != StopPolicy::None
             })
             .collect();
-        st
+        for w in warnings {
+            if !self.out.warnings.contains(&w) {
+                self.out.warnings.push(w);
+            }
+        }
+        inactive
     }
 
     /// The index of a ClusterQueue by name (they are sorted by name).
@@ -197,7 +212,7 @@ impl<'a> State<'a> {
                         false => Waiting::Nowhere,
                     };
                     // A stopped ClusterQueue's workloads wait in its heap, never popped.
-                    let d = match objects.cluster_queues[q].stop_policy {
+                    let d = match self.cluster_queues[q].stop_policy {
                         StopPolicy::None => Decision {
                             reason: "Pending",
                             waiting,

@@ -441,6 +441,11 @@ impl<'s, 'o> Engine<'s, 'o> {
             for event in &step.events {
                 self.event(event, &step.name);
             }
+            if let Some(kueue) = &mut self.kueue
+                && kueue.update(step.index, self.now)
+            {
+                self.kueue_dirty = true;
+            }
         }
     }
 
