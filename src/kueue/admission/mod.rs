@@ -736,7 +736,8 @@ impl State<'_> {
         let mut preempted: BTreeSet<usize> = BTreeSet::new();
         for mut e in entries {
             let (q, id, w) = (e.queue, self.ids[e.queue], e.key.3);
-            let mut fits = self.fits(&mut snapshot, &preempted, &e);
+            // `fits` is read after the checks below (none of which changes the snapshot
+            // before it): it is computed only for an entry that gets that far.
             let mut deferred = false;
             if e.nominated
                 .targets
@@ -758,7 +759,6 @@ impl State<'_> {
                 self.out.decisions[w].message = nominated.message.clone();
                 deferred = nominated.assignment.mode() == Mode::Fit;
                 e.nominated = nominated;
-                fits = self.fits(&mut snapshot, &preempted, &e);
             }
             let (assignment, targets) = (&e.nominated.assignment, &e.nominated.targets);
             let mode = assignment.mode();
@@ -791,8 +791,9 @@ impl State<'_> {
                 requeue.push((q, e.key, Requeue::FailedAfterNomination));
                 continue;
             }
-            if !fits {
-                d.message = "Workload no longer fits after processing another workload".into();
+            if !self.fits(&mut snapshot, &preempted, &e) {
+                self.out.decisions[w].message =
+                    "Workload no longer fits after processing another workload".into();
                 requeue.push((q, e.key, Requeue::FailedAfterNomination));
                 continue;
             }
