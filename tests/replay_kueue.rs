@@ -99,6 +99,41 @@ fn timeline_steps_change_kueue_quota_over_time() {
     assert_eq!(report.summary.admission_wait.max, Some(601 * S));
 }
 
+/// A job still waiting for Kueue at the end keeps Kueue's message for it (its Workload's
+/// `QuotaReserved` condition), computed against the quota lowered at 12m.
+#[test]
+fn a_job_queued_at_the_end_keeps_kueues_message() {
+    let dir = common::cli::tempdir("replay-kueue-queued");
+    let text = std::fs::read_to_string(repo("tests/data/replay/kueue-quota-change.yaml"))
+        .unwrap()
+        .replace("  replay:\n", "  replay:\n    until: 15m\n");
+    std::fs::write(dir.join("s.yaml"), text).unwrap();
+    std::fs::copy(
+        repo("tests/data/replay/kueue-quota-change.csv"),
+        dir.join("kueue-quota-change.csv"),
+    )
+    .unwrap();
+    let (_, pods) = replay_file(&dir.join("s.yaml"));
+    let states: Vec<(&str, &str, Option<&str>)> = (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.state, r.message.as_deref()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("team-a/j1", "finished", None),
+            ("team-a/j2", "running", None),
+            ("team-a/j3", "running", None),
+            (
+                "team-a/j4",
+                "queued",
+                Some(
+                    "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu, 2 more needed"
+                )
+            ),
+        ]
+    );
+}
+
 /// A sweep over two quota splits of the same cohort (`kueue-quota-sweep.yaml`'s header): the
 /// admission wait each split gives, worked out by hand, per variant.
 #[test]

@@ -20,8 +20,8 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub output: super::OutputArgs,
     /// Also write every pod's life (arrival, Kueue admission, first bind, end, node, attempts;
-    /// for a pod still pending, its last cycle's message) to
-    /// `<out>/replay-<scenario>-pods.csv`, one row per pod as it ends.
+    /// for a pod still pending, its last cycle's message; for one still queued, its job's
+    /// Kueue message) to `<out>/replay-<scenario>-pods.csv`, one row per pod as it ends.
     #[arg(long)]
     pub pods_csv: bool,
     /// Also draw charts (SVG and PNG) into `<out>/<scenario>-replay/` — GPUs allocated per

@@ -143,6 +143,12 @@ impl<'a> Kueue<'a> {
         self.free.push(w);
     }
 
+    /// Workload `w`'s QuotaReserved condition message as it stands: why it waits (its last
+    /// nomination's flavor assignment, or what evicted it).
+    pub fn message(&self, w: usize) -> &str {
+        &self.st.out.decisions[w].message
+    }
+
     /// Every nomination computed anew, nothing remembered: the reference for tests.
     #[cfg(test)]
     pub fn remember_nothing(&mut self) {

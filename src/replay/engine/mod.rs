@@ -72,7 +72,8 @@ pub struct PodRecord {
     /// it, its job's controller once the job was done, or Kueue preempting a plain pod).
     pub state: &'static str,
     /// A pod pending at the end: its last cycle's message (the `PodScheduled` condition's,
-    /// `0/N nodes are available: …`).
+    /// `0/N nodes are available: …`); one queued at the end: its job's Kueue message (the
+    /// Workload's `QuotaReserved` condition's, `couldn't assign flavors to pod set …`).
     pub message: Option<String>,
 }
 
@@ -666,9 +667,13 @@ impl<'s, 'o> Engine<'s, 'o> {
                 attempts: live.attempts,
                 preemptions: live.preemptions,
                 state,
-                message: (state == "pending")
-                    .then(|| live.message.as_deref().map(str::to_string))
-                    .flatten(),
+                message: match state {
+                    "pending" => live.message.as_deref().map(str::to_string),
+                    "queued" => (job.kueue.zip(self.kueue.as_ref()))
+                        .map(|(slot, kueue)| kueue.message(slot).to_string())
+                        .filter(|m| !m.is_empty()),
+                    _ => None,
+                },
             });
         }
     }
