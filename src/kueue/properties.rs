@@ -440,3 +440,68 @@ fn remembered_nominations_decide_as_computed_ones() {
     );
     assert!(reused > 0, "no workload's place was reused");
 }
+
+/// A snapshot's admission over a timeline (finishes, late arrivals, quota changes) decides
+/// the same with nominations remembered as with every one computed: decisions, admission
+/// order and evictions.
+#[test]
+fn a_snapshot_admission_remembers_exactly() {
+    use super::admission::{QueueUpdate, Timeline, admit_over, admit_over_computing};
+    use super::api::PreemptionPolicy;
+    let mut rng = ChaCha8Rng::seed_from_u64(2711);
+    let mut admitted = 0;
+    for case in 0..150 {
+        let mut queues: Vec<ClusterQueue> = (0..3)
+            .map(|q| queue(&format!("cq{q}"), Some("cohort"), &mut rng))
+            .collect();
+        for q in &mut queues {
+            q.preemption.within_cluster_queue = PreemptionPolicy::LowerPriority;
+            q.preemption.reclaim_within_cohort = PreemptionPolicy::Any;
+        }
+        let mut objects = objects(queues);
+        let steps = 4;
+        let cluster_queues = (0..3)
+            .map(|q| {
+                let mut new = queue(&format!("cq{q}"), Some("cohort"), &mut rng);
+                new.preemption = objects.cluster_queues[q].preemption;
+                new
+            })
+            .collect();
+        objects.updates.push(QueueUpdate {
+            step: rng.random_range(0..steps),
+            cluster_queues,
+            cohorts: Vec::new(),
+        });
+        let workloads: Vec<Workload> = (0..12)
+            .map(|i| workload(i, &format!("cq{}", rng.random_range(0..3)), &mut rng))
+            .collect();
+        let timeline = Timeline {
+            arrive: (0..workloads.len())
+                .map(|_| (rng.random_range(0..3) == 0).then(|| rng.random_range(0..steps)))
+                .collect(),
+            finish: (0..steps)
+                .map(|_| {
+                    (0..2)
+                        .map(|_| rng.random_range(0..workloads.len()))
+                        .collect()
+                })
+                .collect(),
+        };
+        let (namespaces, gates) = (BTreeMap::new(), FeatureGates::default());
+        let a = admit_over(&objects, &workloads, &timeline, &namespaces, &gates);
+        let b = admit_over_computing(&objects, &workloads, &timeline, &namespaces, &gates);
+        assert_eq!(
+            format!("{:?}", a.decisions),
+            format!("{:?}", b.decisions),
+            "case {case}"
+        );
+        assert_eq!(a.order, b.order, "case {case}");
+        assert_eq!(
+            format!("{:?}", a.evictions),
+            format!("{:?}", b.evictions),
+            "case {case}"
+        );
+        admitted += a.decisions.iter().filter(|d| d.admitted.is_some()).count();
+    }
+    assert!(admitted > 300, "only {admitted} admitted");
+}

@@ -270,7 +270,45 @@ fn run(
     gates: &FeatureGates,
     max_cycles: usize,
 ) -> Admission {
+    run_with(
+        objects,
+        workloads,
+        timeline,
+        (namespaces, gates),
+        max_cycles,
+        true,
+    )
+}
+
+/// [`admit_over`] with every nomination computed, nothing remembered: the reference for tests.
+#[cfg(test)]
+pub fn admit_over_computing(
+    objects: &Objects,
+    workloads: &[Workload],
+    timeline: &Timeline,
+    namespaces: &NamespaceLabels,
+    gates: &FeatureGates,
+) -> Admission {
+    run_with(
+        objects,
+        workloads,
+        timeline,
+        (namespaces, gates),
+        usize::MAX,
+        false,
+    )
+}
+
+fn run_with(
+    objects: &Objects,
+    workloads: &[Workload],
+    timeline: &Timeline,
+    (namespaces, gates): (&NamespaceLabels, &FeatureGates),
+    max_cycles: usize,
+    remember: bool,
+) -> Admission {
     let mut st = State::new(objects, Cow::Borrowed(workloads), namespaces, gates, false);
+    st.remember = remember;
     st.start = (workloads.iter().enumerate())
         .filter(|(i, _)| timeline.arrive.get(*i).copied().flatten().is_none())
         .map(|(_, w)| w.created.saturating_add(1))
