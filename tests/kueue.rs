@@ -795,7 +795,7 @@ fn a_timeline_quota_step_names_existing_queues() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     for expected in [
-        "s.yaml:74:28: spec.timeline[0].kueue[0].metadata.name: no ClusterQueue \"nope\" in spec.kueue",
+        "s.yaml:74:28: spec.timeline[0].kueue[0].metadata.name: no ClusterQueue \"nope\" among the scenario's objects",
         "s.yaml:82:54: spec.timeline[0].kueue[1].kind: a timeline step's kueue items are ClusterQueues and Cohorts (quota changes); a LocalQueue changed over time is not simulated",
     ] {
         assert!(

@@ -267,7 +267,7 @@ impl Loader<'_> {
                                 errors.push(origin.error_at(
                                     "metadata.name",
                                     format!(
-                                        "no ClusterQueue {:?} in spec.kueue: a timeline step replaces existing ClusterQueues (one created over time is not simulated)",
+                                        "no ClusterQueue {:?} among the scenario's objects: a timeline step replaces existing ClusterQueues (one created over time is not simulated)",
                                         q.name
                                     ),
                                 ));

@@ -227,7 +227,7 @@ pub struct TimelineStep {
     /// Items as in `spec.workloads`.
     #[serde(default)]
     pub arrive: Option<Vec<Value>>,
-    /// ClusterQueues and Cohorts as in `spec.kueue`, each replacing the one of its name (a
+    /// ClusterQueues and Cohorts as in `spec.objects`, each replacing the one of its name (a
     /// quota change; a Cohort may be new). Kueue requeues the inadmissible workloads of their
     /// cohort trees; admitted workloads keep their quota.
     #[serde(default)]
