@@ -84,6 +84,21 @@ pub struct FrBits(BTreeMap<FlavorResource, u32>);
 const OVERFLOW: u32 = 127;
 
 impl FrBits {
+    /// How many bits a mask has (the last one standing for every flavor-resource past it).
+    pub const COUNT: usize = OVERFLOW as usize + 1;
+
+    /// The bits set in `mask`, lowest first.
+    pub fn bits(mask: u128) -> impl Iterator<Item = usize> {
+        let mut rest = mask;
+        std::iter::from_fn(move || {
+            (rest != 0).then(|| {
+                let bit = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                bit
+            })
+        })
+    }
+
     /// The mask of `frs`, giving new flavor-resources a bit.
     pub fn learn<'f>(&mut self, frs: impl IntoIterator<Item = &'f FlavorResource>) -> u128 {
         let mut mask = 0;

@@ -171,7 +171,7 @@ struct State<'a> {
     last: Vec<Option<LastNomination>>,
     /// When the quota of each flavor-resource (as its [`FrBits`] bit) last changed, on the
     /// clock of [`Self::changes`].
-    fr_changed: Vec<u64>,
+    fr_changed: [u64; FrBits::COUNT],
     /// Changes of usage so far (holders added or released).
     changes: u64,
     /// Whether nominations are answered from what earlier ones found ([`Self::assigned`],
@@ -546,11 +546,8 @@ impl State<'_> {
     /// them no longer hold (a holder with 0 of one counts: it is a preemption candidate).
     fn usage_changed(&mut self, mask: u128) {
         self.changes += 1;
-        let mut bits = mask;
-        while bits != 0 {
-            let bit = bits.trailing_zeros() as usize;
+        for bit in FrBits::bits(mask) {
             self.fr_changed[bit] = self.changes;
-            bits &= bits - 1;
         }
     }
 
@@ -614,14 +611,7 @@ impl State<'_> {
 
     /// Whether no usage of the flavor-resources `frs` changed since `at`.
     fn unchanged_since(&self, frs: u128, at: u64) -> bool {
-        let mut bits = frs;
-        while bits != 0 {
-            if self.fr_changed[bits.trailing_zeros() as usize] > at {
-                return false;
-            }
-            bits &= bits - 1;
-        }
-        true
+        FrBits::bits(frs).all(|bit| self.fr_changed[bit] <= at)
     }
 
     /// [`Self::assign`], answered from the nominations of workloads alike in the same tree
