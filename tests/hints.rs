@@ -256,6 +256,7 @@ fn queued(pod: &Pod, id: PodId) -> schedsim::sched::queue::QueuedPod {
             namespace: pod.namespace.clone(),
             name: pod.name.clone(),
             nominated_node: pod.nominated_node_name.clone(),
+            pod_group: None,
         },
     )
 }
@@ -478,6 +479,7 @@ fn queue_pod(id: u32, pod: &Pod) -> QueuePod {
         namespace: pod.namespace.clone(),
         name: pod.name.clone(),
         nominated_node: None,
+        pod_group: None,
     }
 }
 

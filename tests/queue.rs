@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use schedsim::sched::queue::{
     ClusterEvent, Failure, HintRegistry, PodId, PriorityQueue, QueueConfig, QueueHooks, QueueName,
-    QueuePod, QueuedPod, QueueingHint, Strategy as Requeue, Time,
+    QueuePod, QueueSort, QueuedPod, QueueingHint, Strategy as Requeue, Time,
 };
 use serde::Deserialize;
 
@@ -40,6 +40,8 @@ struct Config {
     initial_backoff_ms: Option<u64>,
     max_backoff_ms: Option<u64>,
     max_in_unschedulable_ms: Option<u64>,
+    /// `PrioritySort` (the default) or `Coscheduling`.
+    queue_sort: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -71,6 +73,9 @@ struct Pod {
     nominated: Option<String>,
     #[serde(default)]
     labels: Vec<String>,
+    /// The PodGroup its `scheduling.x-k8s.io/pod-group` label names (in its namespace).
+    #[serde(default, rename = "podGroup")]
+    pod_group: Option<String>,
 }
 
 /// `makeQueuedPodInfos`: `prefix-1`…`prefix-count` in namespaces `ns1`….
@@ -105,6 +110,16 @@ enum Step {
     Worth(Worth),
     Nominate(Nominate),
     Expect(Expect),
+    /// Coscheduling's time for a PodGroup (`namespace/name`): its creation, or its last
+    /// failure (`MarkPodGroupScheduleFailure`); `at: ~` when it does not exist.
+    GroupTime(GroupTime),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupTime {
+    group: String,
+    at: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -133,6 +148,9 @@ struct Seed {
     plugins: Vec<String>,
     #[serde(default)]
     gated_by: Option<String>,
+    /// `InitialAttemptTimestamp` (ms); default none.
+    #[serde(default)]
+    initial_attempt: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -282,8 +300,15 @@ impl Run {
     }
 }
 
-/// name, namespace, priority, nominated node, labels.
-type PodRow = (String, String, i32, Option<String>, Vec<String>);
+/// name, namespace, priority, nominated node, labels, PodGroup.
+type PodRow = (
+    String,
+    String,
+    i32,
+    Option<String>,
+    Vec<String>,
+    Option<String>,
+);
 
 fn build(case: &Case) -> Run {
     let mut config = QueueConfig::default();
@@ -293,6 +318,11 @@ fn build(case: &Case) -> Run {
         config.max_in_unschedulable_ms = c
             .max_in_unschedulable_ms
             .unwrap_or(config.max_in_unschedulable_ms);
+        config.queue_sort = match c.queue_sort.as_deref() {
+            None | Some("PrioritySort") => QueueSort::PrioritySort,
+            Some("Coscheduling") => QueueSort::Coscheduling,
+            Some(other) => panic!("unknown queueSort {other}"),
+        };
     }
     let mut registry: Vec<(ClusterEvent, Vec<String>)> = Vec::new();
     let mut hints = BTreeMap::new();
@@ -314,6 +344,7 @@ fn build(case: &Case) -> Run {
                 p.priority,
                 p.nominated.clone(),
                 p.labels.clone(),
+                p.pod_group.clone(),
             )
         })
         .collect();
@@ -325,6 +356,7 @@ fn build(case: &Case) -> Run {
                 0,
                 None,
                 g.labels.clone(),
+                None,
             ));
         }
     }
@@ -345,7 +377,7 @@ fn build(case: &Case) -> Run {
         pods: BTreeMap::new(),
         failed_at: BTreeMap::new(),
     };
-    for (i, (name, namespace, priority, nominated, labels)) in pods.into_iter().enumerate() {
+    for (i, (name, namespace, priority, nominated, labels, group)) in pods.into_iter().enumerate() {
         let id = PodId(i as u32);
         run.ids.insert(name.clone(), id);
         run.names.insert(id, name.clone());
@@ -353,6 +385,7 @@ fn build(case: &Case) -> Run {
             .labels
             .borrow_mut()
             .insert(id, labels.into_iter().collect());
+        let pod_group = group.map(|g| format!("{namespace}/{g}"));
         run.pods.insert(
             id,
             QueuePod {
@@ -361,6 +394,7 @@ fn build(case: &Case) -> Run {
                 namespace,
                 name,
                 nominated_node: nominated,
+                pod_group,
             },
         );
     }
@@ -429,6 +463,7 @@ fn step(run: &mut Run, step: &Step, at: &str) {
                 let mut p =
                     PriorityQueue::<()>::queued(Time(s.at.unwrap_or(now.0)), run.pods[&id].clone());
                 p.unschedulable_count = s.unschedulable_count;
+                p.initial_attempt = s.initial_attempt.map(Time);
                 p.unschedulable_plugins = s.plugins.iter().cloned().collect();
                 if let Some(g) = &s.gated_by {
                     p.gating_plugin = Some(g.clone());
@@ -459,6 +494,7 @@ fn step(run: &mut Run, step: &Step, at: &str) {
                 run.queue.delete(id);
             }
         }
+        Step::GroupTime(g) => run.queue.set_group_time(&g.group, g.at.map(Time)),
         Step::Activate(names) => {
             let ids = run.expand(names);
             run.queue.activate(now, &ids, &(), &run.hooks);
@@ -577,6 +613,11 @@ fn upstream_hint_and_metric_tables() {
     assert!(run_file("hints.yaml") > 0);
 }
 
+#[test]
+fn upstream_coscheduling_queue_sort_tables() {
+    assert!(run_file("coscheduling_less.yaml") > 0);
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Add(u8, i8),
@@ -617,7 +658,7 @@ proptest! {
         for op in ops {
             match op {
                 Op::Add(p, pr) => {
-                    let pod = QueuePod { id: PodId(p.into()), priority: pr.into(), namespace: "ns".into(), name: format!("p{p}"), nominated_node: None };
+                    let pod = QueuePod { id: PodId(p.into()), priority: pr.into(), namespace: "ns".into(), name: format!("p{p}"), nominated_node: None, pod_group: None };
                     if q.add(now, pod, &hooks).is_ok() { known.insert(PodId(p.into())); }
                 }
                 Op::Pop => {

@@ -115,3 +115,51 @@ fn a_gang_that_never_fits_ends_the_replay() {
     assert_eq!(report.scheduling_attempts, 6);
     assert!(pods.values().all(|r| r.state == "pending"), "{pods:?}");
 }
+
+/// Coscheduling's QueueSort orders pods by their first entry into activeQ, PrioritySort by
+/// their last failure: the pod that waited longer binds first only under Coscheduling (see
+/// the scenario's comment for the times).
+#[test]
+fn coscheduling_orders_the_queue_by_initial_attempt() {
+    let file = repo("tests/data/replay/gangs/queue-sort.yaml");
+    let binds = |pods: &std::collections::BTreeMap<String, schedsim::replay::PodRecord>| {
+        let got: Vec<(&str, Option<u64>)> = pods
+            .values()
+            .map(|r| (r.name.as_str(), r.first_bind))
+            .collect();
+        format!("{got:?}")
+    };
+    let (_, pods) = replay_file(&file);
+    assert_eq!(
+        binds(&pods),
+        format!(
+            "{:?}",
+            [("a", Some(40 * S)), ("b", Some(100 * S)), ("hold", Some(0))]
+        )
+    );
+    // The same cluster under upstream's default scheduler (no configuration, no gang): the
+    // queue sorts by PrioritySort.
+    let mut scenario = common::replay::load(&file);
+    scenario.config.serves_every_pod = true;
+    let (_, pods) = common::replay::replay_scenario(&scenario);
+    assert_eq!(
+        binds(&pods),
+        format!(
+            "{:?}",
+            [("a", Some(100 * S)), ("b", Some(40 * S)), ("hold", Some(0))]
+        )
+    );
+}
+
+/// A gang whose members Unreserve rejected sorts by the time it failed, not by its creation
+/// (scheduler-plugins' `lastFailedSchedulePG`): the plain pod that waited since 5 s takes the
+/// room the timeout frees at 20 s.
+#[test]
+fn a_failed_gang_sorts_after_pods_that_waited_since() {
+    let (_, pods) = replay_file(&repo(
+        "tests/data/replay/gangs/failed-group-sorts-last.yaml",
+    ));
+    let p = &pods["ml/p"];
+    assert_eq!(p.first_bind, Some(21 * S), "{p:?}");
+    assert_eq!(pods["ml/hold"].first_bind, Some(0));
+}

@@ -20,6 +20,7 @@ use crate::kueue::admission::live::Kueue;
 use crate::load::Scenario;
 use crate::load::replay::Replay;
 use crate::model::Pod;
+use crate::model::pod::GangScheduler;
 use crate::replay::metrics::{Metrics, PodLife, Sample, pod_gpus};
 use crate::replay::source::{Plan, Sources, TimedStep};
 use crate::sched::cluster::Cluster;
@@ -27,8 +28,10 @@ use crate::sched::cycle::{PodPhase, Scheduler, existing_pod_id};
 use crate::sched::diagnosis::Diagnosis;
 use crate::sched::hints::{self, Payload, PluginHints};
 use crate::sched::plan::Requirement;
+use crate::sched::plugins::registry::{ExtensionPoint, Plugin};
 use crate::sched::queue::{
-    Action, ClusterEvent, Failure, PodId, PriorityQueue, QueueConfig, QueuePod, Resource, Time,
+    Action, ClusterEvent, Failure, PodId, PriorityQueue, QueueConfig, QueuePod, QueueSort,
+    Resource, Time,
 };
 
 mod arrival;
@@ -235,6 +238,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         let lookup: Lookup = Box::new(move |id: PodId| lookup.borrow().get(&id.0).cloned());
         let config = QueueConfig {
             max_in_unschedulable_ms: replay.max_in_unschedulable_ms,
+            queue_sort: queue_sort(scenario),
             ..queue_config(&profiles[0])
         };
         let n = scenario.workloads.len();
@@ -766,6 +770,29 @@ pub(super) fn queue_pod(id: u32, pod: &Pod) -> QueuePod {
         namespace: pod.namespace.clone(),
         name: pod.name.clone(),
         nominated_node: pod.nominated_node_name.clone(),
+        pod_group: (pod.pod_group.as_ref())
+            .filter(|g| g.scheduler == GangScheduler::Coscheduling)
+            .map(|g| format!("{}/{}", pod.namespace, g.name)),
+    }
+}
+
+/// The profiles' common QueueSort plugin (`validateCommonQueueSort` makes it one). Without
+/// a KubeSchedulerConfiguration (`serves_every_pod`) the scenario stands for upstream's
+/// default scheduler, which runs Coscheduling as its sample configuration does (queueSort
+/// included) when the scenario's pods name Coscheduling gangs, and PrioritySort otherwise.
+fn queue_sort(scenario: &Scenario) -> QueueSort {
+    let config = &scenario.config;
+    let coscheduling = match config.profiles.first() {
+        Some(p) if !config.serves_every_pod => {
+            (p.framework.at(ExtensionPoint::QueueSort)).contains(&Plugin::Coscheduling)
+        }
+        _ => (scenario.workloads.iter()).any(|p| {
+            (p.pod_group.as_ref()).is_some_and(|g| g.scheduler == GangScheduler::Coscheduling)
+        }),
+    };
+    match coscheduling {
+        true => QueueSort::Coscheduling,
+        false => QueueSort::PrioritySort,
     }
 }
 

@@ -35,8 +35,12 @@
 //! pool; a member still queued may wait at Permit until its timeout. So the replay ends even
 //! when cycles take no time.
 //!
-//! Volcano gangs are scheduled pod by pod (Volcano's scheduler is not replayed over time); the
-//! queue sorts by PrioritySort, not Coscheduling's QueueSort.
+//! **The queue's order.** Under Coscheduling's QueueSort a member sorts by its PodGroup's time:
+//! its creation (with its first pod), or when it last failed (PostFilter's rejection, a
+//! member's Unreserve) until Permit lets it through (`GetCreationTimestamp`,
+//! `MarkPodGroupScheduleFailure`, `ClearPodGroupScheduleFailure` in `core/core.go`).
+//!
+//! Volcano gangs are scheduled pod by pod (Volcano's scheduler is not replayed over time).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -76,6 +80,8 @@ pub(super) struct Gangs<'s> {
 struct Gang {
     group: PodGroup,
     args: CoschedulingArgs,
+    /// When its PodGroup was created: with its first pod, as its workload arrived (ms).
+    created: u64,
     /// Its pods the replay created and that are not gone.
     members: BTreeSet<u32>,
     /// Its pods among the scenario's existing pods, and how many of them are bound.
@@ -166,17 +172,17 @@ impl<'s> Gangs<'s> {
         }
     }
 
-    /// A pod is created: it counts among its group's pods.
-    fn created(&mut self, id: u32, pod: &Pod) {
-        let Some(class) = self.classify(pod) else {
-            return;
-        };
+    /// A pod is created (at `now`): it counts among its group's pods. Returns the group
+    /// when the pod is its first (the PodGroup is created with it).
+    fn created(&mut self, id: u32, pod: &Pod, now: u64) -> Option<PodGroup> {
+        let class = self.classify(pod)?;
         let Some((group, args)) = class else {
             self.member_of.insert(id, None);
-            return;
+            return None;
         };
         let key = group.key();
         let existing = self.existing;
+        let new = !self.groups.contains_key(&key);
         let gang = self.groups.entry(key.clone()).or_insert_with(|| {
             let mine = || existing.iter().filter(|p| key_of(p).as_ref() == Some(&key));
             Gang {
@@ -184,6 +190,7 @@ impl<'s> Gangs<'s> {
                 existing_bound: mine().filter(|p| p.node_name.is_some()).count(),
                 group,
                 args,
+                created: now,
                 members: BTreeSet::new(),
                 waiting: Vec::new(),
                 backoff_until: None,
@@ -193,7 +200,9 @@ impl<'s> Gangs<'s> {
             }
         });
         gang.members.insert(id);
+        let first = new.then(|| gang.group.clone());
         self.member_of.insert(id, Some(key));
+        first
     }
 
     fn gang_of(&self, id: u32) -> Option<&PodGroupKey> {
@@ -211,7 +220,23 @@ impl Engine<'_, '_> {
     pub(super) fn gang_created(&mut self, id: u32) {
         if let Some(live) = self.live.get(&id) {
             let pod = Arc::clone(&live.pod);
-            self.gangs.created(id, &pod);
+            if let Some(group) = self.gangs.created(id, &pod, self.now) {
+                self.group_sorts_by(&group.key(), None);
+            }
+        }
+    }
+
+    /// Coscheduling's `GetCreationTimestamp` for the gang's members queued from now on: the
+    /// time it failed (`MarkPodGroupScheduleFailure`, by PostFilter's rejection and by
+    /// Unreserve), or its creation time (at its creation, and when Permit lets it through:
+    /// `ClearPodGroupScheduleFailure`).
+    fn group_sorts_by(&mut self, key: &PodGroupKey, failed_at: Option<u64>) {
+        let Some(gang) = self.gangs.groups.get(key) else {
+            return;
+        };
+        if gang.group.scheduler == GangScheduler::Coscheduling {
+            let time = failed_at.unwrap_or(gang.created);
+            (self.queue).set_group_time(&gang.group.full_name(), Some(Time(time)));
         }
     }
 
@@ -277,7 +302,9 @@ impl Engine<'_, '_> {
             return false;
         };
         if gang::quorum(&gang.group, assigned) {
-            for w in std::mem::take(&mut gang.waiting) {
+            let waiting = std::mem::take(&mut gang.waiting);
+            self.group_sorts_by(&key, None);
+            for w in waiting {
                 self.queue.done(PodId(w.id));
                 match self.s.cluster.index_of(&w.node) {
                     Some(n) => self.bind_assumed(w.id, n),
@@ -362,6 +389,9 @@ impl Engine<'_, '_> {
         let rejected = (self.gangs.gang_of(id).cloned())
             .filter(|_| !failure.unschedulable_plugins.is_empty())
             .and_then(|key| self.post_filter(id, pod, &key).map(|spin| (key, spin)));
+        if let Some((key, _)) = &rejected {
+            self.group_sorts_by(key, Some(self.now));
+        }
         match rejected {
             // The member that failed is handed back first, so the room the rejections free
             // no longer moves it.
@@ -430,6 +460,10 @@ impl Engine<'_, '_> {
         gang.permitted_until = None;
         let waiting = std::mem::take(&mut gang.waiting);
         let members = gang.members.clone();
+        if !waiting.is_empty() {
+            // Each rejected member's Unreserve marks the group failed.
+            self.group_sorts_by(key, Some(self.now));
+        }
         for w in waiting {
             self.forget(&w);
             let failure = Failure {

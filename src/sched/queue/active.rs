@@ -1,29 +1,48 @@
 //! activeQ, the in-flight pods and the events received while they are in flight
 //! (`active_queue.go`).
 //!
-//! Order (QueueSort `Less` = PrioritySort, `queuesort/priority_sort.go`): higher priority
-//! first, then earlier `Timestamp`. Upstream stops there; ties are broken here by arrival
-//! sequence, then namespace/name, so the order is total and deterministic.
+//! Order: the profile's QueueSort plugin [`QueueSort`]. Both compare priority first (higher
+//! first) and then a time: PrioritySort (`queuesort/priority_sort.go`) the pod's `Timestamp`,
+//! Coscheduling (scheduler-plugins `pkg/coscheduling/coscheduling.go`, `Less`) its PodGroup's
+//! time. The time a pod is compared by is fixed when it enters its queue
+//! ([`QueuedPod::sort_time`]): upstream's heap re-sifts a pod only when it is added or
+//! updated, even when Coscheduling's comparator would now answer otherwise. Ties: PrioritySort
+//! stops at the timestamp upstream; the arrival sequence breaks them here, so the order is
+//! total and deterministic. Coscheduling breaks them by the pod's `namespace/name`.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::{ClusterEvent, PodId, QueuedPod, Time};
 
-/// The activeQ key of a pod.
-pub type SortKey = (Reverse<i32>, Time, u64, String, String);
+/// The QueueSort plugin ordering activeQ (and the pods of backoffQ whose backoff ends alike).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueSort {
+    /// `PrioritySort`: priority, then `Timestamp` (reset at every failed attempt).
+    #[default]
+    PrioritySort,
+    /// scheduler-plugins' `Coscheduling.Less`: priority, then `GetCreationTimestamp` — for a
+    /// member of an existing PodGroup the time the group last failed scheduling
+    /// (`lastFailedSchedulePG`, set by PostFilter's rejection and Unreserve, cleared when
+    /// Permit lets the group through) or else the group's creation time; for any other pod its
+    /// `InitialAttemptTimestamp` — then `namespace/name` as one string.
+    Coscheduling,
+}
+
+/// The activeQ key of a pod: priority, the time it is compared by, the arrival sequence (0
+/// under Coscheduling, which has no such tie-break), and `namespace/name`.
+pub type SortKey = (Reverse<i32>, Time, u64, String);
 
 pub fn sort_key(p: &QueuedPod) -> SortKey {
     (
         Reverse(p.pod.priority),
-        p.timestamp,
-        p.seq,
-        p.pod.namespace.clone(),
-        p.pod.name.clone(),
+        p.sort_time,
+        p.sort_seq,
+        format!("{}/{}", p.pod.namespace, p.pod.name),
     )
 }
 
-/// `Less` of PrioritySort plus the tie-break.
+/// `Less` of the QueueSort plugin, with the tie-break.
 pub fn less(a: &QueuedPod, b: &QueuedPod) -> bool {
     sort_key(a) < sort_key(b)
 }

@@ -17,6 +17,7 @@ pub mod unschedulable;
 
 use std::collections::BTreeSet;
 
+pub use active::QueueSort;
 pub use events::{Action, ClusterEvent, HintRegistry, NoHooks, QueueHooks, QueueingHint, Resource};
 pub use priority_queue::{Failure, PriorityQueue, QueueError, QueueName, Strategy};
 
@@ -50,6 +51,9 @@ pub struct QueuePod {
     pub namespace: String,
     pub name: String,
     pub nominated_node: Option<String>,
+    /// `namespace/name` of the Coscheduling PodGroup its `scheduling.x-k8s.io/pod-group`
+    /// label names: Coscheduling's QueueSort orders it by that group's time.
+    pub pod_group: Option<String>,
 }
 
 /// `framework.QueuedPodInfo`: the pod plus the queue's bookkeeping.
@@ -60,8 +64,13 @@ pub struct QueuedPod {
     pub seq: u64,
     /// Set at `add`, reset to `now` at every failed attempt (`AddUnschedulableIfNotPresent`).
     pub timestamp: Time,
-    /// Set the first time the pod enters activeQ (metrics only upstream).
+    /// Set the first time the pod enters activeQ (`InitialAttemptTimestamp`: metrics, and
+    /// Coscheduling's QueueSort).
     pub initial_attempt: Option<Time>,
+    /// The time the QueueSort plugin compares it by, and the arrival sequence as its
+    /// tie-break (0 under Coscheduling): fixed when it enters activeQ or backoffQ.
+    pub sort_time: Time,
+    pub sort_seq: u64,
     /// Pops so far.
     pub attempts: u32,
     /// Failures with rejector plugins (1.34+, PR #128748): the backoff exponent.
@@ -93,6 +102,8 @@ pub struct QueueConfig {
     /// Phase of the 30-s `flushUnschedulablePodsLeftover` ticker: ticks at `phase + 30 s·k`
     /// (upstream's `wait.Until` starts when the scheduler starts, unaligned).
     pub leftover_flush_phase_ms: u64,
+    /// The profiles' common QueueSort plugin.
+    pub queue_sort: QueueSort,
 }
 
 impl Default for QueueConfig {
@@ -102,6 +113,7 @@ impl Default for QueueConfig {
             max_backoff_ms: 10_000,
             max_in_unschedulable_ms: 300_000,
             leftover_flush_phase_ms: 0,
+            queue_sort: QueueSort::PrioritySort,
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::active::ActiveQueue;
+use super::active::{ActiveQueue, QueueSort};
 use super::backoff::{self, BackoffQueue};
 use super::nominator::Nominator;
 use super::unschedulable::UnschedulablePods;
@@ -66,6 +66,9 @@ pub struct PriorityQueue<P = ()> {
     unschedulable: UnschedulablePods,
     nominator: Nominator,
     next_seq: u64,
+    /// Under Coscheduling's QueueSort: each existing PodGroup's time (`namespace/name` →
+    /// when it last failed scheduling, else its creation).
+    group_times: BTreeMap<String, Time>,
 }
 
 impl<P: Clone> PriorityQueue<P> {
@@ -79,6 +82,21 @@ impl<P: Clone> PriorityQueue<P> {
             unschedulable: UnschedulablePods::default(),
             nominator: Nominator::default(),
             next_seq: 0,
+            group_times: BTreeMap::new(),
+        }
+    }
+
+    /// Coscheduling's view of PodGroup `group` (`namespace/name`): the time its members are
+    /// ordered by from now on (`GetCreationTimestamp`), `None` once it does not exist. Pods
+    /// already queued keep their place.
+    pub fn set_group_time(&mut self, group: &str, time: Option<Time>) {
+        match time {
+            Some(t) => {
+                self.group_times.insert(group.to_string(), t);
+            }
+            None => {
+                self.group_times.remove(group);
+            }
         }
     }
 
@@ -487,6 +505,8 @@ impl<P: Clone> PriorityQueue<P> {
             seq: 0,
             timestamp: now,
             initial_attempt: None,
+            sort_time: now,
+            sort_seq: 0,
             attempts: 0,
             unschedulable_count: 0,
             consecutive_errors: 0,
@@ -523,7 +543,10 @@ impl<P: Clone> PriorityQueue<P> {
         pod
     }
 
-    fn put(&mut self, pod: QueuedPod, queue: QueueName) {
+    fn put(&mut self, mut pod: QueuedPod, queue: QueueName) {
+        if matches!(queue, QueueName::Active | QueueName::Backoff) {
+            (pod.sort_time, pod.sort_seq) = self.sort_position(&pod);
+        }
         match queue {
             QueueName::Active => self.active.insert(&pod),
             QueueName::Backoff => self.backoff.insert(&self.config, &pod),
@@ -531,6 +554,20 @@ impl<P: Clone> PriorityQueue<P> {
             QueueName::InFlight => {}
         }
         self.pods.insert(pod.pod.id, (pod, queue));
+    }
+
+    /// The time and tie-break the QueueSort plugin orders `pod` by, as things stand.
+    fn sort_position(&self, pod: &QueuedPod) -> (Time, u64) {
+        match self.config.queue_sort {
+            QueueSort::PrioritySort => (pod.timestamp, pod.seq),
+            QueueSort::Coscheduling => {
+                let group = (pod.pod.pod_group.as_ref()).and_then(|g| self.group_times.get(g));
+                // `InitialAttemptTimestamp` is set before a pod enters activeQ; a pod placed
+                // in backoffQ by hand (`seed`) may have none: its timestamp stands in.
+                let initial = pod.initial_attempt.unwrap_or(pod.timestamp);
+                (group.copied().unwrap_or(initial), 0)
+            }
+        }
     }
 
     fn run_pre_enqueue(&self, pod: &mut QueuedPod, hooks: &dyn QueueHooks<P>) {
