@@ -163,3 +163,27 @@ fn a_failed_gang_sorts_after_pods_that_waited_since() {
     assert_eq!(p.first_bind, Some(21 * S), "{p:?}");
     assert_eq!(pods["ml/hold"].first_bind, Some(0));
 }
+
+/// PostFilter's rejection of a gang with no member waiting marks it failed too: after its
+/// members' first failure at 10 s the plain pod queued since 5 s goes first, and without a
+/// KubeSchedulerConfiguration a scenario with Coscheduling gangs sorts the queue by
+/// Coscheduling.
+#[test]
+fn a_gang_rejected_at_post_filter_sorts_after_pods_that_waited_since() {
+    let (_, pods) = replay_file(&repo(
+        "tests/data/replay/gangs/rejected-group-sorts-last.yaml",
+    ));
+    let got: Vec<(&str, Option<u64>)> = pods
+        .values()
+        .map(|r| (r.name.as_str(), r.first_bind))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("g-0", None),
+            ("g-1", None),
+            ("hold", Some(0)),
+            ("p", Some(30 * S))
+        ]
+    );
+}
