@@ -227,3 +227,84 @@ mod properties {
         }
     }
 }
+
+/// The scenario's own Kueue workloads (TrainJobs here) are admitted over time as a trace's
+/// jobs are: the story in `tests/data/replay/kueue-own-workloads.yaml`'s header. train-c has
+/// no pod while it waits for quota, and none between its preemption and its readmission.
+#[test]
+fn the_scenarios_own_kueue_workloads_are_admitted_over_time() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/kueue-own-workloads.yaml"));
+    // (pod, admitted, first bind, end, attempts, preemptions, state)
+    type Life<'a> = (
+        &'a str,
+        Option<u64>,
+        Option<u64>,
+        Option<u64>,
+        u32,
+        u32,
+        &'a str,
+    );
+    let got: Vec<Life> = (pods.iter())
+        .map(|(k, r)| {
+            let k = k.as_str();
+            let admitted = r.admitted;
+            (
+                k,
+                admitted,
+                r.first_bind,
+                r.end,
+                r.attempts,
+                r.preemptions,
+                r.state,
+            )
+        })
+        .collect();
+    let min = 60 * S;
+    assert_eq!(
+        got,
+        [
+            (
+                "ml/train-a-node-0-0",
+                Some(0),
+                Some(0),
+                Some(10 * min),
+                1,
+                0,
+                "finished"
+            ),
+            (
+                "ml/train-b-node-0-0",
+                Some(0),
+                Some(0),
+                Some(30 * min),
+                1,
+                0,
+                "finished"
+            ),
+            (
+                "ml/train-c-node-0-0",
+                Some(10 * min + S),
+                Some(10 * min + S),
+                Some(85 * min + S),
+                2,
+                1,
+                "finished"
+            ),
+            (
+                "ml/urgent-node-0-0",
+                Some(20 * min),
+                Some(20 * min),
+                Some(25 * min),
+                1,
+                0,
+                "finished"
+            ),
+        ]
+    );
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    // Kueue's runtime patch puts the flavor's node labels into every pod.
+    for r in pods.values() {
+        let node = r.node.as_deref().unwrap_or("");
+        assert!(node.starts_with("h100-"), "{} ran on {node}", r.name);
+    }
+}

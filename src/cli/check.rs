@@ -61,7 +61,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         .zip(&reports)
         .map(|(s, r)| {
             let mut verdicts = crate::check::check(s, r);
-            verdicts.extend(replay_verdicts(s));
+            verdicts.extend(replay_verdicts(s, &options));
             (r, verdicts)
         })
         .collect();
@@ -113,12 +113,30 @@ pub fn run(args: &CheckArgs) -> i32 {
 /// A replay's expectations (`spec.expect[].replay`, those not restricted to sweep variants),
 /// checked by replaying the scenario; a replay that cannot run fails each of them with its
 /// error.
-fn replay_verdicts(scenario: &crate::load::Scenario) -> Vec<crate::report::ci::Verdict> {
+/// A scenario whose Kueue workloads a snapshot admission decided at load is loaded again, as
+/// `schedsim replay` loads it, for Kueue to admit them over time.
+fn replay_verdicts(
+    scenario: &crate::load::Scenario,
+    options: &LoadOptions,
+) -> Vec<crate::report::ci::Verdict> {
     let checked =
         |e: &&crate::load::expect::Expectation| e.spec.replay.is_some() && e.spec.variant.is_none();
     if !scenario.expectations.iter().any(|e| checked(&e)) {
         return Vec::new();
     }
+    let queued = (scenario.kueue.as_ref()).is_some_and(|k| !k.workloads.is_empty());
+    let reloaded = queued.then(|| {
+        let options = LoadOptions {
+            kueue_over_time: true,
+            ..options.clone()
+        };
+        let loaded = crate::load::load_files(std::slice::from_ref(&scenario.file), &options);
+        (loaded.scenarios.into_iter()).find(|s| s.name == scenario.name)
+    });
+    let scenario = match &reloaded {
+        Some(Some(s)) => s,
+        _ => scenario,
+    };
     match crate::replay::replay(scenario, crate::replay::Sinks::default()) {
         Ok(report) => crate::replay::expect::check(scenario, &report),
         Err(e) => (scenario.expectations.iter())

@@ -70,6 +70,7 @@ pub fn run(args: &ReplayArgs) -> i32 {
     let options = LoadOptions {
         scheduler_config: args.scheduler_config.clone(),
         node_sampling: args.node_sampling,
+        kueue_over_time: true,
         ..Default::default()
     };
     let loaded = match super::load_scenarios(&paths, &options) {

@@ -121,6 +121,7 @@ pub fn run(args: &SweepArgs) -> i32 {
     let options = LoadOptions {
         scheduler_config: args.scheduler_config.clone(),
         node_sampling: args.node_sampling,
+        kueue_over_time: true,
         ..Default::default()
     };
     let select: Selection = args.set.clone();

@@ -61,6 +61,21 @@ pub(super) struct Queued {
     pub workload: admission::Workload,
 }
 
+/// A workload a replay's Kueue admits over time: its pods are among the scenario's workloads
+/// as they are before admission (a TrainJob resolved without Kueue's patch), held back until
+/// the replay admits it.
+#[derive(Debug, Clone)]
+pub struct KueueJob {
+    /// `namespace/name` of its pods.
+    pub pods: Vec<String>,
+    pub workload: admission::Workload,
+    /// Its `metadata.creationTimestamp` is written: the Workload keeps it (else its creation
+    /// is its arrival in the replay).
+    pub created_written: bool,
+    /// A TrainJob: admitted, it is resolved again with Kueue's runtime patch.
+    pub train_job: Option<Box<TrainJob>>,
+}
+
 /// A workload item loaded: what it became and where it came from.
 pub(super) type Loaded = Result<(LoadedWorkload, Origin), Errors>;
 
@@ -304,6 +319,55 @@ impl Loader<'_> {
                 objects.updates.push(update);
             }
         }
+    }
+
+    /// The queued workloads of a scenario that is replayed: their pods as before admission
+    /// (a TrainJob waiting with no pods made is resolved now, without Kueue's patch), in the
+    /// step they arrive in, and each as the replay's Kueue queues it. Nothing is admitted here.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn queue_over_time(
+        &self,
+        queued: Vec<Queued>,
+        cx: &ResolveContext,
+    ) -> (Vec<(Loaded, Option<usize>)>, KueueOutcome, Vec<KueueJob>) {
+        let mut placed = Vec::with_capacity(queued.len());
+        let mut jobs = Vec::with_capacity(queued.len());
+        let mut outcome = KueueOutcome {
+            admitted: cx.kueue.admitted.clone(),
+            ..KueueOutcome::default()
+        };
+        for q in queued {
+            outcome.kinds.push(q.kind);
+            outcome.workloads.push(q.workload.clone());
+            let loaded = match (q.loaded.unmade.is_some(), &q.job) {
+                (true, Some(job)) => {
+                    match self.resolve_train_job(&q.origin, (**job).clone(), cx, Baseline::Resolve)
+                    {
+                        Ok(w) => w,
+                        Err(e) => {
+                            placed.push((Err(e), None));
+                            continue;
+                        }
+                    }
+                }
+                _ => q.loaded,
+            };
+            let pods = match loaded.never_created {
+                // Its JobSet is refused: no pod ever arrives (the resolve warning says why).
+                true => Vec::new(),
+                false => loaded.pod_keys(),
+            };
+            if !pods.is_empty() {
+                jobs.push(KueueJob {
+                    pods,
+                    created_written: creation_timestamp(q.origin.value()).is_some(),
+                    workload: q.workload,
+                    train_job: q.job,
+                });
+            }
+            placed.push((Ok((loaded, q.origin)), q.step));
+        }
+        (placed, outcome, jobs)
     }
 
     /// Admits the queued workloads over the timeline and gives back what each became, with
@@ -730,7 +794,7 @@ fn train_job_pod_sets(pods: &[Pod]) -> Vec<PodSet> {
 /// `RunWithPodSetsInfo` of the TrainJob integration: Kueue's runtime patch (appended by its
 /// webhook when the job was created; reused when the job already carries one) gets one
 /// replicated job patch per pod set.
-fn add_runtime_patch(job: &mut TrainJob, infos: &[PodSetInfo]) {
+pub fn add_runtime_patch(job: &mut TrainJob, infos: &[PodSetInfo]) {
     let replicated_jobs: Vec<Value> = (infos.iter())
         .map(|i| {
             let mut spec = serde_json::Map::new();

@@ -31,6 +31,9 @@ pub(super) struct ResolveContext<'a> {
     pub seed: u64,
     /// TrainJobs alike but for their name, resolved once.
     pub alike: &'a crate::resolve::alike::Alike,
+    /// The scenario is replayed (`LoadOptions::kueue_over_time` and `spec.replay`): its Kueue
+    /// workloads wait for the replay's admission over time instead of a snapshot admission.
+    pub kueue_over_time: bool,
 }
 
 /// The runtime-only baseline of a TrainJob with overrides (see [`super::Loader::resolve_train_job`]).

@@ -167,6 +167,9 @@ pub struct LoadOptions {
     pub node_lists: bool,
     /// kube-scheduler's node sampling or every node, for every scenario (`--node-sampling`).
     pub node_sampling: Option<crate::sched::sampling::NodeSampling>,
+    /// The scenarios with `spec.replay` are replayed (`replay`, `sweep`): their Kueue workloads
+    /// are admitted over time by the replay, not once at load as a snapshot admits them.
+    pub kueue_over_time: bool,
 }
 
 struct Loader<'o> {
@@ -313,6 +316,7 @@ impl Loader<'_> {
             clock: &clock,
             seed: sd.spec.scheduler.seed,
             alike: &crate::resolve::alike::Alike::default(),
+            kueue_over_time: self.options.kueue_over_time && sd.spec.replay.is_some(),
         };
         // Workload items, the workload objects of spec.objects, then the timeline's arrivals.
         let item = |path: String, value, step| WorkloadItem {
@@ -426,6 +430,10 @@ impl Loader<'_> {
             replay.kueue =
                 (!kueue_objects.is_empty()).then(|| std::sync::Arc::new(kueue_objects.clone()));
             replay.completions = std::mem::take(&mut set.completions);
+            replay.kueue_jobs = std::mem::take(&mut set.kueue_jobs);
+            replay.kueue_over_time = self.options.kueue_over_time;
+            replay.clock.clone_from(&clock);
+            replay.initializers = sd.spec.initializers;
             Some(replay)
         });
         let mut pod_keys = HashSet::new();

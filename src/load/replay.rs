@@ -40,6 +40,16 @@ pub struct Replay {
     /// The workloads whose controllers decide when they are done: the index of their first
     /// pod among the scenario's workload pods, and how.
     pub completions: Vec<(usize, crate::resolve::completion::Completion)>,
+    /// The scenario's Kueue workloads, admitted over time (`LoadOptions::kueue_over_time`;
+    /// otherwise a snapshot admission at load decided them).
+    pub kueue_jobs: Vec<super::kueue::KueueJob>,
+    /// Whether the scenario's Kueue workloads were loaded for admission over time (else a
+    /// snapshot admission decided them at load).
+    pub kueue_over_time: bool,
+    /// The scenario clock and initializer lifecycle: a TrainJob Kueue admits is resolved again
+    /// with them.
+    pub clock: String,
+    pub initializers: crate::resolve::InitializerLifecycle,
 }
 
 /// A workload's times (ms).
@@ -148,6 +158,10 @@ pub(super) fn read(
         timing: BTreeMap::new(),
         kueue: None,
         completions: Vec::new(),
+        kueue_jobs: Vec::new(),
+        kueue_over_time: false,
+        clock: String::new(),
+        initializers: Default::default(),
     })
 }
 

@@ -39,6 +39,8 @@ pub(super) struct WorkloadSet {
     pub kueue: Option<super::kueue::KueueOutcome>,
     /// Per timeline step, what Kueue does to pods after the step's own events.
     pub kueue_events: Vec<Vec<crate::sched::plan::Event>>,
+    /// The Kueue workloads a replay admits over time (`ResolveContext::kueue_over_time`).
+    pub kueue_jobs: Vec<super::kueue::KueueJob>,
     /// What the apps controllers found and made, when the scenario has apps objects.
     pub apps: Option<super::apps::Apps>,
     /// The workloads whose controllers decide when they are done: where their pods start
@@ -202,7 +204,19 @@ impl Loader<'_> {
                 }
             }
         }
-        if kueue_on {
+        if kueue_on && cx.kueue_over_time {
+            let (placed, outcome, jobs) = self.queue_over_time(queued, cx);
+            for (loaded, step) in placed {
+                match loaded {
+                    Ok((w, origin)) => {
+                        set.add(w, &origin, step, &mut baseline_pods, errors, warnings)
+                    }
+                    Err(mut e) => errors.append(&mut e),
+                }
+            }
+            set.kueue = Some(outcome);
+            set.kueue_jobs = jobs;
+        } else if kueue_on {
             let admitted = self.admit_queued(queued, timeline, cx);
             for (loaded, step) in admitted.placed {
                 match loaded {

@@ -77,13 +77,15 @@ pub fn pools(scenario: &Scenario) -> Vec<String> {
 /// What the replay does not simulate in time yet, said once per scenario.
 fn unsupported(scenario: &Scenario) -> Vec<String> {
     let mut out = Vec::new();
-    if scenario
-        .kueue
-        .as_ref()
-        .is_some_and(|k| !k.workloads.is_empty())
+    let over_time = scenario.replay.as_ref().is_some_and(|r| r.kueue_over_time);
+    if !over_time
+        && scenario
+            .kueue
+            .as_ref()
+            .is_some_and(|k| !k.workloads.is_empty())
     {
         out.push(
-            "the scenario's own Kueue workloads are admitted once, at the start, as in a snapshot (only a trace's jobs, with spec.replay.trace.localQueue, are admitted over time): those admitted arrive as pods, the others never do"
+            "the scenario's own Kueue workloads were admitted once, at load, as in a snapshot (the scenario was loaded for a snapshot run; `schedsim replay` and `sweep` admit them over time): those admitted arrive as pods, the others never do"
                 .to_string(),
         );
     }

@@ -31,9 +31,31 @@ pub struct Arrival {
     /// The job's name: its workload, or its single pod's key.
     pub name: String,
     /// The job as Kueue queues it (its pods exist once admitted); `None`: not queued.
-    pub kueue: Option<crate::kueue::admission::Workload>,
+    pub kueue: Option<KueueArrival>,
     /// Its controllers' completion policy: an index into `spec.replay`'s completions.
     pub completion: Option<usize>,
+}
+
+/// A job as Kueue queues it in the replay.
+#[derive(Debug)]
+pub struct KueueArrival {
+    pub workload: crate::kueue::admission::Workload,
+    /// The workload keeps the creation time its object wrote; otherwise it is created when
+    /// it arrives.
+    pub keeps_created: bool,
+    /// A TrainJob: admitted, it is resolved again with Kueue's runtime patch.
+    pub train_job: Option<Box<crate::resolve::trainjob::TrainJob>>,
+}
+
+impl KueueArrival {
+    /// A trace row's job: created when it arrives.
+    fn created_on_arrival(workload: crate::kueue::admission::Workload) -> Self {
+        KueueArrival {
+            workload,
+            keeps_created: false,
+            train_job: None,
+        }
+    }
 }
 
 /// A timeline step at its time.
@@ -73,6 +95,11 @@ pub fn plan(scenario: &Scenario, replay: &Replay) -> Plan {
     let mut steps: Vec<TimedStep> = Vec::new();
     let mut step: Option<usize> = None;
     let mut events = Vec::new();
+    // The Kueue job each of the scenario's Kueue pods belongs to.
+    let kueue_job_of: std::collections::HashMap<&str, usize> = (replay.kueue_jobs.iter())
+        .enumerate()
+        .flat_map(|(j, job)| job.pods.iter().map(move |k| (k.as_str(), j)))
+        .collect();
     // The completion policy of the workload a pod belongs to.
     let completion_of = |p: usize| -> Option<usize> {
         let all = &replay.completions;
@@ -90,7 +117,9 @@ pub fn plan(scenario: &Scenario, replay: &Replay) -> Plan {
                 let timing = replay.timing.get(&p.key()).copied().unwrap_or_default();
                 let step_at = step.map_or(0, |k| replay.step_times[k]);
                 let at = timing.at.max(step_at);
-                let name = p.workload.clone().unwrap_or_else(|| p.key());
+                let key = p.key();
+                let name = p.workload.clone().unwrap_or_else(|| key.clone());
+                let kueue_job = kueue_job_of.get(key.as_str()).copied();
                 match arrivals.last_mut() {
                     Some(a) if a.at == at && p.workload.is_some() && a.name == name => {
                         a.pods.push(Arc::new(p.clone()));
@@ -108,7 +137,14 @@ pub fn plan(scenario: &Scenario, replay: &Replay) -> Plan {
                             .controller_kind()
                             .map_or_else(|| "Pod".to_string(), str::to_string),
                         name,
-                        kueue: None,
+                        kueue: kueue_job.map(|j| {
+                            let job = &replay.kueue_jobs[j];
+                            KueueArrival {
+                                workload: job.workload.clone(),
+                                keeps_created: job.created_written,
+                                train_job: job.train_job.clone(),
+                            }
+                        }),
                         completion: completion_of(*pod),
                     }),
                 }
@@ -192,7 +228,9 @@ impl<'s> Sources<'s> {
             }
         };
         let (made, queue, priority) = pods.pods(&record, reader.symbols());
-        let kueue = pods.kueue_workload(&made);
+        let kueue = pods
+            .kueue_workload(&made)
+            .map(KueueArrival::created_on_arrival);
         let (duration, withdraw_at) = match record.outcome {
             Outcome::Finished => (record.duration(), None),
             // Still running when the trace ends: it runs to the replay's end.

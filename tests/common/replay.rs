@@ -6,9 +6,13 @@ use std::path::{Path, PathBuf};
 use schedsim::load::{self, LoadOptions, Scenario};
 use schedsim::replay::{self, PodRecord, ReplayReport, Sinks};
 
-/// The one scenario of `file`, loaded without errors.
+/// The one scenario of `file`, loaded without errors, as `schedsim replay` loads it.
 pub fn load(file: &Path) -> Scenario {
-    let loaded = load::load_files(&[file.to_path_buf()], &LoadOptions::default());
+    let options = LoadOptions {
+        kueue_over_time: true,
+        ..LoadOptions::default()
+    };
+    let loaded = load::load_files(&[file.to_path_buf()], &options);
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     loaded.scenarios.into_iter().next().expect("one scenario")
 }

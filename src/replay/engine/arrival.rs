@@ -47,13 +47,15 @@ impl Engine<'_, '_> {
                 kueue: None,
                 admitted: None,
                 pod_ids: Vec::new(),
+                train_job: None,
             },
         );
-        if let Some(workload) = kueue {
+        if let Some(k) = kueue {
             if let Some(j) = self.jobs.get_mut(&job) {
                 j.pod_ids = ids.iter().map(|(id, _)| *id).collect();
+                j.train_job = k.train_job;
             }
-            self.kueue_arrive(job, workload);
+            self.kueue_arrive(job, k.workload, k.keeps_created);
         }
         if let Some(c) = a.completion {
             self.control(job, c, &ids, a.duration);

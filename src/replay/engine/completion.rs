@@ -306,6 +306,8 @@ impl Engine<'_, '_> {
         self.controls.jobs.remove(&job);
         if let Some(j) = self.jobs.remove(&job) {
             self.metrics.job_finished(j.key());
+            // A finished Workload releases its quota.
+            self.kueue_job_gone(j.kueue);
         }
     }
 }

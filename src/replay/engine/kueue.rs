@@ -6,22 +6,29 @@
 //! assumes) and it waits in its ClusterQueue again; a plain pod's workload ends with its
 //! pod. A finished job releases its quota.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Engine;
 use crate::kueue::admission::Workload;
 use crate::kueue::admission::live::Change;
 use crate::kueue::pod_set_info::{PodSetInfo, merge_into_pod, pod_set_info};
+use crate::load::kueue::{MANAGER, add_runtime_patch};
 use crate::model::Pod;
+use crate::resolve::build::BuildOptions;
+use crate::resolve::trainjob::TrainJob;
 use crate::sched::queue::PodId;
 
 impl Engine<'_, '_> {
-    /// Job `job` (its pods already in flight, not created) is queued in Kueue.
-    pub(super) fn kueue_arrive(&mut self, job: u32, mut workload: Workload) {
+    /// Job `job` (its pods already in flight, not created) is queued in Kueue. Its Workload
+    /// is created as it arrives, unless its object wrote a creation time (`keeps_created`).
+    pub(super) fn kueue_arrive(&mut self, job: u32, mut workload: Workload, keeps_created: bool) {
         let Some(kueue) = self.kueue.as_mut() else {
             return;
         };
-        workload.created = kueue.seconds(self.now);
+        if !keeps_created {
+            workload.created = kueue.seconds(self.now);
+        }
         match kueue.arrive(workload) {
             Ok(slot) => {
                 self.kueue_jobs.insert(slot, job);
@@ -116,6 +123,20 @@ impl Engine<'_, '_> {
             self.metrics.job_admitted(key, wait);
         }
         let ids = job.pod_ids.clone();
+        let train_job = job.train_job.clone();
+        let patched = match train_job.as_deref() {
+            Some(train_job) => match self.resolve_admitted(train_job, infos) {
+                Ok(pods) => Some(pods),
+                Err(m) => {
+                    let name = format!("{}/{}", train_job.namespace(), train_job.name());
+                    self.warn_once(format!(
+                        "TrainJob {name}: Kueue admitted it but Trainer cannot start it: {m}; it stays suspended"
+                    ));
+                    return;
+                }
+            },
+            None => None,
+        };
         for id in ids {
             let Some(live) = self.live.get_mut(&id) else {
                 continue;
@@ -123,14 +144,18 @@ impl Engine<'_, '_> {
             let Some(template) = live.template.as_ref() else {
                 continue;
             };
-            let set = template.labels.get(REPLICATED_JOB_LABEL);
-            let info = (infos.iter())
-                .find(|i| Some(&i.name) == set)
-                .or(infos.first());
             let mut pod: Pod = (**template).clone();
-            if let Some(info) = info
-                && let Err(m) = merge_into_pod(&mut pod, info)
-            {
+            let started = match &patched {
+                Some(patched) => take_kueue_patch(&mut pod, patched),
+                None => {
+                    let set = pod.labels.get(REPLICATED_JOB_LABEL);
+                    let info = (infos.iter())
+                        .find(|i| Some(&i.name) == set)
+                        .or(infos.first());
+                    info.map_or(Ok(()), |info| merge_into_pod(&mut pod, info))
+                }
+            };
+            if let Err(m) = started {
                 let w = format!(
                     "pod {}: Kueue cannot start it: {m}; it stays suspended",
                     pod.key()
@@ -144,10 +169,52 @@ impl Engine<'_, '_> {
             let gpus = live.gpus;
             self.metrics.queued -= 1;
             self.metrics.pending_added(gpus);
+            let scenario_pod = live.scenario_pod;
             self.s.admit(id as usize, Arc::clone(&pod));
             self.shared.borrow_mut().insert(id, pod);
-            self.create(id);
+            // A pod its job's `dependsOn` holds back waits until its requirements hold.
+            match scenario_pod.is_some_and(|i| !self.requirements_met(i)) {
+                true => self.held.push(id),
+                false => self.create(id),
+            }
         }
+    }
+
+    /// An admitted TrainJob as Trainer builds it with Kueue's runtime patch
+    /// (`RunWithPodSetsInfo` of the TrainJob integration, `runtimePatches` of manager
+    /// `kueue.x-k8s.io/manager`): its pods by `namespace/name`.
+    fn resolve_admitted(
+        &self,
+        train_job: &TrainJob,
+        infos: &[PodSetInfo],
+    ) -> Result<HashMap<String, Pod>, String> {
+        if !train_job.spec.pod_template_overrides.is_empty()
+            || !train_job.spec.template_overrides.is_empty()
+        {
+            return Err(format!(
+                "Kueue records its admission as a runtimePatches entry of manager {MANAGER} (Trainer v2.2+), which no Trainer version serves beside the older override fields"
+            ));
+        }
+        let mut job = train_job.clone();
+        add_runtime_patch(&mut job, infos);
+        let opts = BuildOptions {
+            overrides: true,
+            track: false,
+            clock: &self.replay.clock,
+        };
+        let built = crate::resolve::train_job_pods(
+            &job,
+            &self.scenario.runtimes,
+            opts,
+            &self.scenario.config.feature_gates,
+            self.replay.initializers,
+        )
+        .map_err(|e| {
+            (e.iter().map(|e| format!("{}: {}", e.path, e.message)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })?;
+        Ok((built.pods.into_iter()).map(|p| (p.key(), p)).collect())
     }
 
     /// Kueue preempted the job: its pods are deleted; `requeued`, it waits for admission
@@ -202,6 +269,19 @@ impl Engine<'_, '_> {
             self.metrics.queued += 1;
         }
     }
+}
+
+/// What Kueue's runtime patch changes in a TrainJob's pod (node selector, tolerations and
+/// labels, the fields the patch carries), taken from the pod of the same name as Trainer
+/// builds it with the patch. The rest of the pod is as the replay made it.
+fn take_kueue_patch(pod: &mut Pod, patched: &HashMap<String, Pod>) -> Result<(), String> {
+    let Some(built) = patched.get(&pod.key()) else {
+        return Err("Trainer builds no such pod with Kueue's patch".to_string());
+    };
+    pod.node_selector.clone_from(&built.node_selector);
+    pod.tolerations.clone_from(&built.tolerations);
+    pod.labels.clone_from(&built.labels);
+    Ok(())
 }
 
 /// JobSet's label naming a pod's replicated job: its pod set's name.

@@ -140,6 +140,8 @@ struct Job {
     admitted: Option<u64>,
     /// Its pods (kept for a Kueue job, whose pods admission creates and preemption deletes).
     pod_ids: Vec<u32>,
+    /// A TrainJob waiting for Kueue: admitted, it is resolved again with Kueue's patch.
+    train_job: Option<Box<crate::resolve::trainjob::TrainJob>>,
 }
 
 impl Job {
@@ -163,6 +165,7 @@ enum Timer {
 
 /// The replay.
 pub struct Engine<'s, 'o> {
+    scenario: &'s Scenario,
     replay: &'s Replay,
     s: Scheduler<'s>,
     queue: PriorityQueue<Payload>,
@@ -243,6 +246,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         };
         let n = scenario.workloads.len();
         Engine {
+            scenario,
             replay,
             s,
             queue: PriorityQueue::new(config, registry(&scenario.config)),
