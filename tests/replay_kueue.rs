@@ -308,3 +308,23 @@ fn the_scenarios_own_kueue_workloads_are_admitted_over_time() {
         assert!(node.starts_with("h100-"), "{} ran on {node}", r.name);
     }
 }
+
+/// A written `metadata.creationTimestamp` is the Workload's creation, which Kueue's queue
+/// orders by: the pod that arrived last but was created first is admitted first (the story in
+/// `tests/data/replay/kueue-written-creation.yaml`'s header).
+#[test]
+fn a_written_creation_timestamp_orders_kueues_queue() {
+    let (_, pods) = replay_file(&repo("tests/data/replay/kueue-written-creation.yaml"));
+    let got: Vec<(&str, Option<u64>)> = (pods.values())
+        .map(|r| (r.name.as_str(), r.admitted))
+        .collect();
+    let min = 60 * S;
+    assert_eq!(
+        got,
+        [
+            ("early-new", Some(20 * min + 2 * S)),
+            ("first", Some(0)),
+            ("late-old", Some(10 * min + S)),
+        ]
+    );
+}

@@ -306,6 +306,12 @@ impl Loader<'_> {
         };
         let clock = (sd.spec.clock.clone())
             .unwrap_or_else(|| crate::resolve::build::DEFAULT_CLOCK.to_string());
+        // Kueue's "now" is the scenario clock (when later than every admitted workload's
+        // timestamps): a workload without a written creationTimestamp is created then, so
+        // one written earlier is older, as it would be in the cluster.
+        let clock_seconds =
+            crate::trace::clock::clock_origin(&clock).map_or(0, |ms| ms.div_euclid(1000));
+        kueue_objects.now = kueue_objects.now.max(clock_seconds);
         let cx = ResolveContext {
             runtimes: &runtimes,
             kueue: &kueue_objects,
