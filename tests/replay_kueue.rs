@@ -328,3 +328,46 @@ fn a_written_creation_timestamp_orders_kueues_queue() {
         ]
     );
 }
+
+/// Random batch Jobs (completions or none, parallelism, a run time, an arrival) that name a
+/// LocalQueue whose ClusterQueue has 4 GPUs, on a node with 32: Kueue admits at most 4 GPUs
+/// of them at a time, each Job fits alone, so every Job is admitted in the end, runs its
+/// completions and finishes, and at the end nothing is allocated or waiting. A Job whose
+/// controllers finish it without releasing its quota would leave the others queued.
+fn kueue_jobs_text(jobs: &[(Option<u8>, u8, u16, u16)]) -> String {
+    let mut s = String::from(
+        "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: kueue-waves}\nspec:\n  replay: {}\n  nodes:\n    - {apiVersion: v1, kind: Node, metadata: {name: big}, status: {allocatable: {cpu: \"64\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"32\"}}}\n  objects:\n    - {apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: gpu}}\n    - {apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {name: team}, spec: {namespaceSelector: {}, resourceGroups: [{coveredResources: [cpu, nvidia.com/gpu], flavors: [{name: gpu, resources: [{name: cpu, nominalQuota: 64}, {name: nvidia.com/gpu, nominalQuota: 4}]}]}]}}\n    - {apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: q, namespace: default}, spec: {clusterQueue: team}}\n  workloads:\n",
+    );
+    for (i, (completions, parallelism, run, at)) in jobs.iter().enumerate() {
+        let completions = completions.map_or(String::new(), |c| format!("completions: {c}, "));
+        s += &format!(
+            "    - {{apiVersion: batch/v1, kind: Job, metadata: {{name: j{i}, labels: {{kueue.x-k8s.io/queue-name: q}}, annotations: {{schedsim.io/arrival: \"{at}s\", schedsim.io/duration: \"{run}s\"}}}}, spec: {{{completions}parallelism: {parallelism}, template: {{spec: {{restartPolicy: Never, containers: [{{name: c, image: i, resources: {{requests: {{cpu: \"1\"}}, limits: {{nvidia.com/gpu: \"1\"}}}}}}]}}}}}}}}\n"
+        );
+    }
+    s
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    #[test]
+    fn kueue_jobs_all_finish_and_release_their_quota(
+        jobs in proptest::collection::vec(
+            (proptest::option::of(1u8..=6), 1u8..=4, 1u16..600, 0u16..900),
+            1..6,
+        ),
+    ) {
+        let dir = common::cli::tempdir("replay-kueue-waves");
+        let file = dir.join("kueue-waves.yaml");
+        std::fs::write(&file, kueue_jobs_text(&jobs)).unwrap();
+        let (report, pods) = replay_file(&file);
+        for (i, (completions, parallelism, _, _)) in jobs.iter().enumerate() {
+            let mine: Vec<_> = (pods.values()).filter(|r| r.job == format!("j{i}")).collect();
+            let runs = completions.map_or(u64::from(*parallelism), u64::from);
+            proptest::prop_assert_eq!(mine.len() as u64, runs, "j{} ran its completions", i);
+            proptest::prop_assert!(mine.iter().all(|r| r.state == "finished"), "j{}: {:?}", i, mine);
+        }
+        proptest::prop_assert_eq!(report.summary.jobs_finished, jobs.len() as u64);
+        let last = report.series.points.last().expect("a last sample");
+        proptest::prop_assert_eq!((last.allocated_gpus, last.running, last.queued), (0, 0, 0));
+    }
+}
