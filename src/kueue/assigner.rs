@@ -11,13 +11,14 @@
 //! starts at the first flavor.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{
     Affinity, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
 };
 
 use super::api::{ClusterQueue, FlavorFungibility, FlavorResource, FungibilityPreference};
-use super::api::{ResourceFlavor, ResourceQuota};
+use super::api::{ResourceFlavor, ResourceGroup, ResourceQuota};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
 use crate::model::quantity::{Format, Quantity};
@@ -150,16 +151,114 @@ pub struct FlavorChoice {
     pub borrow: usize,
 }
 
+/// One resource's flavor while the assignment is made: names borrowed from the pod set and
+/// the queue, a [`FlavorChoice`] once the pod set is done.
+struct Chosen<'n> {
+    resource: &'n str,
+    flavor: &'n str,
+    mode: Mode,
+    borrow: usize,
+}
+
+/// One of `Status.reasons`: why a flavor does not fit, kept as the numbers and the places of
+/// the names in the queue's resource groups, and worded (upstream's text, verbatim) only
+/// when read ([`Assignment::reasons`]): most nominations end without a fit and their
+/// message is never read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// `resource %s unavailable in ClusterQueue`.
+    Unavailable { resource: String },
+    /// `flavor %s not found`.
+    NotFound { group: usize, flavor: usize },
+    /// `untolerated taint %s in flavor %s` (the taint as Go prints it).
+    Taint {
+        group: usize,
+        flavor: usize,
+        taint: String,
+    },
+    /// `flavor %s doesn't match node affinity`.
+    Affinity { group: usize, flavor: usize },
+    /// `insufficient quota for %s in flavor %s, previously considered podsets requests (%s) +
+    /// current podset request (%s) > maximum capacity (%s)`.
+    Quota {
+        group: usize,
+        flavor: usize,
+        resource: usize,
+        assumed: i64,
+        request: i64,
+        capacity: i64,
+    },
+    /// `insufficient unused quota for %s in flavor %s, %s more needed`.
+    Unused {
+        group: usize,
+        flavor: usize,
+        resource: usize,
+        more: i64,
+    },
+}
+
+impl Reason {
+    /// The reason as `flavorassigner.go` words it; names are the places in `groups`.
+    fn text(&self, groups: &[ResourceGroup]) -> String {
+        let flavor = |g: usize, f: usize| &groups[g].flavors[f];
+        let resource = |g: usize, r: usize| &groups[g].covered_resources[r];
+        match *self {
+            Reason::Unavailable { ref resource } => {
+                format!("resource {resource} unavailable in ClusterQueue")
+            }
+            Reason::NotFound { group, flavor: f } => {
+                format!("flavor {} not found", flavor(group, f))
+            }
+            Reason::Taint {
+                group,
+                flavor: f,
+                ref taint,
+            } => format!("untolerated taint {taint} in flavor {}", flavor(group, f)),
+            Reason::Affinity { group, flavor: f } => {
+                format!("flavor {} doesn't match node affinity", flavor(group, f))
+            }
+            Reason::Quota {
+                group,
+                flavor: f,
+                resource: r,
+                assumed,
+                request,
+                capacity,
+            } => {
+                let r = resource(group, r);
+                format!(
+                    "insufficient quota for {r} in flavor {}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
+                    flavor(group, f),
+                    quantity_string(r, assumed),
+                    quantity_string(r, request),
+                    quantity_string(r, capacity),
+                )
+            }
+            Reason::Unused {
+                group,
+                flavor: f,
+                resource: r,
+                more,
+            } => {
+                let r = resource(group, r);
+                format!(
+                    "insufficient unused quota for {r} in flavor {}, {} more needed",
+                    flavor(group, f),
+                    quantity_string(r, more)
+                )
+            }
+        }
+    }
+}
+
 /// A pod set's flavors per resource and, when not all fit, why.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PodSetAssignment {
     pub name: String,
     pub count: i64,
     pub flavors: BTreeMap<String, FlavorChoice>,
-    /// `Status.reasons`, sorted as `Status.Message` sorts them.
-    pub reasons: Vec<String>,
-    /// Total requests of the pod set (with `pods` when the queue covers it).
-    pub requests: BTreeMap<String, i64>,
+    /// `Status.reasons`, as found: [`Assignment::reasons`] words and sorts them.
+    pub reasons: Vec<Reason>,
 }
 
 impl PodSetAssignment {
@@ -170,10 +269,6 @@ impl PodSetAssignment {
         }
         (self.flavors.values().map(|f| f.mode).min()).unwrap_or(Mode::NoFit)
     }
-
-    fn message(&self) -> String {
-        self.reasons.join(", ")
-    }
 }
 
 /// Flavors for every pod set, the quota they take, and how far they borrow.
@@ -182,12 +277,21 @@ pub struct Assignment {
     pub pod_sets: Vec<PodSetAssignment>,
     pub borrowing: usize,
     pub usage: BTreeMap<FlavorResource, i64>,
+    /// The queue's resource groups, which the reasons name flavors and resources in.
+    groups: Arc<[ResourceGroup]>,
 }
 
 impl Assignment {
     /// `RepresentativeMode`: the worst pod set's (NoFit without any).
     pub fn mode(&self) -> Mode {
         (self.pod_sets.iter().map(PodSetAssignment::mode).min()).unwrap_or(Mode::NoFit)
+    }
+
+    /// A pod set's `Status.reasons`, worded and sorted as `Status.Message` sorts them.
+    pub fn reasons(&self, ps: &PodSetAssignment) -> Vec<String> {
+        let mut out: Vec<String> = (ps.reasons.iter()).map(|r| r.text(&self.groups)).collect();
+        out.sort();
+        out
     }
 
     /// `Assignment.Message`: each pod set that does not fit, with its reasons.
@@ -198,23 +302,29 @@ impl Assignment {
                 format!(
                     "couldn't assign flavors to pod set {}: {}",
                     ps.name,
-                    ps.message()
+                    self.reasons(ps).join(", ")
                 )
             })
             .collect::<Vec<_>>()
             .join("; ")
     }
 
-    fn append(&mut self, ps: PodSetAssignment) {
+    /// Adds a pod set's assignment; `requests` are its total requests.
+    fn append(&mut self, ps: PodSetAssignment, requests: &[(&str, i64)]) {
         for (resource, choice) in &ps.flavors {
             self.borrowing = self.borrowing.max(choice.borrow);
             let fr = (choice.flavor.clone(), resource.clone());
-            let amount = ps.requests.get(resource).copied().unwrap_or(0);
+            let amount = request_of(requests, resource).unwrap_or(0);
             let e = self.usage.entry(fr).or_insert(0);
             *e = e.saturating_add(amount);
         }
         self.pod_sets.push(ps);
     }
+}
+
+/// A resource's quantity among `requests` (sorted by resource).
+fn request_of(requests: &[(&str, i64)], resource: &str) -> Option<i64> {
+    (requests.binary_search_by(|(r, _)| (*r).cmp(resource)).ok()).map(|i| requests[i].1)
 }
 
 /// What flavor assignment reads: the queue, its place in the quota tree, the flavors.
@@ -231,49 +341,53 @@ impl Assigner<'_> {
     /// `assignFlavors`: pod sets in order; the first that cannot get flavors ends the
     /// assignment.
     pub fn assign(&self, pod_sets: &[PodSet]) -> Assignment {
-        let mut assignment = Assignment::default();
+        let mut assignment = Assignment {
+            groups: Arc::clone(&self.queue.resource_groups),
+            ..Assignment::default()
+        };
         let counts_pods = self.queue.group_of(resources::PODS).is_some();
         for ps in pod_sets {
-            let mut requests: BTreeMap<String, i64> = (ps.requests.iter())
-                .map(|(r, v)| (r.clone(), v.saturating_mul(ps.count)))
-                .collect();
-            if counts_pods {
-                requests.insert(resources::PODS.into(), ps.count);
-            }
-            let mut flavors: Option<BTreeMap<String, FlavorChoice>> = Some(BTreeMap::new());
+            let requests = total_requests(ps, counts_pods);
+            let mut chosen: Vec<Chosen> = Vec::new();
             let mut reasons = Vec::new();
             // Kueue ranges over a Go map here (random order); sorted order is one of its
             // orders, and the reasons are sorted before they are shown.
-            for (resource, &quantity) in &requests {
-                if self.queue.group_of(resource).is_none() && quantity == 0 {
+            for &(resource, quantity) in &requests {
+                let group = self.group_index(resource);
+                if group.is_none() && quantity == 0 {
                     continue;
                 }
-                let assigned = flavors.as_ref().is_some_and(|f| f.contains_key(resource));
-                if assigned {
+                if chosen.iter().any(|c| c.resource == resource) {
                     continue;
                 }
-                let (found, status) = self.find_flavor(ps, &requests, resource, &assignment.usage);
+                let (found, status) =
+                    self.find_flavor(ps, &requests, resource, group, &assignment.usage);
                 if found.is_empty() {
-                    flavors = None;
+                    chosen.clear();
                     reasons = status;
                     break;
                 }
-                flavors.get_or_insert_default().extend(found);
+                chosen.extend(found);
                 reasons.extend(status);
             }
-            reasons.sort();
-            let flavors: BTreeMap<String, FlavorChoice> = (flavors.unwrap_or_default().into_iter())
-                .filter(|(r, _)| requests.contains_key(r))
-                .collect();
+            let mut flavors = BTreeMap::new();
+            for c in chosen {
+                let choice = FlavorChoice {
+                    flavor: c.flavor.to_string(),
+                    mode: c.mode,
+                    borrow: c.borrow,
+                };
+                flavors.insert(c.resource.to_string(), choice);
+            }
             // `atLeastOnePodsAssignmentFailed`: requests, but no flavor for any of them.
             let failed = !requests.is_empty() && flavors.is_empty();
-            assignment.append(PodSetAssignment {
+            let done = PodSetAssignment {
                 name: ps.name.clone(),
                 count: ps.count,
                 flavors,
                 reasons,
-                requests,
-            });
+            };
+            assignment.append(done, &requests);
             if failed {
                 break;
             }
@@ -281,39 +395,49 @@ impl Assigner<'_> {
         assignment
     }
 
-    /// `findFlavorForPodSets`: the flavor for every resource of `resource`'s group.
-    fn find_flavor(
-        &self,
+    /// The place of the resource group covering `resource` (`RGByResource`).
+    fn group_index(&self, resource: &str) -> Option<usize> {
+        (self.queue.resource_groups.iter())
+            .position(|g| g.covered_resources.iter().any(|r| r == resource))
+    }
+
+    /// `findFlavorForPodSets`: the flavor for every resource of `resource`'s group (`group`).
+    fn find_flavor<'n>(
+        &'n self,
         ps: &PodSet,
-        requests: &BTreeMap<String, i64>,
+        requests: &[(&'n str, i64)],
         resource: &str,
+        group: Option<usize>,
         assigned: &BTreeMap<FlavorResource, i64>,
-    ) -> (BTreeMap<String, FlavorChoice>, Vec<String>) {
-        let Some(group) = self.queue.group_of(resource) else {
-            return (
-                BTreeMap::new(),
-                vec![format!("resource {resource} unavailable in ClusterQueue")],
-            );
+    ) -> (Vec<Chosen<'n>>, Vec<Reason>) {
+        let Some(g) = group else {
+            let resource = resource.to_string();
+            return (Vec::new(), vec![Reason::Unavailable { resource }]);
         };
+        let covered = &self.queue.resource_groups[g].covered_resources;
         let mut reasons = Vec::new();
-        let wanted: Vec<(&String, i64)> = (requests.iter())
-            .filter(|(r, _)| group.covered_resources.contains(r))
-            .map(|(r, v)| (r, *v))
+        // The pod set's requests of the group's resources, with their places in it.
+        let wanted: Vec<(usize, &str, i64)> = (requests.iter())
+            .filter_map(|&(r, v)| covered.iter().position(|c| c == r).map(|i| (i, r, v)))
             .collect();
         let fungibility = &self.queue.flavor_fungibility;
-        let (mut best, mut best_mode) = (BTreeMap::new(), WORST);
-        for name in &group.flavors {
-            if let Some(why) = self.check_flavor(name, ps) {
+        let (mut best, mut best_mode) = (Vec::new(), WORST);
+        for (f, name) in self.queue.resource_groups[g].flavors.iter().enumerate() {
+            if let Some(why) = self.check_flavor(g, f, ps) {
                 reasons.push(why);
                 continue;
             }
-            let mut choices = BTreeMap::new();
+            let mut choices = Vec::with_capacity(wanted.len());
             let mut mode = BEST;
-            for &(r, val) in &wanted {
-                let fr = (name.clone(), r.clone());
-                let used = assigned.get(&fr).copied().unwrap_or(0);
-                let quota = self.tree.quota(self.id, &fr);
-                let (preemption, borrow, why) = self.fits_quota(&fr, used, val, quota);
+            for &(place, r, val) in &wanted {
+                let id = self.tree.fr_id(name, r);
+                let used = (assigned.iter())
+                    .find(|((af, ar), _)| af == name && ar == r)
+                    .map_or(0, |(_, &v)| v);
+                let quota = self.tree.quota_of(self.id, id);
+                let at = (g, f, place);
+                let (preemption, borrow, why) =
+                    self.fits_quota(at, (name, r, id), used, val, quota);
                 reasons.extend(why);
                 let this = Granular {
                     preemption,
@@ -325,12 +449,12 @@ impl Assigner<'_> {
                 if mode.preemption == PreemptionMode::NoFit {
                     continue;
                 }
-                let choice = FlavorChoice {
-                    flavor: name.clone(),
+                choices.push(Chosen {
+                    resource: r,
+                    flavor: name,
                     mode: preemption.assignment_mode(),
                     borrow,
-                };
-                choices.insert(r.clone(), choice);
+                });
             }
             if !should_try_next(mode, fungibility) {
                 (best, best_mode) = (choices, mode);
@@ -346,50 +470,66 @@ impl Assigner<'_> {
         (best, reasons)
     }
 
-    /// `checkFlavorForPodSets`: why the pod set cannot use the flavor, if it cannot.
-    fn check_flavor(&self, name: &str, ps: &PodSet) -> Option<String> {
-        refusal(self.flavors, self.gates, name, ps).map(|r| r.message(name))
+    /// `checkFlavorForPodSets`: why the pod set cannot use flavor `flavor` of group `group`,
+    /// if it cannot.
+    fn check_flavor(&self, group: usize, flavor: usize, ps: &PodSet) -> Option<Reason> {
+        let name = &self.queue.resource_groups[group].flavors[flavor];
+        Some(match refusal(self.flavors, self.gates, name, ps)? {
+            Refusal::NotFound => Reason::NotFound { group, flavor },
+            Refusal::Taint(taint) => Reason::Taint {
+                group,
+                flavor,
+                taint: go_taint(taint),
+            },
+            Refusal::Affinity => Reason::Affinity { group, flavor },
+        })
     }
 
-    /// `fitsResourceQuota`: the preemption mode, the borrowing height and the reasons.
+    /// `fitsResourceQuota`: the preemption mode, the borrowing height and the reason, for
+    /// the flavor-resource at `(group, flavor, resource)` (its names, its quota tree id).
     fn fits_quota(
         &self,
-        fr: &FlavorResource,
+        (group, flavor, resource): (usize, usize, usize),
+        (flavor_name, resource_name, id): (&str, &str, Option<usize>),
         assumed: i64,
         request: i64,
         quota: ResourceQuota,
-    ) -> (PreemptionMode, usize, Vec<String>) {
-        let available = self.tree.available(self.id, fr);
-        let max_capacity = self.tree.potential_available(self.id, fr);
+    ) -> (PreemptionMode, usize, Option<Reason>) {
+        let available = self.tree.available_of(self.id, id);
+        let max_capacity = self.tree.potential_available_of(self.id, id);
         let val = assumed.saturating_add(request);
-        let (flavor, resource) = fr;
         if val > max_capacity {
-            let reason = format!(
-                "insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
-                quantity_string(resource, assumed),
-                quantity_string(resource, request),
-                quantity_string(resource, max_capacity),
-            );
-            return (PreemptionMode::NoFit, 0, vec![reason]);
+            let reason = Reason::Quota {
+                group,
+                flavor,
+                resource,
+                assumed,
+                request,
+                capacity: max_capacity,
+            };
+            return (PreemptionMode::NoFit, 0, Some(reason));
         }
-        let (borrow, may_reclaim) = self.tree.borrowing_height(self.id, fr, val);
+        let (borrow, may_reclaim) = self.tree.borrowing_height_of(self.id, id, val);
         if val <= available {
-            return (PreemptionMode::Fit, borrow, Vec::new());
+            return (PreemptionMode::Fit, borrow, None);
         }
-        let reason = format!(
-            "insufficient unused quota for {resource} in flavor {flavor}, {} more needed",
-            quantity_string(resource, val - available)
-        );
+        let reason = Reason::Unused {
+            group,
+            flavor,
+            resource,
+            more: val - available,
+        };
         if quota.nominal >= val || may_reclaim || self.can_preempt_while_borrowing() {
-            let (possibility, borrow_after) = self.oracle.simulate(self.id, fr, val);
+            let fr = (flavor_name.to_string(), resource_name.to_string());
+            let (possibility, borrow_after) = self.oracle.simulate(self.id, &fr, val);
             let mode = match possibility {
                 Possibility::NoCandidates => PreemptionMode::NoCandidates,
                 Possibility::Preempt => PreemptionMode::Preempt,
                 Possibility::Reclaim => PreemptionMode::Reclaim,
             };
-            return (mode, borrow_after, vec![reason]);
+            return (mode, borrow_after, Some(reason));
         }
-        (PreemptionMode::NoFit, borrow, vec![reason])
+        (PreemptionMode::NoFit, borrow, Some(reason))
     }
 
     /// `canPreemptWhileBorrowing` (fair sharing off).
@@ -398,23 +538,25 @@ impl Assigner<'_> {
     }
 }
 
+/// A pod set's total requests, sorted by resource (with `pods` when the queue covers it).
+fn total_requests(ps: &PodSet, counts_pods: bool) -> Vec<(&str, i64)> {
+    let mut requests: Vec<(&str, i64)> = (ps.requests.iter())
+        .map(|(r, v)| (r.as_str(), v.saturating_mul(ps.count)))
+        .collect();
+    if counts_pods {
+        match requests.binary_search_by(|(r, _)| (*r).cmp(resources::PODS)) {
+            Ok(i) => requests[i].1 = ps.count,
+            Err(i) => requests.insert(i, (resources::PODS, ps.count)),
+        }
+    }
+    requests
+}
+
 /// Why a pod set cannot use a flavor (`checkFlavorForPodSets`).
 enum Refusal<'f> {
     NotFound,
     Taint(&'f Taint),
     Affinity,
-}
-
-impl Refusal<'_> {
-    fn message(&self, name: &str) -> String {
-        match self {
-            Refusal::NotFound => format!("flavor {name} not found"),
-            Refusal::Taint(taint) => {
-                format!("untolerated taint {} in flavor {name}", go_taint(taint))
-            }
-            Refusal::Affinity => format!("flavor {name} doesn't match node affinity"),
-        }
-    }
 }
 
 /// `checkFlavorForPodSets`'s verdict for flavor `name`.
@@ -448,7 +590,7 @@ pub fn flavor_resources_read(
     pod_sets: &[PodSet],
 ) -> Vec<FlavorResource> {
     let mut out = Vec::new();
-    for group in &queue.resource_groups {
+    for group in queue.resource_groups.iter() {
         for name in &group.flavors {
             if pod_sets
                 .iter()

@@ -235,7 +235,7 @@ fn run(case: &Case) -> Vec<String> {
         );
         check(
             &format!("{} reasons", w.name),
-            format!("{:?}", g.reasons),
+            format!("{:?}", got.reasons(g)),
             format!("{:?}", w.reasons),
         );
     }
@@ -558,7 +558,7 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
             ));
         }
         if let Some(m) = want.messages.get(key)
-            && *m != d.message
+            && *m != d.message.text()
         {
             problems.push(format!("{key}: message {:?}, want {m:?}", d.message));
         }

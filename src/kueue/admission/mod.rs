@@ -32,6 +32,7 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
@@ -70,18 +71,21 @@ struct Entry {
 /// give. Shared between the heads that look alike to the assigner in a cycle and after it,
 /// while their quota tree is unchanged (most heads of a busy queue are answered this way).
 struct Nominated {
-    assignment: Assignment,
+    /// Shared with the condition messages ([`Message::of`]) that word it when read.
+    assignment: Arc<Assignment>,
     targets: Vec<Target>,
-    message: String,
 }
 
 impl Nominated {
     fn new((assignment, targets): (Assignment, Vec<Target>)) -> Rc<Self> {
         Rc::new(Nominated {
-            message: assignment.message(),
-            assignment,
+            assignment: Arc::new(assignment),
             targets,
         })
+    }
+
+    fn message(&self) -> Message {
+        Message::of(&self.assignment)
     }
 }
 
@@ -737,7 +741,8 @@ impl State<'_> {
             let w = key.3;
             let queue = &self.cluster_queues[q];
             if inactive[q] {
-                self.out.decisions[w].message = format!("ClusterQueue {} is inactive", queue.name);
+                self.out.decisions[w].message =
+                    format!("ClusterQueue {} is inactive", queue.name).into();
                 requeue.push((q, key, Requeue::Inactive));
             } else if !namespace_admitted(
                 queue.namespace_selector.as_ref(),
@@ -749,7 +754,7 @@ impl State<'_> {
                 requeue.push((q, key, Requeue::NamespaceMismatch));
             } else {
                 let nominated = self.assign_now(&mut snapshot, by_queue, w, q);
-                self.out.decisions[w].message = nominated.message.clone();
+                self.out.decisions[w].message = nominated.message();
                 entries.push(Entry {
                     key,
                     queue: q,
@@ -784,7 +789,7 @@ impl State<'_> {
                 for &h in &others {
                     self.holders[h].add_usage(&mut snapshot, &self.ids);
                 }
-                self.out.decisions[w].message = nominated.message.clone();
+                self.out.decisions[w].message = nominated.message();
                 deferred = nominated.assignment.mode() == Mode::Fit;
                 e.nominated = nominated;
             }
@@ -838,10 +843,10 @@ impl State<'_> {
                 }
                 evicted += e.nominated.targets.len();
                 let d = &mut self.out.decisions[w];
-                d.message += &format!(
+                d.message.push_str(&format!(
                     ". Pending the preemption of {} workload(s)",
                     e.nominated.targets.len()
-                );
+                ));
                 requeue.push((q, e.key, Requeue::PendingPreemption));
                 if self.cluster_queues[q].queueing_strategy == QueueingStrategy::BestEffortFIFO {
                     self.sticky[q] = Some(e.key);
@@ -872,9 +877,11 @@ impl State<'_> {
             d.message = format!(
                 "Quota reserved in ClusterQueue {}",
                 self.cluster_queues[q].name
-            );
-            d.last_admitted = Some((cycle, e.nominated.assignment.clone()));
-            d.admitted = Some((cycle, e.nominated.assignment.clone()));
+            )
+            .into();
+            let assignment = Assignment::clone(&e.nominated.assignment);
+            d.last_admitted = Some((cycle, assignment.clone()));
+            d.admitted = Some((cycle, assignment));
             d.waiting = Waiting::Nowhere;
             self.out.order.push(w);
             admitted += 1;
@@ -949,7 +956,7 @@ impl State<'_> {
             let d = &mut self.out.decisions[v];
             d.admitted = None;
             d.evicted = Some(index);
-            d.message = message;
+            d.message = message.into();
             if self.workloads[v].owned_by_pod {
                 d.reason = "Preempted";
                 d.waiting = Waiting::Nowhere;

@@ -178,7 +178,7 @@ impl<'a> State<'a> {
         let decision = |message: String| Decision {
             cluster_queue: cq.cloned(),
             reason: "Inadmissible",
-            message,
+            message: message.into(),
             admitted: None,
             last_admitted: None,
             waiting: Waiting::Nowhere,
