@@ -341,12 +341,18 @@ impl Assigner<'_> {
     /// `assignFlavors`: pod sets in order; the first that cannot get flavors ends the
     /// assignment.
     pub fn assign(&self, pod_sets: &[PodSet]) -> Assignment {
+        let refusals = Refusals::new(self.queue, self.flavors, self.gates, pod_sets);
+        self.assign_refused(pod_sets, &refusals)
+    }
+
+    /// [`Self::assign`] with the pod sets' [`Refusals`] in this queue known.
+    pub fn assign_refused(&self, pod_sets: &[PodSet], refusals: &Refusals) -> Assignment {
         let mut assignment = Assignment {
             groups: Arc::clone(&self.queue.resource_groups),
             ..Assignment::default()
         };
         let counts_pods = self.queue.group_of(resources::PODS).is_some();
-        for ps in pod_sets {
+        for (i, ps) in pod_sets.iter().enumerate() {
             let requests = total_requests(ps, counts_pods);
             let mut chosen: Vec<Chosen> = Vec::new();
             let mut reasons = Vec::new();
@@ -360,8 +366,9 @@ impl Assigner<'_> {
                 if chosen.iter().any(|c| c.resource == resource) {
                     continue;
                 }
+                let refused = |g: usize, f: usize| refusals.of(i, g, f);
                 let (found, status) =
-                    self.find_flavor(ps, &requests, resource, group, &assignment.usage);
+                    self.find_flavor(refused, &requests, resource, group, &assignment.usage);
                 if found.is_empty() {
                     chosen.clear();
                     reasons = status;
@@ -402,9 +409,9 @@ impl Assigner<'_> {
     }
 
     /// `findFlavorForPodSets`: the flavor for every resource of `resource`'s group (`group`).
-    fn find_flavor<'n>(
+    fn find_flavor<'n, 'r>(
         &'n self,
-        ps: &PodSet,
+        refused: impl Fn(usize, usize) -> Option<&'r Reason>,
         requests: &[(&'n str, i64)],
         resource: &str,
         group: Option<usize>,
@@ -423,8 +430,8 @@ impl Assigner<'_> {
         let fungibility = &self.queue.flavor_fungibility;
         let (mut best, mut best_mode) = (Vec::new(), WORST);
         for (f, name) in self.queue.resource_groups[g].flavors.iter().enumerate() {
-            if let Some(why) = self.check_flavor(g, f, ps) {
-                reasons.push(why);
+            if let Some(why) = refused(g, f) {
+                reasons.push(why.clone());
                 continue;
             }
             let mut choices = Vec::with_capacity(wanted.len());
@@ -468,21 +475,6 @@ impl Assigner<'_> {
             reasons.clear();
         }
         (best, reasons)
-    }
-
-    /// `checkFlavorForPodSets`: why the pod set cannot use flavor `flavor` of group `group`,
-    /// if it cannot.
-    fn check_flavor(&self, group: usize, flavor: usize, ps: &PodSet) -> Option<Reason> {
-        let name = &self.queue.resource_groups[group].flavors[flavor];
-        Some(match refusal(self.flavors, self.gates, name, ps)? {
-            Refusal::NotFound => Reason::NotFound { group, flavor },
-            Refusal::Taint(taint) => Reason::Taint {
-                group,
-                flavor,
-                taint: go_taint(taint),
-            },
-            Refusal::Affinity => Reason::Affinity { group, flavor },
-        })
     }
 
     /// `fitsResourceQuota`: the preemption mode, the borrowing height and the reason, for
@@ -552,6 +544,58 @@ fn total_requests(ps: &PodSet, counts_pods: bool) -> Vec<(&str, i64)> {
     requests
 }
 
+/// Per pod set, per flavor of each of a queue's resource groups, why the pod set cannot use
+/// the flavor (`checkFlavorForPodSets`). It depends on the pod sets and the flavors only: a
+/// workload's nominations in a queue share it.
+#[derive(Debug, Clone)]
+pub struct Refusals {
+    /// Per pod set, the flavors of every group in order.
+    refused: Vec<Vec<Option<Reason>>>,
+    /// Where each group's flavors start in a pod set's list.
+    starts: Vec<usize>,
+}
+
+impl Refusals {
+    pub fn new(
+        queue: &ClusterQueue,
+        flavors: &BTreeMap<String, ResourceFlavor>,
+        gates: &FeatureGates,
+        pod_sets: &[PodSet],
+    ) -> Refusals {
+        let mut starts = Vec::with_capacity(queue.resource_groups.len());
+        let mut next = 0;
+        for g in queue.resource_groups.iter() {
+            starts.push(next);
+            next += g.flavors.len();
+        }
+        let refused = (pod_sets.iter())
+            .map(|ps| {
+                let groups = queue.resource_groups.iter().enumerate();
+                (groups
+                    .flat_map(|(group, g)| g.flavors.iter().enumerate().map(move |f| (group, f))))
+                .map(|(group, (flavor, name))| {
+                    Some(match refusal(flavors, gates, name, ps)? {
+                        Refusal::NotFound => Reason::NotFound { group, flavor },
+                        Refusal::Taint(taint) => Reason::Taint {
+                            group,
+                            flavor,
+                            taint: go_taint(taint),
+                        },
+                        Refusal::Affinity => Reason::Affinity { group, flavor },
+                    })
+                })
+                .collect()
+            })
+            .collect();
+        Refusals { refused, starts }
+    }
+
+    /// Why pod set `ps` cannot use flavor `flavor` of group `group`, if it cannot.
+    fn of(&self, ps: usize, group: usize, flavor: usize) -> Option<&Reason> {
+        self.refused[ps][self.starts[group] + flavor].as_ref()
+    }
+}
+
 /// Why a pod set cannot use a flavor (`checkFlavorForPodSets`).
 enum Refusal<'f> {
     NotFound,
@@ -581,21 +625,14 @@ fn refusal<'f>(
     (!flavor_selector_matches(ps, &flavor.node_labels)).then_some(Refusal::Affinity)
 }
 
-/// The flavor-resources an assignment of `pod_sets` in `queue` reads: every covered resource
-/// of every flavor some pod set may use. Quota anywhere else cannot change its outcome.
-pub fn flavor_resources_read(
-    queue: &ClusterQueue,
-    flavors: &BTreeMap<String, ResourceFlavor>,
-    gates: &FeatureGates,
-    pod_sets: &[PodSet],
-) -> Vec<FlavorResource> {
+/// The flavor-resources an assignment in `queue` of the pod sets `refusals` are of reads:
+/// every covered resource of every flavor some pod set may use. Quota anywhere else cannot
+/// change its outcome.
+pub fn flavor_resources_read(queue: &ClusterQueue, refusals: &Refusals) -> Vec<FlavorResource> {
     let mut out = Vec::new();
-    for group in queue.resource_groups.iter() {
-        for name in &group.flavors {
-            if pod_sets
-                .iter()
-                .all(|ps| refusal(flavors, gates, name, ps).is_some())
-            {
+    for (g, group) in queue.resource_groups.iter().enumerate() {
+        for (f, name) in group.flavors.iter().enumerate() {
+            if (0..refusals.refused.len()).all(|ps| refusals.of(ps, g, f).is_some()) {
                 continue;
             }
             out.extend((group.covered_resources.iter()).map(|r| (name.clone(), r.clone())));

@@ -104,7 +104,10 @@ impl FrBits {
         let mut mask = 0;
         for fr in frs {
             let next = (self.0.len() as u32).min(OVERFLOW);
-            let bit = *self.0.entry(fr.clone()).or_insert(next);
+            let bit = match self.0.get(fr) {
+                Some(&bit) => bit,
+                None => *self.0.entry(fr.clone()).or_insert(next),
+            };
             mask |= 1u128 << bit;
         }
         mask

@@ -94,11 +94,13 @@ impl<'a> Kueue<'a> {
                 st.order.push(0);
                 st.pod_sets_id.push(0);
                 st.last.push(None);
+                st.refused.push(None);
                 st.workloads.len() - 1
             }
         };
         st.created[w] = st.workloads[w].created;
         st.last[w] = None;
+        st.refused[w] = None;
         st.holder_of[w] = None;
         if st.pod_sets_ids.len() >= POD_SETS_KEPT {
             // A trace's rows mostly differ in their requests: the numbering starts again,

@@ -39,7 +39,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use super::api::{
     ClusterQueue, Cohort, FlavorResource, PreemptionPolicy, QueueingStrategy, StopPolicy,
 };
-use super::assigner::{self, Assigner, Assignment, Mode, Possibility, PreemptionOracle};
+use super::assigner::{self, Assigner, Assignment, Mode, Possibility, PreemptionOracle, Refusals};
 use super::preemption::{self, FrBits, Holder, KeyOrder, Oracle, Preemption, Preemptor, Target};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
@@ -173,6 +173,9 @@ struct State<'a> {
     /// after a release every parked workload of the cohort is nominated again, and most read
     /// other flavors than the one released.
     last: Vec<Option<LastNomination>>,
+    /// Per workload, its pod sets' [`Refusals`] in the ClusterQueue they were found for: the
+    /// flavors' labels and taints do not change, so its nominations share them.
+    refused: Vec<Option<(usize, Refusals)>>,
     /// When the quota of each flavor-resource (as its [`FrBits`] bit) last changed, on the
     /// clock of [`Self::changes`].
     fr_changed: [u64; FrBits::COUNT],
@@ -466,6 +469,7 @@ impl State<'_> {
         self.inactive = self.inactive_queues();
         self.assigned.clear();
         self.last.iter_mut().for_each(|l| *l = None);
+        self.refused.iter_mut().for_each(|r| *r = None);
         let changed: BTreeSet<&str> = (update.cluster_queues.iter())
             .map(|q| q.name.as_str())
             .collect();
@@ -583,6 +587,15 @@ impl State<'_> {
             workload.priority,
             newer.then_some(self.created[w]),
         );
+        if !matches!(self.refused[w], Some((rq, _)) if rq == q) {
+            let refusals = Refusals::new(
+                &self.queues()[q],
+                &self.objects.flavors,
+                self.gates,
+                &self.workloads[w].pod_sets,
+            );
+            self.refused[w] = Some((q, refusals));
+        }
         if !self.remember {
             return Nominated::new(self.assign(snapshot, by_queue, w, q, None));
         }
@@ -594,12 +607,10 @@ impl State<'_> {
                 last.frs
             }
             _ => {
-                let read = assigner::flavor_resources_read(
-                    &self.queues()[q],
-                    &self.objects.flavors,
-                    self.gates,
-                    &workload.pod_sets,
-                );
+                let refusals = (self.refused[w].as_ref()).map(|(_, r)| r);
+                let read = refusals.map_or_else(Vec::new, |r| {
+                    assigner::flavor_resources_read(&self.queues()[q], r)
+                });
                 self.fr_bits.learn(&read)
             }
         };
@@ -686,7 +697,7 @@ impl State<'_> {
                 known,
                 created,
             });
-            Assigner {
+            let assigner = Assigner {
                 queue: &self.queues()[q],
                 id: self.ids[q],
                 tree: snapshot,
@@ -696,8 +707,12 @@ impl State<'_> {
                     None => &oracle,
                 },
                 gates: self.gates,
+            };
+            let pod_sets = &self.workloads[w].pod_sets;
+            match &self.refused[w] {
+                Some((rq, refusals)) if *rq == q => assigner.assign_refused(pod_sets, refusals),
+                _ => assigner.assign(pod_sets),
             }
-            .assign(&self.workloads[w].pod_sets)
         };
         if assignment.mode() != Mode::Preempt {
             return (assignment, Vec::new());

@@ -75,6 +75,7 @@ impl<'a> State<'a> {
             cohorts: Cow::Borrowed(&objects.cohorts),
             assigned: BTreeMap::new(),
             last: (0..workloads.len()).map(|_| None).collect(),
+            refused: (0..workloads.len()).map(|_| None).collect(),
             fr_changed: [0; FrBits::COUNT],
             changes: 0,
             remember: true,
