@@ -53,17 +53,17 @@ pub enum Possibility {
 }
 
 /// The preemption simulation the assigner asks (`preemptionOracle.SimulatePreemption`): for
-/// a flavor-resource and the quantity needed, what preemption could do and how far the
-/// queue would borrow after it.
+/// a flavor-resource (flavor, resource) and the quantity needed, what preemption could do and
+/// how far the queue would borrow after it.
 pub trait PreemptionOracle {
-    fn simulate(&self, queue: QueueId, fr: &FlavorResource, quantity: i64) -> (Possibility, usize);
+    fn simulate(&self, queue: QueueId, fr: (&str, &str), quantity: i64) -> (Possibility, usize);
 }
 
 /// An oracle that finds no victims: what Kueue finds when no preemption policy applies.
 pub struct NoPreemption;
 
 impl PreemptionOracle for NoPreemption {
-    fn simulate(&self, _: QueueId, _: &FlavorResource, _: i64) -> (Possibility, usize) {
+    fn simulate(&self, _: QueueId, _: (&str, &str), _: i64) -> (Possibility, usize) {
         (Possibility::NoCandidates, 0)
     }
 }
@@ -348,6 +348,7 @@ impl Assigner<'_> {
     /// [`Self::assign`] with the pod sets' [`Refusals`] in this queue known.
     pub fn assign_refused(&self, pod_sets: &[PodSet], refusals: &Refusals) -> Assignment {
         let mut assignment = Assignment {
+            pod_sets: Vec::with_capacity(pod_sets.len()),
             groups: Arc::clone(&self.queue.resource_groups),
             ..Assignment::default()
         };
@@ -512,8 +513,8 @@ impl Assigner<'_> {
             more: val - available,
         };
         if quota.nominal >= val || may_reclaim || self.can_preempt_while_borrowing() {
-            let fr = (flavor_name.to_string(), resource_name.to_string());
-            let (possibility, borrow_after) = self.oracle.simulate(self.id, &fr, val);
+            let fr = (flavor_name, resource_name);
+            let (possibility, borrow_after) = self.oracle.simulate(self.id, fr, val);
             let mode = match possibility {
                 Possibility::NoCandidates => PreemptionMode::NoCandidates,
                 Possibility::Preempt => PreemptionMode::Preempt,

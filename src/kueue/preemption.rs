@@ -667,7 +667,13 @@ pub struct Oracle<'a> {
 }
 
 impl PreemptionOracle for Oracle<'_> {
-    fn simulate(&self, queue: QueueId, fr: &FlavorResource, quantity: i64) -> (Possibility, usize) {
+    fn simulate(
+        &self,
+        queue: QueueId,
+        (flavor, resource): (&str, &str),
+        quantity: i64,
+    ) -> (Possibility, usize) {
+        let fr = &(flavor.to_string(), resource.to_string());
         let mut copy = self.snapshot.borrow_mut();
         let snapshot = copy.get_or_insert_with(|| self.base.clone());
         let usage = BTreeMap::from([(fr.clone(), quantity)]);

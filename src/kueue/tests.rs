@@ -99,8 +99,12 @@ struct WantFlavor {
 struct TableOracle(BTreeMap<FlavorResource, (Possibility, usize)>);
 
 impl PreemptionOracle for TableOracle {
-    fn simulate(&self, _: QueueId, fr: &FlavorResource, _: i64) -> (Possibility, usize) {
-        self.0.get(fr).copied().unwrap_or((Possibility::Preempt, 0))
+    fn simulate(&self, _: QueueId, (f, r): (&str, &str), _: i64) -> (Possibility, usize) {
+        let fr = (f.to_string(), r.to_string());
+        self.0
+            .get(&fr)
+            .copied()
+            .unwrap_or((Possibility::Preempt, 0))
     }
 }
 

@@ -209,13 +209,14 @@ struct LiveClock {
 /// preemptor's priority and (only under LowerOrNewerEqualPriority) its creation time.
 type AssignKey = (usize, u32, i32, Option<i64>);
 
-/// What the preemption oracle's answer depends on besides the quota: the queue, the
-/// flavor-resource, the quantity, and the preemptor's priority and (as in [`AssignKey`]) its
+/// What the preemption oracle's answer depends on besides the quota and the flavor-resource:
+/// the queue, the quantity, and the preemptor's priority and (as in [`AssignKey`]) its
 /// creation time.
-type SimulateKey = (QueueId, FlavorResource, i64, i32, Option<i64>);
+type SimulateKey = (QueueId, i64, i32, Option<i64>);
 
-/// The oracle's answers by what they depend on.
-type Simulations = HashMap<SimulateKey, (Possibility, usize)>;
+/// The oracle's answers by what they depend on, then by flavor-resource (a few: found by
+/// name, with nothing to allocate).
+type Simulations = HashMap<SimulateKey, Vec<(FlavorResource, (Possibility, usize))>>;
 
 /// What nominations in one quota tree found since its usage last changed.
 #[derive(Default)]
@@ -245,14 +246,23 @@ struct RememberingOracle<'o> {
 }
 
 impl PreemptionOracle for RememberingOracle<'_> {
-    fn simulate(&self, queue: QueueId, fr: &FlavorResource, quantity: i64) -> (Possibility, usize) {
+    fn simulate(
+        &self,
+        queue: QueueId,
+        (flavor, resource): (&str, &str),
+        quantity: i64,
+    ) -> (Possibility, usize) {
         let priority = self.oracle.preemptor.priority;
-        let key = (queue, fr.clone(), quantity, priority, self.created);
-        if let Some(&known) = self.known.borrow().get(&key) {
-            return known;
+        let key = (queue, quantity, priority, self.created);
+        let known = (self.known.borrow().get(&key))
+            .and_then(|frs| frs.iter().find(|((f, r), _)| f == flavor && r == resource))
+            .map(|(_, answer)| *answer);
+        if let Some(answer) = known {
+            return answer;
         }
-        let answer = self.oracle.simulate(queue, fr, quantity);
-        self.known.borrow_mut().insert(key, answer);
+        let answer = self.oracle.simulate(queue, (flavor, resource), quantity);
+        let fr = (flavor.to_string(), resource.to_string());
+        (self.known.borrow_mut().entry(key).or_default()).push((fr, answer));
         answer
     }
 }
