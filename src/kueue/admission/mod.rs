@@ -617,6 +617,7 @@ impl State<'_> {
                 last.frs
             }
             _ => {
+                // The workload's refusals in this queue, found above.
                 let refusals = (self.refused[w].as_ref()).map(|(_, r)| r);
                 let read = refusals.map_or_else(Vec::new, |r| {
                     assigner::flavor_resources_read(&self.queues()[q], r)
