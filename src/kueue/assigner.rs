@@ -56,14 +56,17 @@ pub enum Possibility {
 /// a flavor-resource (flavor, resource) and the quantity needed, what preemption could do and
 /// how far the queue would borrow after it.
 pub trait PreemptionOracle {
-    fn simulate(&self, queue: QueueId, fr: (&str, &str), quantity: i64) -> (Possibility, usize);
+    fn simulate(&self, queue: QueueId, fr: FrName, quantity: i64) -> (Possibility, usize);
 }
+
+/// A flavor-resource by its names: (flavor, resource).
+pub type FrName<'n> = (&'n str, &'n str);
 
 /// An oracle that finds no victims: what Kueue finds when no preemption policy applies.
 pub struct NoPreemption;
 
 impl PreemptionOracle for NoPreemption {
-    fn simulate(&self, _: QueueId, _: (&str, &str), _: i64) -> (Possibility, usize) {
+    fn simulate(&self, _: QueueId, _: FrName, _: i64) -> (Possibility, usize) {
         (Possibility::NoCandidates, 0)
     }
 }

@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy};
-use super::assigner::{Possibility, PreemptionOracle};
+use super::assigner::{FrName, Possibility, PreemptionOracle};
 use super::quota::{QueueId, QuotaTree};
 
 /// A workload that holds quota in a ClusterQueue: a possible victim.
@@ -667,13 +667,8 @@ pub struct Oracle<'a> {
 }
 
 impl PreemptionOracle for Oracle<'_> {
-    fn simulate(
-        &self,
-        queue: QueueId,
-        (flavor, resource): (&str, &str),
-        quantity: i64,
-    ) -> (Possibility, usize) {
-        let fr = &(flavor.to_string(), resource.to_string());
+    fn simulate(&self, queue: QueueId, fr: FrName, quantity: i64) -> (Possibility, usize) {
+        let fr = &(fr.0.to_string(), fr.1.to_string());
         let mut copy = self.snapshot.borrow_mut();
         let snapshot = copy.get_or_insert_with(|| self.base.clone());
         let usage = BTreeMap::from([(fr.clone(), quantity)]);

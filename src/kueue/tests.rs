@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::admission;
 use super::api::{self, FlavorResource, ResourceFlavor};
-use super::assigner::{Assigner, Mode, PodSet, Possibility, PreemptionOracle};
+use super::assigner::{Assigner, FrName, Mode, PodSet, Possibility, PreemptionOracle};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
 use crate::model::quantity::Quantity;
@@ -99,7 +99,7 @@ struct WantFlavor {
 struct TableOracle(BTreeMap<FlavorResource, (Possibility, usize)>);
 
 impl PreemptionOracle for TableOracle {
-    fn simulate(&self, _: QueueId, (f, r): (&str, &str), _: i64) -> (Possibility, usize) {
+    fn simulate(&self, _: QueueId, (f, r): FrName, _: i64) -> (Possibility, usize) {
         let fr = (f.to_string(), r.to_string());
         self.0
             .get(&fr)

@@ -39,7 +39,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use super::api::{
     ClusterQueue, Cohort, FlavorResource, PreemptionPolicy, QueueingStrategy, StopPolicy,
 };
-use super::assigner::{self, Assigner, Assignment, Mode, Possibility, PreemptionOracle, Refusals};
+use super::assigner::{self, Assigner, Assignment, FrName, Mode, Possibility};
+use super::assigner::{PreemptionOracle, Refusals};
 use super::preemption::{self, FrBits, Holder, KeyOrder, Oracle, Preemption, Preemptor, Target};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
@@ -246,12 +247,8 @@ struct RememberingOracle<'o> {
 }
 
 impl PreemptionOracle for RememberingOracle<'_> {
-    fn simulate(
-        &self,
-        queue: QueueId,
-        (flavor, resource): (&str, &str),
-        quantity: i64,
-    ) -> (Possibility, usize) {
+    fn simulate(&self, queue: QueueId, fr: FrName, quantity: i64) -> (Possibility, usize) {
+        let (flavor, resource) = fr;
         let priority = self.oracle.preemptor.priority;
         let key = (queue, quantity, priority, self.created);
         let known = (self.known.borrow().get(&key))
@@ -260,7 +257,7 @@ impl PreemptionOracle for RememberingOracle<'_> {
         if let Some(answer) = known {
             return answer;
         }
-        let answer = self.oracle.simulate(queue, (flavor, resource), quantity);
+        let answer = self.oracle.simulate(queue, fr, quantity);
         let fr = (flavor.to_string(), resource.to_string());
         (self.known.borrow_mut().entry(key).or_default()).push((fr, answer));
         answer
