@@ -9,6 +9,7 @@
 //! would accept it: its CRD's rules and Kueue's webhook (`super::validation`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
@@ -51,7 +52,7 @@ pub struct ResourceQuota {
 
 /// A resource group: resources that get their flavor together, and the flavors in the order
 /// they are tried.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResourceGroup {
     pub covered_resources: Vec<String>,
     pub flavors: Vec<String>,
@@ -150,7 +151,9 @@ pub struct Preemption {
 pub struct ClusterQueue {
     pub name: String,
     pub cohort: Option<String>,
-    pub resource_groups: Vec<ResourceGroup>,
+    /// Shared with the flavor assignments made in the queue, whose reasons name its flavors
+    /// and resources by their place here.
+    pub resource_groups: Arc<[ResourceGroup]>,
     pub quotas: BTreeMap<FlavorResource, ResourceQuota>,
     pub queueing_strategy: QueueingStrategy,
     pub namespace_selector: Option<LabelSelector>,
@@ -448,7 +451,7 @@ fn cluster_queue_with(value: &serde_json::Value, admit: bool) -> Decoded<Cluster
     let queue = ClusterQueue {
         name,
         cohort,
-        resource_groups,
+        resource_groups: resource_groups.into(),
         quotas,
         queueing_strategy: d.spec.queueing_strategy.unwrap_or_default(),
         namespace_selector: d.spec.namespace_selector,

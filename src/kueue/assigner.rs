@@ -11,13 +11,14 @@
 //! starts at the first flavor.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{
     Affinity, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
 };
 
 use super::api::{ClusterQueue, FlavorFungibility, FlavorResource, FungibilityPreference};
-use super::api::{ResourceFlavor, ResourceQuota};
+use super::api::{ResourceFlavor, ResourceGroup, ResourceQuota};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
 use crate::model::quantity::{Format, Quantity};
@@ -52,17 +53,20 @@ pub enum Possibility {
 }
 
 /// The preemption simulation the assigner asks (`preemptionOracle.SimulatePreemption`): for
-/// a flavor-resource and the quantity needed, what preemption could do and how far the
-/// queue would borrow after it.
+/// a flavor-resource (flavor, resource) and the quantity needed, what preemption could do and
+/// how far the queue would borrow after it.
 pub trait PreemptionOracle {
-    fn simulate(&self, queue: QueueId, fr: &FlavorResource, quantity: i64) -> (Possibility, usize);
+    fn simulate(&self, queue: QueueId, fr: FrName, quantity: i64) -> (Possibility, usize);
 }
+
+/// A flavor-resource by its names: (flavor, resource).
+pub type FrName<'n> = (&'n str, &'n str);
 
 /// An oracle that finds no victims: what Kueue finds when no preemption policy applies.
 pub struct NoPreemption;
 
 impl PreemptionOracle for NoPreemption {
-    fn simulate(&self, _: QueueId, _: &FlavorResource, _: i64) -> (Possibility, usize) {
+    fn simulate(&self, _: QueueId, _: FrName, _: i64) -> (Possibility, usize) {
         (Possibility::NoCandidates, 0)
     }
 }
@@ -150,16 +154,114 @@ pub struct FlavorChoice {
     pub borrow: usize,
 }
 
+/// One resource's flavor while the assignment is made: names borrowed from the pod set and
+/// the queue, a [`FlavorChoice`] once the pod set is done.
+struct Chosen<'n> {
+    resource: &'n str,
+    flavor: &'n str,
+    mode: Mode,
+    borrow: usize,
+}
+
+/// One of `Status.reasons`: why a flavor does not fit, kept as the numbers and the places of
+/// the names in the queue's resource groups, and worded (upstream's text, verbatim) only
+/// when read ([`Assignment::reasons`]): most nominations end without a fit and their
+/// message is never read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// `resource %s unavailable in ClusterQueue`.
+    Unavailable { resource: String },
+    /// `flavor %s not found`.
+    NotFound { group: usize, flavor: usize },
+    /// `untolerated taint %s in flavor %s` (the taint as Go prints it).
+    Taint {
+        group: usize,
+        flavor: usize,
+        taint: String,
+    },
+    /// `flavor %s doesn't match node affinity`.
+    Affinity { group: usize, flavor: usize },
+    /// `insufficient quota for %s in flavor %s, previously considered podsets requests (%s) +
+    /// current podset request (%s) > maximum capacity (%s)`.
+    Quota {
+        group: usize,
+        flavor: usize,
+        resource: usize,
+        assumed: i64,
+        request: i64,
+        capacity: i64,
+    },
+    /// `insufficient unused quota for %s in flavor %s, %s more needed`.
+    Unused {
+        group: usize,
+        flavor: usize,
+        resource: usize,
+        more: i64,
+    },
+}
+
+impl Reason {
+    /// The reason as `flavorassigner.go` words it; names are the places in `groups`.
+    fn text(&self, groups: &[ResourceGroup]) -> String {
+        let flavor = |g: usize, f: usize| &groups[g].flavors[f];
+        let resource = |g: usize, r: usize| &groups[g].covered_resources[r];
+        match *self {
+            Reason::Unavailable { ref resource } => {
+                format!("resource {resource} unavailable in ClusterQueue")
+            }
+            Reason::NotFound { group, flavor: f } => {
+                format!("flavor {} not found", flavor(group, f))
+            }
+            Reason::Taint {
+                group,
+                flavor: f,
+                ref taint,
+            } => format!("untolerated taint {taint} in flavor {}", flavor(group, f)),
+            Reason::Affinity { group, flavor: f } => {
+                format!("flavor {} doesn't match node affinity", flavor(group, f))
+            }
+            Reason::Quota {
+                group,
+                flavor: f,
+                resource: r,
+                assumed,
+                request,
+                capacity,
+            } => {
+                let r = resource(group, r);
+                format!(
+                    "insufficient quota for {r} in flavor {}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
+                    flavor(group, f),
+                    quantity_string(r, assumed),
+                    quantity_string(r, request),
+                    quantity_string(r, capacity),
+                )
+            }
+            Reason::Unused {
+                group,
+                flavor: f,
+                resource: r,
+                more,
+            } => {
+                let r = resource(group, r);
+                format!(
+                    "insufficient unused quota for {r} in flavor {}, {} more needed",
+                    flavor(group, f),
+                    quantity_string(r, more)
+                )
+            }
+        }
+    }
+}
+
 /// A pod set's flavors per resource and, when not all fit, why.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PodSetAssignment {
     pub name: String,
     pub count: i64,
     pub flavors: BTreeMap<String, FlavorChoice>,
-    /// `Status.reasons`, sorted as `Status.Message` sorts them.
-    pub reasons: Vec<String>,
-    /// Total requests of the pod set (with `pods` when the queue covers it).
-    pub requests: BTreeMap<String, i64>,
+    /// `Status.reasons`, as found: [`Assignment::reasons`] words and sorts them.
+    pub reasons: Vec<Reason>,
 }
 
 impl PodSetAssignment {
@@ -170,10 +272,6 @@ impl PodSetAssignment {
         }
         (self.flavors.values().map(|f| f.mode).min()).unwrap_or(Mode::NoFit)
     }
-
-    fn message(&self) -> String {
-        self.reasons.join(", ")
-    }
 }
 
 /// Flavors for every pod set, the quota they take, and how far they borrow.
@@ -182,12 +280,21 @@ pub struct Assignment {
     pub pod_sets: Vec<PodSetAssignment>,
     pub borrowing: usize,
     pub usage: BTreeMap<FlavorResource, i64>,
+    /// The queue's resource groups, which the reasons name flavors and resources in.
+    groups: Arc<[ResourceGroup]>,
 }
 
 impl Assignment {
     /// `RepresentativeMode`: the worst pod set's (NoFit without any).
     pub fn mode(&self) -> Mode {
         (self.pod_sets.iter().map(PodSetAssignment::mode).min()).unwrap_or(Mode::NoFit)
+    }
+
+    /// A pod set's `Status.reasons`, worded and sorted as `Status.Message` sorts them.
+    pub fn reasons(&self, ps: &PodSetAssignment) -> Vec<String> {
+        let mut out: Vec<String> = (ps.reasons.iter()).map(|r| r.text(&self.groups)).collect();
+        out.sort();
+        out
     }
 
     /// `Assignment.Message`: each pod set that does not fit, with its reasons.
@@ -198,23 +305,29 @@ impl Assignment {
                 format!(
                     "couldn't assign flavors to pod set {}: {}",
                     ps.name,
-                    ps.message()
+                    self.reasons(ps).join(", ")
                 )
             })
             .collect::<Vec<_>>()
             .join("; ")
     }
 
-    fn append(&mut self, ps: PodSetAssignment) {
+    /// Adds a pod set's assignment; `requests` are its total requests.
+    fn append(&mut self, ps: PodSetAssignment, requests: &[(&str, i64)]) {
         for (resource, choice) in &ps.flavors {
             self.borrowing = self.borrowing.max(choice.borrow);
             let fr = (choice.flavor.clone(), resource.clone());
-            let amount = ps.requests.get(resource).copied().unwrap_or(0);
+            let amount = request_of(requests, resource).unwrap_or(0);
             let e = self.usage.entry(fr).or_insert(0);
             *e = e.saturating_add(amount);
         }
         self.pod_sets.push(ps);
     }
+}
+
+/// A resource's quantity among `requests` (sorted by resource).
+fn request_of(requests: &[(&str, i64)], resource: &str) -> Option<i64> {
+    (requests.binary_search_by(|(r, _)| (*r).cmp(resource)).ok()).map(|i| requests[i].1)
 }
 
 /// What flavor assignment reads: the queue, its place in the quota tree, the flavors.
@@ -231,49 +344,61 @@ impl Assigner<'_> {
     /// `assignFlavors`: pod sets in order; the first that cannot get flavors ends the
     /// assignment.
     pub fn assign(&self, pod_sets: &[PodSet]) -> Assignment {
-        let mut assignment = Assignment::default();
+        let refusals = Refusals::new(self.queue, self.flavors, self.gates, pod_sets);
+        self.assign_refused(pod_sets, &refusals)
+    }
+
+    /// [`Self::assign`] with the pod sets' [`Refusals`] in this queue known.
+    pub fn assign_refused(&self, pod_sets: &[PodSet], refusals: &Refusals) -> Assignment {
+        let mut assignment = Assignment {
+            pod_sets: Vec::with_capacity(pod_sets.len()),
+            groups: Arc::clone(&self.queue.resource_groups),
+            ..Assignment::default()
+        };
         let counts_pods = self.queue.group_of(resources::PODS).is_some();
-        for ps in pod_sets {
-            let mut requests: BTreeMap<String, i64> = (ps.requests.iter())
-                .map(|(r, v)| (r.clone(), v.saturating_mul(ps.count)))
-                .collect();
-            if counts_pods {
-                requests.insert(resources::PODS.into(), ps.count);
-            }
-            let mut flavors: Option<BTreeMap<String, FlavorChoice>> = Some(BTreeMap::new());
+        for (i, ps) in pod_sets.iter().enumerate() {
+            let requests = total_requests(ps, counts_pods);
+            let mut chosen: Vec<Chosen> = Vec::new();
             let mut reasons = Vec::new();
             // Kueue ranges over a Go map here (random order); sorted order is one of its
             // orders, and the reasons are sorted before they are shown.
-            for (resource, &quantity) in &requests {
-                if self.queue.group_of(resource).is_none() && quantity == 0 {
+            for &(resource, quantity) in &requests {
+                let group = self.group_index(resource);
+                if group.is_none() && quantity == 0 {
                     continue;
                 }
-                let assigned = flavors.as_ref().is_some_and(|f| f.contains_key(resource));
-                if assigned {
+                if chosen.iter().any(|c| c.resource == resource) {
                     continue;
                 }
-                let (found, status) = self.find_flavor(ps, &requests, resource, &assignment.usage);
+                let refused = |g: usize, f: usize| refusals.of(i, g, f);
+                let (found, status) =
+                    self.find_flavor(refused, &requests, resource, group, &assignment.usage);
                 if found.is_empty() {
-                    flavors = None;
+                    chosen.clear();
                     reasons = status;
                     break;
                 }
-                flavors.get_or_insert_default().extend(found);
+                chosen.extend(found);
                 reasons.extend(status);
             }
-            reasons.sort();
-            let flavors: BTreeMap<String, FlavorChoice> = (flavors.unwrap_or_default().into_iter())
-                .filter(|(r, _)| requests.contains_key(r))
-                .collect();
+            let mut flavors = BTreeMap::new();
+            for c in chosen {
+                let choice = FlavorChoice {
+                    flavor: c.flavor.to_string(),
+                    mode: c.mode,
+                    borrow: c.borrow,
+                };
+                flavors.insert(c.resource.to_string(), choice);
+            }
             // `atLeastOnePodsAssignmentFailed`: requests, but no flavor for any of them.
             let failed = !requests.is_empty() && flavors.is_empty();
-            assignment.append(PodSetAssignment {
+            let done = PodSetAssignment {
                 name: ps.name.clone(),
                 count: ps.count,
                 flavors,
                 reasons,
-                requests,
-            });
+            };
+            assignment.append(done, &requests);
             if failed {
                 break;
             }
@@ -281,39 +406,49 @@ impl Assigner<'_> {
         assignment
     }
 
-    /// `findFlavorForPodSets`: the flavor for every resource of `resource`'s group.
-    fn find_flavor(
-        &self,
-        ps: &PodSet,
-        requests: &BTreeMap<String, i64>,
+    /// The place of the resource group covering `resource` (`RGByResource`).
+    fn group_index(&self, resource: &str) -> Option<usize> {
+        (self.queue.resource_groups.iter())
+            .position(|g| g.covered_resources.iter().any(|r| r == resource))
+    }
+
+    /// `findFlavorForPodSets`: the flavor for every resource of `resource`'s group (`group`).
+    fn find_flavor<'n, 'r>(
+        &'n self,
+        refused: impl Fn(usize, usize) -> Option<&'r Reason>,
+        requests: &[(&'n str, i64)],
         resource: &str,
+        group: Option<usize>,
         assigned: &BTreeMap<FlavorResource, i64>,
-    ) -> (BTreeMap<String, FlavorChoice>, Vec<String>) {
-        let Some(group) = self.queue.group_of(resource) else {
-            return (
-                BTreeMap::new(),
-                vec![format!("resource {resource} unavailable in ClusterQueue")],
-            );
+    ) -> (Vec<Chosen<'n>>, Vec<Reason>) {
+        let Some(g) = group else {
+            let resource = resource.to_string();
+            return (Vec::new(), vec![Reason::Unavailable { resource }]);
         };
+        let covered = &self.queue.resource_groups[g].covered_resources;
         let mut reasons = Vec::new();
-        let wanted: Vec<(&String, i64)> = (requests.iter())
-            .filter(|(r, _)| group.covered_resources.contains(r))
-            .map(|(r, v)| (r, *v))
+        // The pod set's requests of the group's resources, with their places in it.
+        let wanted: Vec<(usize, &str, i64)> = (requests.iter())
+            .filter_map(|&(r, v)| covered.iter().position(|c| c == r).map(|i| (i, r, v)))
             .collect();
         let fungibility = &self.queue.flavor_fungibility;
-        let (mut best, mut best_mode) = (BTreeMap::new(), WORST);
-        for name in &group.flavors {
-            if let Some(why) = self.check_flavor(name, ps) {
-                reasons.push(why);
+        let (mut best, mut best_mode) = (Vec::new(), WORST);
+        for (f, name) in self.queue.resource_groups[g].flavors.iter().enumerate() {
+            if let Some(why) = refused(g, f) {
+                reasons.push(why.clone());
                 continue;
             }
-            let mut choices = BTreeMap::new();
+            let mut choices = Vec::with_capacity(wanted.len());
             let mut mode = BEST;
-            for &(r, val) in &wanted {
-                let fr = (name.clone(), r.clone());
-                let used = assigned.get(&fr).copied().unwrap_or(0);
-                let quota = self.tree.quota(self.id, &fr);
-                let (preemption, borrow, why) = self.fits_quota(&fr, used, val, quota);
+            for &(place, r, val) in &wanted {
+                let id = self.tree.fr_id(name, r);
+                let used = (assigned.iter())
+                    .find(|((af, ar), _)| af == name && ar == r)
+                    .map_or(0, |(_, &v)| v);
+                let quota = self.tree.quota_of(self.id, id);
+                let at = (g, f, place);
+                let (preemption, borrow, why) =
+                    self.fits_quota(at, (name, r, id), used, val, quota);
                 reasons.extend(why);
                 let this = Granular {
                     preemption,
@@ -325,12 +460,12 @@ impl Assigner<'_> {
                 if mode.preemption == PreemptionMode::NoFit {
                     continue;
                 }
-                let choice = FlavorChoice {
-                    flavor: name.clone(),
+                choices.push(Chosen {
+                    resource: r,
+                    flavor: name,
                     mode: preemption.assignment_mode(),
                     borrow,
-                };
-                choices.insert(r.clone(), choice);
+                });
             }
             if !should_try_next(mode, fungibility) {
                 (best, best_mode) = (choices, mode);
@@ -346,50 +481,51 @@ impl Assigner<'_> {
         (best, reasons)
     }
 
-    /// `checkFlavorForPodSets`: why the pod set cannot use the flavor, if it cannot.
-    fn check_flavor(&self, name: &str, ps: &PodSet) -> Option<String> {
-        refusal(self.flavors, self.gates, name, ps).map(|r| r.message(name))
-    }
-
-    /// `fitsResourceQuota`: the preemption mode, the borrowing height and the reasons.
+    /// `fitsResourceQuota`: the preemption mode, the borrowing height and the reason, for
+    /// the flavor-resource at `(group, flavor, resource)` (its names, its quota tree id).
     fn fits_quota(
         &self,
-        fr: &FlavorResource,
+        (group, flavor, resource): (usize, usize, usize),
+        (flavor_name, resource_name, id): (&str, &str, Option<usize>),
         assumed: i64,
         request: i64,
         quota: ResourceQuota,
-    ) -> (PreemptionMode, usize, Vec<String>) {
-        let available = self.tree.available(self.id, fr);
-        let max_capacity = self.tree.potential_available(self.id, fr);
+    ) -> (PreemptionMode, usize, Option<Reason>) {
+        let available = self.tree.available_of(self.id, id);
+        let max_capacity = self.tree.potential_available_of(self.id, id);
         let val = assumed.saturating_add(request);
-        let (flavor, resource) = fr;
         if val > max_capacity {
-            let reason = format!(
-                "insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
-                quantity_string(resource, assumed),
-                quantity_string(resource, request),
-                quantity_string(resource, max_capacity),
-            );
-            return (PreemptionMode::NoFit, 0, vec![reason]);
+            let reason = Reason::Quota {
+                group,
+                flavor,
+                resource,
+                assumed,
+                request,
+                capacity: max_capacity,
+            };
+            return (PreemptionMode::NoFit, 0, Some(reason));
         }
-        let (borrow, may_reclaim) = self.tree.borrowing_height(self.id, fr, val);
+        let (borrow, may_reclaim) = self.tree.borrowing_height_of(self.id, id, val);
         if val <= available {
-            return (PreemptionMode::Fit, borrow, Vec::new());
+            return (PreemptionMode::Fit, borrow, None);
         }
-        let reason = format!(
-            "insufficient unused quota for {resource} in flavor {flavor}, {} more needed",
-            quantity_string(resource, val - available)
-        );
+        let reason = Reason::Unused {
+            group,
+            flavor,
+            resource,
+            more: val - available,
+        };
         if quota.nominal >= val || may_reclaim || self.can_preempt_while_borrowing() {
+            let fr = (flavor_name, resource_name);
             let (possibility, borrow_after) = self.oracle.simulate(self.id, fr, val);
             let mode = match possibility {
                 Possibility::NoCandidates => PreemptionMode::NoCandidates,
                 Possibility::Preempt => PreemptionMode::Preempt,
                 Possibility::Reclaim => PreemptionMode::Reclaim,
             };
-            return (mode, borrow_after, vec![reason]);
+            return (mode, borrow_after, Some(reason));
         }
-        (PreemptionMode::NoFit, borrow, vec![reason])
+        (PreemptionMode::NoFit, borrow, Some(reason))
     }
 
     /// `canPreemptWhileBorrowing` (fair sharing off).
@@ -398,23 +534,77 @@ impl Assigner<'_> {
     }
 }
 
+/// A pod set's total requests, sorted by resource (with `pods` when the queue covers it).
+fn total_requests(ps: &PodSet, counts_pods: bool) -> Vec<(&str, i64)> {
+    let mut requests: Vec<(&str, i64)> = (ps.requests.iter())
+        .map(|(r, v)| (r.as_str(), v.saturating_mul(ps.count)))
+        .collect();
+    if counts_pods {
+        match requests.binary_search_by(|(r, _)| (*r).cmp(resources::PODS)) {
+            Ok(i) => requests[i].1 = ps.count,
+            Err(i) => requests.insert(i, (resources::PODS, ps.count)),
+        }
+    }
+    requests
+}
+
+/// Per pod set, per flavor of each of a queue's resource groups, why the pod set cannot use
+/// the flavor (`checkFlavorForPodSets`). It depends on the pod sets and the flavors only: a
+/// workload's nominations in a queue share it.
+#[derive(Debug, Clone)]
+pub struct Refusals {
+    /// Per pod set, the flavors of every group in order.
+    refused: Vec<Vec<Option<Reason>>>,
+    /// Where each group's flavors start in a pod set's list.
+    starts: Vec<usize>,
+}
+
+impl Refusals {
+    pub fn new(
+        queue: &ClusterQueue,
+        flavors: &BTreeMap<String, ResourceFlavor>,
+        gates: &FeatureGates,
+        pod_sets: &[PodSet],
+    ) -> Refusals {
+        let mut starts = Vec::with_capacity(queue.resource_groups.len());
+        let mut next = 0;
+        for g in queue.resource_groups.iter() {
+            starts.push(next);
+            next += g.flavors.len();
+        }
+        let refused = (pod_sets.iter())
+            .map(|ps| {
+                let groups = queue.resource_groups.iter().enumerate();
+                (groups
+                    .flat_map(|(group, g)| g.flavors.iter().enumerate().map(move |f| (group, f))))
+                .map(|(group, (flavor, name))| {
+                    Some(match refusal(flavors, gates, name, ps)? {
+                        Refusal::NotFound => Reason::NotFound { group, flavor },
+                        Refusal::Taint(taint) => Reason::Taint {
+                            group,
+                            flavor,
+                            taint: go_taint(taint),
+                        },
+                        Refusal::Affinity => Reason::Affinity { group, flavor },
+                    })
+                })
+                .collect()
+            })
+            .collect();
+        Refusals { refused, starts }
+    }
+
+    /// Why pod set `ps` cannot use flavor `flavor` of group `group`, if it cannot.
+    fn of(&self, ps: usize, group: usize, flavor: usize) -> Option<&Reason> {
+        self.refused[ps][self.starts[group] + flavor].as_ref()
+    }
+}
+
 /// Why a pod set cannot use a flavor (`checkFlavorForPodSets`).
 enum Refusal<'f> {
     NotFound,
     Taint(&'f Taint),
     Affinity,
-}
-
-impl Refusal<'_> {
-    fn message(&self, name: &str) -> String {
-        match self {
-            Refusal::NotFound => format!("flavor {name} not found"),
-            Refusal::Taint(taint) => {
-                format!("untolerated taint {} in flavor {name}", go_taint(taint))
-            }
-            Refusal::Affinity => format!("flavor {name} doesn't match node affinity"),
-        }
-    }
 }
 
 /// `checkFlavorForPodSets`'s verdict for flavor `name`.
@@ -439,21 +629,14 @@ fn refusal<'f>(
     (!flavor_selector_matches(ps, &flavor.node_labels)).then_some(Refusal::Affinity)
 }
 
-/// The flavor-resources an assignment of `pod_sets` in `queue` reads: every covered resource
-/// of every flavor some pod set may use. Quota anywhere else cannot change its outcome.
-pub fn flavor_resources_read(
-    queue: &ClusterQueue,
-    flavors: &BTreeMap<String, ResourceFlavor>,
-    gates: &FeatureGates,
-    pod_sets: &[PodSet],
-) -> Vec<FlavorResource> {
+/// The flavor-resources an assignment in `queue` of the pod sets `refusals` are of reads:
+/// every covered resource of every flavor some pod set may use. Quota anywhere else cannot
+/// change its outcome.
+pub fn flavor_resources_read(queue: &ClusterQueue, refusals: &Refusals) -> Vec<FlavorResource> {
     let mut out = Vec::new();
-    for group in &queue.resource_groups {
-        for name in &group.flavors {
-            if pod_sets
-                .iter()
-                .all(|ps| refusal(flavors, gates, name, ps).is_some())
-            {
+    for (g, group) in queue.resource_groups.iter().enumerate() {
+        for (f, name) in group.flavors.iter().enumerate() {
+            if (0..refusals.refused.len()).all(|ps| refusals.of(ps, g, f).is_some()) {
                 continue;
             }
             out.extend((group.covered_resources.iter()).map(|r| (name.clone(), r.clone())));

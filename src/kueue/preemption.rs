@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy};
-use super::assigner::{Possibility, PreemptionOracle};
+use super::assigner::{FrName, Possibility, PreemptionOracle};
 use super::quota::{QueueId, QuotaTree};
 
 /// A workload that holds quota in a ClusterQueue: a possible victim.
@@ -104,7 +104,10 @@ impl FrBits {
         let mut mask = 0;
         for fr in frs {
             let next = (self.0.len() as u32).min(OVERFLOW);
-            let bit = *self.0.entry(fr.clone()).or_insert(next);
+            let bit = match self.0.get(fr) {
+                Some(&bit) => bit,
+                None => *self.0.entry(fr.clone()).or_insert(next),
+            };
             mask |= 1u128 << bit;
         }
         mask
@@ -664,7 +667,8 @@ pub struct Oracle<'a> {
 }
 
 impl PreemptionOracle for Oracle<'_> {
-    fn simulate(&self, queue: QueueId, fr: &FlavorResource, quantity: i64) -> (Possibility, usize) {
+    fn simulate(&self, queue: QueueId, fr: FrName, quantity: i64) -> (Possibility, usize) {
+        let fr = &(fr.0.to_string(), fr.1.to_string());
         let mut copy = self.snapshot.borrow_mut();
         let snapshot = copy.get_or_insert_with(|| self.base.clone());
         let usage = BTreeMap::from([(fr.clone(), quantity)]);

@@ -64,10 +64,11 @@ fn queue(name: &str, cohort: Option<&str>, rng: &mut ChaCha8Rng) -> ClusterQueue
     ClusterQueue {
         name: name.into(),
         cohort: cohort.map(str::to_string),
-        resource_groups: vec![ResourceGroup {
+        resource_groups: [ResourceGroup {
             covered_resources: vec![GPU.into()],
             flavors: FLAVORS.iter().map(|f| f.to_string()).collect(),
-        }],
+        }]
+        .into(),
         quotas,
         namespace_selector: Some(Default::default()),
         ..ClusterQueue::default()

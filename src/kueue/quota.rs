@@ -34,7 +34,7 @@ pub struct QuotaTree {
     cohorts: Arc<BTreeMap<String, usize>>,
     /// Flavor-resources as dense ids: the nodes' amounts are vectors indexed by them, so the
     /// tree walks of every availability check compare no strings.
-    frs: Arc<BTreeMap<FlavorResource, usize>>,
+    frs: Arc<FrIds>,
     /// What counts against each node's `subtree_quota`, per node and flavor-resource id
     /// (`node * frs + id`): a queue's usage; for a cohort, its children's usage past their
     /// local quota.
@@ -50,12 +50,11 @@ impl QuotaTree {
     /// no quota) and cohorts to their parents. A parent link that would close a cycle is left
     /// out and reported: Kueue marks such cohorts' queues inactive.
     pub fn new(queues: &[ClusterQueue], cohorts: &[Cohort]) -> (QuotaTree, Vec<String>) {
-        let mut frs: BTreeMap<FlavorResource, usize> = BTreeMap::new();
+        let mut frs = FrIds::default();
         for fr in (queues.iter().flat_map(|q| q.quotas.keys()))
             .chain(cohorts.iter().flat_map(|c| c.quotas.keys()))
         {
-            let next = frs.len();
-            frs.entry(fr.clone()).or_insert(next);
+            frs.id_or_add(fr);
         }
         let mut tree = QuotaTree {
             nodes: Arc::new(Vec::new()),
@@ -138,14 +137,21 @@ impl QuotaTree {
     ) -> Vec<Option<ResourceQuota>> {
         let mut out = vec![None; self.frs.len()];
         for (fr, q) in quotas {
-            out[self.frs[fr]] = Some(*q);
+            if let Some(f) = self.id(fr) {
+                out[f] = Some(*q);
+            }
         }
         out
     }
 
     /// The id of a flavor-resource, `None` when no queue or cohort has quota for it.
     fn id(&self, fr: &FlavorResource) -> Option<usize> {
-        self.frs.get(fr).copied()
+        self.frs.get(&fr.0, &fr.1)
+    }
+
+    /// [`Self::id`] by the flavor's and the resource's names (nothing to allocate).
+    pub fn fr_id(&self, flavor: &str, resource: &str) -> Option<usize> {
+        self.frs.get(flavor, resource)
     }
 
     /// The id of a flavor-resource, registered (with no quota anywhere) when new.
@@ -153,8 +159,7 @@ impl QuotaTree {
         if let Some(f) = self.id(fr) {
             return f;
         }
-        let f = self.frs.len();
-        Arc::make_mut(&mut self.frs).insert(fr.clone(), f);
+        let f = Arc::make_mut(&mut self.frs).id_or_add(fr);
         for n in self.nodes_mut() {
             n.quotas.push(None);
             n.subtree_quota.push(0);
@@ -242,16 +247,26 @@ impl QuotaTree {
 
     /// What the queue can use now without preempting (`ClusterQueueSnapshot.Available`).
     pub fn available(&self, q: QueueId, fr: &FlavorResource) -> i64 {
-        self.id(fr).map_or(0, |f| self.available_at(q.0, f).max(0))
+        self.available_of(q, self.id(fr))
     }
 
-    /// The most the queue could ever use (`PotentialAvailable`).
-    pub fn potential_available(&self, q: QueueId, fr: &FlavorResource) -> i64 {
-        self.id(fr).map_or(0, |f| self.potential_at(q.0, f))
+    /// [`Self::available`] by the flavor-resource's id ([`Self::fr_id`]).
+    pub fn available_of(&self, q: QueueId, f: Option<usize>) -> i64 {
+        f.map_or(0, |f| self.available_at(q.0, f).max(0))
+    }
+
+    /// The most the queue could ever use (`PotentialAvailable`), by the flavor-resource's id.
+    pub fn potential_available_of(&self, q: QueueId, f: Option<usize>) -> i64 {
+        f.map_or(0, |f| self.potential_at(q.0, f))
     }
 
     pub fn quota(&self, q: QueueId, fr: &FlavorResource) -> ResourceQuota {
-        (self.id(fr).and_then(|f| self.nodes[q.0].quotas[f])).unwrap_or_default()
+        self.quota_of(q, self.id(fr))
+    }
+
+    /// [`Self::quota`] by the flavor-resource's id.
+    pub fn quota_of(&self, q: QueueId, f: Option<usize>) -> ResourceQuota {
+        (f.and_then(|f| self.nodes[q.0].quotas[f])).unwrap_or_default()
     }
 
     pub fn usage(&self, q: QueueId, fr: &FlavorResource) -> i64 {
@@ -399,8 +414,13 @@ impl QuotaTree {
     /// `val` more (0: within its nominal quota), and whether that subtree is smaller than the
     /// whole tree (reclaiming within it could help).
     pub fn borrowing_height(&self, q: QueueId, fr: &FlavorResource, val: i64) -> (usize, bool) {
+        self.borrowing_height_of(q, self.id(fr), val)
+    }
+
+    /// [`Self::borrowing_height`] by the flavor-resource's id.
+    pub fn borrowing_height_of(&self, q: QueueId, f: Option<usize>, val: i64) -> (usize, bool) {
         let parent = self.nodes[q.0].parent;
-        let Some(f) = self.id(fr) else {
+        let Some(f) = f else {
             // No quota for it anywhere: the whole tree is short of it.
             let root = self.ancestors(q.0).last().unwrap_or(q.0);
             return match (val > 0, parent) {
@@ -422,6 +442,34 @@ impl QuotaTree {
             remaining = remaining.saturating_sub(self.local_available(node, fr));
         }
         (self.height(root), false)
+    }
+}
+
+/// Flavor-resource → dense id, looked up by flavor, then resource.
+#[derive(Debug, Clone, Default)]
+struct FrIds {
+    by_flavor: BTreeMap<String, BTreeMap<String, usize>>,
+    len: usize,
+}
+
+impl FrIds {
+    fn get(&self, flavor: &str, resource: &str) -> Option<usize> {
+        self.by_flavor.get(flavor)?.get(resource).copied()
+    }
+
+    fn id_or_add(&mut self, (flavor, resource): &FlavorResource) -> usize {
+        let next = self.len;
+        let id = *(self.by_flavor.entry(flavor.clone()).or_default())
+            .entry(resource.clone())
+            .or_insert(next);
+        if id == next {
+            self.len += 1;
+        }
+        id
+    }
+
+    fn len(&self) -> usize {
+        self.len
     }
 }
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::admission;
 use super::api::{self, FlavorResource, ResourceFlavor};
-use super::assigner::{Assigner, Mode, PodSet, Possibility, PreemptionOracle};
+use super::assigner::{Assigner, FrName, Mode, PodSet, Possibility, PreemptionOracle};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
 use crate::model::quantity::Quantity;
@@ -99,8 +99,12 @@ struct WantFlavor {
 struct TableOracle(BTreeMap<FlavorResource, (Possibility, usize)>);
 
 impl PreemptionOracle for TableOracle {
-    fn simulate(&self, _: QueueId, fr: &FlavorResource, _: i64) -> (Possibility, usize) {
-        self.0.get(fr).copied().unwrap_or((Possibility::Preempt, 0))
+    fn simulate(&self, _: QueueId, (f, r): FrName, _: i64) -> (Possibility, usize) {
+        let fr = (f.to_string(), r.to_string());
+        self.0
+            .get(&fr)
+            .copied()
+            .unwrap_or((Possibility::Preempt, 0))
     }
 }
 
@@ -235,7 +239,7 @@ fn run(case: &Case) -> Vec<String> {
         );
         check(
             &format!("{} reasons", w.name),
-            format!("{:?}", g.reasons),
+            format!("{:?}", got.reasons(g)),
             format!("{:?}", w.reasons),
         );
     }
@@ -558,7 +562,7 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
             ));
         }
         if let Some(m) = want.messages.get(key)
-            && *m != d.message
+            && *m != d.message.text()
         {
             problems.push(format!("{key}: message {:?}, want {m:?}", d.message));
         }

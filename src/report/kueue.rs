@@ -206,7 +206,7 @@ impl KueueReport {
                     cluster_queue: d.cluster_queue.clone(),
                     admitted: assigned.is_some() && d.finished.is_none(),
                     reason: d.reason.to_string(),
-                    message: d.message.clone(),
+                    message: d.message.to_string(),
                     cycle: d.admitted.as_ref().map(|(c, _)| *c),
                     borrowing: assigned.map_or(0, |a| a.borrowing),
                     pod_sets,

@@ -94,11 +94,13 @@ impl<'a> Kueue<'a> {
                 st.order.push(0);
                 st.pod_sets_id.push(0);
                 st.last.push(None);
+                st.refused.push(None);
                 st.workloads.len() - 1
             }
         };
         st.created[w] = st.workloads[w].created;
         st.last[w] = None;
+        st.refused[w] = None;
         st.holder_of[w] = None;
         if st.pod_sets_ids.len() >= POD_SETS_KEPT {
             // A trace's rows mostly differ in their requests: the numbering starts again,
@@ -116,7 +118,7 @@ impl<'a> Kueue<'a> {
         match st.enqueue(w, order, true) {
             Some(_) => Ok(w),
             None => {
-                let message = st.out.decisions[w].message.clone();
+                let message = st.out.decisions[w].message.to_string();
                 self.free.push(w);
                 Err(message)
             }
@@ -145,8 +147,8 @@ impl<'a> Kueue<'a> {
 
     /// Workload `w`'s QuotaReserved condition message as it stands: why it waits (its last
     /// nomination's flavor assignment, or what evicted it).
-    pub fn message(&self, w: usize) -> &str {
-        &self.st.out.decisions[w].message
+    pub fn message(&self, w: usize) -> String {
+        self.st.out.decisions[w].message.to_string()
     }
 
     /// Every nomination computed anew, nothing remembered: the reference for tests.
@@ -159,7 +161,7 @@ impl<'a> Kueue<'a> {
     #[cfg(test)]
     pub fn messages(&self) -> Vec<String> {
         (self.st.out.decisions.iter())
-            .map(|d| d.message.clone())
+            .map(|d| d.message.to_string())
             .collect()
     }
 

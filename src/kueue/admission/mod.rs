@@ -32,13 +32,15 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::api::{
     ClusterQueue, Cohort, FlavorResource, PreemptionPolicy, QueueingStrategy, StopPolicy,
 };
-use super::assigner::{self, Assigner, Assignment, Mode, Possibility, PreemptionOracle};
+use super::assigner::{self, Assigner, Assignment, FrName, Mode, Possibility};
+use super::assigner::{PreemptionOracle, Refusals};
 use super::preemption::{self, FrBits, Holder, KeyOrder, Oracle, Preemption, Preemptor, Target};
 use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
@@ -70,18 +72,21 @@ struct Entry {
 /// give. Shared between the heads that look alike to the assigner in a cycle and after it,
 /// while their quota tree is unchanged (most heads of a busy queue are answered this way).
 struct Nominated {
-    assignment: Assignment,
+    /// Shared with the condition messages ([`Message::of`]) that word it when read.
+    assignment: Arc<Assignment>,
     targets: Vec<Target>,
-    message: String,
 }
 
 impl Nominated {
     fn new((assignment, targets): (Assignment, Vec<Target>)) -> Rc<Self> {
         Rc::new(Nominated {
-            message: assignment.message(),
-            assignment,
+            assignment: Arc::new(assignment),
             targets,
         })
+    }
+
+    fn message(&self) -> Message {
+        Message::of(&self.assignment)
     }
 }
 
@@ -169,6 +174,9 @@ struct State<'a> {
     /// after a release every parked workload of the cohort is nominated again, and most read
     /// other flavors than the one released.
     last: Vec<Option<LastNomination>>,
+    /// Per workload, its pod sets' [`Refusals`] in the ClusterQueue they were found for: the
+    /// flavors' labels and taints do not change, so its nominations share them.
+    refused: Vec<Option<(usize, Refusals)>>,
     /// When the quota of each flavor-resource (as its [`FrBits`] bit) last changed, on the
     /// clock of [`Self::changes`].
     fr_changed: [u64; FrBits::COUNT],
@@ -202,13 +210,14 @@ struct LiveClock {
 /// preemptor's priority and (only under LowerOrNewerEqualPriority) its creation time.
 type AssignKey = (usize, u32, i32, Option<i64>);
 
-/// What the preemption oracle's answer depends on besides the quota: the queue, the
-/// flavor-resource, the quantity, and the preemptor's priority and (as in [`AssignKey`]) its
+/// What the preemption oracle's answer depends on besides the quota and the flavor-resource:
+/// the queue, the quantity, and the preemptor's priority and (as in [`AssignKey`]) its
 /// creation time.
-type SimulateKey = (QueueId, FlavorResource, i64, i32, Option<i64>);
+type SimulateKey = (QueueId, i64, i32, Option<i64>);
 
-/// The oracle's answers by what they depend on.
-type Simulations = HashMap<SimulateKey, (Possibility, usize)>;
+/// The oracle's answers by what they depend on, then by flavor-resource (a few: found by
+/// name, with nothing to allocate).
+type Simulations = HashMap<SimulateKey, Vec<(FlavorResource, (Possibility, usize))>>;
 
 /// What nominations in one quota tree found since its usage last changed.
 #[derive(Default)]
@@ -238,14 +247,19 @@ struct RememberingOracle<'o> {
 }
 
 impl PreemptionOracle for RememberingOracle<'_> {
-    fn simulate(&self, queue: QueueId, fr: &FlavorResource, quantity: i64) -> (Possibility, usize) {
+    fn simulate(&self, queue: QueueId, fr: FrName, quantity: i64) -> (Possibility, usize) {
+        let (flavor, resource) = fr;
         let priority = self.oracle.preemptor.priority;
-        let key = (queue, fr.clone(), quantity, priority, self.created);
-        if let Some(&known) = self.known.borrow().get(&key) {
-            return known;
+        let key = (queue, quantity, priority, self.created);
+        let known = (self.known.borrow().get(&key))
+            .and_then(|frs| frs.iter().find(|((f, r), _)| f == flavor && r == resource))
+            .map(|(_, answer)| *answer);
+        if let Some(answer) = known {
+            return answer;
         }
         let answer = self.oracle.simulate(queue, fr, quantity);
-        self.known.borrow_mut().insert(key, answer);
+        let fr = (flavor.to_string(), resource.to_string());
+        (self.known.borrow_mut().entry(key).or_default()).push((fr, answer));
         answer
     }
 }
@@ -462,6 +476,7 @@ impl State<'_> {
         self.inactive = self.inactive_queues();
         self.assigned.clear();
         self.last.iter_mut().for_each(|l| *l = None);
+        self.refused.iter_mut().for_each(|r| *r = None);
         let changed: BTreeSet<&str> = (update.cluster_queues.iter())
             .map(|q| q.name.as_str())
             .collect();
@@ -579,6 +594,15 @@ impl State<'_> {
             workload.priority,
             newer.then_some(self.created[w]),
         );
+        if !matches!(self.refused[w], Some((rq, _)) if rq == q) {
+            let refusals = Refusals::new(
+                &self.queues()[q],
+                &self.objects.flavors,
+                self.gates,
+                &self.workloads[w].pod_sets,
+            );
+            self.refused[w] = Some((q, refusals));
+        }
         if !self.remember {
             return Nominated::new(self.assign(snapshot, by_queue, w, q, None));
         }
@@ -590,12 +614,11 @@ impl State<'_> {
                 last.frs
             }
             _ => {
-                let read = assigner::flavor_resources_read(
-                    &self.queues()[q],
-                    &self.objects.flavors,
-                    self.gates,
-                    &workload.pod_sets,
-                );
+                // The workload's refusals in this queue, found above.
+                let refusals = (self.refused[w].as_ref()).map(|(_, r)| r);
+                let read = refusals.map_or_else(Vec::new, |r| {
+                    assigner::flavor_resources_read(&self.queues()[q], r)
+                });
                 self.fr_bits.learn(&read)
             }
         };
@@ -682,7 +705,7 @@ impl State<'_> {
                 known,
                 created,
             });
-            Assigner {
+            let assigner = Assigner {
                 queue: &self.queues()[q],
                 id: self.ids[q],
                 tree: snapshot,
@@ -692,8 +715,12 @@ impl State<'_> {
                     None => &oracle,
                 },
                 gates: self.gates,
+            };
+            let pod_sets = &self.workloads[w].pod_sets;
+            match &self.refused[w] {
+                Some((rq, refusals)) if *rq == q => assigner.assign_refused(pod_sets, refusals),
+                _ => assigner.assign(pod_sets),
             }
-            .assign(&self.workloads[w].pod_sets)
         };
         if assignment.mode() != Mode::Preempt {
             return (assignment, Vec::new());
@@ -737,7 +764,8 @@ impl State<'_> {
             let w = key.3;
             let queue = &self.cluster_queues[q];
             if inactive[q] {
-                self.out.decisions[w].message = format!("ClusterQueue {} is inactive", queue.name);
+                self.out.decisions[w].message =
+                    format!("ClusterQueue {} is inactive", queue.name).into();
                 requeue.push((q, key, Requeue::Inactive));
             } else if !namespace_admitted(
                 queue.namespace_selector.as_ref(),
@@ -749,7 +777,7 @@ impl State<'_> {
                 requeue.push((q, key, Requeue::NamespaceMismatch));
             } else {
                 let nominated = self.assign_now(&mut snapshot, by_queue, w, q);
-                self.out.decisions[w].message = nominated.message.clone();
+                self.out.decisions[w].message = nominated.message();
                 entries.push(Entry {
                     key,
                     queue: q,
@@ -784,7 +812,7 @@ impl State<'_> {
                 for &h in &others {
                     self.holders[h].add_usage(&mut snapshot, &self.ids);
                 }
-                self.out.decisions[w].message = nominated.message.clone();
+                self.out.decisions[w].message = nominated.message();
                 deferred = nominated.assignment.mode() == Mode::Fit;
                 e.nominated = nominated;
             }
@@ -838,10 +866,10 @@ impl State<'_> {
                 }
                 evicted += e.nominated.targets.len();
                 let d = &mut self.out.decisions[w];
-                d.message += &format!(
+                d.message.push_str(&format!(
                     ". Pending the preemption of {} workload(s)",
                     e.nominated.targets.len()
-                );
+                ));
                 requeue.push((q, e.key, Requeue::PendingPreemption));
                 if self.cluster_queues[q].queueing_strategy == QueueingStrategy::BestEffortFIFO {
                     self.sticky[q] = Some(e.key);
@@ -872,9 +900,11 @@ impl State<'_> {
             d.message = format!(
                 "Quota reserved in ClusterQueue {}",
                 self.cluster_queues[q].name
-            );
-            d.last_admitted = Some((cycle, e.nominated.assignment.clone()));
-            d.admitted = Some((cycle, e.nominated.assignment.clone()));
+            )
+            .into();
+            let assignment = Assignment::clone(&e.nominated.assignment);
+            d.last_admitted = Some((cycle, assignment.clone()));
+            d.admitted = Some((cycle, assignment));
             d.waiting = Waiting::Nowhere;
             self.out.order.push(w);
             admitted += 1;
@@ -949,7 +979,7 @@ impl State<'_> {
             let d = &mut self.out.decisions[v];
             d.admitted = None;
             d.evicted = Some(index);
-            d.message = message;
+            d.message = message.into();
             if self.workloads[v].owned_by_pod {
                 d.reason = "Preempted";
                 d.waiting = Waiting::Nowhere;

@@ -2,7 +2,10 @@
 //! queues, the timeline as Kueue sees it, and every decision, eviction and quota usage it
 //! reports.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
 
 use crate::kueue::api::{ClusterQueue, Cohort, FlavorResource, QueueingStrategy};
 use crate::kueue::api::{ResourceFlavor, ResourceQuota, StopPolicy};
@@ -134,7 +137,7 @@ pub struct Decision {
     /// when no Workload exists).
     pub reason: &'static str,
     /// The condition's message, verbatim.
-    pub message: String,
+    pub message: Message,
     /// When admitted: the cycle (from 1) and the flavors per pod set.
     pub admitted: Option<(usize, Assignment)>,
     /// Its latest admission, kept when it is evicted or finishes.
@@ -148,6 +151,79 @@ pub struct Decision {
     /// The timeline step in which it finished (its quota released), if it did.
     pub finished: Option<usize>,
 }
+
+/// A condition message: text, or a nomination's flavor assignment, worded
+/// (`Assignment.Message`) only when read: most nominations are superseded by the next one
+/// before anyone reads their message.
+#[derive(Clone)]
+pub struct Message(Words);
+
+#[derive(Clone)]
+enum Words {
+    Text(String),
+    Assignment(Arc<Assignment>),
+}
+
+impl Message {
+    /// The message of a nomination's flavor assignment.
+    pub fn of(assignment: &Arc<Assignment>) -> Message {
+        Message(Words::Assignment(Arc::clone(assignment)))
+    }
+
+    pub fn text(&self) -> Cow<'_, str> {
+        match &self.0 {
+            Words::Text(t) => Cow::Borrowed(t),
+            Words::Assignment(a) => Cow::Owned(a.message()),
+        }
+    }
+
+    /// The message with `more` after it.
+    pub fn push_str(&mut self, more: &str) {
+        let mut text = self.text().into_owned();
+        text.push_str(more);
+        self.0 = Words::Text(text);
+    }
+}
+
+impl Default for Message {
+    fn default() -> Self {
+        Message(Words::Text(String::new()))
+    }
+}
+
+impl From<String> for Message {
+    fn from(text: String) -> Self {
+        Message(Words::Text(text))
+    }
+}
+
+impl From<&str> for Message {
+    fn from(text: &str) -> Self {
+        Message(Words::Text(text.to_string()))
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+/// As the text it reads.
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.text(), f)
+    }
+}
+
+/// Messages are equal when they read the same.
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl Eq for Message {}
 
 impl Decision {
     /// Preempted and not requeued: a pod's workload, whose pod Kueue deleted.

@@ -75,6 +75,7 @@ impl<'a> State<'a> {
             cohorts: Cow::Borrowed(&objects.cohorts),
             assigned: BTreeMap::new(),
             last: (0..workloads.len()).map(|_| None).collect(),
+            refused: (0..workloads.len()).map(|_| None).collect(),
             fr_changed: [0; FrBits::COUNT],
             changes: 0,
             remember: true,
@@ -178,7 +179,7 @@ impl<'a> State<'a> {
         let decision = |message: String| Decision {
             cluster_queue: cq.cloned(),
             reason: "Inadmissible",
-            message,
+            message: message.into(),
             admitted: None,
             last_admitted: None,
             waiting: Waiting::Nowhere,

@@ -678,7 +678,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                 message: match state {
                     "pending" => live.message.as_deref().map(str::to_string),
                     "queued" => (job.kueue.zip(self.kueue.as_ref()))
-                        .map(|(slot, kueue)| kueue.message(slot).to_string())
+                        .map(|(slot, kueue)| kueue.message(slot))
                         .filter(|m| !m.is_empty()),
                     _ => None,
                 },
