@@ -165,7 +165,14 @@ pub struct ClusterQueue {
 impl ClusterQueue {
     /// The resource group covering `resource` (`RGByResource`).
     pub fn group_of(&self, resource: &str) -> Option<&ResourceGroup> {
-        (self.resource_groups.iter()).find(|g| g.covered_resources.iter().any(|r| r == resource))
+        self.group_index_of(resource)
+            .map(|g| &self.resource_groups[g])
+    }
+
+    /// The place of the resource group covering `resource` (`RGByResource`).
+    pub fn group_index_of(&self, resource: &str) -> Option<usize> {
+        (self.resource_groups.iter())
+            .position(|g| g.covered_resources.iter().any(|r| r == resource))
     }
 }
 

@@ -363,7 +363,7 @@ impl Assigner<'_> {
             // Kueue ranges over a Go map here (random order); sorted order is one of its
             // orders, and the reasons are sorted before they are shown.
             for &(resource, quantity) in &requests {
-                let group = self.group_index(resource);
+                let group = self.queue.group_index_of(resource);
                 if group.is_none() && quantity == 0 {
                     continue;
                 }
@@ -404,12 +404,6 @@ impl Assigner<'_> {
             }
         }
         assignment
-    }
-
-    /// The place of the resource group covering `resource` (`RGByResource`).
-    fn group_index(&self, resource: &str) -> Option<usize> {
-        (self.queue.resource_groups.iter())
-            .position(|g| g.covered_resources.iter().any(|r| r == resource))
     }
 
     /// `findFlavorForPodSets`: the flavor for every resource of `resource`'s group (`group`).
