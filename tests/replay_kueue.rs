@@ -371,3 +371,22 @@ proptest::proptest! {
         proptest::prop_assert_eq!((last.allocated_gpus, last.running, last.queued), (0, 0, 0));
     }
 }
+
+/// A TrainJob Kueue admits but Trainer cannot build with Kueue's patch (it still uses
+/// `podTemplateOverrides`): the replay says why, and its pod is never created (it stays
+/// `queued`, admitted, holding its quota).
+#[test]
+fn an_admitted_trainjob_trainer_cannot_build_stays_suspended() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/kueue-older-overrides.yaml"));
+    let pod = &pods["ml/old-style-node-0-0"];
+    assert_eq!(
+        (pod.admitted, pod.first_bind, pod.state),
+        (Some(0), None, "queued")
+    );
+    assert_eq!(
+        report.warnings,
+        [
+            "TrainJob ml/old-style: Kueue admitted it but Trainer cannot start it: Kueue records its admission as a runtimePatches entry of manager kueue.x-k8s.io/manager (Trainer v2.2+), but the TrainJob uses spec.podTemplateOverrides: no Trainer version serves both; it stays suspended"
+        ]
+    );
+}

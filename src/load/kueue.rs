@@ -698,7 +698,7 @@ fn owned_pods<'w>(
 }
 
 /// The override field of an older Trainer API that a TrainJob uses, if any.
-fn older_overrides(job: &TrainJob) -> Option<&'static str> {
+pub fn older_overrides(job: &TrainJob) -> Option<&'static str> {
     if !job.spec.pod_template_overrides.is_empty() {
         Some("spec.podTemplateOverrides")
     } else if !job.spec.template_overrides.is_empty() {

@@ -13,7 +13,7 @@ use super::Engine;
 use crate::kueue::admission::Workload;
 use crate::kueue::admission::live::Change;
 use crate::kueue::pod_set_info::{PodSetInfo, merge_into_pod, pod_set_info};
-use crate::load::kueue::{MANAGER, add_runtime_patch};
+use crate::load::kueue::{MANAGER, add_runtime_patch, older_overrides};
 use crate::model::Pod;
 use crate::resolve::build::BuildOptions;
 use crate::resolve::trainjob::TrainJob;
@@ -188,11 +188,9 @@ impl Engine<'_, '_> {
         train_job: &TrainJob,
         infos: &[PodSetInfo],
     ) -> Result<HashMap<String, Pod>, String> {
-        if !train_job.spec.pod_template_overrides.is_empty()
-            || !train_job.spec.template_overrides.is_empty()
-        {
+        if let Some(field) = older_overrides(train_job) {
             return Err(format!(
-                "Kueue records its admission as a runtimePatches entry of manager {MANAGER} (Trainer v2.2+), which no Trainer version serves beside the older override fields"
+                "Kueue records its admission as a runtimePatches entry of manager {MANAGER} (Trainer v2.2+), but the TrainJob uses {field}: no Trainer version serves both"
             ));
         }
         let mut job = train_job.clone();
