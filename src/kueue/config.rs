@@ -167,7 +167,13 @@ const V1BETA1_ONLY: &str = "queueVisibility";
 pub fn read(value: &Value) -> Result<Read, Vec<FieldError>> {
     let mut errs = Vec::new();
     let Some(object) = value.as_object() else {
-        errs.push(type_error("", value, "Configuration", "", "v1beta2.Configuration"));
+        errs.push(type_error(
+            "",
+            value,
+            "Configuration",
+            "",
+            "v1beta2.Configuration",
+        ));
         return Err(errs);
     };
     let v1beta1 = object.get("apiVersion").and_then(Value::as_str) == Some(V1BETA1);
@@ -291,7 +297,11 @@ fn validate(w: &RawWait, errs: &mut Vec<FieldError>) {
         return;
     };
     let path = "waitForPodsReady.requeuingStrategy";
-    if let Some(t) = s.timestamp.as_deref().filter(|t| !["Creation", "Eviction"].contains(t)) {
+    if let Some(t) = s
+        .timestamp
+        .as_deref()
+        .filter(|t| !["Creation", "Eviction"].contains(t))
+    {
         errs.push(FieldError::new(
             &format!("{path}.timestamp"),
             format!("Unsupported value: {t:?}: supported values: \"Creation\", \"Eviction\""),

@@ -31,7 +31,9 @@ fn shown(w: &Option<WaitForPodsReady>) -> Value {
     };
     let mut m = serde_json::Map::new();
     m.insert("timeout".into(), go_duration_string(w.timeout_ns).into());
-    let recovery = w.recovery_timeout_ns.map_or("off".into(), go_duration_string);
+    let recovery = w
+        .recovery_timeout_ns
+        .map_or("off".into(), go_duration_string);
     m.insert("recoveryTimeout".into(), recovery.into());
     m.insert("blockAdmission".into(), w.block_admission.into());
     let timestamp = match w.timestamp {
@@ -158,7 +160,10 @@ fn go_durations_parse_and_print_as_go_does() {
         ("16h", 16 * 3600 * SECOND_NS),
         ("3h30m", (3 * 3600 + 30 * 60) * SECOND_NS),
         ("10.5s4m", (4 * 60 + 10) * SECOND_NS + 500_000_000),
-        ("-2m3.4s", -(2 * 60 * SECOND_NS + 3 * SECOND_NS + 400_000_000)),
+        (
+            "-2m3.4s",
+            -(2 * 60 * SECOND_NS + 3 * SECOND_NS + 400_000_000),
+        ),
         ("1h2m3s4ms5us6ns", 3_723_004_005_006),
         ("39h9m14.425s", 140_954_425_000_000),
         ("52763797000ns", 52_763_797_000),
@@ -168,7 +173,10 @@ fn go_durations_parse_and_print_as_go_does() {
         ("9223372036854775.807us", i64::MAX),
         ("-9223372036854775808ns", i64::MIN),
         ("0.100000000000000000000h", 6 * 60 * SECOND_NS),
-        ("0.830103483285477580700h", 49 * 60 * SECOND_NS + 48_372_539_827),
+        (
+            "0.830103483285477580700h",
+            49 * 60 * SECOND_NS + 48_372_539_827,
+        ),
     ];
     for (text, want) in parsed {
         assert_eq!(parse_go_duration(text), Ok(want), "{text}");
@@ -183,8 +191,14 @@ fn go_durations_parse_and_print_as_go_does() {
         (".s", "time: invalid duration \".s\""),
         ("+.s", "time: invalid duration \"+.s\""),
         ("1d", "time: unknown unit \"d\" in duration \"1d\""),
-        ("9223372036854775808ns", "time: invalid duration \"9223372036854775808ns\""),
-        ("-9223372036854775809ns", "time: invalid duration \"-9223372036854775809ns\""),
+        (
+            "9223372036854775808ns",
+            "time: invalid duration \"9223372036854775808ns\"",
+        ),
+        (
+            "-9223372036854775809ns",
+            "time: invalid duration \"-9223372036854775809ns\"",
+        ),
     ];
     for (text, want) in refused {
         assert_eq!(parse_go_duration(text), Err(want.to_string()), "{text:?}");

@@ -14,6 +14,7 @@ mod dra;
 pub mod expect;
 mod files;
 pub mod kueue;
+mod kueue_config;
 mod loaded;
 mod nodes;
 mod objects;
@@ -271,7 +272,7 @@ impl Loader<'_> {
             &mut errors,
         );
         let runtimes = self.runtimes(origins, &mut errors, &mut warnings);
-        let mut kueue_objects = self.kueue_objects(routed.kueue, &mut errors);
+        let mut kueue_objects = self.kueue_objects(routed.kueue, &mut errors, &mut warnings);
         self.kueue_updates(
             file,
             doc,
