@@ -581,6 +581,15 @@ fn block_admission_waits_for_every_admitted_workload_to_be_ready() {
     assert_eq!((c.admitted, c.end), (Some(20 * S), Some(620 * S)));
 }
 
+/// (pod, end, node) of every pod.
+fn ends_on(
+    pods: &std::collections::BTreeMap<String, schedsim::replay::PodRecord>,
+) -> Vec<(&str, Option<u64>, Option<&str>)> {
+    (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.end, r.node.as_deref()))
+        .collect()
+}
+
 /// `recoveryTimeout` (`kueue-pods-ready-recovery.yaml`'s header): a node failure takes a pod
 /// of a ready job; the job is evicted 2 minutes later, readmitted after its backoff, and ready
 /// once a new node joins. With the recovery not checked, it just waits for the node.
@@ -588,9 +597,7 @@ fn block_admission_waits_for_every_admitted_workload_to_be_ready() {
 fn the_recovery_timeout_counts_from_a_lost_pod() {
     let file = "tests/data/replay/kueue-pods-ready-recovery.yaml";
     let (report, pods) = replay_file(&repo(file));
-    let got: Vec<(&str, Option<u64>, Option<&str>)> = (pods.iter())
-        .map(|(k, r)| (k.as_str(), r.end, r.node.as_deref()))
-        .collect();
+    let got = ends_on(&pods);
     assert_eq!(
         got,
         [
@@ -606,9 +613,7 @@ fn the_recovery_timeout_counts_from_a_lost_pod() {
         None,
     );
     let (report, pods) = replay_file(&unchecked);
-    let got: Vec<(&str, Option<u64>, Option<&str>)> = (pods.iter())
-        .map(|(k, r)| (k.as_str(), r.end, r.node.as_deref()))
-        .collect();
+    let got = ends_on(&pods);
     assert_eq!(
         got,
         [

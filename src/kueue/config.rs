@@ -407,7 +407,7 @@ fn gates(v: &Value, raw: &mut Raw, ignored: &mut Vec<String>, errs: &mut Vec<Fie
                     &at,
                     format!(
                         "json: cannot unmarshal {} into Go struct field Configuration.featureGates of type bool",
-                        json_kind(other)
+                        crate::yaml::json_type(other)
                     ),
                 ));
                 continue;
@@ -496,25 +496,14 @@ fn type_error(at: &str, v: &Value, go_struct: &str, field: &str, go_type: &str) 
     let message = match field.is_empty() {
         true => format!(
             "json: cannot unmarshal {} into Go value of type {go_type}",
-            json_kind(v)
+            crate::yaml::json_type(v)
         ),
         false => format!(
             "json: cannot unmarshal {} into Go struct field {go_struct}.{field} of type {go_type}",
-            json_kind(v)
+            crate::yaml::json_type(v)
         ),
     };
     FieldError::new(at, message)
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// The strict decoder's refusal of a field its type does not have.
@@ -599,20 +588,12 @@ pub fn parse_go_duration(text: &str) -> Result<i64, String> {
         }
         let (unit, rest) = s.split_at(unit_len);
         s = rest;
-        let unit_ns: u64 = match unit {
-            "ns" => 1,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => {
-                return Err(format!(
-                    "time: unknown unit {} in duration {}",
-                    go_quote(unit),
-                    go_quote(text)
-                ));
-            }
+        let Some(unit_ns) = crate::trace::clock::go_unit_ns(unit) else {
+            return Err(format!(
+                "time: unknown unit {} in duration {}",
+                go_quote(unit),
+                go_quote(text)
+            ));
         };
         if whole > LIMIT / unit_ns {
             return Err(invalid());
