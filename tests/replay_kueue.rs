@@ -424,9 +424,9 @@ fn ends(pods: &std::collections::BTreeMap<String, schedsim::replay::PodRecord>) 
         .collect()
 }
 
-/// The story of `kueue-pods-ready-backoff.yaml`'s header: big is evicted at admission (10 s)
-/// + the 5-minute timeout, readmitted 60 s later, evicted again, readmitted 120 s later, and
-/// runs once the blocker's GPUs free.
+/// The story of `kueue-pods-ready-backoff.yaml`'s header: big is evicted 5 minutes (the
+/// timeout) after its admission at 10 s, readmitted 60 s later, evicted again, readmitted
+/// 120 s later, and runs once the blocker's GPUs free.
 #[test]
 fn the_pods_ready_timeout_evicts_and_requeues_with_backoff() {
     let (report, pods) = replay_file(&repo("tests/data/replay/kueue-pods-ready-backoff.yaml"));

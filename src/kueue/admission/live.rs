@@ -443,6 +443,7 @@ impl<'a> Kueue<'a> {
         let mut any = false;
         for update in objects.updates.iter().filter(|u| u.step == step) {
             any = true;
+            self.note_progress();
             for root in self.st.update_queues(update) {
                 self.requeue_at
                     .entry(root)

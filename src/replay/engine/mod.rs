@@ -625,14 +625,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         self.gang_pod_gone(id);
         let node = self.live.get(&id).and_then(|l| l.bound).map(|(n, _)| n);
         let was_bound = node.is_some();
-        if let Some(k) = self.kueue.as_mut() {
-            k.note_progress();
-        }
-        // A pod that succeeds counts for its job before it leaves its node: a job whose pods
-        // end this way stays PodsReady.
-        if let (true, Some(job)) = (state == "finished", self.live.get(&id).map(|l| l.job)) {
-            self.job_pods_changed(job, 0, 1);
-        }
+        self.pod_ending(id, state == "finished");
         let pod = self.unbind(id);
         let Some(live) = self.live.remove(&id) else {
             return;

@@ -54,6 +54,18 @@ impl Engine<'_, '_> {
         }
     }
 
+    /// Pod `id` is about to go (`finished`: it succeeded). A pod that succeeds counts for its
+    /// job before it leaves its node, so a job whose pods end this way stays PodsReady; any
+    /// pod's end may let workloads Kueue evicts again and again start.
+    pub(super) fn pod_ending(&mut self, id: u32, finished: bool) {
+        if let Some(k) = self.kueue.as_mut() {
+            k.note_progress();
+        }
+        if let (true, Some(job)) = (finished, self.live.get(&id).map(|l| l.job)) {
+            self.job_pods_changed(job, 0, 1);
+        }
+    }
+
     /// Tells Kueue whether job `job`'s pods are ready, if that changed since it was last
     /// told (`force`: in any case, the job having just been admitted).
     pub(super) fn tell_pods_ready(&mut self, job: u32, force: bool) {
