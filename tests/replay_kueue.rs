@@ -402,17 +402,21 @@ fn an_admitted_trainjob_trainer_cannot_build_stays_suspended() {
 
 // ---- waitForPodsReady over time (Kueue's manager Configuration) ----
 
-/// A variant of a scenario file of `tests/data/replay/`: its text with `from` replaced by
-/// `to`, written beside a copy of its trace, if it has one.
-fn variant(file: &str, from: &str, to: &str, trace: Option<&str>) -> std::path::PathBuf {
+/// A variant of a scenario file of `tests/data/replay/`, replayed: its text with `from`
+/// replaced by `to`.
+fn replay_variant(
+    file: &str,
+    from: &str,
+    to: &str,
+) -> (
+    schedsim::replay::ReplayReport,
+    std::collections::BTreeMap<String, schedsim::replay::PodRecord>,
+) {
     let dir = common::cli::tempdir(&format!("pods-ready-{}", to.len()));
     let text = std::fs::read_to_string(repo(&format!("tests/data/replay/{file}"))).unwrap();
     assert!(text.contains(from), "{file} has {from:?}");
     std::fs::write(dir.join(file), text.replace(from, to)).unwrap();
-    if let Some(csv) = trace {
-        std::fs::copy(repo(&format!("tests/data/replay/{csv}")), dir.join(csv)).unwrap();
-    }
-    dir.join(file)
+    replay_file(&dir.join(file))
 }
 
 /// (pod, first bind, end, state) of every pod.
@@ -458,13 +462,11 @@ fn the_pods_ready_timeout_evicts_and_requeues_with_backoff() {
 /// its pods are deleted, recorded `deactivated` with the reason.
 #[test]
 fn past_the_backoff_limit_a_workload_is_deactivated() {
-    let file = variant(
+    let (report, pods) = replay_variant(
         "kueue-pods-ready-backoff.yaml",
         "timeout: 5m",
         "timeout: 5m\n        requeuingStrategy: {backoffLimitCount: 1}",
-        None,
     );
-    let (report, pods) = replay_file(&file);
     assert_eq!(
         ends(&pods),
         [
@@ -488,13 +490,11 @@ fn past_the_backoff_limit_a_workload_is_deactivated() {
 /// off (v1beta1 defaulting, then conversion to none): big keeps its quota and waits.
 #[test]
 fn a_v1beta1_configuration_without_enable_turns_pods_ready_off() {
-    let file = variant(
+    let (report, pods) = replay_variant(
         "kueue-pods-ready-backoff.yaml",
         "config.kueue.x-k8s.io/v1beta2",
         "config.kueue.x-k8s.io/v1beta1",
-        None,
     );
-    let (report, pods) = replay_file(&file);
     assert_eq!(
         ends(&pods),
         [
@@ -517,13 +517,11 @@ fn the_requeuing_timestamp_orders_an_evicted_workload() {
     assert_eq!((late.admitted, late.end), (Some(1000 * S), Some(1600 * S)));
     assert_eq!(report.summary.pods_ready_timeouts, 3);
     assert_eq!(report.end_ms, 2320 * S);
-    let creation = variant(
+    let (report, pods) = replay_variant(
         "kueue-pods-ready-order.yaml",
         "timestamp: Eviction",
         "timestamp: Creation",
-        None,
     );
-    let (report, pods) = replay_file(&creation);
     let late = &pods["default/late-0"];
     assert_eq!((late.admitted, late.end), (Some(1080 * S), Some(1680 * S)));
     assert_eq!(report.summary.pods_ready_timeouts, 5);
@@ -554,13 +552,11 @@ fn block_admission_waits_for_every_admitted_workload_to_be_ready() {
     assert_eq!(report.summary.pods_ready_timeouts, 4);
     assert_eq!(report.end_ms, 1630 * S);
     // Before 310 s, c's Workload says why it waits.
-    let waiting = variant(
+    let (_, pods) = replay_variant(
         "kueue-pods-ready-block.yaml",
         "replay: {}",
         "replay: {until: 200s}",
-        None,
     );
-    let (_, pods) = replay_file(&waiting);
     let c = &pods["default/c-0"];
     assert_eq!(
         (c.state, c.message.as_deref()),
@@ -570,13 +566,11 @@ fn block_admission_waits_for_every_admitted_workload_to_be_ready() {
         )
     );
     // Without blockAdmission, c is admitted when it arrives.
-    let free = variant(
+    let (_, pods) = replay_variant(
         "kueue-pods-ready-block.yaml",
         "blockAdmission: true",
         "blockAdmission: false",
-        None,
     );
-    let (_, pods) = replay_file(&free);
     let c = &pods["default/c-0"];
     assert_eq!((c.admitted, c.end), (Some(20 * S), Some(620 * S)));
 }
@@ -606,13 +600,11 @@ fn the_recovery_timeout_counts_from_a_lost_pod() {
         ]
     );
     assert_eq!(report.summary.pods_ready_timeouts, 1);
-    let unchecked = variant(
+    let (report, pods) = replay_variant(
         "kueue-pods-ready-recovery.yaml",
         "recoveryTimeout: 2m",
         "recoveryTimeout: 0s",
-        None,
     );
-    let (report, pods) = replay_file(&unchecked);
     let got = ends_on(&pods);
     assert_eq!(
         got,
