@@ -373,8 +373,10 @@ proptest::proptest! {
 }
 
 /// A TrainJob Kueue admits but Trainer cannot build with Kueue's patch (it still uses
-/// `podTemplateOverrides`): the replay says why, and its pod is never created (it stays
-/// `queued`, admitted, holding its quota).
+/// `podTemplateOverrides`): the replay says why, and its pod is never created. Kueue's
+/// waitForPodsReady (on by default) evicts it at 30m (admitted at 0 + the 30-minute
+/// timeout), requeues it 60 s later, evicts it again at 1h1m; nothing else can happen, so the
+/// replay ends there (with a warning) and the pod stays `queued`, in its second backoff.
 #[test]
 fn an_admitted_trainjob_trainer_cannot_build_stays_suspended() {
     let (report, pods) = replay_file(&repo("tests/data/replay/kueue-older-overrides.yaml"));
@@ -384,9 +386,320 @@ fn an_admitted_trainjob_trainer_cannot_build_stays_suspended() {
         (Some(0), None, "queued")
     );
     assert_eq!(
+        pod.message.as_deref(),
+        Some("Exceeded the PodsReady timeout ml/old-style")
+    );
+    assert_eq!(report.end_ms, 61 * 60 * S);
+    assert_eq!(report.summary.pods_ready_timeouts, 2);
+    assert_eq!(
         report.warnings,
         [
-            "TrainJob ml/old-style: Kueue admitted it but Trainer cannot start it: Kueue records its admission as a runtimePatches entry of manager kueue.x-k8s.io/manager (Trainer v2.2+), but the TrainJob uses spec.podTemplateOverrides: no Trainer version serves both; it stays suspended"
+            "TrainJob ml/old-style: Kueue admitted it but Trainer cannot start it: Kueue records its admission as a runtimePatches entry of manager kueue.x-k8s.io/manager (Trainer v2.2+), but the TrainJob uses spec.podTemplateOverrides: no Trainer version serves both; it stays suspended",
+            "Kueue's waitForPodsReady evicted ml/old-style (2 times so far) for PodsReadyTimeout again and again, their pods never all starting, and nothing else is left to happen: the replay ends at 1h1m (Kueue would requeue them for ever; set spec.replay.until for a fixed span, or waitForPodsReady.requeuingStrategy.backoffLimitCount)"
         ]
     );
+}
+
+// ---- waitForPodsReady over time (Kueue's manager Configuration) ----
+
+/// A variant of a scenario file of `tests/data/replay/`, replayed: its text with `from`
+/// replaced by `to`.
+fn replay_variant(
+    file: &str,
+    from: &str,
+    to: &str,
+) -> (
+    schedsim::replay::ReplayReport,
+    std::collections::BTreeMap<String, schedsim::replay::PodRecord>,
+) {
+    let dir = common::cli::tempdir(&format!("pods-ready-{}", to.len()));
+    let text = std::fs::read_to_string(repo(&format!("tests/data/replay/{file}"))).unwrap();
+    assert!(text.contains(from), "{file} has {from:?}");
+    std::fs::write(dir.join(file), text.replace(from, to)).unwrap();
+    replay_file(&dir.join(file))
+}
+
+/// (pod, first bind, end, state) of every pod.
+type Ends<'a> = Vec<(&'a str, Option<u64>, Option<u64>, &'a str)>;
+
+fn ends(pods: &std::collections::BTreeMap<String, schedsim::replay::PodRecord>) -> Ends<'_> {
+    (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.first_bind, r.end, r.state))
+        .collect()
+}
+
+/// The story of `kueue-pods-ready-backoff.yaml`'s header: big is evicted 5 minutes (the
+/// timeout) after its admission at 10 s, readmitted 60 s later, evicted again, readmitted
+/// 120 s later, and runs once the blocker's GPUs free.
+#[test]
+fn the_pods_ready_timeout_evicts_and_requeues_with_backoff() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/kueue-pods-ready-backoff.yaml"));
+    assert_eq!(
+        ends(&pods),
+        [
+            // Bound at 10 s, 370 s and 790 s; runs its 10 minutes from the last.
+            ("default/big-0", Some(10 * S), Some(1390 * S), "finished"),
+            ("default/big-1", Some(1000 * S), Some(1600 * S), "finished"),
+            ("default/blocker", Some(0), Some(1000 * S), "finished"),
+        ]
+    );
+    let s = &report.summary;
+    assert_eq!((s.pods_ready_timeouts, s.jobs_deactivated), (2, 0));
+    // An eviction by the timeout is no preemption.
+    assert_eq!(s.preemptions, 0);
+    assert_eq!(report.end_ms, 1600 * S);
+    // Evicted at 310 s: its pods wait for Kueue (queued) until 370 s.
+    let at = |t: u64| {
+        (report.series.points.iter())
+            .find(|p| p.at_ms == t)
+            .unwrap()
+    };
+    assert_eq!((at(340 * S).queued, at(340 * S).running), (2, 1));
+    assert_eq!((at(380 * S).queued, at(380 * S).running), (0, 2));
+}
+
+/// `backoffLimitCount: 1`: the second timeout deactivates big (`RequeuingLimitExceeded`):
+/// its pods are deleted, recorded `deactivated` with the reason.
+#[test]
+fn past_the_backoff_limit_a_workload_is_deactivated() {
+    let (report, pods) = replay_variant(
+        "kueue-pods-ready-backoff.yaml",
+        "timeout: 5m",
+        "timeout: 5m\n        requeuingStrategy: {backoffLimitCount: 1}",
+    );
+    assert_eq!(
+        ends(&pods),
+        [
+            ("default/big-0", Some(10 * S), Some(670 * S), "deactivated"),
+            ("default/big-1", None, Some(670 * S), "deactivated"),
+            ("default/blocker", Some(0), Some(1000 * S), "finished"),
+        ]
+    );
+    assert_eq!(
+        pods["default/big-1"].message.as_deref(),
+        Some(
+            "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
+        )
+    );
+    let s = &report.summary;
+    assert_eq!((s.pods_ready_timeouts, s.jobs_deactivated), (1, 1));
+    assert_eq!((s.jobs_finished, report.end_ms), (1, 1000 * S));
+}
+
+/// A v1beta1 Configuration whose `waitForPodsReady` does not say `enable: true` turns it
+/// off (v1beta1 defaulting, then conversion to none): big keeps its quota and waits.
+#[test]
+fn a_v1beta1_configuration_without_enable_turns_pods_ready_off() {
+    let (report, pods) = replay_variant(
+        "kueue-pods-ready-backoff.yaml",
+        "config.kueue.x-k8s.io/v1beta2",
+        "config.kueue.x-k8s.io/v1beta1",
+    );
+    assert_eq!(
+        ends(&pods),
+        [
+            ("default/big-0", Some(10 * S), Some(610 * S), "finished"),
+            ("default/big-1", Some(610 * S), Some(1210 * S), "finished"),
+            ("default/blocker", Some(0), Some(1000 * S), "finished"),
+        ]
+    );
+    assert_eq!(report.summary.pods_ready_timeouts, 0);
+}
+
+/// `requeuingStrategy.timestamp` (`kueue-pods-ready-order.yaml`'s header): evicted by the
+/// timeout, stuck waits by its eviction time (behind late, which heads the StrictFIFO queue
+/// and blocks it) or by its creation (ahead of late, taking the quota again and again).
+#[test]
+fn the_requeuing_timestamp_orders_an_evicted_workload() {
+    let file = "tests/data/replay/kueue-pods-ready-order.yaml";
+    let (report, pods) = replay_file(&repo(file));
+    let late = &pods["default/late-0"];
+    assert_eq!((late.admitted, late.end), (Some(1000 * S), Some(1600 * S)));
+    assert_eq!(report.summary.pods_ready_timeouts, 3);
+    assert_eq!(report.end_ms, 2320 * S);
+    let (report, pods) = replay_variant(
+        "kueue-pods-ready-order.yaml",
+        "timestamp: Eviction",
+        "timestamp: Creation",
+    );
+    let late = &pods["default/late-0"];
+    assert_eq!((late.admitted, late.end), (Some(1080 * S), Some(1680 * S)));
+    assert_eq!(report.summary.pods_ready_timeouts, 5);
+    assert_eq!(report.end_ms, 2760 * S);
+    // stuck never runs; the replay ends when it only goes round, and says so.
+    let stuck = &pods["default/stuck-0"];
+    assert_eq!((stuck.first_bind, stuck.state), (None, "queued"));
+    assert!(
+        report.warnings.iter().any(|w| w.starts_with(
+            "Kueue's waitForPodsReady evicted default/stuck (5 times so far) for PodsReadyTimeout again and again"
+        )),
+        "{:?}",
+        report.warnings
+    );
+}
+
+/// `blockAdmission` (`kueue-pods-ready-block.yaml`'s header): c waits while wide is admitted
+/// and not ready, and is admitted by the same cycle once wide's timeout evicts it.
+#[test]
+fn block_admission_waits_for_every_admitted_workload_to_be_ready() {
+    let file = "tests/data/replay/kueue-pods-ready-block.yaml";
+    let (report, pods) = replay_file(&repo(file));
+    let c = &pods["default/c-0"];
+    assert_eq!(
+        (c.admitted, c.first_bind, c.end),
+        (Some(310 * S), Some(310 * S), Some(910 * S))
+    );
+    assert_eq!(report.summary.pods_ready_timeouts, 4);
+    assert_eq!(report.end_ms, 1630 * S);
+    // Before 310 s, c's Workload says why it waits.
+    let (_, pods) = replay_variant(
+        "kueue-pods-ready-block.yaml",
+        "replay: {}",
+        "replay: {until: 200s}",
+    );
+    let c = &pods["default/c-0"];
+    assert_eq!(
+        (c.state, c.message.as_deref()),
+        (
+            "queued",
+            Some("waiting for all admitted workloads to be in PodsReady condition")
+        )
+    );
+    // Without blockAdmission, c is admitted when it arrives.
+    let (_, pods) = replay_variant(
+        "kueue-pods-ready-block.yaml",
+        "blockAdmission: true",
+        "blockAdmission: false",
+    );
+    let c = &pods["default/c-0"];
+    assert_eq!((c.admitted, c.end), (Some(20 * S), Some(620 * S)));
+}
+
+/// (pod, end, node) of every pod.
+fn ends_on(
+    pods: &std::collections::BTreeMap<String, schedsim::replay::PodRecord>,
+) -> Vec<(&str, Option<u64>, Option<&str>)> {
+    (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.end, r.node.as_deref()))
+        .collect()
+}
+
+/// `recoveryTimeout` (`kueue-pods-ready-recovery.yaml`'s header): a node failure takes a pod
+/// of a ready job; the job is evicted 2 minutes later, readmitted after its backoff, and ready
+/// once a new node joins. With the recovery not checked, it just waits for the node.
+#[test]
+fn the_recovery_timeout_counts_from_a_lost_pod() {
+    let file = "tests/data/replay/kueue-pods-ready-recovery.yaml";
+    let (report, pods) = replay_file(&repo(file));
+    let got = ends_on(&pods);
+    assert_eq!(
+        got,
+        [
+            ("default/train-0", Some(1280 * S), Some("gpu-a")),
+            ("default/train-1", Some(1300 * S), Some("gpu-c")),
+        ]
+    );
+    assert_eq!(report.summary.pods_ready_timeouts, 1);
+    let (report, pods) = replay_variant(
+        "kueue-pods-ready-recovery.yaml",
+        "recoveryTimeout: 2m",
+        "recoveryTimeout: 0s",
+    );
+    let got = ends_on(&pods);
+    assert_eq!(
+        got,
+        [
+            ("default/train-0", Some(1300 * S), Some("gpu-c")),
+            ("default/train-1", Some(1000 * S), Some("gpu-a")),
+        ]
+    );
+    assert_eq!(report.summary.pods_ready_timeouts, 0);
+}
+
+/// A trace's Kueue jobs wait for PodsReady as the scenario's own do
+/// (`kueue-pods-ready-trace.yaml`'s header).
+#[test]
+fn a_traces_kueue_jobs_are_timed_out_too() {
+    let file = "tests/data/replay/kueue-pods-ready-trace.yaml";
+    let (report, pods) = replay_file(&repo(file));
+    assert_eq!(
+        ends(&pods),
+        [
+            ("default/big-0", Some(0), Some(1380 * S), "finished"),
+            ("default/big-1", Some(1000 * S), Some(1600 * S), "finished"),
+            ("default/blocker", Some(0), Some(1000 * S), "finished"),
+        ]
+    );
+    assert_eq!(report.summary.pods_ready_timeouts, 2);
+}
+
+/// Random traces on two 2-GPU nodes behind a 4-GPU queue, with a 1-minute PodsReady timeout:
+/// jobs of 1 or 2 GPUs fragment the nodes, so a job admitted for quota may not fit any node
+/// and is evicted and requeued; every job still finishes in the end, and nothing stays
+/// allocated or queued. And a timeout past the replay's span changes no pod's life from
+/// having waitForPodsReady off.
+mod pods_ready_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn scenario(dir: &std::path::Path, config: &str, until: &str) -> std::path::PathBuf {
+        let text = std::fs::read_to_string(repo("tests/data/replay/kueue-trace.yaml"))
+            .unwrap()
+            .replace("  objects:\n", &format!("  objects:\n    - {config}\n"))
+            .replace("  replay:\n", &format!("  replay:\n{until}"));
+        let file = dir.join(format!("kueue-trace-{}.yaml", config.len() + until.len()));
+        std::fs::write(&file, text).unwrap();
+        file
+    }
+
+    fn trace(dir: &std::path::Path, jobs: &[(u16, u16, u8, bool)]) {
+        let mut csv = String::from("job,submit,start,end,gpus,team\n");
+        for (i, (submit, run, gpus, b)) in jobs.iter().enumerate() {
+            let team = if *b { "team-b" } else { "team-a" };
+            let end = u32::from(*submit) + u32::from(*run);
+            csv += &format!("j{i},{submit},{submit},{end},{gpus},{team}\n");
+        }
+        std::fs::write(dir.join("kueue-trace.csv"), csv).unwrap();
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+        #[test]
+        fn evicted_jobs_come_back_and_every_job_finishes(
+            mut jobs in prop::collection::vec((0u16..900, 1u16..600, 1u8..=2, prop::bool::ANY), 1..16),
+        ) {
+            jobs.sort_by_key(|j| j.0);
+            let dir = common::cli::tempdir("replay-pods-ready-prop");
+            trace(&dir, &jobs);
+            let config = "{apiVersion: config.kueue.x-k8s.io/v1beta2, kind: Configuration, waitForPodsReady: {timeout: 1m}}";
+            let (report, pods) = replay_file(&scenario(&dir, config, ""));
+            let s = &report.summary;
+            prop_assert_eq!(s.jobs_finished, jobs.len() as u64);
+            prop_assert!(pods.values().all(|r| r.state == "finished"));
+            let last = report.series.points.last().unwrap();
+            prop_assert_eq!((last.queued, last.pending, last.running, last.allocated_gpus), (0, 0, 0, 0));
+        }
+
+        #[test]
+        fn a_timeout_past_the_span_is_as_good_as_off(
+            mut jobs in prop::collection::vec((0u16..900, 1u16..600, 1u8..=4, prop::bool::ANY), 1..12),
+        ) {
+            jobs.sort_by_key(|j| j.0);
+            let dir = common::cli::tempdir("replay-pods-ready-span");
+            trace(&dir, &jobs);
+            let until = "    until: 2h\n";
+            let long = "{apiVersion: config.kueue.x-k8s.io/v1beta2, kind: Configuration, waitForPodsReady: {timeout: 1000h}}";
+            let off = "{apiVersion: config.kueue.x-k8s.io/v1beta1, kind: Configuration}";
+            // A timer still to come keeps the replay (and kube-scheduler's retries of pods
+            // that fit nowhere) going to `until`: attempts differ, nothing else.
+            let lives = |file: std::path::PathBuf| {
+                let (report, pods) = replay_file(&file);
+                let pods: Vec<_> = (pods.into_values())
+                    .map(|r| schedsim::replay::PodRecord { attempts: 0, ..r })
+                    .collect();
+                (pods, report.summary.pods_ready_timeouts)
+            };
+            prop_assert_eq!(lives(scenario(&dir, long, until)), lives(scenario(&dir, off, until)));
+        }
+    }
 }

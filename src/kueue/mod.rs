@@ -11,6 +11,7 @@
 pub mod admission;
 pub mod api;
 pub mod assigner;
+pub mod config;
 pub mod pod_set_info;
 pub mod preemption;
 pub mod quota;

@@ -337,7 +337,9 @@ fn preemption_takes_only_lower_priorities_and_names_its_reason() {
 /// it read is unchanged, per tree for workloads alike, the oracle's answers) decides exactly
 /// as one that computes every nomination: the same admissions and evictions in the same
 /// order, the same condition messages, at every instant of random arrivals, finishes and quota
-/// changes.
+/// changes; in half the cases with waitForPodsReady on (a 10-s timeout, pods that get ready
+/// or not at random, some with blockAdmission or a requeue limit), so cycles also wait and go
+/// on, and workloads are evicted, held in backoff and deactivated.
 #[test]
 fn remembered_nominations_decide_as_computed_ones() {
     use super::admission::live::{Change, Kueue};
@@ -350,6 +352,8 @@ fn remembered_nominations_decide_as_computed_ones() {
     ];
     let mut rng = ChaCha8Rng::seed_from_u64(2611);
     let (mut admissions, mut evictions, mut reused) = (0, 0, 0);
+    // PodsReady timeouts, and readiness that let a waiting cycle go on.
+    let (mut timeouts, mut unblocked) = (0, 0);
     for case in 0..120 {
         let mut queues: Vec<ClusterQueue> = (0..4)
             .map(|q| {
@@ -381,6 +385,20 @@ fn remembered_nominations_decide_as_computed_ones() {
                 cohorts: Vec::new(),
             });
         }
+        if case % 2 == 1 {
+            objects.pods_ready = Some(crate::kueue::config::WaitForPodsReady {
+                timeout_ns: 10_000_000_000,
+                recovery_timeout_ns: Some(5_000_000_000),
+                block_admission: rng.random_range(0..2) == 0,
+                timestamp: match rng.random_range(0..2) {
+                    0 => crate::kueue::config::RequeuingTimestamp::Eviction,
+                    _ => crate::kueue::config::RequeuingTimestamp::Creation,
+                },
+                backoff_limit_count: (rng.random_range(0..2) == 0).then_some(2),
+                backoff_base_seconds: 3,
+                backoff_max_seconds: 20,
+            });
+        }
         let (namespaces, gates) = (BTreeMap::new(), FeatureGates::default());
         let mut remembering = Kueue::new(&objects, &namespaces, &gates);
         let mut computing = Kueue::new(&objects, &namespaces, &gates);
@@ -409,7 +427,19 @@ fn remembered_nominations_decide_as_computed_ones() {
                     "case {case}"
                 );
             }
-            let due = (remembering.requeue_due(now), computing.requeue_due(now));
+            // The jobs of admitted workloads get ready, or lose a pod, at random.
+            for &w in &holding {
+                if rng.random_range(0..4) == 0 {
+                    let ready = rng.random_range(0..3) > 0;
+                    let (a, b) = (
+                        remembering.set_pods_ready(w, ready, now),
+                        computing.set_pods_ready(w, ready, now),
+                    );
+                    assert_eq!(a, b, "case {case} at {second}s");
+                    unblocked += usize::from(a);
+                }
+            }
+            let due = (remembering.due(now), computing.due(now));
             assert_eq!(due.0, due.1, "case {case} at {second}s");
             let (a, b) = (remembering.settle(now), computing.settle(now));
             assert_eq!(
@@ -428,6 +458,11 @@ fn remembered_nominations_decide_as_computed_ones() {
                         evictions += 1;
                         holding.retain(|&w| w != workload);
                     }
+                    Change::PodsReadyTimeout { workload, .. }
+                    | Change::Deactivated { workload } => {
+                        timeouts += 1;
+                        holding.retain(|&w| w != workload);
+                    }
                     Change::EvictedAdmitted { .. } => {}
                 }
             }
@@ -440,6 +475,8 @@ fn remembered_nominations_decide_as_computed_ones() {
         "only {evictions} evictions: preemption is not exercised"
     );
     assert!(reused > 0, "no workload's place was reused");
+    assert!(timeouts > 20, "only {timeouts} PodsReady timeouts");
+    assert!(unblocked > 5, "only {unblocked} waiting cycles went on");
 }
 
 /// A snapshot's admission over a timeline (finishes, late arrivals, quota changes) decides

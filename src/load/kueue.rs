@@ -164,12 +164,24 @@ pub(super) fn workload_of(
 
 impl Loader<'_> {
     /// Kueue's objects, each decoded and checked as its CRD checks it; a name used twice is
-    /// refused as the API server refuses it.
-    pub(super) fn kueue_objects(&mut self, origins: Vec<Origin>, errors: &mut Errors) -> Objects {
+    /// refused as the API server refuses it. Kueue's manager Configuration too
+    /// ([`super::kueue_config`]).
+    pub(super) fn kueue_objects(
+        &mut self,
+        origins: Vec<Origin>,
+        errors: &mut Errors,
+        warnings: &mut Vec<String>,
+    ) -> Objects {
         let mut objects = Objects::default();
+        let mut config = super::kueue_config::Found::default();
         let mut seen: BTreeSet<(&'static str, String)> = BTreeSet::new();
         for origin in origins {
             let kind = origin.kind().unwrap_or("").to_string();
+            // Not an API object: it has no metadata (its strict decoding refuses one).
+            if kind == crate::kueue::config::KIND {
+                config.configuration(&origin, errors);
+                continue;
+            }
             // Kueue's own decoders would name a missing name again.
             if let Err(mut e) = origin.check_meta(&kind) {
                 errors.append(&mut e);
@@ -215,6 +227,10 @@ impl Loader<'_> {
                     duplicate("workloadpriorityclasses", c.name.clone(), None);
                     objects.priority_classes.insert(c.name, c.value);
                 }),
+                "ConfigMap" => {
+                    config.config_map(&origin, errors);
+                    Ok(())
+                }
                 "Workload" => workload_object(value).map(|w| {
                     let ns = w.key.split('/').next().unwrap_or("").to_string();
                     duplicate("workloads", w.key.clone(), Some(&ns));
@@ -239,6 +255,9 @@ impl Loader<'_> {
             .map(|a| a.created.max(a.reserved).saturating_add(1))
             .max()
             .unwrap_or(0);
+        let (pods_ready, said) = config.settle(!objects.is_empty());
+        objects.pods_ready = pods_ready;
+        warnings.extend(said);
         objects
     }
 

@@ -14,6 +14,7 @@ mod dra;
 pub mod expect;
 mod files;
 pub mod kueue;
+mod kueue_config;
 mod loaded;
 mod nodes;
 mod objects;
@@ -271,7 +272,7 @@ impl Loader<'_> {
             &mut errors,
         );
         let runtimes = self.runtimes(origins, &mut errors, &mut warnings);
-        let mut kueue_objects = self.kueue_objects(routed.kueue, &mut errors);
+        let mut kueue_objects = self.kueue_objects(routed.kueue, &mut errors, &mut warnings);
         self.kueue_updates(
             file,
             doc,
@@ -324,6 +325,16 @@ impl Loader<'_> {
             alike: &crate::resolve::alike::Alike::default(),
             kueue_over_time: self.options.kueue_over_time && sd.spec.replay.is_some(),
         };
+        // A snapshot admits before any pod is scheduled, with no time passing: Kueue's
+        // PodsReady timeouts never fall due, and blockAdmission (which waits for pods) is left
+        // to a replay.
+        let blocks = kueue_objects
+            .pods_ready
+            .as_ref()
+            .is_some_and(|p| p.block_admission);
+        if blocks && !cx.kueue_over_time {
+            warnings.push("Kueue's waitForPodsReady.blockAdmission is simulated over time only (schedsim replay): this snapshot admits as if each admitted workload's pods were ready before the next admission".into());
+        }
         // Workload items, the workload objects of spec.objects, then the timeline's arrivals.
         let item = |path: String, value, step| WorkloadItem {
             source: Source::Item { path, value },

@@ -25,7 +25,8 @@ pub(super) enum Store {
     /// ReplicaSets, StatefulSets, DaemonSets).
     Workloads,
     /// Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, WorkloadPriorityClasses,
-    /// and the Workloads it already admitted.
+    /// the Workloads it already admitted, and its manager Configuration (an object, or the
+    /// ConfigMap holding it).
     Kueue,
     /// DRA's DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates (and
     /// DeviceTaintRules, which are only warned about).
@@ -143,6 +144,17 @@ pub(super) const KINDS: &[ObjectKind] = &[
     ObjectKind {
         kind: "Workload",
         api_versions: kueue::API_VERSIONS,
+        store: Store::Kueue,
+    },
+    // Kueue's manager Configuration, and the ConfigMap that carries it in a cluster.
+    ObjectKind {
+        kind: crate::kueue::config::KIND,
+        api_versions: crate::kueue::config::API_VERSIONS,
+        store: Store::Kueue,
+    },
+    ObjectKind {
+        kind: "ConfigMap",
+        api_versions: &["v1"],
         store: Store::Kueue,
     },
     ObjectKind {

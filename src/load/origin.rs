@@ -354,7 +354,7 @@ pub(super) fn expand_lists(origin: Origin) -> Result<Vec<Origin>, Errors> {
                 "",
                 format!(
                     "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                    json_type(other)
+                    crate::yaml::json_type(other)
                 ),
             )),
         };
@@ -380,18 +380,6 @@ pub(super) fn expand_lists(origin: Origin) -> Result<Vec<Origin>, Errors> {
         Ok(out)
     } else {
         Err(errors)
-    }
-}
-
-/// How Go's `encoding/json` names a JSON value's type in an `UnmarshalTypeError`.
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 

@@ -35,7 +35,10 @@ pub struct ScenarioSpec {
     /// files and `kubectl get -o yaml|json` List dumps), `{file: FOLDER}` (every manifest
     /// under it) — routed by apiVersion and kind: Nodes; Pods (bound ones as existing pods,
     /// the rest as workloads, terminal ones left out); PriorityClasses; Namespaces;
-    /// (Cluster)TrainingRuntimes; TrainJobs; PodGroups.
+    /// (Cluster)TrainingRuntimes; TrainJobs; PodGroups; Jobs, JobSets and the apps kinds;
+    /// Kueue's objects and its manager `Configuration` (`config.kueue.x-k8s.io`, or the
+    /// ConfigMap holding `controller_manager_config.yaml`); DRA objects;
+    /// PodDisruptionBudgets.
     #[serde(default)]
     pub objects: Vec<Value>,
     #[serde(default)]

@@ -37,6 +37,10 @@ pub struct Group {
     /// GPUs × the time pods held them (ms).
     pub gpu_ms_used: u128,
     pub preemptions: u64,
+    /// Evictions of jobs by Kueue's PodsReady timeout (`waitForPodsReady`).
+    pub pods_ready_timeouts: u64,
+    /// Jobs Kueue deactivated past `backoffLimitCount` (`RequeuingLimitExceeded`).
+    pub jobs_deactivated: u64,
 }
 
 /// A pod's life, as it is folded into the summaries.
@@ -375,6 +379,16 @@ impl Metrics {
 
     pub fn preempted(&mut self, key: (&str, i32, &str)) {
         self.each(key, |g| g.preemptions += 1);
+    }
+
+    /// Kueue's PodsReady timeout evicted a job.
+    pub fn pods_ready_timeout(&mut self, key: (&str, i32, &str)) {
+        self.each(key, |g| g.pods_ready_timeouts += 1);
+    }
+
+    /// Kueue deactivated a job.
+    pub fn job_deactivated(&mut self, key: (&str, i32, &str)) {
+        self.each(key, |g| g.jobs_deactivated += 1);
     }
 
     /// A pod is gone (finished, withdrawn) or the replay ended with it: its GPU time, and its

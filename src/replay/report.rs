@@ -82,6 +82,10 @@ pub struct GroupReport {
     /// Jobs Kueue admitted (at least once).
     pub jobs_admitted: u64,
     pub preemptions: u64,
+    /// Evictions of jobs by Kueue's PodsReady timeout (`PodsReadyTimeout`).
+    pub pods_ready_timeouts: u64,
+    /// Jobs Kueue deactivated past `backoffLimitCount` (`RequeuingLimitExceeded`).
+    pub jobs_deactivated: u64,
     /// Kueue's first admission − arrival, per job it admitted.
     pub admission_wait: WaitReport,
     /// First bind − arrival, per pod.
@@ -113,6 +117,8 @@ impl GroupReport {
             jobs_finished: g.jobs_finished,
             jobs_admitted: g.jobs_admitted,
             preemptions: g.preemptions,
+            pods_ready_timeouts: g.pods_ready_timeouts,
+            jobs_deactivated: g.jobs_deactivated,
             admission_wait: WaitReport::of(&g.admission_wait),
             pod_wait: WaitReport::of(&g.pod_wait),
             job_wait: WaitReport::of(&g.job_wait),
@@ -266,6 +272,13 @@ impl ReplayReport {
                 d(w.p50),
                 d(w.p95),
                 d(w.max)
+            );
+        }
+        if s.pods_ready_timeouts + s.jobs_deactivated > 0 {
+            let _ = writeln!(
+                out,
+                "  Kueue waitForPodsReady: {} evictions (PodsReadyTimeout), {} jobs deactivated (RequeuingLimitExceeded)",
+                s.pods_ready_timeouts, s.jobs_deactivated
             );
         }
         let w = &s.pod_wait;

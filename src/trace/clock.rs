@@ -35,15 +35,12 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
             .unwrap_or(tail.len());
         let (unit, next) = tail.split_at(unit_end);
         let unit_ns: u128 = match unit {
-            "ns" => 1,
-            "us" | "µs" | "μs" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
             "d" => 86_400_000_000_000,
             "" => return Err(bad("missing unit")),
-            other => return Err(bad(&format!("unknown unit {other:?}"))),
+            other => match go_unit_ns(other) {
+                Some(ns) => u128::from(ns),
+                None => return Err(bad(&format!("unknown unit {other:?}"))),
+            },
         };
         let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
         let parse = |digits: &str| -> Result<u128, String> {
@@ -65,6 +62,19 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
         rest = next;
     }
     u64::try_from(total_ns.div_ceil(1_000_000)).map_err(|_| bad("too large"))
+}
+
+/// A unit of Go's `time.ParseDuration` (its `unitMap`), in ns.
+pub fn go_unit_ns(unit: &str) -> Option<u64> {
+    Some(match unit {
+        "ns" => 1,
+        "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        _ => return None,
+    })
 }
 
 /// A point in time after the start, `origin_ms` being the start in ms since the Unix epoch

@@ -354,6 +354,19 @@ fn did_you_mean(message: &str) -> Option<String> {
         .map(|(_, c)| c.to_string())
 }
 
+/// How Go's `encoding/json` names a JSON value's type in an `UnmarshalTypeError`
+/// (`json: cannot unmarshal <type> into …`).
+pub fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// Joins a parent path and a child path as serde_path_to_error prints them.
 pub fn join_path(parent: &str, child: &str) -> String {
     match (parent.is_empty(), child.is_empty()) {

@@ -8,15 +8,22 @@
 //! finished workload's place is taken by a later arrival: memory follows the workloads in
 //! flight, not the trace.
 //!
-//! Not simulated over time: `waitForPodsReady` (its eviction and requeue backoff), admission
-//! checks, and Kueue's cycle pacing (a cycle takes no time).
+//! `waitForPodsReady` runs over time ([`super::pods_ready`], the manager Configuration's
+//! settings): the replay says when an admitted workload's pods are ready, the timeouts evict
+//! it, its backoff holds it back, and `blockAdmission` makes a cycle wait
+//! ([`super::cycle`]).
+//!
+//! Not simulated over time: admission checks, and Kueue's cycle pacing (a cycle takes no
+//! time).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::{Objects, State, Victim, Workload};
+use super::pods_ready::{Due, PodsReady, Verdict};
+use super::{Objects, State, Victim, Waiting, Workload};
 use crate::features::FeatureGates;
 use crate::kueue::assigner::Assignment;
+use crate::kueue::config::RequeuingTimestamp;
 use crate::sched::plugins::inter_pod_affinity::NamespaceLabels;
 
 /// `requeueBatchPeriod`, in milliseconds.
@@ -43,6 +50,12 @@ pub enum Change {
     },
     /// A workload admitted before the start (a Workload object) was preempted.
     EvictedAdmitted { key: String, message: String },
+    /// The PodsReady timeout evicted a workload (its pods are deleted). `requeued`: it comes
+    /// back after its backoff; else it ended (a plain pod's workload).
+    PodsReadyTimeout { workload: usize, requeued: bool },
+    /// A workload past `backoffLimitCount` was deactivated: its pods are deleted and it is
+    /// never admitted again.
+    Deactivated { workload: usize },
 }
 
 /// A replay's Kueue.
@@ -54,6 +67,10 @@ pub struct Kueue<'a> {
     cycle: usize,
     /// Roots of the quota tree whose inadmissible workloads are requeued at the given time.
     requeue_at: BTreeMap<usize, u64>,
+    /// `waitForPodsReady`, when the Configuration turns it on.
+    pods_ready: Option<PodsReady>,
+    /// What the workload controller did since the last cycles (PodsReady timeouts).
+    pending: Vec<Change>,
 }
 
 impl<'a> Kueue<'a> {
@@ -62,12 +79,22 @@ impl<'a> Kueue<'a> {
         namespaces: &'a NamespaceLabels,
         gates: &'a FeatureGates,
     ) -> Self {
+        let mut st = State::new(objects, Cow::Owned(Vec::new()), namespaces, gates, true);
+        if let Some(live) = &mut st.live {
+            live.tracking = objects.pods_ready.is_some();
+            live.block_admission = objects
+                .pods_ready
+                .as_ref()
+                .is_some_and(|p| p.block_admission);
+        }
         Kueue {
-            st: State::new(objects, Cow::Owned(Vec::new()), namespaces, gates, true),
+            st,
             free: Vec::new(),
             next_order: 0,
             cycle: 0,
             requeue_at: BTreeMap::new(),
+            pods_ready: objects.pods_ready.clone().map(PodsReady::new),
+            pending: Vec::new(),
         }
     }
 
@@ -91,7 +118,11 @@ impl<'a> Kueue<'a> {
                 st.workloads.to_mut().push(workload);
                 st.holder_of.push(None);
                 st.created.push(0);
+                st.ordered.push(0);
                 st.order.push(0);
+                if let Some(live) = &mut st.live {
+                    live.ready.push(false);
+                }
                 st.pod_sets_id.push(0);
                 st.last.push(None);
                 st.refused.push(None);
@@ -99,6 +130,7 @@ impl<'a> Kueue<'a> {
             }
         };
         st.created[w] = st.workloads[w].created;
+        st.ordered[w] = st.workloads[w].created;
         st.last[w] = None;
         st.refused[w] = None;
         st.holder_of[w] = None;
@@ -115,6 +147,9 @@ impl<'a> Kueue<'a> {
         st.pod_sets_id[w] = st.pod_sets_id_of(w);
         let order = self.next_order;
         self.next_order += 1;
+        if let Some(p) = &mut self.pods_ready {
+            p.arrive(w);
+        }
         match st.enqueue(w, order, true) {
             Some(_) => Ok(w),
             None => {
@@ -142,7 +177,18 @@ impl<'a> Kueue<'a> {
         st.released.requeue.retain(|(_, k)| k.3 != w);
         st.repeats
             .retain(|(by, victim), _| *by != w && *victim != Victim::Queued(w));
+        if let Some(pass) = &mut st.blocked {
+            pass.forget(w);
+        }
+        if let Some(p) = &mut self.pods_ready {
+            p.gone(w);
+        }
         self.free.push(w);
+    }
+
+    /// Whether Kueue waits for admitted workloads' pods to be ready (`waitForPodsReady`).
+    pub fn tracks_pods_ready(&self) -> bool {
+        self.pods_ready.is_some()
     }
 
     /// Workload `w`'s QuotaReserved condition message as it stands: why it waits (its last
@@ -182,15 +228,20 @@ impl<'a> Kueue<'a> {
             // Said once (a warning); counting starts again.
             self.st.repeats.clear();
         }
-        let mut changes = Vec::new();
+        let mut changes = std::mem::take(&mut self.pending);
         let st = &mut self.st;
         for e in std::mem::take(&mut st.out.evictions) {
             changes.push(match e.victim {
-                Victim::Queued(w) => Change::Evicted {
-                    workload: w,
-                    message: e.message,
-                    requeued: !st.workloads[w].owned_by_pod,
-                },
+                Victim::Queued(w) => {
+                    if let Some(p) = &mut self.pods_ready {
+                        p.unadmitted(w);
+                    }
+                    Change::Evicted {
+                        workload: w,
+                        message: e.message,
+                        requeued: !st.workloads[w].owned_by_pod,
+                    }
+                }
                 Victim::Admitted(a) => {
                     let a = &st.objects.admitted[a];
                     Change::EvictedAdmitted {
@@ -205,6 +256,9 @@ impl<'a> Kueue<'a> {
             let Some((_, assignment)) = &d.admitted else {
                 continue;
             };
+            if let Some(p) = &mut self.pods_ready {
+                p.admitted(w, now);
+            }
             changes.push(Change::Admitted {
                 workload: w,
                 assignment: assignment.clone(),
@@ -222,8 +276,14 @@ impl<'a> Kueue<'a> {
     }
 
     /// When the next requeue of inadmissible workloads is due (of a cohort tree that has
-    /// some: nothing else could make one wait there before the requeue is due).
-    pub fn next_timer(&self) -> Option<u64> {
+    /// some: nothing else could make one wait there before the requeue is due), or the next
+    /// PodsReady timeout or end of a backoff.
+    pub fn next_timer(&mut self) -> Option<u64> {
+        let pods_ready = self.pods_ready.as_mut().and_then(PodsReady::next_timer);
+        self.next_requeue().into_iter().chain(pods_ready).min()
+    }
+
+    fn next_requeue(&self) -> Option<u64> {
         let st = &self.st;
         let waiting = |root: usize| {
             (0..st.parked.len())
@@ -233,6 +293,124 @@ impl<'a> Kueue<'a> {
             .filter(|(root, _)| waiting(**root))
             .map(|(_, at)| *at)
             .min()
+    }
+
+    /// Whether Kueue's timers can still change anything: not when the only ones left are
+    /// those of workloads the PodsReady timeout evicts again and again with nothing else
+    /// happening (they would go round for ever, as in Kueue).
+    pub fn timers_may_change(&mut self) -> bool {
+        self.next_requeue().is_some()
+            || (self.pods_ready.as_mut())
+                .is_some_and(|p| p.next_timer().is_some() && !p.only_spinning())
+    }
+
+    /// The workloads the PodsReady timeout evicts again and again (`namespace/name`, their
+    /// requeue count).
+    pub fn spinning(&self) -> Vec<(String, u32)> {
+        let Some(p) = &self.pods_ready else {
+            return Vec::new();
+        };
+        (p.spinning().into_iter())
+            .map(|(w, count)| {
+                let wl = &self.st.workloads[w];
+                (format!("{}/{}", wl.namespace, wl.name), count)
+            })
+            .collect()
+    }
+
+    /// Something that may let pods start or quota free happened outside Kueue (a pod ended,
+    /// the nodes changed): workloads that went round may do better now.
+    pub fn note_progress(&mut self) {
+        if let Some(p) = &mut self.pods_ready {
+            p.note_progress();
+        }
+    }
+
+    /// The job of admitted workload `w` says its pods are (not) all ready at `now` (ms).
+    /// Returns whether a cycle waiting for PodsReady may go on.
+    pub fn set_pods_ready(&mut self, w: usize, ready: bool, now: u64) -> bool {
+        let Some(p) = &mut self.pods_ready else {
+            return false;
+        };
+        let Some(live) = &mut self.st.live else {
+            return false;
+        };
+        match p.set_ready(w, ready, now) {
+            Some(true) => {
+                live.ready[w] = true;
+                live.not_ready -= 1;
+                live.not_ready == 0 && self.st.blocked.is_some()
+            }
+            Some(false) => {
+                live.ready[w] = false;
+                live.not_ready += 1;
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// The workload controller at `now`: PodsReady timeouts evict or deactivate, backoffs
+    /// that are over requeue; with the cohorts' requeues due ([`Self::requeue_due`]).
+    /// Returns whether anything changed.
+    pub fn due(&mut self, now: u64) -> bool {
+        let mut any = self.requeue_due(now);
+        while let Some(due) = self.pods_ready.as_mut().and_then(|p| p.pop_due(now)) {
+            any = true;
+            match due {
+                Due::Timeout(w) => self.time_out(w, now),
+                Due::Requeue(w) => self.back_from_backoff(w),
+            }
+        }
+        any
+    }
+
+    /// `reconcileNotReadyTimeout` past its deadline.
+    fn time_out(&mut self, w: usize, now: u64) {
+        let seconds = self.seconds(now);
+        let Some(p) = &mut self.pods_ready else {
+            return;
+        };
+        let (requeued, timestamp) = (!self.st.workloads[w].owned_by_pod, p.config.timestamp);
+        match p.timed_out(w, now, requeued) {
+            Verdict::Deactivate => {
+                // `Evict` with reason Deactivated and the cause in the message.
+                let message = "The workload is deactivated due to exceeding the maximum number of re-queuing retries";
+                self.st
+                    .release_for_pods_ready(w, "Deactivated", message.into());
+                self.pending.push(Change::Deactivated { workload: w });
+            }
+            Verdict::Evict => {
+                let wl = &self.st.workloads[w];
+                let message = format!(
+                    "Exceeded the PodsReady timeout {}/{}",
+                    wl.namespace, wl.name
+                );
+                // The job reconciler clears the admission: QuotaReserved=False, Pending.
+                self.st.release_for_pods_ready(w, "Pending", message);
+                if timestamp == RequeuingTimestamp::Eviction {
+                    self.st.ordered[w] = seconds;
+                }
+                self.pending.push(Change::PodsReadyTimeout {
+                    workload: w,
+                    requeued,
+                });
+            }
+        }
+    }
+
+    /// The backoff is over: `Requeued` is true again and the workload joins its heap.
+    fn back_from_backoff(&mut self, w: usize) {
+        if let Some(p) = &mut self.pods_ready {
+            p.requeued(w);
+        }
+        let st = &mut self.st;
+        let q = (st.out.decisions[w].cluster_queue.as_deref()).and_then(|cq| st.queue_index(cq));
+        if let Some(q) = q {
+            let key = st.queue_key(w);
+            st.heaps[q].insert(key);
+            st.out.decisions[w].waiting = Waiting::Heap;
+        }
     }
 
     /// Requeues the inadmissible workloads of the cohort trees whose batch period is over
@@ -265,6 +443,7 @@ impl<'a> Kueue<'a> {
         let mut any = false;
         for update in objects.updates.iter().filter(|u| u.step == step) {
             any = true;
+            self.note_progress();
             for root in self.st.update_queues(update) {
                 self.requeue_at
                     .entry(root)

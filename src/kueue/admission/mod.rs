@@ -21,8 +21,10 @@
 //! Not simulated: fair sharing, admission checks, partial admission, topology-aware
 //! scheduling, the flavor scan position a later cycle resumes from.
 
+mod cycle;
 pub mod live;
 mod model;
+mod pods_ready;
 mod setup;
 mod stop;
 
@@ -36,9 +38,7 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::api::{
-    ClusterQueue, Cohort, FlavorResource, PreemptionPolicy, QueueingStrategy, StopPolicy,
-};
+use super::api::{ClusterQueue, Cohort, FlavorResource, PreemptionPolicy, StopPolicy};
 use super::assigner::{self, Assigner, Assignment, FrName, Mode, Possibility};
 use super::assigner::{PreemptionOracle, Refusals};
 use super::preemption::{self, FrBits, Holder, KeyOrder, Oracle, Preemption, Preemptor, Target};
@@ -57,7 +57,8 @@ enum Requeue {
     PendingPreemption,
 }
 
-/// The queue key of `baseCompareFunc`: higher priority first, then creation time, then the
+/// The queue key of `baseCompareFunc`: higher priority first, then the queue-order time
+/// (`GetQueueOrderTimestamp`: creation, or the last PodsReady-timeout eviction), then the
 /// list's order (a replay's arrival order; Kueue's is the UID), then the workload.
 type QueueKey = (std::cmp::Reverse<i32>, i64, u64, usize);
 
@@ -151,6 +152,11 @@ struct State<'a> {
     /// scenario's start for those present at the start; for one arriving in a timeline step,
     /// the API server's stamp at its creation, a second after the last cycle before the step.
     created: Vec<i64>,
+    /// Each workload's queue-order time (s, `workload.Ordering.GetQueueOrderTimestamp`): its
+    /// creation, or, with `requeuingStrategy.timestamp: Eviction`, the time the PodsReady
+    /// timeout evicted it, until it is admitted again (the Evicted condition is reset then).
+    /// The heaps and a preemptor's `LowerOrNewerEqualPriority` read it.
+    ordered: Vec<i64>,
     /// Per workload, its place among equal keys in a heap (see [`QueueKey`]).
     order: Vec<u64>,
     /// The first cycle's time (s): after the admitted workloads' times and the creation of
@@ -188,6 +194,9 @@ struct State<'a> {
     remember: bool,
     /// A replay's Kueue: its clock and what it recycles.
     live: Option<LiveClock>,
+    /// The cycle waiting for every admitted workload to be PodsReady (a replay's, under
+    /// `waitForPodsReady.blockAdmission`): no other cycle runs meanwhile.
+    blocked: Option<cycle::Pass>,
     out: Admission,
 }
 
@@ -204,6 +213,15 @@ struct LiveClock {
     /// names them as preemption targets).
     released_holders: Vec<usize>,
     free_holders: Vec<usize>,
+    /// `waitForPodsReady` is on: each admitted workload is PodsReady or not ([`pods_ready`]).
+    tracking: bool,
+    /// `waitForPodsReady.blockAdmission`.
+    block_admission: bool,
+    /// Per workload, whether it holds quota and is PodsReady (`WorkloadsNotReady` of the
+    /// cache holds the others).
+    ready: Vec<bool>,
+    /// Workloads holding quota that are not PodsReady.
+    not_ready: usize,
 }
 
 /// What an assignment depends on besides the quota: the queue, the pod sets, and the
@@ -354,6 +372,7 @@ fn run_with(
                 // Newer than every workload before it: Kueue's LowerOrNewerEqualPriority
                 // preempts by this order.
                 st.created[i] = st.start.saturating_add(cycle as i64 + 1);
+                st.ordered[i] = st.created[i];
                 let key = st.queue_key(i);
                 st.heaps[q].insert(key);
             }
@@ -386,6 +405,10 @@ impl State<'_> {
         let objects = self.objects;
         // A guard against a preemption ping-pong Kueue's policies should never allow.
         let most = *cycle + 4 * (self.workloads.len() + objects.admitted.len()) + 16;
+        // A cycle that waited for PodsReady goes on first; while it waits, no other runs.
+        if self.blocked.is_some() && self.resume().is_none() {
+            return true;
+        }
         while *cycle < max_cycles {
             self.observe_evictions();
             if let Some(live) = &mut self.live {
@@ -414,7 +437,9 @@ impl State<'_> {
                 return false;
             }
             *cycle += 1;
-            let (admitted, parked, evicted) = self.cycle(*cycle, heads);
+            let Some((admitted, parked, evicted)) = self.cycle(*cycle, heads) else {
+                return true; // waiting for PodsReady
+            };
             if let Some((by, victim)) = self.livelock {
                 let workloads = &self.workloads;
                 let w = &workloads[by];
@@ -446,6 +471,13 @@ impl State<'_> {
     /// requeues (`UpdateClusterQueue` with `specUpdated`: `notifyRetryInadmissibleWithoutLock`,
     /// `pkg/cache/queue/manager.go`; a Cohort's update does the same for its tree).
     fn update_queues(&mut self, update: &QueueUpdate) -> BTreeSet<usize> {
+        // A cycle waiting for PodsReady read the queues as they were: its workloads go back
+        // to their heaps, to be nominated against the new quota.
+        if let Some(pass) = self.blocked.take() {
+            for (q, key) in pass.keys() {
+                self.heaps[q].insert(key);
+            }
+        }
         let queues = self.cluster_queues.to_mut();
         for new in &update.cluster_queues {
             if let Some(q) = queues.iter_mut().find(|q| q.name == new.name) {
@@ -506,7 +538,11 @@ impl State<'_> {
             let queue = self.holders[h].queue;
             self.release(h);
             let root = self.tree.root_of(self.ids[queue]);
-            self.released.roots.insert(root);
+            match &mut self.live {
+                // A replay's: requeued a batch period later, even while a cycle waits.
+                Some(live) => live.requeue_roots.insert(root),
+                None => self.released.roots.insert(root),
+            };
         }
     }
 
@@ -539,6 +575,13 @@ impl State<'_> {
         }
         if let Victim::Queued(w) = what {
             self.holder_of[w] = Some(h);
+            // Admitted: the Evicted condition is reset (`SetQuotaReservation`), so it is
+            // ordered by its creation again; its pods are not ready yet.
+            self.ordered[w] = self.created[w];
+            if let Some(live) = self.live.as_mut().filter(|l| l.tracking) {
+                live.ready[w] = false;
+                live.not_ready += 1;
+            }
         }
     }
 
@@ -551,9 +594,18 @@ impl State<'_> {
         self.quota_changed(self.holders[h].queue);
         if let Victim::Queued(w) = self.holder_is[h] {
             self.holder_of[w] = None;
+            if let Some(live) = self.live.as_mut().filter(|l| l.tracking) {
+                match live.ready[w] {
+                    true => live.ready[w] = false,
+                    false => live.not_ready -= 1,
+                }
+            }
         }
         if let Some(live) = &mut self.live {
             live.released_holders.push(h);
+        }
+        if let Some(pass) = &mut self.blocked {
+            pass.gone.insert(h);
         }
     }
 
@@ -592,7 +644,7 @@ impl State<'_> {
             q,
             self.pod_sets_id[w],
             workload.priority,
-            newer.then_some(self.created[w]),
+            newer.then_some(self.ordered[w]),
         );
         if !matches!(self.refused[w], Some((rq, _)) if rq == q) {
             let refusals = Refusals::new(
@@ -669,7 +721,7 @@ impl State<'_> {
         Preemptor {
             queue: q,
             priority: self.workloads[w].priority,
-            created: self.created[w],
+            created: self.ordered[w],
         }
     }
 
@@ -734,217 +786,6 @@ impl State<'_> {
             .collect();
         let targets = preemption().targets(snapshot, &preemptor, &assignment.usage, &frs);
         (assignment, targets)
-    }
-
-    /// One `schedule()`: nominate the heads, then process them in the classical order.
-    /// Returns how many were admitted, parked and evicted.
-    fn cycle(&mut self, cycle: usize, heads: Vec<(usize, QueueKey)>) -> (usize, usize, usize) {
-        let inactive = std::mem::take(&mut self.inactive);
-        // nominate: against the snapshot taken at the start of the cycle.
-        let mut snapshot = self.tree.clone();
-        // The holders per queue as the cycle starts. An inactive ClusterQueue is not in the
-        // snapshot: its workloads are no candidates. Otherwise they are the live lists, copied
-        // only before the cycle first changes them (most cycles of a congested cohort admit
-        // and evict nothing).
-        let mut at_start: Option<Vec<Vec<usize>>> = None;
-        if inactive.iter().any(|&i| i) {
-            let mut lists = self.by_queue.clone();
-            for (q, holders) in lists.iter_mut().enumerate() {
-                if inactive[q] {
-                    holders.clear();
-                }
-            }
-            at_start = Some(lists);
-        }
-        let live = std::mem::take(&mut self.by_queue);
-        let by_queue = at_start.as_deref().unwrap_or(&live);
-        let mut entries = Vec::new();
-        let mut requeue: Vec<(usize, QueueKey, Requeue)> = Vec::new();
-        for &(q, key) in &heads {
-            let w = key.3;
-            let queue = &self.cluster_queues[q];
-            if inactive[q] {
-                self.out.decisions[w].message =
-                    format!("ClusterQueue {} is inactive", queue.name).into();
-                requeue.push((q, key, Requeue::Inactive));
-            } else if !namespace_admitted(
-                queue.namespace_selector.as_ref(),
-                self.namespaces,
-                &self.workloads[w],
-            ) {
-                self.out.decisions[w].message =
-                    "workload namespace doesn't match ClusterQueue selector".into();
-                requeue.push((q, key, Requeue::NamespaceMismatch));
-            } else {
-                let nominated = self.assign_now(&mut snapshot, by_queue, w, q);
-                self.out.decisions[w].message = nominated.message();
-                entries.push(Entry {
-                    key,
-                    queue: q,
-                    nominated,
-                });
-            }
-        }
-        self.by_queue = live;
-        // makeClassicalIterator: not borrowing first, then priority, then creation order.
-        entries.sort_by_key(|e| (e.nominated.assignment.borrowing, e.key));
-        let (mut admitted, mut evicted) = (0, 0);
-        let mut preempted: BTreeSet<usize> = BTreeSet::new();
-        for mut e in entries {
-            let (q, id, w) = (e.queue, self.ids[e.queue], e.key.3);
-            // `fits` is read after the checks below (none of which changes the snapshot
-            // before it): it is computed only for an entry that gets that far.
-            let mut deferred = false;
-            if e.nominated
-                .targets
-                .iter()
-                .any(|t| preempted.contains(&t.holder))
-            {
-                // updateAssignmentIfNeeded: the assignment again, with the victims of the
-                // cycle's other preemptions gone.
-                let others: Vec<usize> = preempted.iter().copied().collect();
-                let mut gone = at_start.as_ref().unwrap_or(&self.by_queue).clone();
-                for &h in &others {
-                    self.holders[h].remove_usage(&mut snapshot, &self.ids);
-                    gone[self.holders[h].queue].retain(|&x| x != h);
-                }
-                let nominated = Nominated::new(self.assign(&mut snapshot, &gone, w, q, None));
-                for &h in &others {
-                    self.holders[h].add_usage(&mut snapshot, &self.ids);
-                }
-                self.out.decisions[w].message = nominated.message();
-                deferred = nominated.assignment.mode() == Mode::Fit;
-                e.nominated = nominated;
-            }
-            let (assignment, targets) = (&e.nominated.assignment, &e.nominated.targets);
-            let mode = assignment.mode();
-            let d = &mut self.out.decisions[w];
-            if mode == Mode::NoFit {
-                requeue.push((q, e.key, Requeue::NoFit));
-                continue;
-            }
-            if mode == Mode::Preempt && targets.is_empty() {
-                if self.cluster_queues[q].preemption.reclaim_within_cohort != PreemptionPolicy::Any
-                {
-                    for (fr, v) in reserve(assignment, &self.cluster_queues[q], &snapshot, id) {
-                        snapshot.add_usage(id, &fr, v);
-                    }
-                }
-                requeue.push((q, e.key, Requeue::NoCandidates));
-                continue;
-            }
-            if deferred {
-                d.message = "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete".into();
-                for (fr, &v) in &assignment.usage {
-                    snapshot.add_usage(id, fr, v);
-                }
-                requeue.push((q, e.key, Requeue::PendingPreemption));
-                continue;
-            }
-            if targets.iter().any(|t| preempted.contains(&t.holder)) {
-                d.message =
-                    "Workload has overlapping preemption targets with another workload".into();
-                requeue.push((q, e.key, Requeue::FailedAfterNomination));
-                continue;
-            }
-            if !self.fits(&mut snapshot, &preempted, &e) {
-                self.out.decisions[w].message =
-                    "Workload no longer fits after processing another workload".into();
-                requeue.push((q, e.key, Requeue::FailedAfterNomination));
-                continue;
-            }
-            if at_start.is_none() {
-                at_start = Some(self.by_queue.clone());
-            }
-            preempted.extend(targets.iter().map(|t| t.holder));
-            for (fr, &v) in &assignment.usage {
-                snapshot.add_usage(id, fr, v);
-            }
-            if mode == Mode::Preempt {
-                for t in &e.nominated.targets {
-                    self.evict(cycle, w, q, *t);
-                }
-                evicted += e.nominated.targets.len();
-                let d = &mut self.out.decisions[w];
-                d.message.push_str(&format!(
-                    ". Pending the preemption of {} workload(s)",
-                    e.nominated.targets.len()
-                ));
-                requeue.push((q, e.key, Requeue::PendingPreemption));
-                if self.cluster_queues[q].queueing_strategy == QueueingStrategy::BestEffortFIFO {
-                    self.sticky[q] = Some(e.key);
-                }
-                continue;
-            }
-            if self.sticky[q] == Some(e.key) {
-                self.sticky[q] = None;
-            }
-            let workload = &self.workloads[w];
-            self.hold(
-                Victim::Queued(w),
-                Holder {
-                    key: format!("{}/{}", workload.namespace, workload.name),
-                    key_order: 0,
-                    queue: q,
-                    priority: workload.priority,
-                    created: self.created[w],
-                    reserved: (self.live.as_ref())
-                        .map_or(self.start.saturating_add(cycle as i64), |l| l.now),
-                    evicted: false,
-                    mask: 0,
-                    usage: e.nominated.assignment.usage.clone(),
-                },
-            );
-            let d = &mut self.out.decisions[w];
-            d.reason = "QuotaReserved";
-            d.message = format!(
-                "Quota reserved in ClusterQueue {}",
-                self.cluster_queues[q].name
-            )
-            .into();
-            let assignment = Assignment::clone(&e.nominated.assignment);
-            d.last_admitted = Some((cycle, assignment.clone()));
-            d.admitted = Some((cycle, assignment));
-            d.waiting = Waiting::Nowhere;
-            self.out.order.push(w);
-            admitted += 1;
-        }
-        let mut parked = 0;
-        for (q, key, why) in requeue {
-            let immediate = match self.cluster_queues[q].queueing_strategy {
-                QueueingStrategy::StrictFIFO => why != Requeue::NamespaceMismatch,
-                QueueingStrategy::BestEffortFIFO => matches!(
-                    why,
-                    Requeue::FailedAfterNomination | Requeue::PendingPreemption
-                ),
-            };
-            if immediate {
-                self.heaps[q].insert(key);
-            } else {
-                self.parked[q].insert(key);
-                parked += 1;
-            }
-        }
-        self.inactive = inactive;
-        (admitted, parked, evicted)
-    }
-
-    /// `fits` (`ClusterQueueSnapshot.Fits`): the entry's usage available with the cycle's
-    /// victims and its own targets gone.
-    fn fits(&self, snapshot: &mut QuotaTree, preempted: &BTreeSet<usize>, e: &Entry) -> bool {
-        let gone: BTreeSet<usize> = (preempted.iter().copied())
-            .chain(e.nominated.targets.iter().map(|t| t.holder))
-            .collect();
-        for &h in &gone {
-            self.holders[h].remove_usage(snapshot, &self.ids);
-        }
-        let id = self.ids[e.queue];
-        let usage = &e.nominated.assignment.usage;
-        let ok = usage.iter().all(|(fr, &v)| snapshot.available(id, fr) >= v);
-        for &h in &gone {
-            self.holders[h].add_usage(snapshot, &self.ids);
-        }
-        ok
     }
 
     /// `IssuePreemptions` for one target: the victim's quota is released (its pods terminate

@@ -34,6 +34,9 @@ pub struct Objects {
     pub warnings: Vec<String>,
     /// ClusterQueues and Cohorts that timeline steps replace (quota changes), in step order.
     pub updates: Vec<QueueUpdate>,
+    /// The manager Configuration's `waitForPodsReady` (`None`: off), which a replay's Kueue
+    /// runs over time (`live`).
+    pub pods_ready: Option<crate::kueue::config::WaitForPodsReady>,
 }
 
 /// A timeline step's new ClusterQueues and Cohorts: each replaces the one of its name (a

@@ -65,6 +65,8 @@ impl<'a> State<'a> {
             released: Released::default(),
             phase: None,
             created: workloads.iter().map(|w| w.created).collect(),
+            ordered: workloads.iter().map(|w| w.created).collect(),
+            blocked: None,
             order: (0..workloads.len() as u64).collect(),
             start: objects.now,
             repeats: BTreeMap::new(),
@@ -274,7 +276,7 @@ impl<'a> State<'a> {
     pub(super) fn queue_key(&self, w: usize) -> QueueKey {
         (
             std::cmp::Reverse(self.workloads[w].priority),
-            self.created[w],
+            self.ordered[w],
             self.order[w],
             w,
         )

@@ -55,7 +55,7 @@ use NameRule::{Label, Subdomain};
 /// to `ValidateObjectMeta`:
 /// - core (`pkg/apis/core/validation/validation.go`): Pod `ValidatePodName`, Node
 ///   `ValidateNodeName` (subdomains, Node cluster-scoped), Namespace `ValidateNamespaceName`
-///   (a label, cluster-scoped);
+///   (a label, cluster-scoped), ConfigMap `ValidateConfigMapName` (a subdomain);
 /// - PriorityClass (`pkg/apis/scheduling/validation`): `NameIsDNSSubdomain`, cluster-scoped;
 /// - batch/v1 Job (`pkg/apis/batch/validation`): `ValidateReplicationControllerName`, a
 ///   subdomain;
@@ -95,6 +95,10 @@ pub const KINDS: &[KindMeta] = &[
     kind("LocalQueue", Subdomain, true),
     kind("WorkloadPriorityClass", Subdomain, false),
     kind("Workload", Subdomain, true),
+    kind("ConfigMap", Subdomain, true),
+    // Kueue's manager Configuration is no API object: it has no metadata at all (its
+    // strict decoding refuses one), so this rule never applies.
+    kind("Configuration", Subdomain, false),
 ];
 
 /// The metadata rule of a kind; a kind not in [`KINDS`] is validated as a namespaced custom

@@ -48,6 +48,7 @@ impl Engine<'_, '_> {
                 admitted: None,
                 pod_ids: Vec::new(),
                 train_job: None,
+                readiness: Default::default(),
             },
         );
         if let Some(k) = kueue {

@@ -71,6 +71,17 @@ struct Tracked {
 }
 
 impl Controls {
+    /// Job `job`'s controllers stop (Kueue deactivated it): they make no more pods and call
+    /// nothing done. Returns its active pods.
+    pub(super) fn stop(&mut self, job: u32) -> Vec<u32> {
+        let Some(c) = self.jobs.remove(&job) else {
+            return Vec::new();
+        };
+        (c.children.iter())
+            .flat_map(|child| child.active.keys().copied())
+            .collect()
+    }
+
     /// Whether the pod was made by its Job's controller during the replay.
     pub(super) fn made_by_controller(&self, id: u32) -> bool {
         self.pods.get(&id).is_some_and(|t| t.made)

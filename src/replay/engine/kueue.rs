@@ -4,7 +4,9 @@
 //! queue labels; the admission gate lifted) and go to kube-scheduler's queue. Preempted by
 //! Kueue, its pods are deleted at once (a batch Job is suspended, as Kueue's admission
 //! assumes) and it waits in its ClusterQueue again; a plain pod's workload ends with its
-//! pod. A finished job releases its quota.
+//! pod. A finished job releases its quota. With `waitForPodsReady`, a job whose pods do not
+//! all start in time is evicted the same way, and deactivated past its requeue limit
+//! ([`super::pods_ready`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,11 +31,17 @@ impl Engine<'_, '_> {
         if !keeps_created {
             workload.created = kueue.seconds(self.now);
         }
+        let needed: i64 = workload.pod_sets.iter().map(|ps| ps.count).sum();
+        let tracked = kueue.tracks_pods_ready();
         match kueue.arrive(workload) {
             Ok(slot) => {
                 self.kueue_jobs.insert(slot, job);
                 if let Some(j) = self.jobs.get_mut(&job) {
                     j.kueue = Some(slot);
+                    if tracked {
+                        let needed = u32::try_from(needed.max(0)).unwrap_or(u32::MAX);
+                        j.readiness = super::pods_ready::Readiness::tracked(needed);
+                    }
                 }
                 self.kueue_dirty = true;
             }
@@ -45,12 +53,13 @@ impl Engine<'_, '_> {
     }
 
     /// Kueue's part of an instant: the inadmissible workloads whose requeue is due come
-    /// back, and admission runs when anything changed.
+    /// back, PodsReady timeouts and backoffs that are due act, and admission runs when
+    /// anything changed.
     pub(super) fn kueue_due(&mut self) {
         let Some(kueue) = self.kueue.as_mut() else {
             return;
         };
-        if kueue.requeue_due(self.now) {
+        if kueue.due(self.now) {
             self.kueue_dirty = true;
         }
         if !std::mem::take(&mut self.kueue_dirty) {
@@ -80,7 +89,15 @@ impl Engine<'_, '_> {
                 }
                 Change::Evicted {
                     workload, requeued, ..
-                } => self.kueue_evicted(workload, requeued),
+                } => self.kueue_evicted(workload, requeued, true),
+                Change::PodsReadyTimeout { workload, requeued } => {
+                    if let Some(job) = self.kueue_jobs.get(&workload).and_then(|j| self.jobs.get(j)) {
+                        let key = (job.queue.clone(), job.priority, job.class.clone());
+                        self.metrics.pods_ready_timeout((&key.0, key.1, &key.2));
+                    }
+                    self.kueue_evicted(workload, requeued, false);
+                }
+                Change::Deactivated { workload } => self.kueue_deactivated(workload),
                 Change::EvictedAdmitted { key, .. } => self.warn_once(format!(
                     "Kueue preempted the Workload {key}, admitted before the replay: its pods are not known to the replay and keep running"
                 )),
@@ -89,7 +106,7 @@ impl Engine<'_, '_> {
     }
 
     /// Adds a warning unless it was given already.
-    fn warn_once(&mut self, w: String) {
+    pub(super) fn warn_once(&mut self, w: String) {
         if !self.warnings.contains(&w) {
             self.warnings.push(w);
         }
@@ -178,6 +195,8 @@ impl Engine<'_, '_> {
                 false => self.create(id),
             }
         }
+        // Its PodsReady as it stands (pods that succeeded before an eviction count).
+        self.tell_pods_ready(job_id, true);
     }
 
     /// An admitted TrainJob as Trainer builds it with Kueue's runtime patch
@@ -215,9 +234,10 @@ impl Engine<'_, '_> {
         Ok((built.pods.into_iter()).map(|p| (p.key(), p)).collect())
     }
 
-    /// Kueue preempted the job: its pods are deleted; `requeued`, it waits for admission
-    /// again (its pods to be created anew), else it ends.
-    fn kueue_evicted(&mut self, slot: usize, requeued: bool) {
+    /// Kueue evicted the job (`preempted`, or by the PodsReady timeout): its pods are
+    /// deleted; `requeued`, it waits for admission again (its pods to be created anew), else
+    /// it ends.
+    fn kueue_evicted(&mut self, slot: usize, requeued: bool, preempted: bool) {
         let Some(&job_id) = self.kueue_jobs.get(&slot) else {
             return;
         };
@@ -243,9 +263,11 @@ impl Engine<'_, '_> {
             let (bound, gpus) = (live.bound.is_some(), live.gpus);
             if bound {
                 let pod = self.unbind(id);
-                self.metrics.preempted((&key.0, key.1, &key.2));
-                if let Some(live) = self.live.get_mut(&id) {
-                    live.preemptions += 1;
+                if preempted {
+                    self.metrics.preempted((&key.0, key.1, &key.2));
+                    if let Some(live) = self.live.get_mut(&id) {
+                        live.preemptions += 1;
+                    }
                 }
                 self.assigned_pod_deleted(pod);
             } else {

@@ -38,6 +38,7 @@ mod arrival;
 mod completion;
 mod kueue;
 mod permit;
+mod pods_ready;
 mod preemption;
 mod timeline;
 
@@ -72,11 +73,13 @@ pub struct PodRecord {
     pub preemptions: u32,
     /// `finished`, `withdrawn`, `running`, `pending` or `queued` (the last three at the
     /// replay's end; `queued`: its job waits for Kueue), `deleted` (a timeline step deleted
-    /// it, its job's controller once the job was done, or Kueue preempting a plain pod).
+    /// it, its job's controller once the job was done, or Kueue evicting a plain pod),
+    /// `deactivated` (Kueue deactivated its job past `backoffLimitCount`).
     pub state: &'static str,
     /// A pod pending at the end: its last cycle's message (the `PodScheduled` condition's,
     /// `0/N nodes are available: …`); one queued at the end: its job's Kueue message (the
-    /// Workload's `QuotaReserved` condition's, `couldn't assign flavors to pod set …`).
+    /// Workload's `QuotaReserved` condition's, `couldn't assign flavors to pod set …`, or
+    /// `Exceeded the PodsReady timeout …` during its backoff); a deactivated one: why.
     pub message: Option<String>,
 }
 
@@ -142,6 +145,8 @@ struct Job {
     pod_ids: Vec<u32>,
     /// A TrainJob waiting for Kueue: admitted, it is resolved again with Kueue's patch.
     train_job: Option<Box<crate::resolve::trainjob::TrainJob>>,
+    /// Its PodsReady as its integration counts it ([`pods_ready`]).
+    readiness: pods_ready::Readiness,
 }
 
 impl Job {
@@ -293,6 +298,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         loop {
             self.schedule_due();
             let Some(next) = self.next_event() else {
+                self.warn_spinning();
                 break;
             };
             if next > until {
@@ -331,16 +337,22 @@ impl<'s, 'o> Engine<'s, 'o> {
         let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
         let step = self.steps.front().map(|s| s.at);
         let arrival = self.sources.next_time();
-        let kueue = self.kueue.as_ref().and_then(Kueue::next_timer);
+        let kueue = self.kueue.as_mut().and_then(Kueue::next_timer);
+        // Something Kueue must answer at once (a cycle waiting for PodsReady may go on).
+        let kueue_now = self.kueue_dirty.then_some(self.now);
         if step.is_none()
             && arrival.is_none()
-            && kueue.is_none()
+            && kueue_now.is_none()
+            && !self.kueue.as_mut().is_some_and(Kueue::timers_may_change)
             && self.gangs.only_permit_timers(self.timers.len())
             && !self.gangs.timeouts_may_change()
         {
             return None;
         }
-        [timer, step, arrival, kueue].into_iter().flatten().min()
+        [timer, step, arrival, kueue, kueue_now]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Moves the clock to `t` and lets what is due then happen: finishes and withdrawals,
@@ -567,6 +579,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         self.metrics.running += 1;
         self.metrics.pending_removed(gpus);
         let made = self.controls.made_by_controller(id);
+        self.job_pods_changed(job_id, 1, 0);
         if let Some(job) = self.jobs.get_mut(&job_id)
             && first
             && !made
@@ -598,11 +611,12 @@ impl<'s, 'o> Engine<'s, 'o> {
             .assigned
             .take()
             .unwrap_or_else(|| Arc::clone(&live.pod));
-        let gpus = live.gpus;
+        let (gpus, job) = (live.gpus, live.job);
         self.s.unbind(node, id as usize);
         self.s.dra_pod_deleted(id as usize);
         self.metrics.unbound(node, gpus);
         self.metrics.running -= 1;
+        self.job_pods_changed(job, -1, 0);
         Some(pod)
     }
 
@@ -611,6 +625,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         self.gang_pod_gone(id);
         let node = self.live.get(&id).and_then(|l| l.bound).map(|(n, _)| n);
         let was_bound = node.is_some();
+        self.pod_ending(id, state == "finished");
         let pod = self.unbind(id);
         let Some(live) = self.live.remove(&id) else {
             return;
@@ -670,14 +685,15 @@ impl<'s, 'o> Engine<'s, 'o> {
                 arrival: live.arrival,
                 admitted: job.admitted,
                 first_bind: live.first_bind,
-                end: matches!(state, "finished" | "withdrawn" | "deleted").then_some(self.now),
+                end: matches!(state, "finished" | "withdrawn" | "deleted" | "deactivated")
+                    .then_some(self.now),
                 node: node.map(|n| self.s.cluster.nodes[n].name.clone()),
                 attempts: live.attempts,
                 preemptions: live.preemptions,
                 state,
                 message: match state {
                     "pending" => live.message.as_deref().map(str::to_string),
-                    "queued" => (job.kueue.zip(self.kueue.as_ref()))
+                    "queued" | "deactivated" => (job.kueue.zip(self.kueue.as_ref()))
                         .map(|(slot, kueue)| kueue.message(slot))
                         .filter(|m| !m.is_empty()),
                     _ => None,

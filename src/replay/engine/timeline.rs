@@ -159,6 +159,7 @@ impl Engine<'_, '_> {
     fn replace_nodes(&mut self, nodes: Vec<Node>) {
         let old: Vec<Node> = self.s.cluster.nodes.clone();
         let (remap, mut evicted) = self.s.replace_nodes(nodes);
+        let mut lost_jobs = Vec::new();
         for live in self.live.values_mut() {
             if let Some((node, since)) = live.bound {
                 live.bound = remap[node].map(|n| (n, since));
@@ -166,8 +167,16 @@ impl Engine<'_, '_> {
                     // Counted below, when the eviction re-queues it.
                     live.used_ms += self.now - since;
                     live.generation += 1;
+                    lost_jobs.push(live.job);
                 }
             }
+        }
+        lost_jobs.sort_unstable();
+        for job in lost_jobs {
+            self.job_pods_changed(job, -1, 0);
+        }
+        if let Some(k) = self.kueue.as_mut() {
+            k.note_progress();
         }
         let used: Vec<i64> = (0..self.s.cluster.len())
             .map(|n| {
