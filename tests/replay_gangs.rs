@@ -164,6 +164,23 @@ fn a_failed_gang_sorts_after_pods_that_waited_since() {
     assert_eq!(pods["ml/hold"].first_bind, Some(0));
 }
 
+/// Permit letting a failed gang through clears the failure (`ClearPodGroupScheduleFailure`):
+/// its member still queued sorts by the group's creation again and takes the two-GPU node
+/// before the plain pod queued since 5 s; with the failure kept, the plain pod would go
+/// first.
+#[test]
+fn a_gang_through_permit_sorts_by_its_creation_again() {
+    let (_, pods) = replay_file(&repo("tests/data/replay/gangs/permit-clears-failure.yaml"));
+    let bound = |name: &str| {
+        let p = &pods[&format!("ml/{name}")];
+        (p.first_bind, p.node.clone())
+    };
+    assert_eq!(bound("g-0"), (Some(25 * S), Some("gpu-0".into())));
+    assert_eq!(bound("g-1"), (Some(25 * S), Some("gpu-1".into())));
+    assert_eq!(bound("g-2"), (Some(100 * S), Some("big-0".into())));
+    assert_eq!(bound("p"), (None, None));
+}
+
 /// PostFilter's rejection of a gang with no member waiting marks it failed too: after its
 /// members' first failure at 10 s the plain pod queued since 5 s goes first, and without a
 /// KubeSchedulerConfiguration a scenario with Coscheduling gangs sorts the queue by

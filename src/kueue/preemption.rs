@@ -419,6 +419,11 @@ impl Preemption<'_> {
             mask: self.fr_bits.mask(frs.iter()),
             ids: snapshot.fr_ids(frs),
         };
+        if self.hopeless(snapshot, preemptor, usage, frs) {
+            return Vec::new();
+        }
+        let forbidden = borrow_within_cohort_forbidden(queue);
+        let under_nominal = under_nominal(snapshot, id, frs);
         let sources = self.sources(snapshot, preemptor, usage, &wanted);
         let mut any = Walk::new(self, preemptor, &wanted, &sources, false);
         let has = |list: u8, walk: &mut Walk| {
@@ -426,11 +431,6 @@ impl Preemption<'_> {
         };
         let no_hierarchy = !has(0, &mut any);
         let no_other = no_hierarchy && !has(1, &mut any);
-
-        let forbidden = borrow_within_cohort_forbidden(queue);
-        let under_nominal = frs
-            .iter()
-            .all(|fr| snapshot.quota(id, fr).nominal > snapshot.usage(id, fr));
         let attempts: &[bool] = if no_other || (forbidden && !under_nominal) {
             &[true]
         } else if forbidden && no_hierarchy {
@@ -438,7 +438,19 @@ impl Preemption<'_> {
         } else {
             &[true, false]
         };
+        // Without borrowing, `usage` must fit in the preemptor's queue's nominal quota, and
+        // only evicting that queue's own workloads changes its usage: when none is a source
+        // and the queue would borrow already, that attempt evicts every candidate in vain (a
+        // congested cohort asks this of each parked workload too big for its own quota).
+        let own_queue = sources.iter().any(|s| s.list == 2);
+        let nominal_possible = own_queue
+            || usage
+                .iter()
+                .all(|(fr, &v)| !snapshot.queue_borrowing_with(id, fr, v));
         for &borrowing in attempts {
+            if !borrowing && !nominal_possible {
+                continue;
+            }
             let mut targets: Vec<Target> = Vec::new();
             let mut walk = Walk::new(self, preemptor, &wanted, &sources, borrowing);
             while let Some(c) = walk.next(snapshot) {
@@ -463,6 +475,26 @@ impl Preemption<'_> {
         Vec::new()
     }
 
+    /// Whether [`Self::targets`] certainly finds none, without searching the cohort. With
+    /// borrowing within the cohort forbidden and the queue at its nominal quota in a wanted
+    /// resource, the only attempt borrows, where just the queue's own workloads and those of
+    /// subtrees it has a hierarchical advantage over are valid candidates: with neither,
+    /// nothing is found. A congested cohort asks this of nearly every parked workload it
+    /// requeues.
+    fn hopeless(
+        &self,
+        snapshot: &QuotaTree,
+        preemptor: &Preemptor,
+        usage: &BTreeMap<FlavorResource, i64>,
+        frs: &BTreeSet<FlavorResource>,
+    ) -> bool {
+        let queue = &self.queues[preemptor.queue];
+        borrow_within_cohort_forbidden(queue)
+            && !under_nominal(snapshot, self.ids[preemptor.queue], frs)
+            && queue.preemption.within_cluster_queue == PreemptionPolicy::Never
+            && !(self.subtrees(snapshot, preemptor, usage)).any(|(_, advantage)| advantage)
+    }
+
     /// The queues to take candidates from: the preemptor's own (list 2), those over which it
     /// has a hierarchical advantage (list 0), and those it may only take by priority (list 1).
     fn sources(
@@ -473,7 +505,6 @@ impl Preemption<'_> {
         wanted: &Wanted,
     ) -> Vec<Source> {
         let queue = &self.queues[preemptor.queue];
-        let node = self.ids[preemptor.queue].0;
         let mut out = Vec::new();
         if queue.preemption.within_cluster_queue != PreemptionPolicy::Never {
             out.push(Source {
@@ -483,27 +514,45 @@ impl Preemption<'_> {
                 advantage: false,
             });
         }
-        let has_parent = snapshot.ancestors(node).next().is_some();
-        if has_parent && queue.preemption.reclaim_within_cohort != PreemptionPolicy::Never {
-            let mut remaining = snapshot.amounts(usage);
-            let mut advantage = snapshot.fits_in_quota(node, &mut remaining);
-            let mut previous = None;
-            for root in snapshot.ancestors(node).collect::<Vec<_>>() {
-                let source = Source {
-                    queue: 0,
-                    lca: Some(root),
-                    list: if advantage { 0 } else { 1 },
-                    advantage,
-                };
-                self.in_subtree(
-                    snapshot, root, previous, source, preemptor, wanted, &mut out,
-                );
-                let fits = snapshot.fits_in_quota(root, &mut remaining);
-                advantage = advantage || fits;
-                previous = Some(root);
-            }
+        let mut previous = None;
+        for (root, advantage) in self.subtrees(snapshot, preemptor, usage) {
+            let source = Source {
+                queue: 0,
+                lca: Some(root),
+                list: if advantage { 0 } else { 1 },
+                advantage,
+            };
+            self.in_subtree(
+                snapshot, root, previous, source, preemptor, wanted, &mut out,
+            );
+            previous = Some(root);
         }
         out
+    }
+
+    /// The cohorts above the preemptor's queue whose subtrees its reclaim searches, lowest
+    /// first, each with whether the preemptor has a hierarchical advantage there: `usage`
+    /// fits in the quota of the queue or of a cohort below (`collectCandidatesForHierarchicalReclaim`).
+    fn subtrees<'s>(
+        &self,
+        snapshot: &'s QuotaTree,
+        preemptor: &Preemptor,
+        usage: &BTreeMap<FlavorResource, i64>,
+    ) -> impl Iterator<Item = (usize, bool)> + 's {
+        let node = self.ids[preemptor.queue].0;
+        let reclaims = self.queues[preemptor.queue]
+            .preemption
+            .reclaim_within_cohort
+            != PreemptionPolicy::Never;
+        let mut remaining = snapshot.amounts(usage);
+        let mut advantage = reclaims && snapshot.fits_in_quota(node, &mut remaining);
+        (snapshot.ancestors(node))
+            .take_while(move |_| reclaims)
+            .map(move |root| {
+                let here = advantage;
+                advantage = advantage || snapshot.fits_in_quota(root, &mut remaining);
+                (root, here)
+            })
     }
 
     /// `collectCandidatesInSubtree`: queues over their quota below `cohort`, skipping the
@@ -638,6 +687,13 @@ impl Preemption<'_> {
     }
 }
 
+/// `queueUnderNominalInResourcesNeedingPreemption`: the queue's usage below its nominal
+/// quota in every flavor-resource that needs preemption.
+fn under_nominal(snapshot: &QuotaTree, id: QueueId, frs: &BTreeSet<FlavorResource>) -> bool {
+    frs.iter()
+        .all(|fr| snapshot.quota(id, fr).nominal > snapshot.usage(id, fr))
+}
+
 /// `IsBorrowingWithinCohortForbidden`.
 fn borrow_within_cohort_forbidden(queue: &ClusterQueue) -> bool {
     queue.preemption.borrow_within_cohort == PreemptionPolicy::Never
@@ -669,10 +725,14 @@ pub struct Oracle<'a> {
 impl PreemptionOracle for Oracle<'_> {
     fn simulate(&self, queue: QueueId, fr: FrName, quantity: i64) -> (Possibility, usize) {
         let fr = &(fr.0.to_string(), fr.1.to_string());
-        let mut copy = self.snapshot.borrow_mut();
-        let snapshot = copy.get_or_insert_with(|| self.base.clone());
         let usage = BTreeMap::from([(fr.clone(), quantity)]);
         let frs = BTreeSet::from([fr.clone()]);
+        if (self.preemption).hopeless(self.base, &self.preemptor, &usage, &frs) {
+            let borrow = self.base.borrowing_height(queue, fr, quantity).0;
+            return (Possibility::NoCandidates, borrow);
+        }
+        let mut copy = self.snapshot.borrow_mut();
+        let snapshot = copy.get_or_insert_with(|| self.base.clone());
         let targets = (self.preemption).targets(snapshot, &self.preemptor, &usage, &frs);
         if targets.is_empty() {
             return (
