@@ -1,6 +1,8 @@
 //! Kueue's preemption tables, ported as data: `tests/data/kueue/preemption-cases.yaml`
-//! (preemption_test.go `TestPreemption`) and `candidates-ordering-cases.yaml`
-//! (`TestCandidatesOrdering`); each file's header documents its schema. Every mismatch of
+//! (preemption_test.go `TestPreemption`), `hierarchical-preemption-cases.yaml`
+//! (preemption_hierarchical_test.go `TestHierarchicalPreemptions`, same schema) and
+//! `candidates-ordering-cases.yaml` (`TestCandidatesOrdering`); each file's header documents
+//! its schema. Every mismatch of
 //! every case is collected, so one run lists them all.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,6 +17,8 @@ use super::quota::{QueueId, QuotaTree};
 use super::tests::{AdmittedSpec, amount, run_table};
 
 const PREEMPTION_CASES: &str = include_str!("../../tests/data/kueue/preemption-cases.yaml");
+const HIERARCHICAL_CASES: &str =
+    include_str!("../../tests/data/kueue/hierarchical-preemption-cases.yaml");
 const ORDERING_CASES: &str = include_str!("../../tests/data/kueue/candidates-ordering-cases.yaml");
 
 #[derive(Debug, Default, Deserialize)]
@@ -73,6 +77,9 @@ struct FlavorMode {
 #[serde(deny_unknown_fields)]
 struct Want {
     preempted: BTreeMap<String, String>,
+    /// Targets already evicted before the call: upstream counts them but writes no reason.
+    #[serde(default)]
+    ongoing: BTreeSet<String>,
 }
 
 /// The ClusterQueues of a case, sorted by name as the loader sorts them.
@@ -175,15 +182,22 @@ fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
         fr_bits: &bits,
     };
     let targets = preemption.targets(&mut tree, &preemptor, &usage, &frs);
-    let got: BTreeMap<String, String> = (targets.iter())
-        .map(|t| {
-            let name = holders[t.holder].key.trim_start_matches('/').to_string();
-            (name, t.reason.as_str().to_string())
-        })
-        .collect();
+    let (mut got, mut ongoing) = (BTreeMap::new(), BTreeSet::new());
+    for t in &targets {
+        let h = &holders[t.holder];
+        let name = h.key.trim_start_matches('/').to_string();
+        if h.evicted {
+            ongoing.insert(name);
+        } else {
+            got.insert(name, t.reason.as_str().to_string());
+        }
+    }
     let mut problems = Vec::new();
     if got != case.want.preempted {
         problems.push(format!("preempted {got:?}, want {:?}", case.want.preempted));
+    }
+    if ongoing != case.want.ongoing {
+        problems.push(format!("ongoing {ongoing:?}, want {:?}", case.want.ongoing));
     }
     if format!("{tree:?}") != format!("{before:?}") {
         problems.push("the snapshot was not restored".into());
@@ -200,6 +214,18 @@ fn preemption_cases_agree_with_upstream() {
         run_case,
     );
     assert!(ran >= 30, "only {ran} cases ran");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn hierarchical_preemption_cases_agree_with_upstream() {
+    let (ran, failures) = run_table(
+        "hierarchical-preemption-cases.yaml",
+        HIERARCHICAL_CASES,
+        |c: &Case| &c.name,
+        run_case,
+    );
+    assert!(ran >= 15, "only {ran} cases ran");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
