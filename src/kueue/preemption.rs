@@ -412,6 +412,21 @@ impl Preemption<'_> {
         usage: &BTreeMap<FlavorResource, i64>,
         frs: &BTreeSet<FlavorResource>,
     ) -> Vec<Target> {
+        if self.hopeless(snapshot, preemptor, usage, frs) {
+            return Vec::new();
+        }
+        self.search(snapshot, preemptor, usage, frs)
+    }
+
+    /// [`Self::targets`] without the [`Self::hopeless`] shortcut: `classicalPreemptions`'
+    /// attempts over the candidates.
+    pub(super) fn search(
+        &self,
+        snapshot: &mut QuotaTree,
+        preemptor: &Preemptor,
+        usage: &BTreeMap<FlavorResource, i64>,
+        frs: &BTreeSet<FlavorResource>,
+    ) -> Vec<Target> {
         let queue = &self.queues[preemptor.queue];
         let id = self.ids[preemptor.queue];
         let wanted = Wanted {
@@ -419,9 +434,6 @@ impl Preemption<'_> {
             mask: self.fr_bits.mask(frs.iter()),
             ids: snapshot.fr_ids(frs),
         };
-        if self.hopeless(snapshot, preemptor, usage, frs) {
-            return Vec::new();
-        }
         let forbidden = borrow_within_cohort_forbidden(queue);
         let under_nominal = under_nominal(snapshot, id, frs);
         let sources = self.sources(snapshot, preemptor, usage, &wanted);
@@ -480,8 +492,9 @@ impl Preemption<'_> {
     /// resource, the only attempt borrows, where just the queue's own workloads and those of
     /// subtrees it has a hierarchical advantage over are valid candidates: with neither,
     /// nothing is found. A congested cohort asks this of nearly every parked workload it
-    /// requeues.
-    fn hopeless(
+    /// requeues. `preemption_tests::the_hopeless_shortcut_changes_no_answer` checks it
+    /// against [`Self::search`].
+    pub(super) fn hopeless(
         &self,
         snapshot: &QuotaTree,
         preemptor: &Preemptor,

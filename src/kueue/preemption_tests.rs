@@ -1,20 +1,25 @@
 //! Kueue's preemption tables, ported as data: `tests/data/kueue/preemption-cases.yaml`
-//! (preemption_test.go `TestPreemption`) and `candidates-ordering-cases.yaml`
-//! (`TestCandidatesOrdering`); each file's header documents its schema. Every mismatch of
+//! (preemption_test.go `TestPreemption`), `hierarchical-preemption-cases.yaml`
+//! (preemption_hierarchical_test.go `TestHierarchicalPreemptions`, same schema) and
+//! `candidates-ordering-cases.yaml` (`TestCandidatesOrdering`); each file's header documents
+//! its schema. Every mismatch of
 //! every case is collected, so one run lists them all.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::api::{self, ClusterQueue};
-use super::preemption::{FrBits, Holder, KeyOrder, Preemption, Preemptor, insert_in_order};
+use super::api::{self, ClusterQueue, FlavorResource, PreemptionPolicy};
+use super::preemption::{FrBits, Holder, KeyOrder, Preemption, Preemptor, Target, insert_in_order};
 use super::quota::{QueueId, QuotaTree};
 use super::tests::{AdmittedSpec, amount, run_table};
 
 const PREEMPTION_CASES: &str = include_str!("../../tests/data/kueue/preemption-cases.yaml");
+const HIERARCHICAL_CASES: &str =
+    include_str!("../../tests/data/kueue/hierarchical-preemption-cases.yaml");
 const ORDERING_CASES: &str = include_str!("../../tests/data/kueue/candidates-ordering-cases.yaml");
 
 #[derive(Debug, Default, Deserialize)]
@@ -73,6 +78,9 @@ struct FlavorMode {
 #[serde(deny_unknown_fields)]
 struct Want {
     preempted: BTreeMap<String, String>,
+    /// Targets already evicted before the call: upstream counts them but writes no reason.
+    #[serde(default)]
+    ongoing: BTreeSet<String>,
 }
 
 /// The ClusterQueues of a case, sorted by name as the loader sorts them.
@@ -116,74 +124,137 @@ fn order_keys(holders: &mut [Holder]) {
     }
 }
 
-fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
-    let mut values: Vec<Value> = (shared.objects.iter())
-        .filter(|v| case.queues == "shared" || v["kind"] != "ClusterQueue")
-        .cloned()
-        .collect();
-    values.extend(case.objects.iter().cloned());
-    let queues = cluster_queues(&values);
-    let cohorts: Vec<_> = (values.iter())
-        .filter(|v| v["kind"] == "Cohort")
-        .map(|v| api::unchecked::cohort(v).expect("Cohort"))
-        .collect();
-    let (mut tree, _) = QuotaTree::new(&queues, &cohorts);
-    let ids: Vec<QueueId> = (queues.iter())
-        .map(|q| tree.queue(&q.name).expect("queue"))
-        .collect();
-    let mut bits = FrBits::default();
-    let holders = holders(&case.admitted, &queues, &mut bits);
-    let mut by_queue = vec![Vec::new(); queues.len()];
-    for (i, h) in holders.iter().enumerate() {
-        insert_in_order(&mut by_queue[h.queue], &holders, i, h);
-    }
-    for h in &holders {
-        h.add_usage(&mut tree, &ids);
-    }
-    // `TotalRequestsFor`: count × request per assigned flavor; zero requests need no flavor.
-    let mut usage = BTreeMap::new();
-    let mut frs = BTreeSet::new();
-    for ps in &case.incoming.pod_sets {
-        for (resource, q) in &ps.requests {
-            let v = amount(resource, q).saturating_mul(ps.count);
-            let Some(f) = ps.flavors.get(resource) else {
-                continue;
-            };
-            let fr = (f.flavor.clone(), resource.clone());
-            if f.mode == "Preempt" {
-                frs.insert(fr.clone());
-            }
-            if v != 0 {
-                *usage.entry(fr).or_insert(0) += v;
+/// A case as upstream's cache and `GetTargets` see it: everything but the quota tree, which
+/// [`Setup::new`] returns beside it (the search changes the tree while reading the rest).
+struct Setup {
+    queues: Vec<ClusterQueue>,
+    ids: Vec<QueueId>,
+    bits: FrBits,
+    holders: Vec<Holder>,
+    by_queue: Vec<Vec<usize>>,
+    /// `TotalRequestsFor` of the incoming workload, and the flavor-resources in Preempt mode.
+    usage: BTreeMap<FlavorResource, i64>,
+    frs: BTreeSet<FlavorResource>,
+    preemptor: Preemptor,
+}
+
+impl Setup {
+    /// `within`: a withinClusterQueue policy to give the target queue instead of its own.
+    fn new(
+        shared: &Shared,
+        case: &Case,
+        within: Option<PreemptionPolicy>,
+    ) -> Result<(Setup, QuotaTree), String> {
+        let mut values: Vec<Value> = (shared.objects.iter())
+            .filter(|v| case.queues == "shared" || v["kind"] != "ClusterQueue")
+            .cloned()
+            .collect();
+        values.extend(case.objects.iter().cloned());
+        let mut queues = cluster_queues(&values);
+        let Some(queue) = queues.iter().position(|q| q.name == case.target_cq) else {
+            return Err(format!("unknown target ClusterQueue {}", case.target_cq));
+        };
+        if let Some(policy) = within {
+            queues[queue].preemption.within_cluster_queue = policy;
+        }
+        let cohorts: Vec<_> = (values.iter())
+            .filter(|v| v["kind"] == "Cohort")
+            .map(|v| api::unchecked::cohort(v).expect("Cohort"))
+            .collect();
+        let (mut tree, _) = QuotaTree::new(&queues, &cohorts);
+        let ids: Vec<QueueId> = (queues.iter())
+            .map(|q| tree.queue(&q.name).expect("queue"))
+            .collect();
+        let mut bits = FrBits::default();
+        let holders = holders(&case.admitted, &queues, &mut bits);
+        let mut by_queue = vec![Vec::new(); queues.len()];
+        for (i, h) in holders.iter().enumerate() {
+            insert_in_order(&mut by_queue[h.queue], &holders, i, h);
+        }
+        for h in &holders {
+            h.add_usage(&mut tree, &ids);
+        }
+        // `TotalRequestsFor`: count × request per assigned flavor; zero requests need no flavor.
+        let mut usage = BTreeMap::new();
+        let mut frs = BTreeSet::new();
+        for ps in &case.incoming.pod_sets {
+            for (resource, q) in &ps.requests {
+                let v = amount(resource, q).saturating_mul(ps.count);
+                let Some(f) = ps.flavors.get(resource) else {
+                    continue;
+                };
+                let fr = (f.flavor.clone(), resource.clone());
+                if f.mode == "Preempt" {
+                    frs.insert(fr.clone());
+                }
+                if v != 0 {
+                    *usage.entry(fr).or_insert(0) += v;
+                }
             }
         }
+        let preemptor = Preemptor {
+            queue,
+            priority: case.incoming.priority,
+            created: case.incoming.created_at,
+        };
+        let setup = Setup {
+            queues,
+            ids,
+            bits,
+            holders,
+            by_queue,
+            usage,
+            frs,
+            preemptor,
+        };
+        Ok((setup, tree))
     }
-    let Some(queue) = queues.iter().position(|q| q.name == case.target_cq) else {
-        return vec![format!("unknown target ClusterQueue {}", case.target_cq)];
-    };
-    let preemptor = Preemptor {
-        queue,
-        priority: case.incoming.priority,
-        created: case.incoming.created_at,
+
+    fn preemption(&self) -> Preemption<'_> {
+        Preemption {
+            queues: &self.queues,
+            ids: &self.ids,
+            holders: &self.holders,
+            by_queue: &self.by_queue,
+            fr_bits: &self.bits,
+        }
+    }
+
+    /// The victims' names.
+    fn names(&self, targets: &[Target]) -> Vec<String> {
+        (targets.iter())
+            .map(|t| {
+                self.holders[t.holder]
+                    .key
+                    .trim_start_matches('/')
+                    .to_string()
+            })
+            .collect()
+    }
+}
+
+fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
+    let (setup, mut tree) = match Setup::new(shared, case, None) {
+        Ok(s) => s,
+        Err(e) => return vec![e],
     };
     let before = tree.clone();
-    let preemption = Preemption {
-        queues: &queues,
-        ids: &ids,
-        holders: &holders,
-        by_queue: &by_queue,
-        fr_bits: &bits,
-    };
-    let targets = preemption.targets(&mut tree, &preemptor, &usage, &frs);
-    let got: BTreeMap<String, String> = (targets.iter())
-        .map(|t| {
-            let name = holders[t.holder].key.trim_start_matches('/').to_string();
-            (name, t.reason.as_str().to_string())
-        })
-        .collect();
+    let (usage, frs) = (&setup.usage, &setup.frs);
+    let targets = (setup.preemption()).targets(&mut tree, &setup.preemptor, usage, frs);
+    let (mut got, mut ongoing) = (BTreeMap::new(), BTreeSet::new());
+    for (t, name) in targets.iter().zip(setup.names(&targets)) {
+        if setup.holders[t.holder].evicted {
+            ongoing.insert(name);
+        } else {
+            got.insert(name, t.reason.as_str().to_string());
+        }
+    }
     let mut problems = Vec::new();
     if got != case.want.preempted {
         problems.push(format!("preempted {got:?}, want {:?}", case.want.preempted));
+    }
+    if ongoing != case.want.ongoing {
+        problems.push(format!("ongoing {ongoing:?}, want {:?}", case.want.ongoing));
     }
     if format!("{tree:?}") != format!("{before:?}") {
         problems.push("the snapshot was not restored".into());
@@ -191,16 +262,80 @@ fn run_case(shared: &Shared, case: &Case) -> Vec<String> {
     problems
 }
 
+/// Runs every case of a table of `GetTargets` cases, at least `least` of them.
+fn agrees_with_upstream(file: &str, text: &str, least: usize) {
+    let (ran, failures) = run_table(file, text, |c: &Case| &c.name, run_case);
+    assert!(ran >= least, "only {ran} cases ran");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn preemption_cases_agree_with_upstream() {
-    let (ran, failures) = run_table(
-        "preemption-cases.yaml",
-        PREEMPTION_CASES,
-        |c: &Case| &c.name,
-        run_case,
-    );
-    assert!(ran >= 30, "only {ran} cases ran");
+    agrees_with_upstream("preemption-cases.yaml", PREEMPTION_CASES, 30);
+}
+
+#[test]
+fn hierarchical_preemption_cases_agree_with_upstream() {
+    agrees_with_upstream("hierarchical-preemption-cases.yaml", HIERARCHICAL_CASES, 15);
+}
+
+/// `Preemption::hopeless` answers "no victims" without the search: it must never change an
+/// answer. Every case of both tables runs as written and with the target queue's
+/// withinClusterQueue set to Never (the shortcut needs it; every preemptor queue of
+/// TestHierarchicalPreemptions takes its own workloads, so as written the shortcut is never
+/// taken there), once with the shortcut and once with the search alone.
+#[test]
+fn the_hopeless_shortcut_changes_no_answer() {
+    let (taken, declined) = (Cell::new(0), Cell::new(0));
+    let check = |shared: &Shared, case: &Case| {
+        let mut problems = Vec::new();
+        for within in [None, Some(PreemptionPolicy::Never)] {
+            let Ok((setup, mut tree)) = Setup::new(shared, case, within) else {
+                continue; // run_case reports it
+            };
+            let (p, preemptor) = (setup.preemption(), &setup.preemptor);
+            let (usage, frs) = (&setup.usage, &setup.frs);
+            let hopeless = p.hopeless(&tree, preemptor, usage, frs);
+            let with = setup.names(&p.targets(&mut tree, preemptor, usage, frs));
+            let without = setup.names(&p.search(&mut tree, preemptor, usage, frs));
+            taken.set(taken.get() + usize::from(hopeless));
+            if with != without {
+                problems.push(format!(
+                    "withinClusterQueue {within:?}: hopeless {hopeless}, targets {with:?}, the search alone {without:?}"
+                ));
+            }
+            // Its other conditions hold and there are victims: only the queue's room under
+            // its nominal quota or a hierarchical advantage keeps the shortcut from these.
+            let queue = &setup.queues[preemptor.queue].preemption;
+            if !hopeless
+                && queue.within_cluster_queue == PreemptionPolicy::Never
+                && queue.borrow_within_cohort == PreemptionPolicy::Never
+                && !without.is_empty()
+            {
+                declined.set(declined.get() + 1);
+            }
+        }
+        problems
+    };
+    let mut failures = Vec::new();
+    for (file, text) in [
+        ("preemption-cases.yaml", PREEMPTION_CASES),
+        ("hierarchical-preemption-cases.yaml", HIERARCHICAL_CASES),
+    ] {
+        failures.extend(run_table(file, text, |c: &Case| &c.name, check).1);
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The check means something only if the shortcut is both taken and declined.
+    assert!(
+        taken.get() >= 5,
+        "the shortcut was taken {} times",
+        taken.get()
+    );
+    assert!(
+        declined.get() >= 5,
+        "the shortcut was declined {} times",
+        declined.get()
+    );
 }
 
 #[derive(Debug, Deserialize)]
