@@ -52,7 +52,7 @@ struct Simulation {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct PodSetSpec {
+pub(super) struct PodSetSpec {
     name: String,
     count: i64,
     #[serde(default)]
@@ -345,6 +345,9 @@ struct ScheduleCase {
     workloads: Vec<WorkloadSpec>,
     #[serde(default)]
     cycles: Option<usize>,
+    /// Gates other than their defaults (`spec.scheduler.featureGates`' names).
+    #[serde(default, rename = "featureGates")]
+    feature_gates: FeatureGates,
     want: ScheduleWant,
 }
 
@@ -412,9 +415,16 @@ struct ScheduleWant {
     /// "ns/name" → the Preempted condition's reason.
     #[serde(default)]
     preempted: BTreeMap<String, String>,
+    /// The workloads set aside unevaluated by SchedulingEquivalenceHashing (checked when
+    /// given).
+    #[serde(default)]
+    bypassed: Option<Vec<String>>,
+    /// "ns/name" → the cycle that admitted it.
+    #[serde(default, rename = "admittedInCycle")]
+    admitted_in_cycle: BTreeMap<String, usize>,
 }
 
-fn pod_set(p: &PodSetSpec) -> PodSet {
+pub(super) fn pod_set(p: &PodSetSpec) -> PodSet {
     PodSet {
         name: p.name.clone(),
         count: p.count,
@@ -494,7 +504,7 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
         &objects,
         &workloads,
         &namespaces,
-        &FeatureGates::default(),
+        &case.feature_gates,
         case.cycles.unwrap_or(1),
     );
     let keys: Vec<String> = (workloads.iter())
@@ -566,8 +576,35 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
         {
             problems.push(format!("{key}: message {:?}, want {m:?}", d.message));
         }
+        if let Some(bypassed) = &want.bypassed
+            && d.bypassed != bypassed.contains(key)
+        {
+            problems.push(format!("{key}: bypassed {}", d.bypassed));
+        }
+        if let Some(&c) = want.admitted_in_cycle.get(key)
+            && d.admitted.as_ref().map(|(cycle, _)| *cycle) != Some(c)
+        {
+            problems.push(format!(
+                "{key}: admitted {:?}, want in cycle {c}",
+                d.admitted
+            ));
+        }
     }
     problems
+}
+
+/// Kueue's integration tests of SchedulingEquivalenceHashing (`tests/data/kueue/
+/// equivalence-cases.yaml`), run until admission settles, with the gate off for contrast.
+#[test]
+fn equivalence_cases_agree_with_upstream() {
+    let (ran, problems) = run_table(
+        "equivalence-cases.yaml",
+        include_str!("../../tests/data/kueue/equivalence-cases.yaml"),
+        |c: &ScheduleCase| &c.name,
+        run_schedule,
+    );
+    assert!(ran >= 4, "only {ran} cases ran");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]

@@ -22,9 +22,6 @@ use crate::sched::plugins::inter_pod_affinity::NamespaceLabels;
 /// `requeueBatchPeriod`, in milliseconds.
 pub const REQUEUE_BATCH_MS: u64 = 1_000;
 
-/// Distinct pod-set shapes numbered before the numbering starts again.
-const POD_SETS_KEPT: usize = 4_096;
-
 /// What admission changed.
 #[derive(Debug, Clone)]
 pub enum Change {
@@ -102,17 +99,7 @@ impl<'a> Kueue<'a> {
         st.last[w] = None;
         st.refused[w] = None;
         st.holder_of[w] = None;
-        if st.pod_sets_ids.len() >= POD_SETS_KEPT {
-            // A trace's rows mostly differ in their requests: the numbering starts again,
-            // for every workload in flight, so it never grows with the trace. The assignments
-            // remembered by number go with it.
-            st.pod_sets_ids.clear();
-            st.assigned.clear();
-            for other in 0..st.workloads.len() {
-                st.pod_sets_id[other] = st.pod_sets_id_of(other);
-            }
-        }
-        st.pod_sets_id[w] = st.pod_sets_id_of(w);
+        st.number_pod_sets(w);
         let order = self.next_order;
         self.next_order += 1;
         match st.enqueue(w, order, true) {
@@ -248,9 +235,7 @@ impl<'a> Kueue<'a> {
             let st = &mut self.st;
             for q in 0..st.heaps.len() {
                 if st.tree.root_of(st.ids[q]) == root {
-                    let parked = std::mem::take(&mut st.parked[q]);
-                    any |= !parked.is_empty();
-                    st.heaps[q].extend(parked);
+                    any |= st.requeue_inadmissible(q);
                 }
             }
         }

@@ -21,6 +21,9 @@
 //! Not simulated: fair sharing, admission checks, partial admission, topology-aware
 //! scheduling, the flavor scan position a later cycle resumes from.
 
+mod equivalence;
+#[cfg(test)]
+mod equivalence_tests;
 pub mod live;
 mod model;
 mod setup;
@@ -30,7 +33,7 @@ pub use model::*;
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -163,8 +166,11 @@ struct State<'a> {
     /// Per workload, its pod sets as a number: workloads with the same pod sets get the same
     /// flavors.
     pod_sets_id: Vec<u32>,
-    /// Pod sets (as text) → their number.
-    pod_sets_ids: HashMap<String, u32>,
+    /// Pod sets → their number.
+    shapes: equivalence::Shapes,
+    /// Per ClusterQueue, the equivalence classes set aside since its inadmissible workloads
+    /// were last requeued (`hashToBulkMoveReason`, see [`equivalence`]).
+    set_aside: Vec<HashSet<equivalence::Class>>,
     /// Per root of the quota tree, the assignments (and preemption targets) nominations found
     /// since its usage last changed. Heads that look alike to the assigner get the same answer
     /// from the same quota, and after a release every parked workload of a cohort comes back,
@@ -355,7 +361,7 @@ fn run_with(
                 // preempts by this order.
                 st.created[i] = st.start.saturating_add(cycle as i64 + 1);
                 let key = st.queue_key(i);
-                st.heaps[q].insert(key);
+                st.push(q, key);
             }
         }
         settled = st.settle(&mut cycle, max_cycles);
@@ -762,6 +768,7 @@ impl State<'_> {
         let mut requeue: Vec<(usize, QueueKey, Requeue)> = Vec::new();
         for &(q, key) in &heads {
             let w = key.3;
+            self.out.decisions[w].bypassed = false;
             let queue = &self.cluster_queues[q];
             if inactive[q] {
                 self.out.decisions[w].message =
@@ -911,22 +918,34 @@ impl State<'_> {
         }
         let mut parked = 0;
         for (q, key, why) in requeue {
-            let immediate = match self.cluster_queues[q].queueing_strategy {
-                QueueingStrategy::StrictFIFO => why != Requeue::NamespaceMismatch,
-                QueueingStrategy::BestEffortFIFO => matches!(
-                    why,
-                    Requeue::FailedAfterNomination | Requeue::PendingPreemption
-                ),
-            };
-            if immediate {
-                self.heaps[q].insert(key);
-            } else {
-                self.parked[q].insert(key);
-                parked += 1;
-            }
+            parked += usize::from(self.requeue_if_not_present(q, key, why));
         }
         self.inactive = inactive;
         (admitted, parked, evicted)
+    }
+
+    /// `RequeueIfNotPresent` of a head not admitted: back in its heap at once (StrictFIFO
+    /// but for a namespace mismatch; BestEffortFIFO after a failure after nomination or for
+    /// a pending preemption), else among the inadmissible workloads, with the workloads
+    /// equivalent to it when it did not fit (`SchedulingEquivalenceHashing`). Returns whether
+    /// it was set aside.
+    fn requeue_if_not_present(&mut self, q: usize, key: QueueKey, why: Requeue) -> bool {
+        let immediate = match self.cluster_queues[q].queueing_strategy {
+            QueueingStrategy::StrictFIFO => why != Requeue::NamespaceMismatch,
+            QueueingStrategy::BestEffortFIFO => matches!(
+                why,
+                Requeue::FailedAfterNomination | Requeue::PendingPreemption
+            ),
+        };
+        if immediate {
+            self.heaps[q].insert(key);
+            return false;
+        }
+        self.parked[q].insert(key);
+        if matches!(why, Requeue::NoFit | Requeue::NoCandidates) {
+            self.set_aside_equivalents(q, key.3);
+        }
+        true
     }
 
     /// `fits` (`ClusterQueueSnapshot.Fits`): the entry's usage available with the cycle's
@@ -1001,7 +1020,7 @@ impl State<'_> {
     fn observe_evictions(&mut self) {
         let released = std::mem::take(&mut self.released);
         for (q, key) in released.requeue {
-            self.heaps[q].insert(key);
+            self.push(q, key);
         }
         if let Some(live) = &mut self.live {
             // Kueue requeues them a batch period later (see [`live`]).
@@ -1010,8 +1029,7 @@ impl State<'_> {
         }
         for q in 0..self.cluster_queues.len() {
             if released.roots.contains(&self.tree.root_of(self.ids[q])) {
-                let parked = std::mem::take(&mut self.parked[q]);
-                self.heaps[q].extend(parked);
+                self.requeue_inadmissible(q);
             }
         }
     }
