@@ -15,7 +15,7 @@ use crate::features::FeatureGates;
 use crate::kueue::api::{ClusterQueue, QueueingStrategy, ResourceFlavor, ResourceGroup};
 use crate::kueue::api::{ResourceQuota, StopPolicy};
 use crate::kueue::assigner::PodSet;
-use crate::kueue::tests::{PodSetSpec, pod_set, run_table};
+use crate::kueue::tables::{PodSetSpec, pod_set, run_table};
 use crate::sched::plugins::inter_pod_affinity::NamespaceLabels;
 
 /// One ClusterQueue `cq` of `strategy` with `cpu` millicores of flavor `default`, its
