@@ -277,7 +277,7 @@ fn hash_cases_agree_with_upstream() {
 
 /// Over time: a workload equivalent to one that did not fit is set aside as it arrives,
 /// until a release requeues the inadmissible workloads a batch period later and forgets the
-/// class; with the gate off, each is evaluated.
+/// class (even with none of them left); with the gate off, each is evaluated.
 #[test]
 fn a_replays_kueue_sets_aside_equivalent_arrivals_until_the_requeue() {
     const NO_FIT: &str = "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 4 more needed";
@@ -302,6 +302,16 @@ fn a_replays_kueue_sets_aside_equivalent_arrivals_until_the_requeue() {
         assert!(k.requeue_due(1_200));
         k.settle(1_200);
         seen.insert("requeued", k.messages());
+        // The requeue forgot the class: once it is recorded again and every workload of it
+        // is gone, the next requeue forgets it too, and an equivalent arrival is evaluated.
+        for &w in &slots[1..] {
+            k.gone(w);
+        }
+        k.settle(1_300);
+        assert!(!k.requeue_due(2_300));
+        let e = k.arrive(workload("e", 6_000)).unwrap();
+        k.settle(2_400);
+        seen.insert("e arrived", vec![k.message(e)]);
         seen
     };
     let on = run(&FeatureGates::default());
@@ -311,6 +321,7 @@ fn a_replays_kueue_sets_aside_equivalent_arrivals_until_the_requeue() {
     assert_eq!(on["timer"], ["Some(1200)"]);
     // b is admitted in a's place; c did not fit, and d was set aside with it.
     assert_eq!(on["requeued"][1..], [admitted, NO_FIT, ""]);
+    assert_eq!(on["e arrived"], [admitted]);
     let off = run(&FeatureGates {
         scheduling_equivalence_hashing: false,
         ..FeatureGates::default()
@@ -318,4 +329,5 @@ fn a_replays_kueue_sets_aside_equivalent_arrivals_until_the_requeue() {
     assert_eq!(off["settled"], [admitted, NO_FIT, NO_FIT]);
     assert_eq!(off["d arrived"], [admitted, NO_FIT, NO_FIT, NO_FIT]);
     assert_eq!(off["requeued"][1..], [admitted, NO_FIT, NO_FIT]);
+    assert_eq!(off["e arrived"], [admitted]);
 }
