@@ -7,7 +7,8 @@
 //! `reserveCapacityForUnreclaimablePreempt`, `quotaResourcesToReserve`, `fits`,
 //! `markPreemptionOutcome`; `pkg/cache/queue/cluster_queue.go` (`RequeueIfNotPresent`:
 //! StrictFIFO puts a head back, BestEffortFIFO parks it among the inadmissible workloads
-//! unless it waits for a preemption or failed after nomination) and
+//! unless it waits for a preemption or failed after nomination, and with it, when it did not
+//! fit, the workloads equivalent to it: [`equivalence`]) and
 //! `pkg/controller/core/workload_controller.go` (`getQueueBlocker`).
 //!
 //! Preemption is classical (see [`preemption`](super::preemption)). A victim's quota is
