@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::{Taint, Toleration};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
-use super::admission::{Objects, Workload, admit};
+use super::admission::{Objects, Timeline, Workload, admit};
 use super::api::{ClusterQueue, ResourceFlavor, ResourceGroup, ResourceQuota};
 use super::assigner::PodSet;
 use crate::features::FeatureGates;
@@ -117,6 +117,19 @@ fn objects(queues: Vec<ClusterQueue>) -> Objects {
         cluster_queues: queues,
         local_queues,
         ..Objects::default()
+    }
+}
+
+/// A timeline of `steps` steps over `n` workloads: one in three arrives in a step, and two
+/// (not necessarily holding quota) finish in each.
+fn random_timeline(n: usize, steps: usize, rng: &mut ChaCha8Rng) -> Timeline {
+    Timeline {
+        arrive: (0..n)
+            .map(|_| (rng.random_range(0..3) == 0).then(|| rng.random_range(0..steps)))
+            .collect(),
+        finish: (0..steps)
+            .map(|_| (0..2).map(|_| rng.random_range(0..n)).collect())
+            .collect(),
     }
 }
 
@@ -448,7 +461,7 @@ fn remembered_nominations_decide_as_computed_ones() {
 /// order and evictions.
 #[test]
 fn a_snapshot_admission_remembers_exactly() {
-    use super::admission::{QueueUpdate, Timeline, admit_over, admit_over_computing};
+    use super::admission::{QueueUpdate, admit_over, admit_over_computing};
     use super::api::PreemptionPolicy;
     let mut rng = ChaCha8Rng::seed_from_u64(2711);
     let mut admitted = 0;
@@ -477,18 +490,7 @@ fn a_snapshot_admission_remembers_exactly() {
         let workloads: Vec<Workload> = (0..12)
             .map(|i| workload(i, &format!("cq{}", rng.random_range(0..3)), &mut rng))
             .collect();
-        let timeline = Timeline {
-            arrive: (0..workloads.len())
-                .map(|_| (rng.random_range(0..3) == 0).then(|| rng.random_range(0..steps)))
-                .collect(),
-            finish: (0..steps)
-                .map(|_| {
-                    (0..2)
-                        .map(|_| rng.random_range(0..workloads.len()))
-                        .collect()
-                })
-                .collect(),
-        };
+        let timeline = random_timeline(workloads.len(), steps, &mut rng);
         let (namespaces, gates) = (BTreeMap::new(), FeatureGates::default());
         let a = admit_over(&objects, &workloads, &timeline, &namespaces, &gates);
         let b = admit_over_computing(&objects, &workloads, &timeline, &namespaces, &gates);
@@ -521,7 +523,7 @@ fn a_snapshot_admission_remembers_exactly() {
 /// queue that reaches its next heads sooner takes what another's would have.
 #[test]
 fn equivalence_hashing_changes_no_admission_in_queues_without_a_cohort() {
-    use super::admission::{Timeline, admit_over};
+    use super::admission::admit_over;
     use super::api::{PreemptionPolicy, QueueingStrategy};
     let mut rng = ChaCha8Rng::seed_from_u64(2626);
     let mut set_aside = 0;
@@ -555,20 +557,7 @@ fn equivalence_hashing_changes_no_admission_in_queues_without_a_cohort() {
                 w
             })
             .collect();
-        let steps: usize = 3;
-        let timeline = Timeline {
-            arrive: (workloads.iter())
-                .map(|_| rng.random_range(0..=steps).checked_sub(1))
-                .collect(),
-            // Some workloads finish (those holding quota then release it).
-            finish: (0..steps)
-                .map(|_| {
-                    (0..2)
-                        .map(|_| rng.random_range(0..workloads.len()))
-                        .collect()
-                })
-                .collect(),
-        };
+        let timeline = random_timeline(workloads.len(), 3, &mut rng);
         let off = FeatureGates {
             scheduling_equivalence_hashing: false,
             ..FeatureGates::default()
