@@ -1,5 +1,9 @@
 //! Feature gates that change scheduling behaviour, with upstream's names and defaults
-//! (Kubernetes 1.34, `pkg/features/kube_features.go`).
+//! (Kubernetes 1.34, `pkg/features/kube_features.go`; Kueue's at v0.20, its own
+//! `pkg/features/kube_features.go`). A scenario sets them in `spec.scheduler.featureGates`:
+//! schedsim has one map for kube-scheduler's gates and Kueue's (a cluster sets Kueue's in its
+//! Configuration's `featureGates` or the manager's `--feature-gates`). Kueue's other gates are
+//! at their defaults.
 
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +41,11 @@ pub struct FeatureGates {
     /// tolerate them (`dra::taints`).
     #[serde(default, rename = "DRADeviceTaints")]
     pub dra_device_taints: bool,
+    /// Kueue's `SchedulingEquivalenceHashing` (beta; off in v0.17, on by default since
+    /// v0.18): a BestEffortFIFO ClusterQueue sets aside, unevaluated, the workloads equivalent
+    /// to one that did not fit (`kueue::admission::equivalence`).
+    #[serde(default = "on")]
+    pub scheduling_equivalence_hashing: bool,
 }
 
 fn on() -> bool {
@@ -53,6 +62,7 @@ impl Default for FeatureGates {
             dra_partitionable_devices: false,
             dra_consumable_capacity: false,
             dra_device_taints: false,
+            scheduling_equivalence_hashing: true,
         }
     }
 }

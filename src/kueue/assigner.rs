@@ -26,7 +26,9 @@ use crate::model::resources;
 use crate::sched::plugins::{node_affinity, taint_toleration};
 
 /// A group of identical pods of a workload, with their per-pod requests in Kueue's units.
-#[derive(Debug, Clone, Default)]
+/// Equal and hashed as a whole (`admission::equivalence`): workloads whose pod sets are equal
+/// get the same flavors.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PodSet {
     pub name: String,
     pub count: i64,

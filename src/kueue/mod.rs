@@ -23,4 +23,6 @@ mod preemption_tests;
 #[cfg(test)]
 mod properties;
 #[cfg(test)]
+mod tables;
+#[cfg(test)]
 mod tests;

@@ -15,7 +15,8 @@ use serde_json::Value;
 use super::api::{self, ClusterQueue, FlavorResource, PreemptionPolicy};
 use super::preemption::{FrBits, Holder, KeyOrder, Preemption, Preemptor, Target, insert_in_order};
 use super::quota::{QueueId, QuotaTree};
-use super::tests::{AdmittedSpec, amount, run_table};
+use super::tables::{amount, run_table};
+use super::tests::AdmittedSpec;
 
 const PREEMPTION_CASES: &str = include_str!("../../tests/data/kueue/preemption-cases.yaml");
 const HIERARCHICAL_CASES: &str =

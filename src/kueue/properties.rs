@@ -7,7 +7,8 @@
 //!   pass). With several workloads it can: a head that did not fit may fit after the raise
 //!   and take the quota a later workload had (quota 10: w1 asks 12, NoFit, w2 asks 8, fits;
 //!   quota 12: w1 fits, w2 does not) — so the property is stated for one workload;
-//! - with the default fungibility, adding a toleration to a pod set never un-admits it.
+//! - with the default fungibility, adding a toleration to a pod set never un-admits it;
+//! - SchedulingEquivalenceHashing changes no admission in ClusterQueues without a cohort.
 
 use std::collections::BTreeMap;
 
@@ -15,7 +16,7 @@ use k8s_openapi::api::core::v1::{Taint, Toleration};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
-use super::admission::{Objects, Workload, admit};
+use super::admission::{Objects, Timeline, Workload, admit};
 use super::api::{ClusterQueue, ResourceFlavor, ResourceGroup, ResourceQuota};
 use super::assigner::PodSet;
 use crate::features::FeatureGates;
@@ -116,6 +117,19 @@ fn objects(queues: Vec<ClusterQueue>) -> Objects {
         cluster_queues: queues,
         local_queues,
         ..Objects::default()
+    }
+}
+
+/// A timeline of `steps` steps over `n` workloads: one in three arrives in a step, and two
+/// (not necessarily holding quota) finish in each.
+fn random_timeline(n: usize, steps: usize, rng: &mut ChaCha8Rng) -> Timeline {
+    Timeline {
+        arrive: (0..n)
+            .map(|_| (rng.random_range(0..3) == 0).then(|| rng.random_range(0..steps)))
+            .collect(),
+        finish: (0..steps)
+            .map(|_| (0..2).map(|_| rng.random_range(0..n)).collect())
+            .collect(),
     }
 }
 
@@ -484,7 +498,7 @@ fn remembered_nominations_decide_as_computed_ones() {
 /// order and evictions.
 #[test]
 fn a_snapshot_admission_remembers_exactly() {
-    use super::admission::{QueueUpdate, Timeline, admit_over, admit_over_computing};
+    use super::admission::{QueueUpdate, admit_over, admit_over_computing};
     use super::api::PreemptionPolicy;
     let mut rng = ChaCha8Rng::seed_from_u64(2711);
     let mut admitted = 0;
@@ -513,18 +527,7 @@ fn a_snapshot_admission_remembers_exactly() {
         let workloads: Vec<Workload> = (0..12)
             .map(|i| workload(i, &format!("cq{}", rng.random_range(0..3)), &mut rng))
             .collect();
-        let timeline = Timeline {
-            arrive: (0..workloads.len())
-                .map(|_| (rng.random_range(0..3) == 0).then(|| rng.random_range(0..steps)))
-                .collect(),
-            finish: (0..steps)
-                .map(|_| {
-                    (0..2)
-                        .map(|_| rng.random_range(0..workloads.len()))
-                        .collect()
-                })
-                .collect(),
-        };
+        let timeline = random_timeline(workloads.len(), steps, &mut rng);
         let (namespaces, gates) = (BTreeMap::new(), FeatureGates::default());
         let a = admit_over(&objects, &workloads, &timeline, &namespaces, &gates);
         let b = admit_over_computing(&objects, &workloads, &timeline, &namespaces, &gates);
@@ -542,4 +545,90 @@ fn a_snapshot_admission_remembers_exactly() {
         admitted += a.decisions.iter().filter(|d| d.admitted.is_some()).count();
     }
     assert!(admitted > 300, "only {admitted} admitted");
+}
+
+/// SchedulingEquivalenceHashing changes no admission in ClusterQueues without a cohort
+/// (with or without preemption within the queue, workloads arriving and finishing over a
+/// timeline): the same workloads are admitted, in the same order in each queue (the queues'
+/// cycles go at their own pace), with the same flavors and preemptions, and the others wait
+/// where they waited. Until its next requeue, a workload equivalent to one that did not fit
+/// would not fit either when its turn came: usage only grows in between, and the workloads it
+/// could preempt that the first could not were admitted since into the room the first could
+/// not use; a queue without a cohort shares nothing with another. A StrictFIFO queue never
+/// sets one aside: its workloads read the same messages too. A cohort breaks it (two of these
+/// queues in one admit another set within a few hundred cases): its queues share quota, and a
+/// queue that reaches its next heads sooner takes what another's would have.
+#[test]
+fn equivalence_hashing_changes_no_admission_in_queues_without_a_cohort() {
+    use super::admission::admit_over;
+    use super::api::{PreemptionPolicy, QueueingStrategy};
+    let mut rng = ChaCha8Rng::seed_from_u64(2626);
+    let mut set_aside = 0;
+    let mut evictions = 0;
+    for case in 0..500 {
+        let queues: Vec<ClusterQueue> = (0..3)
+            .map(|q| {
+                let mut queue = queue(&format!("cq{q}"), None, &mut rng);
+                if rng.random_range(0..3) == 0 {
+                    queue.queueing_strategy = QueueingStrategy::StrictFIFO;
+                }
+                queue.preemption.within_cluster_queue = [
+                    PreemptionPolicy::Never,
+                    PreemptionPolicy::LowerPriority,
+                    PreemptionPolicy::LowerOrNewerEqualPriority,
+                ][rng.random_range(0..3)];
+                queue
+            })
+            .collect();
+        let strict: Vec<bool> = (queues.iter())
+            .map(|q| q.queueing_strategy == QueueingStrategy::StrictFIFO)
+            .collect();
+        let objects = objects(queues);
+        // Few shapes, so that many workloads are equivalent.
+        let workloads: Vec<Workload> = (0..16)
+            .map(|i| {
+                let mut w = workload(i, &format!("cq{}", rng.random_range(0..3)), &mut rng);
+                w.priority = rng.random_range(0..3);
+                w.pod_sets[0].count = rng.random_range(1..3);
+                w.pod_sets[0].requests = [(GPU.to_string(), 2 << rng.random_range(0..3))].into();
+                w
+            })
+            .collect();
+        let timeline = random_timeline(workloads.len(), 3, &mut rng);
+        let off = FeatureGates {
+            scheduling_equivalence_hashing: false,
+            ..FeatureGates::default()
+        };
+        let run = |gates: &FeatureGates| {
+            admit_over(&objects, &workloads, &timeline, &BTreeMap::new(), gates)
+        };
+        let (on, off) = (run(&FeatureGates::default()), run(&off));
+        evictions += on.evictions.len();
+        // Per ClusterQueue: each queue's cycles go at their own pace.
+        let per_queue = |order: &[usize]| {
+            let mut by_queue: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+            for &w in order {
+                by_queue
+                    .entry(&workloads[w].queue_name)
+                    .or_default()
+                    .push(w);
+            }
+            by_queue
+        };
+        assert_eq!(per_queue(&on.order), per_queue(&off.order), "case {case}");
+        for (w, (a, b)) in on.decisions.iter().zip(&off.decisions).enumerate() {
+            set_aside += usize::from(a.bypassed);
+            let flavors =
+                |d: &super::admission::Decision| d.admitted.as_ref().map(|(_, a)| a.usage.clone());
+            assert_eq!(flavors(a), flavors(b), "case {case}: w{w}");
+            assert_eq!(a.waiting, b.waiting, "case {case}: w{w}");
+            let q: usize = workloads[w].queue_name[2..].parse().unwrap();
+            if strict[q] {
+                assert_eq!(a.message, b.message, "case {case}: w{w}");
+                assert!(!a.bypassed, "case {case}: w{w}");
+            }
+        }
+    }
+    assert!(set_aside > 40, "only {set_aside} workloads set aside");
+    assert!(evictions > 40, "only {evictions} evictions");
 }

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use k8s_openapi::api::core::v1::{Affinity, Toleration};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -13,9 +12,8 @@ use super::admission;
 use super::api::{self, FlavorResource, ResourceFlavor};
 use super::assigner::{Assigner, FrName, Mode, PodSet, Possibility, PreemptionOracle};
 use super::quota::{QueueId, QuotaTree};
+use super::tables::{PodSetSpec, amounts, flavor_resource, pod_set, run_table};
 use crate::features::FeatureGates;
-use crate::model::quantity::Quantity;
-use crate::model::resources;
 
 const CASES: &str = include_str!("../../tests/data/kueue/flavor-assigner-cases.yaml");
 
@@ -48,21 +46,6 @@ struct Simulation {
     possibility: String,
     #[serde(default)]
     borrowing: usize,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct PodSetSpec {
-    name: String,
-    count: i64,
-    #[serde(default)]
-    requests: BTreeMap<String, String>,
-    #[serde(default)]
-    tolerations: Vec<Toleration>,
-    #[serde(default)]
-    node_selector: BTreeMap<String, String>,
-    #[serde(default)]
-    affinity: Option<Affinity>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -106,40 +89,6 @@ impl PreemptionOracle for TableOracle {
             .copied()
             .unwrap_or((Possibility::Preempt, 0))
     }
-}
-
-fn flavor_resource(key: &str) -> FlavorResource {
-    let (f, r) = key.split_once('/').expect("FLAVOR/RESOURCE");
-    (f.to_string(), r.to_string())
-}
-
-/// A quantity in Kueue's units for the resource (cpu in millis): `resources.ResourceValue`,
-/// which saturates at the int64 bounds (`SafeMilliValue`, `SafeValue` in pkg/util/math).
-pub(super) fn amount(resource: &str, q: &str) -> i64 {
-    let q: Quantity = q.parse().expect("quantity");
-    let (unit, value): (&str, fn(&Quantity) -> i64) = if resource == resources::CPU {
-        ("m", Quantity::milli_value)
-    } else {
-        ("", Quantity::value)
-    };
-    let bound = |v: i64| format!("{v}{unit}").parse::<Quantity>().expect("bound");
-    if q.cmp_value(&bound(i64::MAX)).is_gt() {
-        i64::MAX
-    } else if q.cmp_value(&bound(i64::MIN)).is_lt() {
-        i64::MIN
-    } else {
-        value(&q)
-    }
-}
-
-pub(super) fn amounts(map: &BTreeMap<String, String>) -> BTreeMap<FlavorResource, i64> {
-    (map.iter())
-        .map(|(k, v)| {
-            let fr = flavor_resource(k);
-            let a = amount(&fr.1, v);
-            (fr, a)
-        })
-        .collect()
 }
 
 fn mode_name(m: Mode) -> &'static str {
@@ -291,45 +240,6 @@ struct Fixture {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SharedDoc<S> {
-    shared: S,
-}
-
-/// Runs every case of an upstream table (`file`, one case per document; a `shared:` document
-/// sets the fixture of the cases after it) and gives how many ran and every problem found,
-/// each prefixed with its case's name.
-pub(super) fn run_table<S, C>(
-    file: &str,
-    text: &str,
-    name: impl Fn(&C) -> &str,
-    run: impl Fn(&S, &C) -> Vec<String>,
-) -> (usize, Vec<String>)
-where
-    S: serde::de::DeserializeOwned + Default,
-    C: serde::de::DeserializeOwned,
-{
-    let docs =
-        crate::yaml::parse_documents(text.to_string(), Path::new(file)).expect("case file parses");
-    let mut shared = S::default();
-    let (mut ran, mut problems) = (0, Vec::new());
-    for doc in docs.iter().filter(|d| !d.value.is_null()) {
-        if doc.value.get("shared").is_some() {
-            let d: SharedDoc<S> = serde_json::from_value(doc.value.clone()).expect("shared shape");
-            shared = d.shared;
-            continue;
-        }
-        let case: C = serde_json::from_value(doc.value.clone())
-            .unwrap_or_else(|e| panic!("{file}: case shape: {e}: {}", doc.value["name"]));
-        ran += 1;
-        for p in run(&shared, &case) {
-            problems.push(format!("{file}: {}: {p}", name(&case)));
-        }
-    }
-    (ran, problems)
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ScheduleCase {
     name: String,
     #[allow(dead_code)] // documents where the case comes from
@@ -345,6 +255,9 @@ struct ScheduleCase {
     workloads: Vec<WorkloadSpec>,
     #[serde(default)]
     cycles: Option<usize>,
+    /// Gates other than their defaults (`spec.scheduler.featureGates`' names).
+    #[serde(default, rename = "featureGates")]
+    feature_gates: FeatureGates,
     want: ScheduleWant,
 }
 
@@ -412,19 +325,13 @@ struct ScheduleWant {
     /// "ns/name" → the Preempted condition's reason.
     #[serde(default)]
     preempted: BTreeMap<String, String>,
-}
-
-fn pod_set(p: &PodSetSpec) -> PodSet {
-    PodSet {
-        name: p.name.clone(),
-        count: p.count,
-        requests: (p.requests.iter())
-            .map(|(r, q)| (r.clone(), amount(r, q)))
-            .collect(),
-        tolerations: p.tolerations.clone(),
-        node_selector: p.node_selector.clone(),
-        affinity: p.affinity.clone(),
-    }
+    /// The workloads set aside unevaluated by SchedulingEquivalenceHashing (checked when
+    /// given).
+    #[serde(default)]
+    bypassed: Option<Vec<String>>,
+    /// "ns/name" → the cycle that admitted it.
+    #[serde(default, rename = "admittedInCycle")]
+    admitted_in_cycle: BTreeMap<String, usize>,
 }
 
 /// The objects as `Loader::kueue_objects` collects them (ClusterQueues sorted by name).
@@ -494,7 +401,7 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
         &objects,
         &workloads,
         &namespaces,
-        &FeatureGates::default(),
+        &case.feature_gates,
         case.cycles.unwrap_or(1),
     );
     let keys: Vec<String> = (workloads.iter())
@@ -566,8 +473,35 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
         {
             problems.push(format!("{key}: message {:?}, want {m:?}", d.message));
         }
+        if let Some(bypassed) = &want.bypassed
+            && d.bypassed != bypassed.contains(key)
+        {
+            problems.push(format!("{key}: bypassed {}", d.bypassed));
+        }
+        if let Some(&c) = want.admitted_in_cycle.get(key)
+            && d.admitted.as_ref().map(|(cycle, _)| *cycle) != Some(c)
+        {
+            problems.push(format!(
+                "{key}: admitted {:?}, want in cycle {c}",
+                d.admitted
+            ));
+        }
     }
     problems
+}
+
+/// Kueue's integration tests of SchedulingEquivalenceHashing (`tests/data/kueue/
+/// equivalence-cases.yaml`), run until admission settles, with the gate off for contrast.
+#[test]
+fn equivalence_cases_agree_with_upstream() {
+    let (ran, problems) = run_table(
+        "equivalence-cases.yaml",
+        include_str!("../../tests/data/kueue/equivalence-cases.yaml"),
+        |c: &ScheduleCase| &c.name,
+        run_schedule,
+    );
+    assert!(ran >= 4, "only {ran} cases ran");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]

@@ -78,6 +78,10 @@ pub struct KueueWorkload {
     /// The QuotaReserved condition's reason and message, verbatim.
     pub reason: String,
     pub message: String,
+    /// Waiting set aside unevaluated, as equivalent to a workload that did not fit
+    /// (Kueue's SchedulingEquivalenceHashing): its message, if any, is from before.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bypassed: bool,
     /// The admission cycle that admitted it (from 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cycle: Option<usize>,
@@ -207,6 +211,7 @@ impl KueueReport {
                     admitted: assigned.is_some() && d.finished.is_none(),
                     reason: d.reason.to_string(),
                     message: d.message.to_string(),
+                    bypassed: d.bypassed && assigned.is_none(),
                     cycle: d.admitted.as_ref().map(|(c, _)| *c),
                     borrowing: assigned.map_or(0, |a| a.borrowing),
                     pod_sets,

@@ -587,6 +587,17 @@ fn workload_rows(k: &KueueReport) -> Vec<WorkloadRow> {
                 (false, m) if w.reason == "Preempted" => {
                     wrap(&format!("preempted, pod deleted: {m}"), 60)
                 }
+                // SchedulingEquivalenceHashing: not evaluated since an equivalent one failed.
+                (false, "") if w.bypassed => {
+                    "pending: set aside unevaluated, as an equivalent workload did not fit"
+                        .to_string()
+                }
+                (false, m) if w.bypassed => wrap(
+                    &format!(
+                        "pending: set aside unevaluated, as an equivalent workload did not fit; earlier: {m}"
+                    ),
+                    60,
+                ),
                 // Never nominated: a StrictFIFO head that cannot be admitted blocks the rest.
                 (false, "") => "pending: never reached the head of its ClusterQueue".to_string(),
                 (false, m) => wrap(&format!("pending: {m}"), 60),

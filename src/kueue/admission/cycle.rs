@@ -109,6 +109,7 @@ impl State<'_> {
         let mut requeue: Vec<(usize, QueueKey, Requeue)> = Vec::new();
         for &(q, key) in &heads {
             let w = key.3;
+            self.out.decisions[w].bypassed = false;
             let queue = &self.cluster_queues[q];
             if inactive[q] {
                 self.out.decisions[w].message =
@@ -309,21 +310,33 @@ impl State<'_> {
     fn requeue_heads(&mut self, pass: Pass) -> (usize, usize, usize) {
         let mut parked = 0;
         for (q, key, why) in pass.requeue {
-            let immediate = match self.cluster_queues[q].queueing_strategy {
-                QueueingStrategy::StrictFIFO => why != Requeue::NamespaceMismatch,
-                QueueingStrategy::BestEffortFIFO => matches!(
-                    why,
-                    Requeue::FailedAfterNomination | Requeue::PendingPreemption
-                ),
-            };
-            if immediate {
-                self.heaps[q].insert(key);
-            } else {
-                self.parked[q].insert(key);
-                parked += 1;
-            }
+            parked += usize::from(self.requeue_if_not_present(q, key, why));
         }
         (pass.admitted, parked, pass.evicted)
+    }
+
+    /// `RequeueIfNotPresent` of a head not admitted: back in its heap at once (StrictFIFO
+    /// but for a namespace mismatch; BestEffortFIFO after a failure after nomination or for
+    /// a pending preemption), else among the inadmissible workloads, with the workloads
+    /// equivalent to it when it did not fit (`SchedulingEquivalenceHashing`). Returns whether
+    /// it was set aside.
+    pub(super) fn requeue_if_not_present(&mut self, q: usize, key: QueueKey, why: Requeue) -> bool {
+        let immediate = match self.cluster_queues[q].queueing_strategy {
+            QueueingStrategy::StrictFIFO => why != Requeue::NamespaceMismatch,
+            QueueingStrategy::BestEffortFIFO => matches!(
+                why,
+                Requeue::FailedAfterNomination | Requeue::PendingPreemption
+            ),
+        };
+        if immediate {
+            self.heaps[q].insert(key);
+            return false;
+        }
+        self.parked[q].insert(key);
+        if matches!(why, Requeue::NoFit | Requeue::NoCandidates) {
+            self.set_aside_equivalents(q, key.3);
+        }
+        true
     }
 
     /// `fits` (`ClusterQueueSnapshot.Fits`): the entry's usage available with the cycle's

@@ -29,9 +29,6 @@ use crate::sched::plugins::inter_pod_affinity::NamespaceLabels;
 /// `requeueBatchPeriod`, in milliseconds.
 pub const REQUEUE_BATCH_MS: u64 = 1_000;
 
-/// Distinct pod-set shapes numbered before the numbering starts again.
-const POD_SETS_KEPT: usize = 4_096;
-
 /// What admission changed.
 #[derive(Debug, Clone)]
 pub enum Change {
@@ -134,17 +131,7 @@ impl<'a> Kueue<'a> {
         st.last[w] = None;
         st.refused[w] = None;
         st.holder_of[w] = None;
-        if st.pod_sets_ids.len() >= POD_SETS_KEPT {
-            // A trace's rows mostly differ in their requests: the numbering starts again,
-            // for every workload in flight, so it never grows with the trace. The assignments
-            // remembered by number go with it.
-            st.pod_sets_ids.clear();
-            st.assigned.clear();
-            for other in 0..st.workloads.len() {
-                st.pod_sets_id[other] = st.pod_sets_id_of(other);
-            }
-        }
-        st.pod_sets_id[w] = st.pod_sets_id_of(w);
+        st.number_pod_sets(w);
         let order = self.next_order;
         self.next_order += 1;
         if let Some(p) = &mut self.pods_ready {
@@ -407,9 +394,14 @@ impl<'a> Kueue<'a> {
         let st = &mut self.st;
         let q = (st.out.decisions[w].cluster_queue.as_deref()).and_then(|cq| st.queue_index(cq));
         if let Some(q) = q {
+            // `PushOrUpdate`: among the inadmissible workloads at once when its equivalence
+            // class is set aside.
             let key = st.queue_key(w);
-            st.heaps[q].insert(key);
-            st.out.decisions[w].waiting = Waiting::Heap;
+            st.push(q, key);
+            st.out.decisions[w].waiting = match st.parked[q].contains(&key) {
+                true => Waiting::Inadmissible,
+                false => Waiting::Heap,
+            };
         }
     }
 
@@ -426,9 +418,7 @@ impl<'a> Kueue<'a> {
             let st = &mut self.st;
             for q in 0..st.heaps.len() {
                 if st.tree.root_of(st.ids[q]) == root {
-                    let parked = std::mem::take(&mut st.parked[q]);
-                    any |= !parked.is_empty();
-                    st.heaps[q].extend(parked);
+                    any |= st.requeue_inadmissible(q);
                 }
             }
         }

@@ -7,7 +7,8 @@
 //! `reserveCapacityForUnreclaimablePreempt`, `quotaResourcesToReserve`, `fits`,
 //! `markPreemptionOutcome`; `pkg/cache/queue/cluster_queue.go` (`RequeueIfNotPresent`:
 //! StrictFIFO puts a head back, BestEffortFIFO parks it among the inadmissible workloads
-//! unless it waits for a preemption or failed after nomination) and
+//! unless it waits for a preemption or failed after nomination, and with it, when it did not
+//! fit, the workloads equivalent to it: [`equivalence`]) and
 //! `pkg/controller/core/workload_controller.go` (`getQueueBlocker`).
 //!
 //! Preemption is classical (see [`preemption`](super::preemption)). A victim's quota is
@@ -22,6 +23,9 @@
 //! scheduling, the flavor scan position a later cycle resumes from.
 
 mod cycle;
+mod equivalence;
+#[cfg(test)]
+mod equivalence_tests;
 pub mod live;
 mod model;
 mod pods_ready;
@@ -32,7 +36,7 @@ pub use model::*;
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -169,8 +173,11 @@ struct State<'a> {
     /// Per workload, its pod sets as a number: workloads with the same pod sets get the same
     /// flavors.
     pod_sets_id: Vec<u32>,
-    /// Pod sets (as text) → their number.
-    pod_sets_ids: HashMap<String, u32>,
+    /// Pod sets → their number.
+    shapes: equivalence::Shapes,
+    /// Per ClusterQueue, the equivalence classes set aside since its inadmissible workloads
+    /// were last requeued (`hashToBulkMoveReason`, see [`equivalence`]).
+    set_aside: Vec<HashSet<equivalence::Class>>,
     /// Per root of the quota tree, the assignments (and preemption targets) nominations found
     /// since its usage last changed. Heads that look alike to the assigner get the same answer
     /// from the same quota, and after a release every parked workload of a cohort comes back,
@@ -374,7 +381,7 @@ fn run_with(
                 st.created[i] = st.start.saturating_add(cycle as i64 + 1);
                 st.ordered[i] = st.created[i];
                 let key = st.queue_key(i);
-                st.heaps[q].insert(key);
+                st.push(q, key);
             }
         }
         settled = st.settle(&mut cycle, max_cycles);
@@ -842,7 +849,7 @@ impl State<'_> {
     fn observe_evictions(&mut self) {
         let released = std::mem::take(&mut self.released);
         for (q, key) in released.requeue {
-            self.heaps[q].insert(key);
+            self.push(q, key);
         }
         if let Some(live) = &mut self.live {
             // Kueue requeues them a batch period later (see [`live`]).
@@ -851,8 +858,7 @@ impl State<'_> {
         }
         for q in 0..self.cluster_queues.len() {
             if released.roots.contains(&self.tree.root_of(self.ids[q])) {
-                let parked = std::mem::take(&mut self.parked[q]);
-                self.heaps[q].extend(parked);
+                self.requeue_inadmissible(q);
             }
         }
     }

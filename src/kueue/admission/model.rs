@@ -153,6 +153,10 @@ pub struct Decision {
     pub evicted: Option<usize>,
     /// The timeline step in which it finished (its quota released), if it did.
     pub finished: Option<usize>,
+    /// Set aside unevaluated, as equivalent to a workload that did not fit
+    /// (SchedulingEquivalenceHashing): nothing wrote its condition since; cleared when it is
+    /// evaluated again.
+    pub bypassed: bool,
 }
 
 /// A condition message: text, or a nomination's flavor assignment, worded

@@ -3,7 +3,7 @@
 //! heap, or why it is never queued), shared by a snapshot's admission and a replay's.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::{
     Admission, Decision, LiveClock, Objects, QueueKey, QueueUsage, QuotaUsage, Released, State,
@@ -71,8 +71,9 @@ impl<'a> State<'a> {
             start: objects.now,
             repeats: BTreeMap::new(),
             livelock: None,
-            pod_sets_ids: HashMap::new(),
-            pod_sets_id: Vec::new(),
+            shapes: Default::default(),
+            pod_sets_id: vec![0; workloads.len()],
+            set_aside: vec![HashSet::new(); queues.len()],
             cluster_queues: Cow::Borrowed(&objects.cluster_queues),
             cohorts: Cow::Borrowed(&objects.cohorts),
             assigned: BTreeMap::new(),
@@ -90,9 +91,9 @@ impl<'a> State<'a> {
             },
             workloads,
         };
-        st.pod_sets_id = (0..st.workloads.len())
-            .map(|w| st.pod_sets_id_of(w))
-            .collect();
+        for w in 0..st.workloads.len() {
+            st.number_pod_sets(w);
+        }
         st.out.drained = stop::drains(objects);
         for (i, a) in objects.admitted.iter().enumerate() {
             if st.out.drained.iter().any(|d| d.admitted == i) {
@@ -161,14 +162,6 @@ impl<'a> State<'a> {
         self.by_name.get(name).copied()
     }
 
-    /// Workload `w`'s pod sets as a number: workloads with the same pod sets get the same
-    /// flavors.
-    pub(super) fn pod_sets_id_of(&mut self, w: usize) -> u32 {
-        let next = self.pod_sets_ids.len() as u32;
-        let shape = format!("{:?}", self.workloads[w].pod_sets);
-        *self.pod_sets_ids.entry(shape).or_insert(next)
-    }
-
     /// Decides where workload `w` (`order`: its place among equals) waits: its
     /// ClusterQueue's heap when `present`, or nowhere yet (it arrives later, or is never
     /// queued: no Workload object, a stopped or missing queue, whose decision says why).
@@ -188,6 +181,7 @@ impl<'a> State<'a> {
             preempted: Vec::new(),
             evicted: None,
             finished: None,
+            bypassed: false,
         };
         let (decision, queue) = if let Some(why) = &workload.blocked {
             let d = Decision {
@@ -239,7 +233,7 @@ impl<'a> State<'a> {
             && present
         {
             let key = self.queue_key(w);
-            self.heaps[q].insert(key);
+            self.push(q, key);
         }
         queue
     }
