@@ -30,7 +30,7 @@ use crate::sched::plugins::{node_affinity, taint_toleration};
 /// get the same flavors.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PodSet {
-    pub name: String,
+    pub name: Arc<str>,
     pub count: i64,
     pub requests: BTreeMap<String, i64>,
     pub tolerations: Vec<Toleration>,
@@ -58,7 +58,14 @@ pub enum Possibility {
 /// a flavor-resource (flavor, resource) and the quantity needed, what preemption could do and
 /// how far the queue would borrow after it.
 pub trait PreemptionOracle {
-    fn simulate(&self, queue: QueueId, fr: FrName, quantity: i64) -> (Possibility, usize);
+    /// `id`: the flavor-resource's id in the assigner's quota tree.
+    fn simulate(
+        &self,
+        queue: QueueId,
+        fr: FrName,
+        id: Option<usize>,
+        quantity: i64,
+    ) -> (Possibility, usize);
 }
 
 /// A flavor-resource by its names: (flavor, resource).
@@ -68,7 +75,7 @@ pub type FrName<'n> = (&'n str, &'n str);
 pub struct NoPreemption;
 
 impl PreemptionOracle for NoPreemption {
-    fn simulate(&self, _: QueueId, _: FrName, _: i64) -> (Possibility, usize) {
+    fn simulate(&self, _: QueueId, _: FrName, _: Option<usize>, _: i64) -> (Possibility, usize) {
         (Possibility::NoCandidates, 0)
     }
 }
@@ -148,21 +155,29 @@ fn should_try_next(mode: Granular, f: &FlavorFungibility) -> bool {
         || (mode.borrowing != 0 && f.try_next_when_can_borrow)
 }
 
+/// A flavor-resource of a queue by its places in the queue's resource groups: the group,
+/// the flavor in it, the resource among its covered resources. An assignment holds places,
+/// not names: it allocates nothing per resource, and [`Assignment::names`] gives the names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Place {
+    pub group: usize,
+    pub flavor: usize,
+    pub resource: usize,
+}
+
 /// One resource's flavor.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlavorChoice {
-    pub flavor: String,
+    pub place: Place,
     pub mode: Mode,
     pub borrow: usize,
 }
 
-/// One resource's flavor while the assignment is made: names borrowed from the pod set and
-/// the queue, a [`FlavorChoice`] once the pod set is done.
-struct Chosen<'n> {
-    resource: &'n str,
-    flavor: &'n str,
-    mode: Mode,
-    borrow: usize,
+/// The quota an assignment takes in one flavor-resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub place: Place,
+    pub amount: i64,
 }
 
 /// One of `Status.reasons`: why a flavor does not fit, kept as the numbers and the places of
@@ -259,9 +274,10 @@ impl Reason {
 /// A pod set's flavors per resource and, when not all fit, why.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PodSetAssignment {
-    pub name: String,
+    pub name: Arc<str>,
     pub count: i64,
-    pub flavors: BTreeMap<String, FlavorChoice>,
+    /// Sorted by resource name ([`Assignment::flavors`] names them).
+    pub flavors: Vec<FlavorChoice>,
     /// `Status.reasons`, as found: [`Assignment::reasons`] words and sorts them.
     pub reasons: Vec<Reason>,
 }
@@ -272,7 +288,7 @@ impl PodSetAssignment {
         if self.reasons.is_empty() {
             return Mode::Fit;
         }
-        (self.flavors.values().map(|f| f.mode).min()).unwrap_or(Mode::NoFit)
+        (self.flavors.iter().map(|f| f.mode).min()).unwrap_or(Mode::NoFit)
     }
 }
 
@@ -281,12 +297,42 @@ impl PodSetAssignment {
 pub struct Assignment {
     pub pod_sets: Vec<PodSetAssignment>,
     pub borrowing: usize,
-    pub usage: BTreeMap<FlavorResource, i64>,
-    /// The queue's resource groups, which the reasons name flavors and resources in.
+    /// Sorted by flavor name, then resource name ([`Self::usage`] names them).
+    usage: Vec<Usage>,
+    /// The queue's resource groups, which places and reasons name flavors and resources in.
     groups: Arc<[ResourceGroup]>,
 }
 
 impl Assignment {
+    /// The (flavor, resource) names of a place.
+    pub fn names(&self, p: Place) -> FrName<'_> {
+        let g = &self.groups[p.group];
+        (&g.flavors[p.flavor], &g.covered_resources[p.resource])
+    }
+
+    /// A pod set's flavors as (resource, flavor) names with the choice, by resource name.
+    pub fn flavors<'a>(
+        &'a self,
+        ps: &'a PodSetAssignment,
+    ) -> impl Iterator<Item = (&'a str, &'a str, &'a FlavorChoice)> + 'a {
+        (ps.flavors.iter()).map(|c| {
+            let (flavor, resource) = self.names(c.place);
+            (resource, flavor, c)
+        })
+    }
+
+    /// The quota it takes, by flavor-resource names, in their order.
+    pub fn usage(&self) -> impl Iterator<Item = (FrName<'_>, i64)> + '_ {
+        (self.usage.iter()).map(|u| (self.names(u.place), u.amount))
+    }
+
+    /// [`Self::usage`] as a map.
+    pub fn usage_map(&self) -> BTreeMap<FlavorResource, i64> {
+        (self.usage())
+            .map(|((f, r), v)| ((f.to_string(), r.to_string()), v))
+            .collect()
+    }
+
     /// `RepresentativeMode`: the worst pod set's (NoFit without any).
     pub fn mode(&self) -> Mode {
         (self.pod_sets.iter().map(PodSetAssignment::mode).min()).unwrap_or(Mode::NoFit)
@@ -316,14 +362,31 @@ impl Assignment {
 
     /// Adds a pod set's assignment; `requests` are its total requests.
     fn append(&mut self, ps: PodSetAssignment, requests: &[(&str, i64)]) {
-        for (resource, choice) in &ps.flavors {
+        for choice in &ps.flavors {
             self.borrowing = self.borrowing.max(choice.borrow);
-            let fr = (choice.flavor.clone(), resource.clone());
+            let (flavor, resource) = self.names(choice.place);
             let amount = request_of(requests, resource).unwrap_or(0);
-            let e = self.usage.entry(fr).or_insert(0);
-            *e = e.saturating_add(amount);
+            let at =
+                (self.usage).binary_search_by(|u| self.names(u.place).cmp(&(flavor, resource)));
+            match at {
+                Ok(i) => self.usage[i].amount = self.usage[i].amount.saturating_add(amount),
+                Err(i) => self.usage.insert(
+                    i,
+                    Usage {
+                        place: choice.place,
+                        amount,
+                    },
+                ),
+            }
         }
         self.pod_sets.push(ps);
+    }
+
+    /// What the quota tree reads of a usage: its id there and the amount.
+    pub fn amounts(&self, tree: &QuotaTree) -> Vec<(Option<usize>, i64)> {
+        (self.usage())
+            .map(|((f, r), v)| (tree.fr_id(f, r), v))
+            .collect()
     }
 }
 
@@ -360,7 +423,7 @@ impl Assigner<'_> {
         let counts_pods = self.queue.group_of(resources::PODS).is_some();
         for (i, ps) in pod_sets.iter().enumerate() {
             let requests = total_requests(ps, counts_pods);
-            let mut chosen: Vec<Chosen> = Vec::new();
+            let mut chosen: Vec<FlavorChoice> = Vec::new();
             let mut reasons = Vec::new();
             // Kueue ranges over a Go map here (random order); sorted order is one of its
             // orders, and the reasons are sorted before they are shown.
@@ -369,7 +432,8 @@ impl Assigner<'_> {
                 if group.is_none() && quantity == 0 {
                     continue;
                 }
-                if chosen.iter().any(|c| c.resource == resource) {
+                // A group's flavor, once found, covers every resource of the group.
+                if group.is_some() && chosen.iter().any(|c| Some(c.place.group) == group) {
                     continue;
                 }
                 let refused = |g: usize, f: usize| refusals.of(i, g, f);
@@ -383,21 +447,13 @@ impl Assigner<'_> {
                 chosen.extend(found);
                 reasons.extend(status);
             }
-            let mut flavors = BTreeMap::new();
-            for c in chosen {
-                let choice = FlavorChoice {
-                    flavor: c.flavor.to_string(),
-                    mode: c.mode,
-                    borrow: c.borrow,
-                };
-                flavors.insert(c.resource.to_string(), choice);
-            }
+            chosen.sort_by_key(|c| assignment.names(c.place).1);
             // `atLeastOnePodsAssignmentFailed`: requests, but no flavor for any of them.
-            let failed = !requests.is_empty() && flavors.is_empty();
+            let failed = !requests.is_empty() && chosen.is_empty();
             let done = PodSetAssignment {
-                name: ps.name.clone(),
+                name: Arc::clone(&ps.name),
                 count: ps.count,
-                flavors,
+                flavors: chosen,
                 reasons,
             };
             assignment.append(done, &requests);
@@ -409,14 +465,14 @@ impl Assigner<'_> {
     }
 
     /// `findFlavorForPodSets`: the flavor for every resource of `resource`'s group (`group`).
-    fn find_flavor<'n, 'r>(
-        &'n self,
+    fn find_flavor<'r>(
+        &self,
         refused: impl Fn(usize, usize) -> Option<&'r Reason>,
-        requests: &[(&'n str, i64)],
+        requests: &[(&str, i64)],
         resource: &str,
         group: Option<usize>,
-        assigned: &BTreeMap<FlavorResource, i64>,
-    ) -> (Vec<Chosen<'n>>, Vec<Reason>) {
+        assigned: &[Usage],
+    ) -> (Vec<FlavorChoice>, Vec<Reason>) {
         let Some(g) = group else {
             let resource = resource.to_string();
             return (Vec::new(), vec![Reason::Unavailable { resource }]);
@@ -438,11 +494,15 @@ impl Assigner<'_> {
             let mut mode = BEST;
             for &(place, r, val) in &wanted {
                 let id = self.tree.fr_id(name, r);
+                let at = Place {
+                    group: g,
+                    flavor: f,
+                    resource: place,
+                };
                 let used = (assigned.iter())
-                    .find(|((af, ar), _)| af == name && ar == r)
-                    .map_or(0, |(_, &v)| v);
+                    .find(|u| u.place == at)
+                    .map_or(0, |u| u.amount);
                 let quota = self.tree.quota_of(self.id, id);
-                let at = (g, f, place);
                 let (preemption, borrow, why) =
                     self.fits_quota(at, (name, r, id), used, val, quota);
                 reasons.extend(why);
@@ -456,9 +516,8 @@ impl Assigner<'_> {
                 if mode.preemption == PreemptionMode::NoFit {
                     continue;
                 }
-                choices.push(Chosen {
-                    resource: r,
-                    flavor: name,
+                choices.push(FlavorChoice {
+                    place: at,
                     mode: preemption.assignment_mode(),
                     borrow,
                 });
@@ -481,7 +540,11 @@ impl Assigner<'_> {
     /// the flavor-resource at `(group, flavor, resource)` (its names, its quota tree id).
     fn fits_quota(
         &self,
-        (group, flavor, resource): (usize, usize, usize),
+        Place {
+            group,
+            flavor,
+            resource,
+        }: Place,
         (flavor_name, resource_name, id): (&str, &str, Option<usize>),
         assumed: i64,
         request: i64,
@@ -513,7 +576,7 @@ impl Assigner<'_> {
         };
         if quota.nominal >= val || may_reclaim || self.can_preempt_while_borrowing() {
             let fr = (flavor_name, resource_name);
-            let (possibility, borrow_after) = self.oracle.simulate(self.id, fr, val);
+            let (possibility, borrow_after) = self.oracle.simulate(self.id, fr, id, val);
             let mode = match possibility {
                 Possibility::NoCandidates => PreemptionMode::NoCandidates,
                 Possibility::Preempt => PreemptionMode::Preempt,

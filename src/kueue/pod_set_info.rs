@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Toleration;
 
 use super::admission::{Objects, Workload};
-use super::assigner::{PodSet, PodSetAssignment};
+use super::assigner::{Assignment, PodSet};
 use crate::model::Pod;
 
 /// `podconstants.SchedulingGateName`: the gate on a queued pod until admission.
@@ -19,7 +19,7 @@ const CLUSTER_QUEUE_LABEL: &str = "kueue.x-k8s.io/cluster-queue-name";
 /// The pod set `name` of `count` pods like `pod`.
 pub fn pod_set(name: &str, pod: &Pod, count: i64) -> PodSet {
     PodSet {
-        name: name.to_string(),
+        name: name.into(),
         count,
         requests: pod.requests.clone(),
         tolerations: pod.tolerations.clone(),
@@ -37,30 +37,47 @@ pub struct PodSetInfo {
     pub tolerations: Vec<Toleration>,
 }
 
-/// `podset.FromAssignment` and the labels of `getPodSetsInfoFromStatus`. Kueue ranges over
-/// the pod set's resource → flavor map (random order); here resources go in sorted order.
-pub fn pod_set_info(
-    ps: &PodSetAssignment,
+/// `podset.FromAssignment` and the labels of `getPodSetsInfoFromStatus`, per pod set of an
+/// admission. Kueue ranges over the pod set's resource → flavor map (random order); here
+/// resources go in sorted order.
+pub fn pod_set_infos(
+    a: &Assignment,
+    objects: &Objects,
+    w: &Workload,
+    cluster_queue: Option<&str>,
+) -> Vec<PodSetInfo> {
+    (a.pod_sets.iter())
+        .map(|ps| {
+            let flavors = a.flavors(ps).map(|(_, flavor, _)| flavor);
+            pod_set_info(&ps.name, flavors, objects, w, cluster_queue)
+        })
+        .collect()
+}
+
+/// One pod set's info: its name and its flavors (per resource, by resource name).
+fn pod_set_info<'f>(
+    name: &str,
+    flavors: impl Iterator<Item = &'f str>,
     objects: &Objects,
     w: &Workload,
     cluster_queue: Option<&str>,
 ) -> PodSetInfo {
     let mut info = PodSetInfo {
-        name: ps.name.clone(),
+        name: name.to_string(),
         ..PodSetInfo::default()
     };
     let mut done = Vec::new();
-    for choice in ps.flavors.values() {
-        if done.contains(&&choice.flavor) {
+    for flavor in flavors {
+        if done.contains(&flavor) {
             continue;
         }
-        done.push(&choice.flavor);
-        if let Some(f) = objects.flavors.get(&choice.flavor) {
+        done.push(flavor);
+        if let Some(f) = objects.flavors.get(flavor) {
             info.node_selector.extend(f.node_labels.clone());
             info.tolerations.extend(f.tolerations.iter().cloned());
         }
     }
-    info.labels.insert(POD_SET_LABEL.into(), ps.name.clone());
+    info.labels.insert(POD_SET_LABEL.into(), name.to_string());
     info.labels
         .insert(LOCAL_QUEUE_LABEL.into(), w.queue_name.clone());
     if let Some(cq) = cluster_queue

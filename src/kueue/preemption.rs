@@ -435,7 +435,8 @@ impl Preemption<'_> {
             ids: snapshot.fr_ids(frs),
         };
         let forbidden = borrow_within_cohort_forbidden(queue);
-        let under_nominal = under_nominal(snapshot, id, frs);
+        let preempt: Vec<Option<usize>> = frs.iter().map(|fr| snapshot.id(fr)).collect();
+        let under_nominal = under_nominal(snapshot, id, &preempt);
         let sources = self.sources(snapshot, preemptor, usage, &wanted);
         let mut any = Walk::new(self, preemptor, &wanted, &sources, false);
         let has = |list: u8, walk: &mut Walk| {
@@ -501,11 +502,26 @@ impl Preemption<'_> {
         usage: &BTreeMap<FlavorResource, i64>,
         frs: &BTreeSet<FlavorResource>,
     ) -> bool {
+        let preempt: Vec<Option<usize>> = frs.iter().map(|fr| snapshot.id(fr)).collect();
+        self.hopeless_by_id(snapshot, preemptor, &snapshot.amounts(usage), &preempt)
+    }
+
+    /// [`Self::hopeless`] with the usage and the flavor-resources that need preemption given
+    /// by their ids in `snapshot` (`None`: no quota for it anywhere), as the assigner has
+    /// them: nothing to allocate for the question asked most.
+    pub fn hopeless_by_id(
+        &self,
+        snapshot: &QuotaTree,
+        preemptor: &Preemptor,
+        amounts: &[(Option<usize>, i64)],
+        preempt: &[Option<usize>],
+    ) -> bool {
         let queue = &self.queues[preemptor.queue];
+        let id = self.ids[preemptor.queue];
         borrow_within_cohort_forbidden(queue)
-            && !under_nominal(snapshot, self.ids[preemptor.queue], frs)
+            && !under_nominal(snapshot, id, preempt)
             && queue.preemption.within_cluster_queue == PreemptionPolicy::Never
-            && !(self.subtrees(snapshot, preemptor, usage)).any(|(_, advantage)| advantage)
+            && !(self.subtrees(snapshot, preemptor, amounts)).any(|(_, advantage)| advantage)
     }
 
     /// The queues to take candidates from: the preemptor's own (list 2), those over which it
@@ -528,7 +544,8 @@ impl Preemption<'_> {
             });
         }
         let mut previous = None;
-        for (root, advantage) in self.subtrees(snapshot, preemptor, usage) {
+        let amounts = snapshot.amounts(usage);
+        for (root, advantage) in self.subtrees(snapshot, preemptor, &amounts) {
             let source = Source {
                 queue: 0,
                 lca: Some(root),
@@ -550,14 +567,14 @@ impl Preemption<'_> {
         &self,
         snapshot: &'s QuotaTree,
         preemptor: &Preemptor,
-        usage: &BTreeMap<FlavorResource, i64>,
+        amounts: &[(Option<usize>, i64)],
     ) -> impl Iterator<Item = (usize, bool)> + 's {
         let node = self.ids[preemptor.queue].0;
         let reclaims = self.queues[preemptor.queue]
             .preemption
             .reclaim_within_cohort
             != PreemptionPolicy::Never;
-        let mut remaining = snapshot.amounts(usage);
+        let mut remaining = amounts.to_vec();
         let mut advantage = reclaims && snapshot.fits_in_quota(node, &mut remaining);
         (snapshot.ancestors(node))
             .take_while(move |_| reclaims)
@@ -702,9 +719,9 @@ impl Preemption<'_> {
 
 /// `queueUnderNominalInResourcesNeedingPreemption`: the queue's usage below its nominal
 /// quota in every flavor-resource that needs preemption.
-fn under_nominal(snapshot: &QuotaTree, id: QueueId, frs: &BTreeSet<FlavorResource>) -> bool {
-    frs.iter()
-        .all(|fr| snapshot.quota(id, fr).nominal > snapshot.usage(id, fr))
+/// (`preempt`: their ids, see [`Preemption::hopeless_by_id`]).
+fn under_nominal(snapshot: &QuotaTree, id: QueueId, preempt: &[Option<usize>]) -> bool {
+    (preempt.iter()).all(|&f| snapshot.quota_of(id, f).nominal > snapshot.usage_by_id(id, f))
 }
 
 /// `IsBorrowingWithinCohortForbidden`.
@@ -736,14 +753,22 @@ pub struct Oracle<'a> {
 }
 
 impl PreemptionOracle for Oracle<'_> {
-    fn simulate(&self, queue: QueueId, fr: FrName, quantity: i64) -> (Possibility, usize) {
+    fn simulate(
+        &self,
+        queue: QueueId,
+        fr: FrName,
+        id: Option<usize>,
+        quantity: i64,
+    ) -> (Possibility, usize) {
+        let hopeless =
+            (self.preemption).hopeless_by_id(self.base, &self.preemptor, &[(id, quantity)], &[id]);
+        if hopeless {
+            let borrow = self.base.borrowing_height_of(queue, id, quantity).0;
+            return (Possibility::NoCandidates, borrow);
+        }
         let fr = &(fr.0.to_string(), fr.1.to_string());
         let usage = BTreeMap::from([(fr.clone(), quantity)]);
         let frs = BTreeSet::from([fr.clone()]);
-        if (self.preemption).hopeless(self.base, &self.preemptor, &usage, &frs) {
-            let borrow = self.base.borrowing_height(queue, fr, quantity).0;
-            return (Possibility::NoCandidates, borrow);
-        }
         let mut copy = self.snapshot.borrow_mut();
         let snapshot = copy.get_or_insert_with(|| self.base.clone());
         let targets = (self.preemption).targets(snapshot, &self.preemptor, &usage, &frs);

@@ -193,7 +193,7 @@ fn admission_never_exceeds_nominal_plus_borrowing() {
         // The admitted workloads' usage is exactly what the queues report.
         let total: i64 = (a.decisions.iter())
             .filter_map(|d| d.admitted.as_ref())
-            .flat_map(|(_, asg)| asg.usage.values())
+            .flat_map(|(_, asg)| asg.usage().map(|(_, v)| v))
             .sum();
         let reported: i64 = (a.queues.iter())
             .flat_map(|q| q.resources.iter().map(|u| u.usage))
@@ -619,7 +619,7 @@ fn equivalence_hashing_changes_no_admission_in_queues_without_a_cohort() {
         for (w, (a, b)) in on.decisions.iter().zip(&off.decisions).enumerate() {
             set_aside += usize::from(a.bypassed);
             let flavors =
-                |d: &super::admission::Decision| d.admitted.as_ref().map(|(_, a)| a.usage.clone());
+                |d: &super::admission::Decision| d.admitted.as_ref().map(|(_, a)| a.usage_map());
             assert_eq!(flavors(a), flavors(b), "case {case}: w{w}");
             assert_eq!(a.waiting, b.waiting, "case {case}: w{w}");
             let q: usize = workloads[w].queue_name[2..].parse().unwrap();

@@ -145,7 +145,7 @@ impl QuotaTree {
     }
 
     /// The id of a flavor-resource, `None` when no queue or cohort has quota for it.
-    fn id(&self, fr: &FlavorResource) -> Option<usize> {
+    pub(super) fn id(&self, fr: &FlavorResource) -> Option<usize> {
         self.frs.get(&fr.0, &fr.1)
     }
 
@@ -273,6 +273,11 @@ impl QuotaTree {
         self.id(fr).map_or(0, |f| self.usage_of(q.0, f))
     }
 
+    /// [`Self::usage`] by the flavor-resource's id.
+    pub fn usage_by_id(&self, q: QueueId, f: Option<usize>) -> i64 {
+        f.map_or(0, |f| self.usage_of(q.0, f))
+    }
+
     pub fn has_parent(&self, q: QueueId) -> bool {
         self.nodes[q.0].parent.is_some()
     }
@@ -285,6 +290,16 @@ impl QuotaTree {
 
     pub fn add_usage(&mut self, q: QueueId, fr: &FlavorResource, val: i64) {
         let f = self.id_or_add(fr);
+        self.add_usage_at(q.0, f, val);
+    }
+
+    /// [`Self::add_usage`] by the flavor's and the resource's names (allocating only for a
+    /// flavor-resource new to the tree).
+    pub fn add_usage_named(&mut self, q: QueueId, (flavor, resource): (&str, &str), val: i64) {
+        let f = match self.fr_id(flavor, resource) {
+            Some(f) => f,
+            None => self.id_or_add(&(flavor.to_string(), resource.to_string())),
+        };
         self.add_usage_at(q.0, f, val);
     }
 

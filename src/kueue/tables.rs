@@ -69,7 +69,7 @@ pub(super) struct PodSetSpec {
 
 pub(super) fn pod_set(p: &PodSetSpec) -> PodSet {
     PodSet {
-        name: p.name.clone(),
+        name: p.name.as_str().into(),
         count: p.count,
         requests: (p.requests.iter())
             .map(|(r, q)| (r.clone(), amount(r, q)))

@@ -82,7 +82,13 @@ struct WantFlavor {
 struct TableOracle(BTreeMap<FlavorResource, (Possibility, usize)>);
 
 impl PreemptionOracle for TableOracle {
-    fn simulate(&self, _: QueueId, (f, r): FrName, _: i64) -> (Possibility, usize) {
+    fn simulate(
+        &self,
+        _: QueueId,
+        (f, r): FrName,
+        _: Option<usize>,
+        _: i64,
+    ) -> (Possibility, usize) {
         let fr = (f.to_string(), r.to_string());
         self.0
             .get(&fr)
@@ -162,7 +168,7 @@ fn run(case: &Case) -> Vec<String> {
     check("message", got.message(), case.want.message.clone());
     check(
         "usage",
-        format!("{:?}", got.usage),
+        format!("{:?}", got.usage_map()),
         format!("{:?}", amounts(&case.want.usage)),
     );
     check(
@@ -171,13 +177,13 @@ fn run(case: &Case) -> Vec<String> {
         case.want.pod_sets.len().to_string(),
     );
     for (g, w) in got.pod_sets.iter().zip(&case.want.pod_sets) {
-        check("pod set name", g.name.clone(), w.name.clone());
+        check("pod set name", g.name.to_string(), w.name.clone());
         let flavors = |m: Vec<(String, String, String)>| format!("{m:?}");
         check(
             &format!("{} flavors", w.name),
             flavors(
-                (g.flavors.iter())
-                    .map(|(r, c)| (r.clone(), c.flavor.clone(), mode_name(c.mode).into()))
+                (got.flavors(g))
+                    .map(|(r, f, c)| (r.into(), f.into(), mode_name(c.mode).into()))
                     .collect(),
             ),
             flavors(
@@ -441,10 +447,10 @@ fn run_schedule(shared: &Fixture, case: &ScheduleCase) -> Vec<String> {
         let got_flavors = d.admitted.as_ref().map(|(_, a)| {
             (a.pod_sets.iter())
                 .map(|ps| {
-                    let flavors = (ps.flavors.iter())
-                        .map(|(r, c)| (r.clone(), c.flavor.clone()))
+                    let flavors = (a.flavors(ps))
+                        .map(|(r, f, _)| (r.to_string(), f.to_string()))
                         .collect::<BTreeMap<_, _>>();
-                    (ps.name.clone(), flavors)
+                    (ps.name.to_string(), flavors)
                 })
                 .collect::<BTreeMap<_, _>>()
         });

@@ -28,7 +28,7 @@ use super::{Errors, Loader};
 use crate::kueue::admission::{self, Admission, Objects, Victim};
 use crate::kueue::api;
 use crate::kueue::assigner::PodSet;
-use crate::kueue::pod_set_info::{PodSetInfo, merge_into_pod, pod_set, pod_set_info};
+use crate::kueue::pod_set_info::{PodSetInfo, merge_into_pod, pod_set, pod_set_infos};
 use crate::kueue::workload::workload_object;
 use crate::model::Pod;
 use crate::model::validate::FieldError;
@@ -443,16 +443,12 @@ impl Loader<'_> {
             // The flavors of its latest admission, if it ever held quota when a phase ended.
             let infos =
                 (decision.last_admitted.as_ref().filter(|_| first.is_some())).map(|(_, a)| {
-                    (a.pod_sets.iter())
-                        .map(|ps| {
-                            pod_set_info(
-                                ps,
-                                cx.kueue,
-                                &workloads[i],
-                                decision.cluster_queue.as_deref(),
-                            )
-                        })
-                        .collect::<Vec<_>>()
+                    pod_set_infos(
+                        a,
+                        cx.kueue,
+                        &workloads[i],
+                        decision.cluster_queue.as_deref(),
+                    )
                 });
             let keys: Vec<String> = loaded.pod_keys();
             if let Some(first) = first {
@@ -802,7 +798,7 @@ fn train_job_pod_sets(pods: &[Pod]) -> Vec<PodSet> {
             .labels
             .get(REPLICATED_JOB_LABEL)
             .map_or("", String::as_str);
-        match sets.iter_mut().find(|s| s.name == job) {
+        match sets.iter_mut().find(|s| *s.name == *job) {
             Some(s) => s.count += 1,
             None => sets.push(pod_set(job, p, 1)),
         }

@@ -185,11 +185,11 @@ impl KueueReport {
                     .map(|(i, ps)| {
                         let psa = assigned.and_then(|a| a.pod_sets.get(i));
                         KueuePodSet {
-                            name: ps.name.clone(),
+                            name: ps.name.to_string(),
                             count: ps.count,
-                            flavors: psa.map_or_else(BTreeMap::new, |psa| {
-                                (psa.flavors.iter())
-                                    .map(|(r, c)| (r.clone(), c.flavor.clone()))
+                            flavors: (assigned.zip(psa)).map_or_else(BTreeMap::new, |(a, psa)| {
+                                (a.flavors(psa))
+                                    .map(|(r, f, _)| (r.to_string(), f.to_string()))
                                     .collect()
                             }),
                             requests: (ps.requests.iter())

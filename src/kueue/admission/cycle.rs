@@ -216,8 +216,8 @@ impl State<'_> {
         }
         if deferred {
             d.message = "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete".into();
-            for (fr, &v) in &assignment.usage {
-                snapshot.add_usage(id, fr, v);
+            for (fr, v) in assignment.usage() {
+                snapshot.add_usage_named(id, fr, v);
             }
             pass.requeue.push((q, e.key, Requeue::PendingPreemption));
             return None;
@@ -239,8 +239,8 @@ impl State<'_> {
             pass.at_start = Some(self.by_queue.clone());
         }
         pass.preempted.extend(targets.iter().map(|t| t.holder));
-        for (fr, &v) in &assignment.usage {
-            snapshot.add_usage(id, fr, v);
+        for (fr, v) in assignment.usage() {
+            snapshot.add_usage_named(id, fr, v);
         }
         if mode == Mode::Preempt {
             let count = e.nominated.targets.len();
@@ -287,7 +287,7 @@ impl State<'_> {
                     .map_or(self.start.saturating_add(cycle as i64), |l| l.now),
                 evicted: false,
                 mask: 0,
-                usage: e.nominated.assignment.usage.clone(),
+                usage: e.nominated.assignment.usage_map(),
             },
         );
         let d = &mut self.out.decisions[w];
@@ -349,8 +349,10 @@ impl State<'_> {
             self.holders[h].remove_usage(snapshot, &self.ids);
         }
         let id = self.ids[e.queue];
-        let usage = &e.nominated.assignment.usage;
-        let ok = usage.iter().all(|(fr, &v)| snapshot.available(id, fr) >= v);
+        let usage = e.nominated.assignment.usage();
+        let ok = usage
+            .into_iter()
+            .all(|((f, r), v)| snapshot.available_of(id, snapshot.fr_id(f, r)) >= v);
         for &h in &gone {
             self.holders[h].add_usage(snapshot, &self.ids);
         }

@@ -242,7 +242,8 @@ type SimulateKey = (QueueId, i64, i32, Option<i64>);
 
 /// The oracle's answers by what they depend on, then by flavor-resource (a few: found by
 /// name, with nothing to allocate).
-type Simulations = HashMap<SimulateKey, Vec<(FlavorResource, (Possibility, usize))>>;
+/// Answers per question, by the flavor-resource's id in the tree they were asked in.
+type Simulations = HashMap<SimulateKey, Vec<(usize, (Possibility, usize))>>;
 
 /// What nominations in one quota tree found since its usage last changed.
 #[derive(Default)]
@@ -272,19 +273,27 @@ struct RememberingOracle<'o> {
 }
 
 impl PreemptionOracle for RememberingOracle<'_> {
-    fn simulate(&self, queue: QueueId, fr: FrName, quantity: i64) -> (Possibility, usize) {
-        let (flavor, resource) = fr;
+    fn simulate(
+        &self,
+        queue: QueueId,
+        fr: FrName,
+        id: Option<usize>,
+        quantity: i64,
+    ) -> (Possibility, usize) {
+        // A flavor-resource with no quota anywhere has no id to remember it by.
+        let Some(f) = id else {
+            return self.oracle.simulate(queue, fr, id, quantity);
+        };
         let priority = self.oracle.preemptor.priority;
         let key = (queue, quantity, priority, self.created);
         let known = (self.known.borrow().get(&key))
-            .and_then(|frs| frs.iter().find(|((f, r), _)| f == flavor && r == resource))
+            .and_then(|frs| frs.iter().find(|(known, _)| *known == f))
             .map(|(_, answer)| *answer);
         if let Some(answer) = known {
             return answer;
         }
-        let answer = self.oracle.simulate(queue, fr, quantity);
-        let fr = (flavor.to_string(), resource.to_string());
-        (self.known.borrow_mut().entry(key).or_default()).push((fr, answer));
+        let answer = self.oracle.simulate(queue, fr, id, quantity);
+        (self.known.borrow_mut().entry(key).or_default()).push((f, answer));
         answer
     }
 }
@@ -784,14 +793,22 @@ impl State<'_> {
         if assignment.mode() != Mode::Preempt {
             return (assignment, Vec::new());
         }
-        let frs: BTreeSet<FlavorResource> = (assignment.pod_sets.iter())
-            .flat_map(|ps| {
-                (ps.flavors.iter())
-                    .filter(|(_, c)| c.mode == Mode::Preempt)
-                    .map(|(r, c)| (c.flavor.clone(), r.clone()))
-            })
+        let needing = (assignment.pod_sets.iter())
+            .flat_map(|ps| ps.flavors.iter())
+            .filter(|c| c.mode == Mode::Preempt)
+            .map(|c| assignment.names(c.place));
+        // Most heads that need preemption have no candidates at all: asked by id first.
+        let preempt: Vec<Option<usize>> =
+            needing.clone().map(|(f, r)| snapshot.fr_id(f, r)).collect();
+        let amounts = assignment.amounts(snapshot);
+        if preemption().hopeless_by_id(snapshot, &preemptor, &amounts, &preempt) {
+            return (assignment, Vec::new());
+        }
+        let frs: BTreeSet<FlavorResource> = needing
+            .map(|(f, r)| (f.to_string(), r.to_string()))
             .collect();
-        let targets = preemption().targets(snapshot, &preemptor, &assignment.usage, &frs);
+        let usage = assignment.usage_map();
+        let targets = preemption().search(snapshot, &preemptor, &usage, &frs);
         (assignment, targets)
     }
 
@@ -893,8 +910,9 @@ fn reserve(
     tree: &QuotaTree,
     id: QueueId,
 ) -> Vec<(FlavorResource, i64)> {
-    (a.usage.iter())
-        .map(|(fr, &usage)| {
+    (a.usage())
+        .map(|((f, r), usage)| {
+            let fr = &(f.to_string(), r.to_string());
             let quota = queue.quotas.get(fr).copied().unwrap_or_default();
             let used = tree.usage(id, fr);
             let v = if a.borrowing > 0 {

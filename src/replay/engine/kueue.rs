@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::Engine;
 use crate::kueue::admission::Workload;
 use crate::kueue::admission::live::Change;
-use crate::kueue::pod_set_info::{PodSetInfo, merge_into_pod, pod_set_info};
+use crate::kueue::pod_set_info::{PodSetInfo, merge_into_pod, pod_set_infos};
 use crate::load::kueue::{MANAGER, add_runtime_patch, older_overrides};
 use crate::model::Pod;
 use crate::resolve::build::BuildOptions;
@@ -82,9 +82,7 @@ impl Engine<'_, '_> {
                         continue;
                     };
                     let w = kueue.workload(workload);
-                    let infos: Vec<PodSetInfo> = (assignment.pod_sets.iter())
-                        .map(|ps| pod_set_info(ps, objects, w, cluster_queue.as_deref()))
-                        .collect();
+                    let infos = pod_set_infos(&assignment, objects, w, cluster_queue.as_deref());
                     self.kueue_admitted(workload, &infos);
                 }
                 Change::Evicted {
