@@ -14,7 +14,7 @@ use std::collections::{BTreeSet, VecDeque};
 use super::{Entry, Nominated, QueueKey, Requeue, State, Victim, Waiting, reserve};
 use crate::kueue::api::{PreemptionPolicy, QueueingStrategy};
 use crate::kueue::assigner::{Assignment, Mode};
-use crate::kueue::preemption::Holder;
+use crate::kueue::preemption::{Holder, insert_in_order};
 use crate::kueue::quota::QuotaTree;
 
 /// A cycle under way: what `schedule()` holds between nominating its heads and requeueing
@@ -22,9 +22,14 @@ use crate::kueue::quota::QuotaTree;
 pub(super) struct Pass {
     cycle: usize,
     snapshot: QuotaTree,
-    /// The holders per queue as the cycle started (copied before the cycle first changes
-    /// them, or when it waits).
+    /// The holders per queue as the cycle started, when they are not the live lists less
+    /// [`Self::added`] and plus [`Self::removed`]: the lists of the active queues, or a copy
+    /// made when the pass waits (other events change the live lists meanwhile).
     at_start: Option<Vec<Vec<usize>>>,
+    /// Holders the pass admitted, and holders it evicted (their places are not reused
+    /// before the pass ends).
+    added: Vec<usize>,
+    removed: Vec<usize>,
     /// Entries not processed yet, in the iterator's order.
     entries: VecDeque<Entry>,
     requeue: Vec<(usize, QueueKey, Requeue)>,
@@ -141,6 +146,8 @@ impl State<'_> {
             cycle,
             snapshot,
             at_start,
+            added: Vec::new(),
+            removed: Vec::new(),
             entries: entries.into(),
             requeue,
             preempted: BTreeSet::new(),
@@ -163,9 +170,7 @@ impl State<'_> {
             let d = &mut self.out.decisions[w];
             d.reason = "Waiting";
             d.message = "waiting for all admitted workloads to be in PodsReady condition".into();
-            if pass.at_start.is_none() {
-                pass.at_start = Some(self.by_queue.clone());
-            }
+            pass.at_start = Some(self.lists_at_start(&pass));
             pass.waiting = Some(e);
             self.blocked = Some(pass);
             return None;
@@ -177,7 +182,6 @@ impl State<'_> {
     /// admission waits for PodsReady.
     fn process_entry(&mut self, pass: &mut Pass, mut e: Entry) -> Option<Entry> {
         let (q, id, w) = (e.queue, self.ids[e.queue], e.key.3);
-        let snapshot = &mut pass.snapshot;
         // `fits` is read after the checks below (none of which changes the snapshot before
         // it): it is computed only for an entry that gets that far.
         let mut deferred = false;
@@ -185,7 +189,8 @@ impl State<'_> {
             // updateAssignmentIfNeeded: the assignment again, with the victims of the
             // cycle's other preemptions gone.
             let others: Vec<usize> = pass.preempted.iter().copied().collect();
-            let mut gone = pass.at_start.as_ref().unwrap_or(&self.by_queue).clone();
+            let mut gone = self.lists_at_start(pass);
+            let snapshot = &mut pass.snapshot;
             for &h in &others {
                 self.holders[h].remove_usage(snapshot, &self.ids);
                 gone[self.holders[h].queue].retain(|&x| x != h);
@@ -198,6 +203,7 @@ impl State<'_> {
             deferred = nominated.assignment.mode() == Mode::Fit;
             e.nominated = nominated;
         }
+        let snapshot = &mut pass.snapshot;
         let (assignment, targets) = (&e.nominated.assignment, &e.nominated.targets);
         let mode = assignment.mode();
         let d = &mut self.out.decisions[w];
@@ -235,9 +241,6 @@ impl State<'_> {
                 .push((q, e.key, Requeue::FailedAfterNomination));
             return None;
         }
-        if pass.at_start.is_none() {
-            pass.at_start = Some(self.by_queue.clone());
-        }
         pass.preempted.extend(targets.iter().map(|t| t.holder));
         for (fr, v) in assignment.usage() {
             snapshot.add_usage_named(id, fr, v);
@@ -249,6 +252,7 @@ impl State<'_> {
                 // (`IssuePreemptions` skips an evicted workload).
                 if !pass.gone.contains(&t.holder) {
                     self.evict(pass.cycle, w, q, *t);
+                    pass.removed.push(t.holder);
                 }
             }
             pass.evicted += count;
@@ -302,6 +306,7 @@ impl State<'_> {
         d.admitted = Some((cycle, assignment));
         d.waiting = Waiting::Nowhere;
         self.out.order.push(w);
+        pass.added.extend(self.holder_of[w]);
         pass.admitted += 1;
     }
 
@@ -357,6 +362,23 @@ impl State<'_> {
             self.holders[h].add_usage(snapshot, &self.ids);
         }
         ok
+    }
+
+    /// The holders per queue as the pass started: most passes admit or evict a few
+    /// workloads, and only rarely read the lists they started with.
+    fn lists_at_start(&self, pass: &Pass) -> Vec<Vec<usize>> {
+        if let Some(lists) = &pass.at_start {
+            return lists.clone();
+        }
+        let mut lists = self.by_queue.clone();
+        for &h in &pass.added {
+            lists[self.holders[h].queue].retain(|&x| x != h);
+        }
+        for &h in &pass.removed {
+            let holder = &self.holders[h];
+            insert_in_order(&mut lists[holder.queue], &self.holders, h, holder);
+        }
+        lists
     }
 
     /// `PodsReadyForAllAdmittedWorkloads` is false under `blockAdmission`: some workload
