@@ -190,9 +190,10 @@ struct State<'a> {
     /// Per workload, its pod sets' [`Refusals`] in the ClusterQueue they were found for: the
     /// flavors' labels and taints do not change, so its nominations share them.
     refused: Vec<Option<(usize, Refusals)>>,
-    /// When the quota of each flavor-resource (as its [`FrBits`] bit) last changed, on the
-    /// clock of [`Self::changes`].
-    fr_changed: [u64; FrBits::COUNT],
+    /// Per cohort tree (by its root's node id), when the usage of each flavor-resource (as
+    /// its [`FrBits`] bit) last changed there, on the clock of [`Self::changes`]: trees share
+    /// flavors but not quota, so a change in one leaves the others' nominations standing.
+    fr_changed: Vec<[u64; FrBits::COUNT]>,
     /// Changes of usage so far (holders added or released).
     changes: u64,
     /// Whether nominations are answered from what earlier ones found ([`Self::assigned`],
@@ -565,7 +566,7 @@ impl State<'_> {
     /// A workload starts holding quota.
     fn hold(&mut self, what: Victim, mut holder: Holder) {
         holder.mask = self.fr_bits.learn(holder.usage.keys());
-        self.usage_changed(holder.mask);
+        self.usage_changed(holder.queue, holder.mask);
         holder.key_order = match (what, &self.live) {
             // A replay's workloads are not known in advance: their tie-break (Kueue's is the
             // UID) is their arrival order, after the workloads admitted before the start.
@@ -606,7 +607,7 @@ impl State<'_> {
         let holder = &self.holders[h];
         holder.remove_usage(&mut self.tree, &self.ids);
         self.by_queue[holder.queue].retain(|&x| x != h);
-        self.usage_changed(self.holders[h].mask);
+        self.usage_changed(self.holders[h].queue, self.holders[h].mask);
         self.quota_changed(self.holders[h].queue);
         if let Victim::Queued(w) = self.holder_is[h] {
             self.holder_of[w] = None;
@@ -625,12 +626,17 @@ impl State<'_> {
         }
     }
 
-    /// A holder of the flavor-resources `mask` came or went: nominations that read any of
-    /// them no longer hold (a holder with 0 of one counts: it is a preemption candidate).
-    fn usage_changed(&mut self, mask: u128) {
+    /// A holder of the flavor-resources `mask` came to or went from queue `q`: nominations
+    /// in its tree that read any of them no longer hold (a holder with 0 of one counts: it
+    /// is a preemption candidate).
+    fn usage_changed(&mut self, q: usize, mask: u128) {
         self.changes += 1;
+        let root = self.tree.root_of(self.ids[q]);
+        if self.fr_changed.len() <= root {
+            self.fr_changed.resize(root + 1, [0; FrBits::COUNT]);
+        }
         for bit in FrBits::bits(mask) {
-            self.fr_changed[bit] = self.changes;
+            self.fr_changed[root][bit] = self.changes;
         }
     }
 
@@ -676,7 +682,7 @@ impl State<'_> {
         }
         let frs = match &self.last[w] {
             Some(last) if last.queue == q => {
-                if self.unchanged_since(last.frs, last.at) {
+                if self.unchanged_since(q, last.frs, last.at) {
                     return Rc::clone(&last.nominated);
                 }
                 last.frs
@@ -700,9 +706,11 @@ impl State<'_> {
         found
     }
 
-    /// Whether no usage of the flavor-resources `frs` changed since `at`.
-    fn unchanged_since(&self, frs: u128, at: u64) -> bool {
-        FrBits::bits(frs).all(|bit| self.fr_changed[bit] <= at)
+    /// Whether no usage of the flavor-resources `frs` changed in queue `q`'s tree since `at`.
+    fn unchanged_since(&self, q: usize, frs: u128, at: u64) -> bool {
+        let root = self.tree.root_of(self.ids[q]);
+        (self.fr_changed.get(root))
+            .is_none_or(|changed| FrBits::bits(frs).all(|bit| changed[bit] <= at))
     }
 
     /// [`Self::assign`], answered from the nominations of workloads alike in the same tree

@@ -79,7 +79,7 @@ impl<'a> State<'a> {
             assigned: BTreeMap::new(),
             last: (0..workloads.len()).map(|_| None).collect(),
             refused: (0..workloads.len()).map(|_| None).collect(),
-            fr_changed: [0; FrBits::COUNT],
+            fr_changed: Vec::new(),
             changes: 0,
             remember: true,
             inactive: Vec::new(),
