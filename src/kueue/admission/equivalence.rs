@@ -158,8 +158,11 @@ impl State<'_> {
     /// [`Self::set_aside_equivalents`] for a class.
     pub(super) fn set_aside_class(&mut self, q: usize, class: Class) -> usize {
         self.set_aside[q].insert(class);
+        // A heap key carries its workload's priority ([`State::queue_key`]): the scan reads
+        // no workload.
+        let pod_sets_id = &self.pod_sets_id;
         let moved: Vec<QueueKey> = (self.heaps[q].iter())
-            .filter(|key| self.class(key.3) == class)
+            .filter(|key| (pod_sets_id[key.3], key.0.0) == class)
             .copied()
             .collect();
         for key in &moved {

@@ -643,7 +643,11 @@ impl State<'_> {
     /// Usage changed in queue `q`: what was assigned in its tree no longer holds.
     fn quota_changed(&mut self, q: usize) {
         let root = self.tree.root_of(self.ids[q]);
-        self.assigned.remove(&root);
+        // Emptied in place: the tree's next nominations fill the same tables again.
+        if let Some(remembered) = self.assigned.get_mut(&root) {
+            remembered.nominations.clear();
+            remembered.simulations.clear();
+        }
     }
 
     /// [`Self::assign`] against the quota as it is (a snapshot just taken), answered from
@@ -731,13 +735,13 @@ impl State<'_> {
         {
             return Rc::clone(known);
         }
-        let mut remembered = self.assigned.remove(&root).unwrap_or_default();
+        let remembered = self.assigned.entry(root).or_default();
         let simulations = RefCell::new(std::mem::take(&mut remembered.simulations));
         let memo = Some((&simulations, key.3));
         let found = Nominated::new(self.assign(snapshot, by_queue, w, q, memo));
+        let remembered = self.assigned.entry(root).or_default();
         remembered.simulations = simulations.into_inner();
         remembered.nominations.insert(key, Rc::clone(&found));
-        self.assigned.insert(root, remembered);
         found
     }
 
