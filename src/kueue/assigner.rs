@@ -493,7 +493,9 @@ impl Assigner<'_> {
             let mut choices = Vec::with_capacity(wanted.len());
             let mut mode = BEST;
             for &(place, r, val) in &wanted {
-                let id = self.tree.fr_id(name, r);
+                let groups = &self.queue.resource_groups;
+                let id = (self.tree.place_id(self.id, groups, (g, f, place)))
+                    .unwrap_or_else(|| self.tree.fr_id(name, r));
                 let at = Place {
                     group: g,
                     flavor: f,

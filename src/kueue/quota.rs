@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::api::{ClusterQueue, Cohort, FlavorResource, ResourceQuota};
+use super::api::{ClusterQueue, Cohort, FlavorResource, ResourceGroup, ResourceQuota};
 
 /// A ClusterQueue or a Cohort.
 #[derive(Debug, Clone)]
@@ -35,10 +35,22 @@ pub struct QuotaTree {
     /// Flavor-resources as dense ids: the nodes' amounts are vectors indexed by them, so the
     /// tree walks of every availability check compare no strings.
     frs: Arc<FrIds>,
+    /// Per node, for a queue, the ids of the flavor-resources of its resource groups (by
+    /// group, flavor and covered resource) with the groups they were found for: the flavor
+    /// assigner reads them by place, not by name. Forgotten when a flavor-resource is
+    /// registered after the tree was built (an id once `None` may then exist).
+    places: Arc<Vec<Option<Places>>>,
     /// What counts against each node's `subtree_quota`, per node and flavor-resource id
     /// (`node * frs + id`): a queue's usage; for a cohort, its children's usage past their
     /// local quota.
     usage: Vec<i64>,
+}
+
+/// A queue's flavor-resource ids by place, and the resource groups they are of.
+#[derive(Debug)]
+struct Places {
+    groups: Arc<[ResourceGroup]>,
+    ids: Vec<Vec<Vec<Option<usize>>>>,
 }
 
 /// A ClusterQueue of the tree.
@@ -61,6 +73,7 @@ impl QuotaTree {
             queues: Arc::new(BTreeMap::new()),
             cohorts: Arc::new(BTreeMap::new()),
             frs: Arc::new(frs),
+            places: Arc::new(Vec::new()),
             usage: Vec::new(),
         };
         let mut warnings = Vec::new();
@@ -96,6 +109,25 @@ impl QuotaTree {
             }
         }
         tree.usage = vec![0; tree.nodes.len() * tree.frs.len()];
+        let mut places: Vec<Option<Places>> = (0..tree.nodes.len()).map(|_| None).collect();
+        for q in queues {
+            let ids = (q.resource_groups.iter())
+                .map(|g| {
+                    (g.flavors.iter())
+                        .map(|f| {
+                            (g.covered_resources.iter())
+                                .map(|r| tree.fr_id(f, r))
+                                .collect()
+                        })
+                        .collect()
+                })
+                .collect();
+            places[tree.queues[&q.name]] = Some(Places {
+                groups: Arc::clone(&q.resource_groups),
+                ids,
+            });
+        }
+        tree.places = Arc::new(places);
         let roots: Vec<usize> = (0..tree.nodes.len())
             .filter(|&i| tree.nodes[i].parent.is_none())
             .collect();
@@ -154,12 +186,28 @@ impl QuotaTree {
         self.frs.get(flavor, resource)
     }
 
+    /// [`Self::fr_id`] of the flavor-resource at a place of queue `q`'s resource groups
+    /// `groups`, without comparing names; `None` when not known by place (ask by name).
+    pub fn place_id(
+        &self,
+        q: QueueId,
+        groups: &Arc<[ResourceGroup]>,
+        (group, flavor, resource): (usize, usize, usize),
+    ) -> Option<Option<usize>> {
+        let p = self.places.get(q.0)?.as_ref()?;
+        if !Arc::ptr_eq(&p.groups, groups) {
+            return None;
+        }
+        Some(*p.ids.get(group)?.get(flavor)?.get(resource)?)
+    }
+
     /// The id of a flavor-resource, registered (with no quota anywhere) when new.
     fn id_or_add(&mut self, fr: &FlavorResource) -> usize {
         if let Some(f) = self.id(fr) {
             return f;
         }
         let f = Arc::make_mut(&mut self.frs).id_or_add(fr);
+        self.places = Arc::new(Vec::new());
         for n in self.nodes_mut() {
             n.quotas.push(None);
             n.subtree_quota.push(0);
@@ -536,5 +584,40 @@ mod tests {
         tree.remove_usage(a, &fr("a100"), 6);
         assert_eq!(tree.available(a, &fr("a100")), 9);
         assert_eq!(before.usage(a, &fr("a100")), 6);
+    }
+
+    /// A place's id is the id of its names, for the groups the tree was built with only, and
+    /// is not known by place once a flavor-resource is registered later.
+    #[test]
+    fn places_give_the_ids_of_their_names() {
+        let groups: Arc<[ResourceGroup]> = Arc::from(vec![ResourceGroup {
+            covered_resources: vec!["cpu".into(), "nvidia.com/gpu".into()],
+            flavors: vec!["a100".into(), "h100".into(), "missing".into()],
+        }]);
+        let quota = ResourceQuota::default();
+        let quotas = (["a100", "h100"].iter())
+            .flat_map(|f| {
+                ["cpu", "nvidia.com/gpu"].map(|r| ((f.to_string(), r.to_string()), quota))
+            })
+            .collect();
+        let queue = ClusterQueue {
+            name: "a".into(),
+            resource_groups: Arc::clone(&groups),
+            quotas,
+            ..ClusterQueue::default()
+        };
+        let (mut tree, _) = QuotaTree::new(&[queue], &[]);
+        let a = tree.queue("a").unwrap();
+        for (f, flavor) in groups[0].flavors.iter().enumerate() {
+            for (r, resource) in groups[0].covered_resources.iter().enumerate() {
+                let by_name = tree.fr_id(flavor, resource);
+                assert_eq!(tree.place_id(a, &groups, (0, f, r)), Some(by_name));
+            }
+        }
+        assert_eq!(tree.place_id(a, &groups, (0, 2, 0)), Some(None));
+        let copy: Arc<[ResourceGroup]> = Arc::from(groups.to_vec());
+        assert_eq!(tree.place_id(a, &copy, (0, 0, 0)), None);
+        tree.add_usage(a, &("missing".into(), "cpu".into()), 1);
+        assert_eq!(tree.place_id(a, &groups, (0, 2, 0)), None);
     }
 }
