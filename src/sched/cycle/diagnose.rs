@@ -25,7 +25,7 @@ impl<'a> Scheduler<'a> {
         bound_filters: &BoundPodFilters,
         keep_nodes: bool,
     ) -> (Diagnosis, Vec<u32>) {
-        let template = &self.templates[t];
+        let template = self.statics(t);
         let compiled = self.compiled();
         let mut d = Diagnosis {
             statuses: template.statuses.clone(),
@@ -98,7 +98,7 @@ impl<'a> Scheduler<'a> {
         bound_filters: &BoundPodFilters,
         node: usize,
     ) -> Option<Status> {
-        let template = &self.templates[t];
+        let template = self.statics(t);
         let verdict = template.static_verdict.get(node);
         let static_status =
             || (verdict != PASS).then(|| template.statuses[verdict as usize].clone());

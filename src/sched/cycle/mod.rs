@@ -128,9 +128,20 @@ pub(crate) fn existing_pod_id(i: usize) -> usize {
     usize::MAX - i
 }
 
-/// Filter results and static scores of one distinct pod spec on every node.
-#[derive(Clone)]
+/// A template: the static part its pod spec decides, shared by the templates that differ
+/// only in their requests, and each candidate node's resource verdict for its request.
 struct Template {
+    /// Its index in `Scheduler::static_templates`.
+    statics: usize,
+    /// Per candidate of `statics`: the node's usage version `resources` was computed at.
+    seen_version: Vec<u32>,
+    /// Per candidate: the weighted resource score for the template's request, or
+    /// [`NOT_FEASIBLE`].
+    resources: Vec<i64>,
+}
+
+/// Filter results and static scores of one distinct pod spec (requests aside) on every node.
+struct StaticTemplate {
     /// PreFilter rejected the pod outright (`pod affinity terms conflict`).
     pre_filter_reject: Option<Status>,
     /// Per node: index into `statuses` of its failing static filter, or `PASS`.
@@ -158,14 +169,11 @@ struct Template {
 #[derive(Clone, Copy)]
 struct Candidate {
     node: u32,
-    /// Its position among the nodes the Filter pass walks (see [`Template::scan_len`]).
+    /// Its position among the nodes the Filter pass walks (see
+    /// [`StaticTemplate::scan_len`]).
     pos: u32,
     affinity: i64,
     taint: i64,
-    /// The node's usage version `resources` was computed at.
-    seen_version: u32,
-    /// Weighted resource score for the template's request, or [`NOT_FEASIBLE`].
-    resources: i64,
 }
 
 const NOT_FEASIBLE: i64 = i64::MIN;
@@ -223,10 +231,11 @@ pub struct Scheduler<'a> {
     config: &'a SchedulerConfig,
     pub(crate) cluster: Cluster,
     templates: Vec<Template>,
-    template_index: HashMap<String, usize>,
-    /// The spec's fields the static filters and scores read (not its requests) → a template
-    /// built for them: a template for another request starts as its copy.
-    static_template_index: HashMap<String, usize>,
+    static_templates: Vec<StaticTemplate>,
+    /// The templates by their pods' fields; the spec's fields the static filters and scores
+    /// read (not its requests) find a template built for them, which a template for another
+    /// request starts as a copy of.
+    template_index: template::TemplateIndex,
     /// The memory `templates` hold, about (see [`TEMPLATE_BYTES_KEPT`]).
     template_bytes: usize,
     pub(crate) bound: Vec<Vec<Bound>>,
@@ -280,8 +289,6 @@ pub struct Scheduler<'a> {
     current: usize,
     /// The Services whose selectors default PodTopologySpread constraints select pods by.
     services: pod_topology_spread::Services,
-    /// The profile and fields of the last pod [`Self::template_for`] saw, and its template.
-    last_template: Option<(usize, template::TemplateFields, usize)>,
     /// The inputs of the last spread spec [`Self::spread_for`] found, and its index.
     last_spread: Option<(state::OwnedSpreadInputs, usize)>,
     /// Binds, unbinds and node replacements so far: while it stands still, a cycle that
@@ -366,8 +373,9 @@ const FAILURES_KEPT: usize = 4096;
 const FAILED_NODES_BYTES_KEPT: usize = 128 << 20;
 
 /// The templates kept, in bytes, before they are dropped (and rebuilt as pods need them): a
-/// replay meets new pod specs for as long as its trace runs, and each template holds a few
-/// dozen bytes per node (≈ 200 KB at 5,000 nodes).
+/// replay meets new pod specs and requests for as long as its trace runs; a static template
+/// holds a few dozen bytes per node (≈ 200 KB at 5,000 nodes), each request on it 12 bytes
+/// per candidate node.
 const TEMPLATE_BYTES_KEPT: usize = 64 << 20;
 
 /// A failed cycle, kept for the next pod it would fail alike (see [`FailureKey`]).
@@ -496,8 +504,8 @@ impl<'a> Scheduler<'a> {
             config,
             cluster,
             templates: Vec::new(),
-            template_index: HashMap::default(),
-            static_template_index: HashMap::default(),
+            static_templates: Vec::new(),
+            template_index: Default::default(),
             template_bytes: 0,
             bound: vec![Vec::new(); n],
             rng: ChaCha8Rng::seed_from_u64(config.seed),
@@ -510,7 +518,6 @@ impl<'a> Scheduler<'a> {
             dry_run: Default::default(),
             preemption_draw: None,
             last_spread: None,
-            last_template: None,
             dra,
             dra_cache: Default::default(),
             dra_cycle: None,
@@ -588,10 +595,9 @@ impl<'a> Scheduler<'a> {
         drop(index);
         let bound = std::mem::replace(&mut self.bound, vec![Vec::new(); self.cluster.len()]);
         self.templates.clear();
-        self.template_index.clear();
-        self.static_template_index.clear();
+        self.static_templates.clear();
+        self.template_index = Default::default();
         self.template_bytes = 0;
-        self.last_template = None;
         self.spreads.clear();
         self.spread_index.clear();
         self.last_spread = None;
@@ -724,7 +730,7 @@ impl<'a> Scheduler<'a> {
         let request = self.pod_request(pod);
         self.prepare_nominated(id, pod, &request);
         // The PreFilter plugins that can reject a pod outright, in the profile's order.
-        let node_affinity = self.templates[t].pre_filter_reject.clone();
+        let node_affinity = self.statics(t).pre_filter_reject.clone();
         let gang = gang_reject;
         let gang_first = self.compiled().gang_pre_filter_first;
         // DynamicResources' PreFilter runs unless a PreFilter before it rejected the pod.
@@ -816,7 +822,7 @@ impl<'a> Scheduler<'a> {
                     && outcome.victims.is_empty()
                 {
                     outcome.evaluated = Some(Evaluated {
-                        nodes: self.templates[t].scan_len as usize,
+                        nodes: self.statics(t).scan_len as usize,
                         feasible: 0,
                     });
                     let failure = Failure {

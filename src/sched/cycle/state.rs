@@ -544,13 +544,16 @@ impl PartialEq<SpreadInputs<'_>> for OwnedSpreadInputs {
     }
 }
 
+/// A label set's number in a namespace, for terminating pods or the others.
+type LabelsNumber = (String, bool, u32);
+
 /// Numbers for the (namespace, labels) and (namespace, pod-affinity terms) of bound pods, in
 /// order of first appearance, one count for both kinds.
 #[derive(Debug, Default)]
 pub(super) struct Signatures {
     count: u32,
-    /// Labels → (namespace, terminating) → number.
-    labels: HashMap<BTreeMap<String, String>, HashMap<(String, bool), u32>>,
+    /// Labels → (namespace, terminating, number), a few each.
+    labels: HashMap<BTreeMap<String, String>, Vec<LabelsNumber>>,
     /// Namespace → the terms' `Debug` text (`None` without terms) → number.
     terms: HashMap<String, HashMap<String, u32>>,
 }
@@ -559,7 +562,7 @@ impl Signatures {
     /// Keeps the signatures whose number `keep` says.
     fn retain(&mut self, keep: impl Fn(u32) -> bool) {
         for numbers in self.labels.values_mut() {
-            numbers.retain(|_, n| keep(*n));
+            numbers.retain(|&(_, _, n)| keep(n));
         }
         self.labels.retain(|_, numbers| !numbers.is_empty());
         for numbers in self.terms.values_mut() {
@@ -574,20 +577,29 @@ impl Signatures {
         labels: &BTreeMap<String, String>,
         terminating: bool,
     ) -> u32 {
-        let key = (namespace.to_string(), terminating);
-        if let Some(&n) = self.labels.get(labels).and_then(|m| m.get(&key)) {
+        let numbers = self.labels.get(labels).map_or(&[][..], Vec::as_slice);
+        if let Some(&(_, _, n)) =
+            (numbers.iter()).find(|(ns, t, _)| ns == namespace && *t == terminating)
+        {
             return n;
         }
         let n = self.count;
         self.count += 1;
-        (self.labels.entry(labels.clone()).or_default()).insert(key, n);
+        let numbers = match self.labels.get_mut(labels) {
+            Some(numbers) => numbers,
+            None => self.labels.entry(labels.clone()).or_default(),
+        };
+        numbers.push((namespace.to_string(), terminating, n));
         n
     }
 
     fn of_terms(&mut self, pod: &Pod) -> u32 {
         let text = match &pod.affinity {
-            // What `Debug` writes for a pod without affinity, without writing it.
+            // What `Debug` writes for a pod without pod (anti-)affinity, without writing it.
             None => std::borrow::Cow::Borrowed("None"),
+            Some(a) if a.pod_affinity.is_none() && a.pod_anti_affinity.is_none() => {
+                std::borrow::Cow::Borrowed("Some((None, None))")
+            }
             Some(a) => std::borrow::Cow::Owned(format!(
                 "{:?}",
                 Some((&a.pod_affinity, &a.pod_anti_affinity))
@@ -600,5 +612,36 @@ impl Signatures {
         self.count += 1;
         (self.terms.entry(pod.namespace.clone()).or_default()).insert(text.into_owned(), n);
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{Affinity, NodeAffinity, PodAffinity, PodAntiAffinity};
+
+    use super::Signatures;
+    use crate::model::Pod;
+
+    /// A pod with node affinity only gets the number its terms' `Debug` text would give.
+    #[test]
+    fn terms_without_pod_affinity_are_numbered_as_their_debug_text() {
+        let none: (&Option<PodAffinity>, &Option<PodAntiAffinity>) = (&None, &None);
+        let text = format!("{:?}", Some(none));
+        assert_eq!(text, "Some((None, None))");
+        let mut s = Signatures::default();
+        let pod = Pod {
+            affinity: Some(Affinity {
+                node_affinity: Some(NodeAffinity::default()),
+                ..Default::default()
+            }),
+            ..Pod::default()
+        };
+        let n = s.of_terms(&pod);
+        assert_eq!(s.terms[""].get(&text), Some(&n));
+        assert_eq!(
+            s.of_terms(&Pod::default()),
+            n + 1,
+            "without affinity: another text"
+        );
     }
 }

@@ -46,17 +46,23 @@ impl StaticVerdicts {
 }
 
 impl Template {
-    /// A copy for a pod whose spec differs only in its requests: the same static verdicts and
-    /// scores, no node's fit or resource score known yet.
-    fn for_another_request(&self) -> Template {
-        let mut t = self.clone();
-        for c in &mut t.candidates {
-            c.seen_version = u32::MAX;
-            c.resources = NOT_FEASIBLE;
+    /// A template for a request on `statics`: no node's fit or resource score known yet.
+    fn new(statics: usize, template: &StaticTemplate) -> Template {
+        let n = template.candidates.len();
+        Template {
+            statics,
+            seen_version: vec![u32::MAX; n],
+            resources: vec![NOT_FEASIBLE; n],
         }
-        t
     }
 
+    /// The memory it holds, about.
+    fn bytes(&self) -> usize {
+        self.seen_version.len() * 4 + self.resources.len() * 8 + std::mem::size_of::<Template>()
+    }
+}
+
+impl StaticTemplate {
     /// The memory it holds, about.
     fn bytes(&self) -> usize {
         let verdicts = match &self.static_verdict {
@@ -68,7 +74,7 @@ impl Template {
             + scan
             + self.candidates.len() * std::mem::size_of::<Candidate>()
             + self.resolvable_static.len() * 4
-            + std::mem::size_of::<Template>()
+            + std::mem::size_of::<StaticTemplate>()
     }
 }
 
@@ -80,70 +86,68 @@ impl<'a> Scheduler<'a> {
             return;
         }
         self.templates.clear();
-        self.template_index.clear();
-        self.static_template_index.clear();
+        self.static_templates.clear();
+        self.template_index = TemplateIndex::default();
         self.template_bytes = 0;
-        self.last_template = None;
         self.failures.clear();
     }
 
     /// The template (distinct scheduling-relevant spec and request, per profile) of a pod,
     /// built on first use.
     pub(super) fn template_for(&mut self, pod: &Pod) -> usize {
+        let profile = self.current;
         // Pods of one job come one after another: most often the last pod's template is it.
-        if let Some((profile, last, t)) = &self.last_template
-            && *profile == self.current
-            && last.same_template(pod)
+        if let Some(t) = self.template_index.last
+            && self.template_index.fields[t].same_template(profile, pod)
         {
-            return *t;
+            return t;
         }
-        let node_affinity = pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref());
-        let key = serde_json::to_string(&(
-            self.current,
-            &pod.node_name,
-            &pod.node_selector,
-            node_affinity,
-            &pod.tolerations,
-            &pod.requests,
-            &pod.score_requests,
-        ))
-        .expect("pod fields serialize");
-        let t = match self.template_index.get(&key) {
-            Some(&t) => t,
+        let (static_hash, hash) = TemplateIndex::hashes(profile, pod);
+        let t = match self
+            .template_index
+            .find(hash, |f| f.same_template(profile, pod))
+        {
+            Some(t) => t,
             None => {
                 // The static filters and scores do not read the requests: a pod that differs
-                // from a known one only there starts from its template, with no resource
-                // verdict cached (a trace's pods mostly differ only in their requests).
-                let static_key = serde_json::to_string(&(
-                    self.current,
-                    &pod.node_name,
-                    &pod.node_selector,
-                    node_affinity,
-                    &pod.tolerations,
-                ))
-                .expect("pod fields serialize");
-                let template = match self.static_template_index.get(&static_key) {
-                    Some(&base) => self.templates[base].for_another_request(),
-                    None => self.build_template(pod),
+                // from a known one only there shares its template's static part, with no
+                // resource verdict cached (a trace's pods mostly differ only in their requests).
+                let base =
+                    (self.template_index).find_static(static_hash, |f| f.same_static(profile, pod));
+                let statics = match base {
+                    Some(base) => self.templates[base].statics,
+                    None => {
+                        let template = self.build_template(pod);
+                        self.template_bytes += template.bytes();
+                        self.static_templates.push(template);
+                        self.static_templates.len() - 1
+                    }
                 };
+                let template = Template::new(statics, &self.static_templates[statics]);
                 self.template_bytes += template.bytes();
                 self.templates.push(template);
                 let t = self.templates.len() - 1;
-                self.template_index.insert(key, t);
-                self.static_template_index.entry(static_key).or_insert(t);
+                let fields = TemplateFields::of(profile, pod);
+                (self.template_index).add(t, fields, hash, base.is_none().then_some(static_hash));
                 t
             }
         };
-        self.last_template = Some((self.current, TemplateFields::of(pod), t));
+        self.template_index.last = Some(t);
         t
     }
 
-    pub(super) fn build_template(&self, pod: &Pod) -> Template {
+    /// The static part of template `t`.
+    #[inline]
+    pub(super) fn statics(&self, t: usize) -> &StaticTemplate {
+        &self.static_templates[self.templates[t].statics]
+    }
+
+    pub(super) fn build_template(&self, pod: &Pod) -> StaticTemplate {
         let config = self.config;
         let profile = self.profile();
         let added = profile.added_affinity.as_ref();
         let n = self.cluster.len();
-        let mut template = Template {
+        let mut template = StaticTemplate {
             pre_filter_reject: None,
             static_verdict: StaticVerdicts::Dense(Vec::new()),
             absent: PASS,
@@ -190,7 +194,7 @@ impl<'a> Scheduler<'a> {
             Some(_) => (0..n).find(|i| nodes.binary_search(i).is_err()),
             None => None,
         };
-        let intern_absent = |template: &mut Template, index: &mut HashMap<Status, u16>| {
+        let intern_absent = |template: &mut StaticTemplate, index: &mut HashMap<Status, u16>| {
             if template.absent == PASS {
                 let absent = Status::new(
                     Code::UnschedulableAndUnresolvable,
@@ -216,8 +220,6 @@ impl<'a> Scheduler<'a> {
                     pos: self.tree_position[i],
                     affinity: node_affinity::score(pod, node, added),
                     taint: taint_toleration::score(pod, node, &config.feature_gates),
-                    seen_version: u32::MAX,
-                    resources: NOT_FEASIBLE,
                 });
                 verdicts.push((i as u32, PASS));
             } else {
@@ -293,8 +295,103 @@ impl<'a> Scheduler<'a> {
     }
 }
 
-/// The fields of a pod its template depends on (the key of `template_for`).
+/// Finds the template of a pod by the fields it depends on: they are hashed in place (no key
+/// is written out, as a pod's cycle asks for its template every time) and compared with each
+/// template's own.
+#[derive(Default)]
+pub(super) struct TemplateIndex {
+    /// Per template, by index: the profile and pod fields it was built for.
+    fields: Vec<TemplateFields>,
+    /// The hash of (profile, fields) → the templates with it.
+    by_fields: HashMap<u64, Vec<usize>>,
+    /// The hash of (profile, static fields) → the first template built for each.
+    by_static: HashMap<u64, Vec<usize>>,
+    /// The template found last.
+    last: Option<usize>,
+}
+
+impl TemplateIndex {
+    /// The hashes of the pod's static fields, and of all its template's fields, with the
+    /// profile.
+    fn hashes(profile: usize, pod: &Pod) -> (u64, u64) {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        let mut h = foldhash::fast::FixedState::default().build_hasher();
+        profile.hash(&mut h);
+        pod.node_name.hash(&mut h);
+        pod.node_selector.hash(&mut h);
+        for t in &pod.tolerations {
+            (
+                &t.key,
+                &t.operator,
+                &t.value,
+                &t.effect,
+                t.toleration_seconds,
+            )
+                .hash(&mut h);
+        }
+        if let Some(a) = node_affinity_of(pod) {
+            let required = a
+                .required_during_scheduling_ignored_during_execution
+                .as_ref();
+            for term in required.iter().flat_map(|r| &r.node_selector_terms) {
+                hash_term(term, &mut h);
+            }
+            for term in a
+                .preferred_during_scheduling_ignored_during_execution
+                .iter()
+                .flatten()
+            {
+                term.weight.hash(&mut h);
+                hash_term(&term.preference, &mut h);
+            }
+        }
+        let static_hash = h.finish();
+        pod.requests.hash(&mut h);
+        pod.score_requests.hash(&mut h);
+        (static_hash, h.finish())
+    }
+
+    fn find(&self, hash: u64, same: impl Fn(&TemplateFields) -> bool) -> Option<usize> {
+        let ts = self.by_fields.get(&hash)?;
+        ts.iter().copied().find(|&t| same(&self.fields[t]))
+    }
+
+    fn find_static(&self, hash: u64, same: impl Fn(&TemplateFields) -> bool) -> Option<usize> {
+        let ts = self.by_static.get(&hash)?;
+        ts.iter().copied().find(|&t| same(&self.fields[t]))
+    }
+
+    /// Files template `t` (the next index) under its fields' hash, and under `static_hash`
+    /// when it is the first template of its static fields.
+    fn add(&mut self, t: usize, fields: TemplateFields, hash: u64, static_hash: Option<u64>) {
+        debug_assert_eq!(t, self.fields.len());
+        self.fields.push(fields);
+        self.by_fields.entry(hash).or_default().push(t);
+        if let Some(h) = static_hash {
+            self.by_static.entry(h).or_default().push(t);
+        }
+    }
+}
+
+/// Hashes the requirements of a node selector term (what a node affinity's terms read).
+fn hash_term(term: &k8s_openapi::api::core::v1::NodeSelectorTerm, h: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    let requirements = [&term.match_expressions, &term.match_fields];
+    for (i, list) in requirements.into_iter().enumerate() {
+        for r in list.iter().flatten() {
+            (i, &r.key, &r.operator, &r.values).hash(h);
+        }
+    }
+}
+
+fn node_affinity_of(pod: &Pod) -> Option<&k8s_openapi::api::core::v1::NodeAffinity> {
+    pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref())
+}
+
+/// The fields of a pod its template depends on, with the profile (the key of
+/// `template_for`).
 pub(super) struct TemplateFields {
+    profile: usize,
     node_name: Option<String>,
     node_selector: BTreeMap<String, String>,
     node_affinity: Option<k8s_openapi::api::core::v1::NodeAffinity>,
@@ -304,23 +401,29 @@ pub(super) struct TemplateFields {
 }
 
 impl TemplateFields {
-    fn of(pod: &Pod) -> Self {
+    fn of(profile: usize, pod: &Pod) -> Self {
         TemplateFields {
+            profile,
             node_name: pod.node_name.clone(),
             node_selector: pod.node_selector.clone(),
-            node_affinity: pod.affinity.as_ref().and_then(|a| a.node_affinity.clone()),
+            node_affinity: node_affinity_of(pod).cloned(),
             tolerations: pod.tolerations.clone(),
             requests: pod.requests.clone(),
             score_requests: pod.score_requests.clone(),
         }
     }
 
-    fn same_template(&self, pod: &Pod) -> bool {
-        self.node_name == pod.node_name
+    /// The static filters and scores read the same of `pod` with `profile`.
+    fn same_static(&self, profile: usize, pod: &Pod) -> bool {
+        self.profile == profile
+            && self.node_name == pod.node_name
             && self.node_selector == pod.node_selector
-            && self.node_affinity.as_ref()
-                == pod.affinity.as_ref().and_then(|a| a.node_affinity.as_ref())
+            && self.node_affinity.as_ref() == node_affinity_of(pod)
             && self.tolerations == pod.tolerations
+    }
+
+    fn same_template(&self, profile: usize, pod: &Pod) -> bool {
+        self.same_static(profile, pod)
             && self.requests == pod.requests
             && self.score_requests == pod.score_requests
     }

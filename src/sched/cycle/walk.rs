@@ -44,7 +44,7 @@ pub fn feasible_nodes(
         }
     }
     let t = s.template_for(pod);
-    if s.templates[t].pre_filter_reject.is_some() {
+    if s.statics(t).pre_filter_reject.is_some() {
         return Vec::new();
     }
     let request = s.pod_request(pod);
@@ -146,10 +146,12 @@ impl<'a> Scheduler<'a> {
         request: &PodRequest,
         bound_filters: &BoundPodFilters,
     ) -> Result<usize, (usize, String)> {
-        let mut candidates = std::mem::take(&mut self.templates[t].candidates);
+        let mut seen_version = std::mem::take(&mut self.templates[t].seen_version);
+        let mut resources = std::mem::take(&mut self.templates[t].resources);
         let mut feasible = std::mem::take(&mut self.feasible);
         feasible.clear();
-        let template = &self.templates[t];
+        let template = self.statics(t);
+        let candidates = &template.candidates;
         let len = template.scan_len as usize;
         let (start, to_find) = (self.next_start, self.nodes_to_find(len));
         let compiled = &self.profiles[self.current];
@@ -161,14 +163,15 @@ impl<'a> Scheduler<'a> {
             };
         let dra_filters = self.dra_filters();
         let nominated = !self.nominated_here.is_empty();
-        // One node of the walk: `Some` ends it, with the nodes processed or the error.
-        let mut visit = |c: &mut Candidate| -> Option<Result<usize, (usize, String)>> {
+        // Candidate `i`: `Some` ends the walk, with the nodes processed or the error.
+        let mut visit = |i: usize| -> Option<Result<usize, (usize, String)>> {
+            let c = &candidates[i];
             let node = c.node as usize;
             let version = self.cluster.version(node);
-            if c.seen_version != version {
-                c.seen_version = version;
+            if seen_version[i] != version {
+                seen_version[i] = version;
                 let res = self.cluster.resources(node);
-                c.resources = if !filter_fit || node_resources_fit::fits(request, res) {
+                resources[i] = if !filter_fit || node_resources_fit::fits(request, res) {
                     let mut score = 0;
                     if weights.node_resources_fit != 0 {
                         score += weights.node_resources_fit
@@ -189,7 +192,7 @@ impl<'a> Scheduler<'a> {
                     NOT_FEASIBLE
                 };
             }
-            if c.resources == NOT_FEASIBLE || !bound_filters.pass(node) {
+            if resources[i] == NOT_FEASIBLE || !bound_filters.pass(node) {
                 return None;
             }
             if nominated && self.nominated_on(node).is_some_and(|n| !n.passes()) {
@@ -209,15 +212,15 @@ impl<'a> Scheduler<'a> {
                 node: c.node,
                 affinity: c.affinity,
                 taint: c.taint,
-                resources: c.resources,
+                resources: resources[i],
             });
             (feasible.len() == to_find)
                 .then(|| Ok(sampling::processed_until(start, c.pos as usize, len)))
         };
         let end = if to_find > candidates.len() && !dra_filters {
             // Enough can never be found: the whole walk, in node order (which it needs not).
-            candidates.iter_mut().for_each(|c| {
-                visit(c);
+            (0..candidates.len()).for_each(|i| {
+                visit(i);
             });
             None
         } else {
@@ -225,18 +228,17 @@ impl<'a> Scheduler<'a> {
             match &template.scan {
                 None => {
                     let first = candidates.partition_point(|c| c.pos < offset);
-                    let (before, after) = candidates.split_at_mut(first);
-                    (after.iter_mut().find_map(&mut visit))
-                        .or_else(|| before.iter_mut().find_map(&mut visit))
+                    ((first..candidates.len()).find_map(&mut visit))
+                        .or_else(|| (0..first).find_map(&mut visit))
                 }
                 Some(order) => {
                     let first = order.partition_point(|&i| candidates[i as usize].pos < offset);
-                    (order[first..].iter().chain(&order[..first]))
-                        .find_map(|&i| visit(&mut candidates[i as usize]))
+                    (order[first..].iter().chain(&order[..first])).find_map(|&i| visit(i as usize))
                 }
             }
         };
-        self.templates[t].candidates = candidates;
+        self.templates[t].seen_version = seen_version;
+        self.templates[t].resources = resources;
         self.feasible = feasible;
         end.unwrap_or(Ok(len))
     }
@@ -256,7 +258,7 @@ impl<'a> Scheduler<'a> {
             !self.compiled().fit_filter
                 || node_resources_fit::fits(request, self.cluster.resources(node))
         };
-        if self.templates[t].static_verdict.get(node) != PASS
+        if self.statics(t).static_verdict.get(node) != PASS
             || !fits()
             || !bound_filters.pass(node)
             || self.nominated_on(node).is_some_and(|n| !n.passes())
@@ -272,7 +274,7 @@ impl<'a> Scheduler<'a> {
     /// Whether the Filter pass that started at `nextStartNodeIndex` and processed `processed`
     /// nodes came to `node`.
     pub(super) fn walked(&self, t: usize, node: usize, processed: usize) -> bool {
-        let template = &self.templates[t];
+        let template = self.statics(t);
         let len = template.scan_len as usize;
         let tree = &self.tree_position;
         let position = match &template.static_verdict {
