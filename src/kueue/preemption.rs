@@ -769,9 +769,11 @@ impl PreemptionOracle for Oracle<'_> {
         let fr = &(fr.0.to_string(), fr.1.to_string());
         let usage = BTreeMap::from([(fr.clone(), quantity)]);
         let frs = BTreeSet::from([fr.clone()]);
+        // The copy holds the base's usage (every question restores it): the shortcut, just
+        // asked by id, would answer the same; the search alone is left.
         let mut copy = self.snapshot.borrow_mut();
         let snapshot = copy.get_or_insert_with(|| self.base.clone());
-        let targets = (self.preemption).targets(snapshot, &self.preemptor, &usage, &frs);
+        let targets = (self.preemption).search(snapshot, &self.preemptor, &usage, &frs);
         if targets.is_empty() {
             return (
                 Possibility::NoCandidates,
