@@ -58,6 +58,22 @@ struct Places {
 pub struct QueueId(pub(super) usize);
 
 impl QuotaTree {
+    /// Makes this tree a copy of `from`, reusing its usage buffer: admission copies the live
+    /// tree into the same snapshot every cycle.
+    pub fn copy_from(&mut self, from: &QuotaTree) {
+        fn share<T>(to: &mut Arc<T>, from: &Arc<T>) {
+            if !Arc::ptr_eq(to, from) {
+                *to = Arc::clone(from);
+            }
+        }
+        share(&mut self.nodes, &from.nodes);
+        share(&mut self.queues, &from.queues);
+        share(&mut self.cohorts, &from.cohorts);
+        share(&mut self.frs, &from.frs);
+        share(&mut self.places, &from.places);
+        self.usage.clone_from(&from.usage);
+    }
+
     /// Links queues to their cohorts (a cohort named but not defined exists implicitly, with
     /// no quota) and cohorts to their parents. A parent link that would close a cycle is left
     /// out and reported: Kueue marks such cohorts' queues inactive.
@@ -584,6 +600,13 @@ mod tests {
         tree.remove_usage(a, &fr("a100"), 6);
         assert_eq!(tree.available(a, &fr("a100")), 9);
         assert_eq!(before.usage(a, &fr("a100")), 6);
+        // A snapshot copied into again takes the tree's shape and usage, new ids included.
+        let mut snapshot = before.clone();
+        snapshot.add_usage(a, &fr("a100"), 1);
+        snapshot.copy_from(&tree);
+        assert_eq!(format!("{snapshot:?}"), format!("{tree:?}"));
+        assert_eq!(snapshot.usage(b, &fr("h100")), 2);
+        assert_eq!(snapshot.available(a, &fr("a100")), 9);
     }
 
     /// A place's id is the id of its names, for the groups the tree was built with only, and

@@ -93,7 +93,13 @@ impl State<'_> {
     /// `nominate`: the heads' flavors against the snapshot taken as the cycle starts.
     fn nominate(&mut self, cycle: usize, heads: Vec<(usize, QueueKey)>) -> Pass {
         let inactive = std::mem::take(&mut self.inactive);
-        let mut snapshot = self.tree.clone();
+        let mut snapshot = match self.spare_snapshot.take() {
+            Some(mut spare) => {
+                spare.copy_from(&self.tree);
+                spare
+            }
+            None => self.tree.clone(),
+        };
         // The holders per queue as the cycle starts. An inactive ClusterQueue is not in the
         // snapshot: its workloads are no candidates. Otherwise they are the live lists, copied
         // only before the cycle first changes them (most cycles of a congested cohort admit
@@ -317,6 +323,7 @@ impl State<'_> {
         for (q, key, why) in pass.requeue {
             parked += usize::from(self.requeue_if_not_present(q, key, why));
         }
+        self.spare_snapshot = Some(pass.snapshot);
         (pass.admitted, parked, pass.evicted)
     }
 
@@ -334,7 +341,7 @@ impl State<'_> {
             ),
         };
         if immediate {
-            self.heaps[q].insert(key);
+            self.heaps[q].insert(&self.pod_sets_id, key);
             return false;
         }
         self.parked[q].insert(key);

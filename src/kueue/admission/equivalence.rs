@@ -158,15 +158,8 @@ impl State<'_> {
     /// [`Self::set_aside_equivalents`] for a class.
     pub(super) fn set_aside_class(&mut self, q: usize, class: Class) -> usize {
         self.set_aside[q].insert(class);
-        // A heap key carries its workload's priority ([`State::queue_key`]): the scan reads
-        // no workload.
-        let pod_sets_id = &self.pod_sets_id;
-        let moved: Vec<QueueKey> = (self.heaps[q].iter())
-            .filter(|key| (pod_sets_id[key.3], key.0.0) == class)
-            .copied()
-            .collect();
+        let moved = self.heaps[q].take_class(&self.pod_sets_id, class);
         for key in &moved {
-            self.heaps[q].remove(key);
             self.park_unevaluated(q, *key);
         }
         moved.len()
@@ -178,13 +171,14 @@ impl State<'_> {
         if self.hashing(q) && self.set_aside[q].contains(&self.class(key.3)) {
             self.park_unevaluated(q, key);
         } else {
-            self.heaps[q].insert(key);
+            self.heaps[q].insert(&self.pod_sets_id, key);
         }
     }
 
     fn park_unevaluated(&mut self, q: usize, key: QueueKey) {
         self.parked[q].insert(key);
         self.out.decisions[key.3].bypassed = true;
+        self.bypassing[q] = true;
     }
 
     /// `queueInadmissibleWorkloads` for ClusterQueue `q`: its inadmissible workloads back in
@@ -192,11 +186,13 @@ impl State<'_> {
     pub(super) fn requeue_inadmissible(&mut self, q: usize) -> bool {
         self.set_aside[q].clear();
         let parked = std::mem::take(&mut self.parked[q]);
-        for key in &parked {
-            self.out.decisions[key.3].bypassed = false;
+        if std::mem::take(&mut self.bypassing[q]) {
+            for key in &parked {
+                self.out.decisions[key.3].bypassed = false;
+            }
         }
         let any = !parked.is_empty();
-        self.heaps[q].extend(parked);
+        self.heaps[q].append(&self.pod_sets_id, parked);
         any
     }
 }

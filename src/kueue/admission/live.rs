@@ -155,7 +155,7 @@ impl<'a> Kueue<'a> {
         st.finish(w, 0);
         let key = st.queue_key(w);
         for q in 0..st.heaps.len() {
-            st.heaps[q].remove(&key);
+            st.heaps[q].remove(&st.pod_sets_id, &key);
             st.parked[q].remove(&key);
             if st.sticky[q] == Some(key) {
                 st.sticky[q] = None;

@@ -26,6 +26,7 @@ mod cycle;
 mod equivalence;
 #[cfg(test)]
 mod equivalence_tests;
+mod heap;
 pub mod live;
 mod memo;
 mod model;
@@ -136,6 +137,8 @@ struct State<'a> {
     inactive: Vec<bool>,
     ids: Vec<QueueId>,
     tree: QuotaTree,
+    /// The last cycle's snapshot, for the next cycle to copy the tree into.
+    spare_snapshot: Option<QuotaTree>,
     holders: Vec<Holder>,
     /// Every key a holder may have: a holder's `key_order`.
     keys: KeyOrder,
@@ -146,7 +149,7 @@ struct State<'a> {
     holder_of: Vec<Option<usize>>,
     /// What each holder is.
     holder_is: Vec<Victim>,
-    heaps: Vec<BTreeSet<QueueKey>>,
+    heaps: Vec<heap::Heap>,
     parked: Vec<BTreeSet<QueueKey>>,
     /// Per BestEffortFIFO queue, the workload waiting for its preemptions: it stays at the
     /// head until admitted (`preemptorWorkload`, sticky; Kueue#6929).
@@ -180,6 +183,9 @@ struct State<'a> {
     /// Per ClusterQueue, the equivalence classes set aside since its inadmissible workloads
     /// were last requeued (`hashToBulkMoveReason`, see [`equivalence`]).
     set_aside: Vec<HashSet<equivalence::Class>>,
+    /// Per ClusterQueue, whether a workload was set aside unevaluated since its inadmissible
+    /// workloads were last requeued (only then does a requeue have flags to clear).
+    bypassing: Vec<bool>,
     /// Per root of the quota tree, the assignments (and preemption targets) nominations found
     /// since its usage last changed. Heads that look alike to the assigner get the same answer
     /// from the same quota, and after a release every parked workload of a cohort comes back,
@@ -333,7 +339,7 @@ fn run_with(
         st.out.holding.push(st.holding());
     }
     for (q, heap) in st.heaps.iter().enumerate() {
-        for key in heap {
+        for key in heap.iter() {
             st.out.decisions[key.3].waiting = Waiting::Heap;
         }
         for key in &st.parked[q] {
@@ -369,11 +375,12 @@ impl State<'_> {
             }
             let queues = &self.cluster_queues;
             let stopped = |q: usize| queues[q].stop_policy != StopPolicy::None;
+            let ids = &self.pod_sets_id;
             let heads: Vec<(usize, QueueKey)> = (self.heaps.iter_mut().enumerate())
                 .filter(|(q, _)| !stopped(*q))
                 .filter_map(|(q, heap)| match self.sticky[q] {
-                    Some(key) if heap.remove(&key) => Some((q, key)),
-                    _ => heap.pop_first().map(|k| (q, k)),
+                    Some(key) if heap.remove(ids, &key) => Some((q, key)),
+                    _ => heap.pop_first(ids).map(|k| (q, k)),
                 })
                 .collect();
             if heads.is_empty() {
@@ -384,7 +391,7 @@ impl State<'_> {
                     "Kueue admission stopped after {most} cycles without settling; the queues' preemption policies keep evicting each other's workloads"
                 ));
                 for (q, key) in heads {
-                    self.heaps[q].insert(key);
+                    self.heaps[q].insert(&self.pod_sets_id, key);
                 }
                 return false;
             }
@@ -427,7 +434,7 @@ impl State<'_> {
         // to their heaps, to be nominated against the new quota.
         if let Some(pass) = self.blocked.take() {
             for (q, key) in pass.keys() {
-                self.heaps[q].insert(key);
+                self.heaps[q].insert(&self.pod_sets_id, key);
             }
         }
         let queues = self.cluster_queues.to_mut();
