@@ -867,21 +867,77 @@ fn a_timeline_step_raises_a_cluster_queues_quota() {
     );
 }
 
-/// A step naming a ClusterQueue that does not exist, or an object other than a ClusterQueue
-/// or Cohort, is refused with its place.
-#[test]
-fn a_timeline_quota_step_names_existing_queues() {
-    let lq = "        - {apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: other, namespace: ml}, spec: {clusterQueue: team}}\n";
-    let steps = format!(
-        "    - name: raise\n      kueue:\n{}{lq}",
-        team_queue("nope", 24)
+/// `quota_scenario` with a fourth TrainJob, `train-d`, in LocalQueue `team-b` of namespace
+/// `ml`, which the scenario does not define.
+fn new_team_scenario(tag: &str, steps: &str) -> String {
+    let file = quota_scenario(tag, steps);
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "  timeline:\n",
+        "    - <<: *job\n      metadata: {name: train-d, namespace: ml, labels: {kueue.x-k8s.io/queue-name: team-b}}\n  timeline:\n",
     );
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+const TEAM_B_LOCAL_QUEUE: &str = "        - {apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: team-b, namespace: ml}, spec: {clusterQueue: team-b}}\n";
+
+/// A team's LocalQueue, then its ClusterQueue, created by timeline steps: its workload waits
+/// for the LocalQueue, then for the ClusterQueue, then joins it (Kueue's `AddLocalQueue` and
+/// `AddClusterQueue`), is admitted, and its pod takes the node train-a and train-b left free.
+#[test]
+fn timeline_steps_create_a_teams_queues() {
+    let steps = format!(
+        "    - name: local queue\n      kueue:\n{TEAM_B_LOCAL_QUEUE}    - name: cluster queue\n      kueue:\n{}",
+        team_queue("team-b", 8)
+    );
+    let r = run_json(&new_team_scenario("kueue-new-team", &steps));
+    let s = &r["scenarios"][0];
+    let change = |step: usize| {
+        (s["timeline"][step]["changes"]
+            .as_array()
+            .into_iter()
+            .flatten())
+        .find(|c| c["pod"] == "ml/train-d-node-0-0")
+        .cloned()
+    };
+    // Step 0 is the initial arrival; nothing happens to train-d in the first step.
+    assert_eq!(change(1), None);
+    let c = change(2).expect("train-d's pod changes when its ClusterQueue is created");
+    assert_eq!(c["before"], "not created yet");
+    assert_eq!(c["after"], "Scheduled on h100-0");
+    assert_eq!(kueue_workload(&r, "train-d")["admitted"], true);
+    let team_b = (s["kueue"]["clusterQueues"].as_array().unwrap().iter())
+        .find(|q| q["name"] == "team-b")
+        .expect("team-b is reported");
+    assert_eq!(team_b["resources"][0]["usage"], "8");
+    // Without the ClusterQueue, the workload waits for it, with Kueue's message.
+    let r = run_json(&new_team_scenario(
+        "kueue-new-lq",
+        &format!("    - name: local queue\n      kueue:\n{TEAM_B_LOCAL_QUEUE}"),
+    ));
+    let d = kueue_workload(&r, "train-d");
+    assert_eq!(d["admitted"], false, "{d}");
+    assert_eq!(d["message"], "ClusterQueue team-b doesn't exist", "{d}");
+}
+
+/// What Kueue's API refuses in a step is refused with its place: a LocalQueue's
+/// `spec.clusterQueue` is immutable. So are a ResourceFlavor changed and kinds a step does
+/// not simulate, which say so.
+#[test]
+fn a_timeline_kueue_step_refuses_what_the_api_refuses() {
+    let items = [
+        "        - {apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: default, namespace: ml}, spec: {clusterQueue: other}}\n",
+        "        - {apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: h100}, spec: {nodeLabels: {node-pool: a100}}}\n",
+        "        - {apiVersion: kueue.x-k8s.io/v1beta2, kind: WorkloadPriorityClass, metadata: {name: later}, value: 5}\n",
+    ];
+    let steps = format!("    - name: bad\n      kueue:\n{}", items.concat());
     let out = schedsim(&["run", &quota_scenario("kueue-bad-step", &steps)]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     for expected in [
-        "s.yaml:74:28: spec.timeline[0].kueue[0].metadata.name: no ClusterQueue \"nope\" among the scenario's objects",
-        "s.yaml:82:54: spec.timeline[0].kueue[1].kind: a timeline step's kueue items are ClusterQueues and Cohorts (quota changes); a LocalQueue changed over time is not simulated",
+        "spec.timeline[0].kueue[0].spec.clusterQueue: Invalid value: \"string\": field is immutable",
+        "spec.timeline[0].kueue[1].metadata.name: ResourceFlavor \"h100\" exists already and a timeline step changes it: a ResourceFlavor changed over time is not simulated",
+        "spec.timeline[0].kueue[2].kind: a timeline step's kueue items are ClusterQueues, Cohorts, LocalQueues and ResourceFlavors; a WorkloadPriorityClass created or changed over time is not simulated",
     ] {
         assert!(
             stderr.contains(expected),

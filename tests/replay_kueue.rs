@@ -703,3 +703,29 @@ mod pods_ready_properties {
         }
     }
 }
+
+/// Queues created over time (`kueue-new-team.yaml`'s header): team-b's jobs wait for their
+/// LocalQueue and ClusterQueue, join them when a step creates them, and are admitted then and
+/// as quota frees.
+#[test]
+fn a_teams_queues_created_over_time_take_its_waiting_jobs() {
+    let (report, pods) = replay_file(&repo("tests/data/replay/kueue-new-team.yaml"));
+    // (pod, arrival, Kueue admission, end)
+    let got: Vec<(&str, u64, Option<u64>, Option<u64>)> = (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.arrival, r.admitted, r.end))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("team-a/a1", 0, Some(0), Some(600 * S)),
+            ("team-b/b1", 60 * S, Some(300 * S), Some(900 * S)),
+            ("team-b/b2", 120 * S, Some(901 * S), Some(1501 * S)),
+        ]
+    );
+    assert_eq!(report.summary.admission_wait.max, Some(781 * S));
+    assert!(
+        !(report.warnings.iter()).any(|w| w.contains("doesn't exist")),
+        "{:?}",
+        report.warnings
+    );
+}

@@ -72,7 +72,7 @@ fn pod_set_info<'f>(
             continue;
         }
         done.push(flavor);
-        if let Some(f) = objects.flavors.get(flavor) {
+        if let Some(f) = objects.flavor(flavor) {
             info.node_selector.extend(f.node_labels.clone());
             info.tolerations.extend(f.tolerations.iter().cloned());
         }

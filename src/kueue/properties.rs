@@ -396,7 +396,7 @@ fn remembered_nominations_decide_as_computed_ones() {
             objects.updates.push(super::admission::QueueUpdate {
                 step,
                 cluster_queues,
-                cohorts: Vec::new(),
+                ..Default::default()
             });
         }
         if case % 2 == 1 {
@@ -522,7 +522,7 @@ fn a_snapshot_admission_remembers_exactly() {
         objects.updates.push(QueueUpdate {
             step: rng.random_range(0..steps),
             cluster_queues,
-            cohorts: Vec::new(),
+            ..Default::default()
         });
         let workloads: Vec<Workload> = (0..12)
             .map(|i| workload(i, &format!("cq{}", rng.random_range(0..3)), &mut rng))

@@ -261,9 +261,12 @@ impl Loader<'_> {
         objects
     }
 
-    /// The ClusterQueues and Cohorts the timeline's `kueue` steps replace (quota changes),
-    /// each checked as its CRD and webhook check it, into `objects.updates`. A ClusterQueue
-    /// must exist already: one created over time is not simulated, and is refused as such.
+    /// The Kueue objects the timeline's `kueue` steps create or replace (quota changes, a new
+    /// team's queues), each checked as its CRD and webhook check it, into `objects.updates`:
+    /// ClusterQueues and Cohorts, new or replaced; LocalQueues and ResourceFlavors, new or as
+    /// they were (`spec.clusterQueue` of a LocalQueue is immutable, as its CRD says). A
+    /// replaced ResourceFlavor, a stopPolicy changed over time and other kinds are not
+    /// simulated: the first two are refused or warned about as such, the last refused.
     pub(super) fn kueue_updates(
         &mut self,
         file: &std::path::Path,
@@ -273,6 +276,22 @@ impl Loader<'_> {
         errors: &mut Errors,
         warnings: &mut Vec<String>,
     ) {
+        // What exists as the steps go: the scenario's objects, then what each step creates.
+        let mut cluster_queues: BTreeMap<String, api::StopPolicy> = (objects.cluster_queues.iter())
+            .map(|q| (q.name.clone(), q.stop_policy))
+            .collect();
+        let mut local_queues: BTreeMap<(String, String), (String, api::StopPolicy)> =
+            (objects.local_queues.iter())
+                .map(|(lq, cq)| {
+                    let stop = objects
+                        .stopped_local_queues
+                        .get(lq)
+                        .copied()
+                        .unwrap_or_default();
+                    (lq.clone(), (cq.clone(), stop))
+                })
+                .collect();
+        let mut flavors = objects.flavors.clone();
         for (k, step) in timeline.iter().enumerate() {
             let mut update = admission::QueueUpdate {
                 step: k,
@@ -296,34 +315,74 @@ impl Loader<'_> {
                     let value = origin.admitted_value();
                     let checked: Result<(), Vec<FieldError>> = match kind.as_str() {
                         "ClusterQueue" => api::cluster_queue(&value).map(|mut q| {
-                            let Some(old) = (objects.cluster_queues.iter()).find(|o| o.name == q.name)
-                            else {
-                                errors.push(origin.error_at(
-                                    "metadata.name",
-                                    format!(
-                                        "no ClusterQueue {:?} among the scenario's objects: a timeline step replaces existing ClusterQueues (one created over time is not simulated)",
-                                        q.name
-                                    ),
-                                ));
-                                return;
-                            };
-                            if old.stop_policy != q.stop_policy {
-                                warnings.push(format!(
-                                    "ClusterQueue {:?} ({}): a stopPolicy changed over time is not simulated; it keeps {:?}",
-                                    q.name,
-                                    origin.describe(),
-                                    old.stop_policy
-                                ));
-                                q.stop_policy = old.stop_policy;
+                            match cluster_queues.get(&q.name) {
+                                Some(&old) if old != q.stop_policy => {
+                                    warnings.push(format!(
+                                        "ClusterQueue {:?} ({}): a stopPolicy changed over time is not simulated; it keeps {:?}",
+                                        q.name,
+                                        origin.describe(),
+                                        old
+                                    ));
+                                    q.stop_policy = old;
+                                }
+                                Some(_) => {}
+                                None => {
+                                    cluster_queues.insert(q.name.clone(), q.stop_policy);
+                                }
                             }
                             update.cluster_queues.push(q);
                         }),
                         "Cohort" => api::cohort(&value).map(|c| update.cohorts.push(c)),
+                        "LocalQueue" => api::local_queue(&value).map(|q| {
+                            let key = (q.namespace.clone(), q.name.clone());
+                            match local_queues.get(&key) {
+                                // `clusterQueue`: `self == oldSelf`, "field is immutable"
+                                // (`localqueue_types.go`).
+                                Some((cq, _)) if *cq != q.cluster_queue => {
+                                    errors.push(origin.error_at(
+                                        "spec.clusterQueue",
+                                        "Invalid value: \"string\": field is immutable".to_string(),
+                                    ));
+                                }
+                                Some((_, stop)) => {
+                                    if *stop != q.stop_policy {
+                                        warnings.push(format!(
+                                            "LocalQueue {}/{} ({}): a stopPolicy changed over time is not simulated; it keeps {:?}",
+                                            q.namespace,
+                                            q.name,
+                                            origin.describe(),
+                                            stop
+                                        ));
+                                    }
+                                }
+                                None => {
+                                    local_queues
+                                        .insert(key, (q.cluster_queue.clone(), q.stop_policy));
+                                    update.local_queues.push(q);
+                                }
+                            }
+                        }),
+                        "ResourceFlavor" => api::resource_flavor(&value).map(|f| {
+                            match flavors.get(&f.name) {
+                                Some(old) if *old != f => errors.push(origin.error_at(
+                                    "metadata.name",
+                                    format!(
+                                        "ResourceFlavor {:?} exists already and a timeline step changes it: a ResourceFlavor changed over time is not simulated (create one under a new name)",
+                                        f.name
+                                    ),
+                                )),
+                                Some(_) => {}
+                                None => {
+                                    flavors.insert(f.name.clone(), f.clone());
+                                    update.flavors.push(f);
+                                }
+                            }
+                        }),
                         _ => {
                             errors.push(origin.error_at(
                                 "kind",
                                 format!(
-                                    "a timeline step's kueue items are ClusterQueues and Cohorts (quota changes); a {kind} changed over time is not simulated"
+                                    "a timeline step's kueue items are ClusterQueues, Cohorts, LocalQueues and ResourceFlavors; a {kind} created or changed over time is not simulated"
                                 ),
                             ));
                             Ok(())
@@ -334,7 +393,11 @@ impl Loader<'_> {
                     }
                 }
             }
-            if !update.cluster_queues.is_empty() || !update.cohorts.is_empty() {
+            if !update.cluster_queues.is_empty()
+                || !update.cohorts.is_empty()
+                || !update.local_queues.is_empty()
+                || !update.flavors.is_empty()
+            {
                 objects.updates.push(update);
             }
         }

@@ -17,7 +17,7 @@
 //! time).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::pods_ready::{Due, PodsReady, Verdict};
 use super::{Objects, State, Victim, Waiting, Workload};
@@ -68,6 +68,9 @@ pub struct Kueue<'a> {
     pods_ready: Option<PodsReady>,
     /// What the workload controller did since the last cycles (PodsReady timeouts).
     pending: Vec<Change>,
+    /// Timeline steps still to come that create a LocalQueue or ClusterQueue: until they are
+    /// past, a workload whose queue is missing waits for it (else it is never queued).
+    creations_left: BTreeSet<usize>,
 }
 
 impl<'a> Kueue<'a> {
@@ -92,6 +95,14 @@ impl<'a> Kueue<'a> {
             requeue_at: BTreeMap::new(),
             pods_ready: objects.pods_ready.clone().map(PodsReady::new),
             pending: Vec::new(),
+            creations_left: (objects.updates.iter())
+                .filter(|u| {
+                    !u.local_queues.is_empty()
+                        || (u.cluster_queues.iter())
+                            .any(|q| objects.cluster_queues.iter().all(|o| o.name != q.name))
+                })
+                .map(|u| u.step)
+                .collect(),
         }
     }
 
@@ -139,7 +150,9 @@ impl<'a> Kueue<'a> {
         }
         match st.enqueue(w, order, true) {
             Some(_) => Ok(w),
+            None if st.orphans.contains(&w) && !self.creations_left.is_empty() => Ok(w),
             None => {
+                st.orphans.remove(&w);
                 let message = st.out.decisions[w].message.to_string();
                 self.free.push(w);
                 Err(message)
@@ -153,6 +166,7 @@ impl<'a> Kueue<'a> {
     pub fn gone(&mut self, w: usize) {
         let st = &mut self.st;
         st.finish(w, 0);
+        st.orphans.remove(&w);
         let key = st.queue_key(w);
         for q in 0..st.heaps.len() {
             st.heaps[q].remove(&st.pod_sets_id, &key);
@@ -434,12 +448,31 @@ impl<'a> Kueue<'a> {
         for update in objects.updates.iter().filter(|u| u.step == step) {
             any = true;
             self.note_progress();
-            for root in self.st.update_queues(update) {
+            // Requeues due, by a queue of their tree: the tree may be numbered anew.
+            let due: Vec<(usize, u64)> = (std::mem::take(&mut self.requeue_at).into_iter())
+                .flat_map(|(root, at)| {
+                    self.st
+                        .queues_of_roots([root])
+                        .into_iter()
+                        .map(move |q| (q, at))
+                })
+                .collect();
+            let changed = self.st.update_queues(update);
+            for (q, at) in due {
+                let root = self.st.roots_of_queues(&[q]);
+                for root in root {
+                    let e = self.requeue_at.entry(root).or_insert(at);
+                    *e = (*e).min(at);
+                }
+            }
+            for root in changed {
                 self.requeue_at
                     .entry(root)
                     .or_insert(now.saturating_add(REQUEUE_BATCH_MS));
             }
+            self.st.adopt_orphans(|_| true);
         }
+        self.creations_left.remove(&step);
         any
     }
 

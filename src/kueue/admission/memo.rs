@@ -129,7 +129,7 @@ impl State<'_> {
         if !matches!(self.refused[w], Some((rq, _)) if rq == q) {
             let refusals = Refusals::new(
                 &self.queues()[q],
-                &self.objects.flavors,
+                &self.flavors,
                 self.gates,
                 &self.workloads[w].pod_sets,
             );

@@ -45,7 +45,7 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::api::{ClusterQueue, Cohort, FlavorResource, StopPolicy};
+use super::api::{ClusterQueue, Cohort, FlavorResource, ResourceFlavor, StopPolicy};
 use super::assigner::Refusals;
 use super::assigner::{Assigner, Assignment, Mode};
 use super::preemption::{self, FrBits, Holder, KeyOrder, Oracle, Preemption, Preemptor, Target};
@@ -129,10 +129,19 @@ struct State<'a> {
     gates: &'a FeatureGates,
     namespaces: &'a NamespaceLabels,
     /// ClusterQueue name → index.
-    by_name: BTreeMap<&'a str, usize>,
-    /// The ClusterQueues and Cohorts as they are now (timeline steps replace some).
+    by_name: BTreeMap<String, usize>,
+    /// The ClusterQueues and Cohorts as they are now (timeline steps replace some, and
+    /// create ClusterQueues, which take the next indices).
     cluster_queues: Cow<'a, [ClusterQueue]>,
     cohorts: Cow<'a, [Cohort]>,
+    /// The ResourceFlavors and LocalQueues as they are now (timeline steps create some).
+    flavors: Cow<'a, BTreeMap<String, ResourceFlavor>>,
+    local_queues: Cow<'a, BTreeMap<(String, String), String>>,
+    stopped_local_queues: Cow<'a, BTreeMap<(String, String), StopPolicy>>,
+    /// Workloads whose LocalQueue or ClusterQueue does not exist (yet): Kueue queues them
+    /// when it is created (`AddLocalQueue`, `AddClusterQueue` of `pkg/cache/queue/
+    /// manager.go`).
+    orphans: BTreeSet<usize>,
     /// Per ClusterQueue: inactive (a missing flavor, or stopped).
     inactive: Vec<bool>,
     ids: Vec<QueueId>,
@@ -319,18 +328,30 @@ fn run_with(
         for update in objects.updates.iter().filter(|u| u.step == k) {
             let roots = st.update_queues(update);
             st.released.roots.extend(roots);
+            let arrived = |i: usize| {
+                timeline
+                    .arrive
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .is_none_or(|a| a < k)
+            };
+            for (i, q) in st.adopt_orphans(arrived) {
+                queue_of[i] = Some(q);
+            }
         }
         for &w in finishing {
             st.finish(w, k);
         }
         for (i, &q) in queue_of.iter().enumerate() {
-            if let Some(q) = q
-                && timeline.arrive.get(i).copied().flatten() == Some(k)
-            {
-                // Newer than every workload before it: Kueue's LowerOrNewerEqualPriority
-                // preempts by this order.
-                st.created[i] = st.start.saturating_add(cycle as i64 + 1);
-                st.ordered[i] = st.created[i];
+            if timeline.arrive.get(i).copied().flatten() != Some(k) {
+                continue;
+            }
+            // Newer than every workload before it: Kueue's LowerOrNewerEqualPriority
+            // preempts by this order (one waiting for its queue too, should a step create it).
+            st.created[i] = st.start.saturating_add(cycle as i64 + 1);
+            st.ordered[i] = st.created[i];
+            if let Some(q) = q {
                 let key = st.queue_key(i);
                 st.push(q, key);
             }
@@ -437,10 +458,38 @@ impl State<'_> {
                 self.heaps[q].insert(&self.pod_sets_id, key);
             }
         }
+        // Roots waiting for a requeue, by a queue of theirs: a new Cohort or ClusterQueue
+        // may number the tree's nodes anew.
+        let waiting = self.queues_of_roots(self.released.roots.iter().copied());
+        let waiting_live =
+            (self.live.as_ref()).map(|l| self.queues_of_roots(l.requeue_roots.iter().copied()));
+        for f in &update.flavors {
+            self.flavors.to_mut().insert(f.name.clone(), f.clone());
+        }
+        for lq in &update.local_queues {
+            let key = (lq.namespace.clone(), lq.name.clone());
+            if lq.stop_policy != StopPolicy::None {
+                (self.stopped_local_queues.to_mut()).insert(key.clone(), lq.stop_policy);
+            }
+            self.local_queues
+                .to_mut()
+                .insert(key, lq.cluster_queue.clone());
+        }
         let queues = self.cluster_queues.to_mut();
         for new in &update.cluster_queues {
-            if let Some(q) = queues.iter_mut().find(|q| q.name == new.name) {
-                *q = new.clone();
+            match queues.iter_mut().find(|q| q.name == new.name) {
+                Some(q) => *q = new.clone(),
+                None => {
+                    // `AddClusterQueue`: the next index, with an empty heap.
+                    self.by_name.insert(new.name.clone(), queues.len());
+                    queues.push(new.clone());
+                    self.heaps.push(Default::default());
+                    self.parked.push(BTreeSet::new());
+                    self.sticky.push(None);
+                    self.set_aside.push(HashSet::new());
+                    self.bypassing.push(false);
+                    self.by_queue.push(Vec::new());
+                }
             }
         }
         let cohorts = self.cohorts.to_mut();
@@ -464,6 +513,13 @@ impl State<'_> {
             }
         }
         self.tree = tree;
+        self.released.roots = self.roots_of_queues(&waiting);
+        if let Some(queues) = waiting_live {
+            let roots = self.roots_of_queues(&queues);
+            if let Some(live) = &mut self.live {
+                live.requeue_roots = roots;
+            }
+        }
         self.inactive = self.inactive_queues();
         self.assigned.clear();
         self.last.iter_mut().for_each(|l| *l = None);
@@ -481,6 +537,35 @@ impl State<'_> {
                 changed.contains(self.cluster_queues[*q].name.as_str()) || cohorts.contains(root)
             })
             .map(|(_, root)| root)
+            .collect()
+    }
+
+    /// `AddLocalQueue` / `AddClusterQueue`: the workloads waiting for a queue a step created
+    /// join it (its heap, if they are `present` already). Returns them with their queues.
+    fn adopt_orphans(&mut self, present: impl Fn(usize) -> bool) -> Vec<(usize, usize)> {
+        let mut adopted = Vec::new();
+        for w in std::mem::take(&mut self.orphans) {
+            let order = self.order[w];
+            if let Some(q) = self.enqueue(w, order, present(w)) {
+                adopted.push((w, q));
+            }
+        }
+        adopted
+    }
+
+    /// A queue of each of `roots` (a root with no queue has no workload waiting).
+    pub(super) fn queues_of_roots(&self, roots: impl IntoIterator<Item = usize>) -> Vec<usize> {
+        (roots.into_iter())
+            .filter_map(|root| {
+                (0..self.ids.len()).find(|&q| self.tree.root_of(self.ids[q]) == root)
+            })
+            .collect()
+    }
+
+    /// The roots of the trees `queues` are in.
+    pub(super) fn roots_of_queues(&self, queues: &[usize]) -> BTreeSet<usize> {
+        (queues.iter())
+            .map(|&q| self.tree.root_of(self.ids[q]))
             .collect()
     }
 
@@ -612,7 +697,7 @@ impl State<'_> {
                 queue: &self.queues()[q],
                 id: self.ids[q],
                 tree: snapshot,
-                flavors: &self.objects.flavors,
+                flavors: &self.flavors,
                 oracle: match &remembering {
                     Some(r) => r,
                     None => &oracle,

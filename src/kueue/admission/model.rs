@@ -8,7 +8,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::kueue::api::{ClusterQueue, Cohort, FlavorResource, QueueingStrategy};
-use crate::kueue::api::{ResourceFlavor, ResourceQuota, StopPolicy};
+use crate::kueue::api::{LocalQueue, ResourceFlavor, ResourceQuota, StopPolicy};
 use crate::kueue::assigner::{Assignment, PodSet};
 use crate::kueue::preemption::Reason;
 
@@ -39,21 +39,34 @@ pub struct Objects {
     pub pods_ready: Option<crate::kueue::config::WaitForPodsReady>,
 }
 
-/// A timeline step's new ClusterQueues and Cohorts: each replaces the one of its name (a
-/// Cohort may be new). What they change takes effect for the next nominations; workloads
-/// already admitted keep their quota, as in Kueue, even above a lowered quota.
+/// A timeline step's Kueue objects: each ClusterQueue and Cohort replaces the one of its
+/// name or is new; ResourceFlavors and LocalQueues are new (the loader refuses what Kueue's
+/// API refuses, and names what is not simulated). What they change takes effect for the next
+/// nominations; workloads already admitted keep their quota, as in Kueue, even above a
+/// lowered quota. Workloads waiting for a LocalQueue or ClusterQueue that a step creates join
+/// it then.
 #[derive(Debug, Clone, Default)]
 pub struct QueueUpdate {
     /// The timeline step (its index in `spec.timeline`).
     pub step: usize,
     pub cluster_queues: Vec<ClusterQueue>,
     pub cohorts: Vec<Cohort>,
+    pub flavors: Vec<ResourceFlavor>,
+    pub local_queues: Vec<LocalQueue>,
 }
 
 impl Objects {
     /// Whether Kueue is part of the scenario at all (else the queue-name label is inert).
     pub fn is_empty(&self) -> bool {
-        self.cluster_queues.is_empty() && self.local_queues.is_empty()
+        self.cluster_queues.is_empty() && self.local_queues.is_empty() && self.updates.is_empty()
+    }
+
+    /// A ResourceFlavor of the scenario or of a timeline step (the loader lets no step
+    /// change one: what a name means never changes).
+    pub fn flavor(&self, name: &str) -> Option<&ResourceFlavor> {
+        (self.flavors.get(name)).or_else(|| {
+            (self.updates.iter()).find_map(|u| u.flavors.iter().find(|f| f.name == name))
+        })
     }
 }
 

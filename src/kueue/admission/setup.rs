@@ -49,8 +49,12 @@ impl<'a> State<'a> {
             gates,
             namespaces,
             by_name: (queues.iter().enumerate())
-                .map(|(i, q)| (q.name.as_str(), i))
+                .map(|(i, q)| (q.name.clone(), i))
                 .collect(),
+            flavors: Cow::Borrowed(&objects.flavors),
+            local_queues: Cow::Borrowed(&objects.local_queues),
+            stopped_local_queues: Cow::Borrowed(&objects.stopped_local_queues),
+            orphans: BTreeSet::new(),
             ids,
             tree,
             holders: Vec::new(),
@@ -129,13 +133,12 @@ impl<'a> State<'a> {
     /// Per ClusterQueue, whether it is inactive: a flavor it names does not exist, or it is
     /// stopped. Each missing flavor is said in a warning.
     pub(super) fn inactive_queues(&mut self) -> Vec<bool> {
-        let objects = self.objects;
         let mut warnings = Vec::new();
         let inactive = (self.cluster_queues.iter())
             .map(|q| {
                 let missing: BTreeSet<&String> = (q.resource_groups.iter())
                     .flat_map(|g| &g.flavors)
-                    .filter(|f| !objects.flavors.contains_key(*f))
+                    .filter(|f| !self.flavors.contains_key(*f))
                     .collect();
                 if !missing.is_empty() {
                     warnings.push(format!(
@@ -166,13 +169,14 @@ impl<'a> State<'a> {
 
     /// Decides where workload `w` (`order`: its place among equals) waits: its
     /// ClusterQueue's heap when `present`, or nowhere yet (it arrives later, or is never
-    /// queued: no Workload object, a stopped or missing queue, whose decision says why).
+    /// queued: no Workload object, a stopped or missing queue, whose decision says why; one
+    /// whose queue is missing is among the [orphans](State::orphans) until it is created).
     /// Returns its ClusterQueue.
     pub(super) fn enqueue(&mut self, w: usize, order: u64, present: bool) -> Option<usize> {
-        let objects = self.objects;
         let workload = &self.workloads[w];
         let lq = (workload.namespace.clone(), workload.queue_name.clone());
-        let cq = objects.local_queues.get(&lq);
+        let cq = self.local_queues.get(&lq);
+        let mut orphan = false;
         let decision = |message: String| Decision {
             cluster_queue: cq.cloned(),
             reason: "Inadmissible",
@@ -191,20 +195,22 @@ impl<'a> State<'a> {
                 ..decision(why.clone())
             };
             (d, None)
-        } else if stop::local_queue(objects, &workload.namespace, &workload.queue_name)
-            != StopPolicy::None
-        {
+        } else if stop::local_queue(&self.stopped_local_queues, &lq) != StopPolicy::None {
             (
                 decision(stop::local_queue_message(&workload.queue_name)),
                 None,
             )
         } else {
             match cq.map(|cq| (cq, self.queue_index(cq))) {
-                None => (
-                    decision(format!("LocalQueue {} doesn't exist", workload.queue_name)),
-                    None,
-                ),
-                Some((cq, None)) => (decision(format!("ClusterQueue {cq} doesn't exist")), None),
+                None => {
+                    orphan = true;
+                    let message = format!("LocalQueue {} doesn't exist", workload.queue_name);
+                    (decision(message), None)
+                }
+                Some((cq, None)) => {
+                    orphan = true;
+                    (decision(format!("ClusterQueue {cq} doesn't exist")), None)
+                }
                 Some((cq, Some(q))) => {
                     let waiting = match present {
                         true => Waiting::Heap,
@@ -231,6 +237,11 @@ impl<'a> State<'a> {
             None => self.out.decisions.push(decision),
         }
         self.order[w] = order;
+        if orphan {
+            self.orphans.insert(w);
+        } else {
+            self.orphans.remove(&w);
+        }
         if let Some(q) = queue
             && present
         {

@@ -13,19 +13,20 @@
 //! `Evicted` with reason `LocalQueueStopped` / `ClusterQueueStopped` and message `The
 //! LocalQueue is stopped` / `The ClusterQueue is stopped`, their quota released.
 //!
-//! A queue's stop policy is read at load and holds for the whole run.
+//! A queue's stop policy is read at load and holds for the whole run (one a timeline step
+//! creates holds from then).
 
 use std::collections::BTreeMap;
 
 use super::{Decision, Drain, Objects, Workload};
 use crate::kueue::api::StopPolicy;
 
-/// The stop policy of a workload's LocalQueue.
-pub(super) fn local_queue(objects: &Objects, namespace: &str, queue: &str) -> StopPolicy {
-    (objects.stopped_local_queues)
-        .get(&(namespace.to_string(), queue.to_string()))
-        .copied()
-        .unwrap_or_default()
+/// The stop policy of a LocalQueue (namespace, name) among the stopped ones.
+pub(super) fn local_queue(
+    stopped: &BTreeMap<(String, String), StopPolicy>,
+    queue: &(String, String),
+) -> StopPolicy {
+    stopped.get(queue).copied().unwrap_or_default()
 }
 
 /// The stop policy of a ClusterQueue (none for an unknown one).
@@ -45,7 +46,8 @@ pub(super) fn local_queue_message(queue: &str) -> String {
 pub(super) fn drains(objects: &Objects) -> Vec<Drain> {
     (objects.admitted.iter().enumerate())
         .filter_map(|(i, a)| {
-            if local_queue(objects, &a.namespace, &a.queue_name) == StopPolicy::HoldAndDrain {
+            let queue = (a.namespace.clone(), a.queue_name.clone());
+            if local_queue(&objects.stopped_local_queues, &queue) == StopPolicy::HoldAndDrain {
                 Some(Drain {
                     admitted: i,
                     reason: "LocalQueueStopped",
