@@ -729,3 +729,20 @@ fn a_teams_queues_created_over_time_take_its_waiting_jobs() {
         report.warnings
     );
 }
+
+/// A requeue due when a step numbers the quota tree anew (`kueue-step-renumbers.yaml`'s
+/// header) still brings its tree's workloads back.
+#[test]
+fn a_requeue_survives_a_step_that_renumbers_the_quota_tree() {
+    let (_, pods) = replay_file(&repo("tests/data/replay/kueue-step-renumbers.yaml"));
+    let got: Vec<(&str, Option<u64>, Option<u64>)> = (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.admitted, r.end))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("team-a/j1", Some(0), Some(600 * S)),
+            ("team-a/j2", Some(601 * S), Some(1201 * S)),
+        ]
+    );
+}
