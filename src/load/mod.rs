@@ -15,6 +15,7 @@ pub mod expect;
 mod files;
 pub mod kueue;
 mod kueue_config;
+mod kueue_objects;
 mod loaded;
 mod nodes;
 mod objects;
