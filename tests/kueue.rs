@@ -945,3 +945,38 @@ fn a_timeline_kueue_step_refuses_what_the_api_refuses() {
         );
     }
 }
+
+/// A ClusterQueue held by a step admits nothing while held, even once quota frees; released
+/// by a later step, it admits its waiting workload then.
+#[test]
+fn a_cluster_queue_held_by_a_step_admits_once_released() {
+    let held = team_queue("team", 16).replace(
+        "          spec:\n",
+        "          spec:\n            stopPolicy: Hold\n",
+    );
+    let hold = format!("    - name: hold\n      kueue:\n{held}");
+    let complete = "    - name: train-a finishes\n      complete: {workloads: [train-a]}\n";
+    let r = run_json(&quota_scenario("kueue-hold", &format!("{hold}{complete}")));
+    let c = kueue_workload(&r, "train-c");
+    assert_eq!(c["admitted"], false, "{c}");
+    assert_eq!(c["message"], "ClusterQueue team is inactive", "{c}");
+    let warnings = r["scenarios"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains("ClusterQueue \\\"team\\\" is stopped (stopPolicy: Hold): 1 workload waits and will not be admitted while it is stopped"),
+        "{warnings}"
+    );
+    let release = format!(
+        "    - name: release\n      kueue:\n{}",
+        team_queue("team", 16)
+    );
+    let r = run_json(&quota_scenario(
+        "kueue-release",
+        &format!("{hold}{complete}{release}"),
+    ));
+    let s = &r["scenarios"][0];
+    let c = (s["timeline"][3]["changes"].as_array().into_iter().flatten())
+        .find(|c| c["pod"] == "ml/train-c-node-0-0")
+        .expect("train-c's pod is created when the queue is released");
+    assert_eq!(c["before"], "not created yet");
+    assert_eq!(kueue_workload(&r, "train-c")["admitted"], true);
+}

@@ -746,3 +746,40 @@ fn a_requeue_survives_a_step_that_renumbers_the_quota_tree() {
         ]
     );
 }
+
+/// A ClusterQueue held, then released, by timeline steps (`kueue-hold.yaml`'s header): its
+/// waiting job is admitted only once the queue is active again.
+#[test]
+fn a_cluster_queue_held_over_time_admits_nothing_until_released() {
+    let (_, pods) = replay_file(&repo("tests/data/replay/kueue-hold.yaml"));
+    let got: Vec<(&str, Option<u64>, Option<u64>)> = (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.admitted, r.end))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("team-a/j1", Some(0), Some(600 * S)),
+            ("team-a/j2", Some(900 * S), Some(1500 * S)),
+        ]
+    );
+    // Held to the end, j2 waits with the workload controller's message.
+    let text = std::fs::read_to_string(repo("tests/data/replay/kueue-hold.yaml")).unwrap();
+    let held = text.replace(
+        "    - name: release\n      at: 15m\n      kueue:\n        - *queue\n",
+        "",
+    );
+    let dir = common::cli::tempdir("kueue-held");
+    std::fs::write(dir.join("s.yaml"), held).unwrap();
+    std::fs::copy(
+        repo("tests/data/replay/kueue-hold.csv"),
+        dir.join("kueue-hold.csv"),
+    )
+    .unwrap();
+    let (_, pods) = replay_file(&dir.join("s.yaml"));
+    let j2 = &pods["team-a/j2"];
+    assert_eq!((j2.admitted, j2.state), (None, "queued"));
+    assert_eq!(
+        j2.message.as_deref(),
+        Some("ClusterQueue team-a is inactive")
+    );
+}

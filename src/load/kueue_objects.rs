@@ -116,8 +116,9 @@ impl Loader<'_> {
     /// team's queues), each checked as its CRD and webhook check it, into `objects.updates`:
     /// ClusterQueues and Cohorts, new or replaced; LocalQueues and ResourceFlavors, new or as
     /// they were (`spec.clusterQueue` of a LocalQueue is immutable, as its CRD says). A
-    /// replaced ResourceFlavor, a stopPolicy changed over time and other kinds are not
-    /// simulated: the first two are refused or warned about as such, the last refused.
+    /// ClusterQueue's stopPolicy holds and releases its queue over time. Not simulated, and
+    /// said so: a replaced ResourceFlavor (refused), a LocalQueue's stopPolicy changed and the
+    /// drain of HoldAndDrain set over time (warned), other kinds (refused).
     pub(super) fn kueue_updates(
         &mut self,
         file: &std::path::Path,
@@ -165,21 +166,16 @@ impl Loader<'_> {
                     }
                     let value = origin.admitted_value();
                     let checked: Result<(), Vec<FieldError>> = match kind.as_str() {
-                        "ClusterQueue" => api::cluster_queue(&value).map(|mut q| {
-                            match cluster_queues.get(&q.name) {
-                                Some(&old) if old != q.stop_policy => {
-                                    warnings.push(format!(
-                                        "ClusterQueue {:?} ({}): a stopPolicy changed over time is not simulated; it keeps {:?}",
-                                        q.name,
-                                        origin.describe(),
-                                        old
-                                    ));
-                                    q.stop_policy = old;
-                                }
-                                Some(_) => {}
-                                None => {
-                                    cluster_queues.insert(q.name.clone(), q.stop_policy);
-                                }
+                        "ClusterQueue" => api::cluster_queue(&value).map(|q| {
+                            let old = cluster_queues.insert(q.name.clone(), q.stop_policy);
+                            if q.stop_policy == api::StopPolicy::HoldAndDrain
+                                && old.is_some_and(|o| o != api::StopPolicy::HoldAndDrain)
+                            {
+                                warnings.push(format!(
+                                    "ClusterQueue {:?} ({}): stopPolicy HoldAndDrain set over time holds the queue, but draining the workloads it admitted is not simulated: they keep running",
+                                    q.name,
+                                    origin.describe()
+                                ));
                             }
                             update.cluster_queues.push(q);
                         }),

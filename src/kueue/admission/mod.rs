@@ -368,7 +368,17 @@ fn run_with(
             st.out.decisions[key.3].waiting = Waiting::Inadmissible;
         }
     }
-    let stopped = stop::warnings(objects, workloads, &st.out.decisions, &st.out.drained);
+    let queues = stop::Queues {
+        cluster_queues: &st.cluster_queues,
+        stopped_local_queues: &st.stopped_local_queues,
+    };
+    let stopped = stop::warnings(
+        objects,
+        queues,
+        workloads,
+        &st.out.decisions,
+        &st.out.drained,
+    );
     st.out.warnings.extend(stopped);
     st.out.queues = st.usage();
     st.out

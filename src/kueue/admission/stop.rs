@@ -13,13 +13,15 @@
 //! `Evicted` with reason `LocalQueueStopped` / `ClusterQueueStopped` and message `The
 //! LocalQueue is stopped` / `The ClusterQueue is stopped`, their quota released.
 //!
-//! A queue's stop policy is read at load and holds for the whole run (one a timeline step
-//! creates holds from then).
+//! A LocalQueue's stop policy is read at load (or when a timeline step creates it) and holds
+//! for the whole run. A ClusterQueue's may change in a timeline step: stopped, its pending
+//! workloads are marked inactive and none is popped; `None` again, its queue goes on (the
+//! drain of `HoldAndDrain` set over time is not simulated: a warning says so).
 
 use std::collections::BTreeMap;
 
 use super::{Decision, Drain, Objects, Workload};
-use crate::kueue::api::StopPolicy;
+use crate::kueue::api::{ClusterQueue, StopPolicy};
 
 /// The stop policy of a LocalQueue (namespace, name) among the stopped ones.
 pub(super) fn local_queue(
@@ -66,17 +68,24 @@ pub(super) fn drains(objects: &Objects) -> Vec<Drain> {
         .collect()
 }
 
+/// The queues as they are in the end (timeline steps stop some and create others).
+pub(super) struct Queues<'q> {
+    pub cluster_queues: &'q [ClusterQueue],
+    pub stopped_local_queues: &'q BTreeMap<(String, String), StopPolicy>,
+}
+
 /// What the user should know about each stopped queue that holds workloads: how many it
 /// keeps from admission, and what became of those it had admitted.
 pub(super) fn warnings(
     objects: &Objects,
+    queues: Queues,
     workloads: &[Workload],
     decisions: &[Decision],
     drained: &[Drain],
 ) -> Vec<String> {
     let mut out = Vec::new();
     let evicted = |i: usize| drained.iter().any(|d| d.admitted == i);
-    for q in &objects.cluster_queues {
+    for q in queues.cluster_queues {
         if q.stop_policy == StopPolicy::None {
             continue;
         }
@@ -97,7 +106,7 @@ pub(super) fn warnings(
             ));
         }
     }
-    for ((ns, name), policy) in &objects.stopped_local_queues {
+    for ((ns, name), policy) in queues.stopped_local_queues {
         let pending = (workloads.iter().zip(decisions))
             .filter(|(w, d)| &w.namespace == ns && &w.queue_name == name && d.admitted.is_none())
             .count();

@@ -42,9 +42,17 @@ impl State<'_> {
                 .insert(key, lq.cluster_queue.clone());
         }
         let queues = self.cluster_queues.to_mut();
+        let mut stopped = Vec::new();
         for new in &update.cluster_queues {
-            match queues.iter_mut().find(|q| q.name == new.name) {
-                Some(q) => *q = new.clone(),
+            match queues.iter().position(|q| q.name == new.name) {
+                Some(i) => {
+                    if queues[i].stop_policy == StopPolicy::None
+                        && new.stop_policy != StopPolicy::None
+                    {
+                        stopped.push(i);
+                    }
+                    queues[i] = new.clone();
+                }
                 None => {
                     // `AddClusterQueue`: the next index, with an empty heap.
                     self.by_name.insert(new.name.clone(), queues.len());
@@ -87,6 +95,17 @@ impl State<'_> {
             }
         }
         self.inactive = self.inactive_queues();
+        // A ClusterQueue stopped now: the workload controller marks its pending workloads
+        // (`getQueueBlocker`); they stay in its queue, which no cycle pops.
+        for q in stopped {
+            let message = format!("ClusterQueue {} is inactive", self.cluster_queues[q].name);
+            let waiting = (self.heaps[q].iter()).chain(&self.parked[q]);
+            for key in waiting.chain(self.sticky[q].as_ref()) {
+                let d = &mut self.out.decisions[key.3];
+                d.reason = "Inadmissible";
+                d.message = message.clone().into();
+            }
+        }
         self.assigned.clear();
         self.last.iter_mut().for_each(|l| *l = None);
         self.refused.iter_mut().for_each(|r| *r = None);
