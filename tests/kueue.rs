@@ -980,3 +980,72 @@ fn a_cluster_queue_held_by_a_step_admits_once_released() {
     assert_eq!(c["before"], "not created yet");
     assert_eq!(kueue_workload(&r, "train-c")["admitted"], true);
 }
+
+/// `HoldAndDrain` set by a step evicts what the ClusterQueue admitted: train-a's and
+/// train-b's pods are deleted in that step with Kueue's message, the evictions are reported
+/// as the stopped queue's, and a later step releasing the queue admits them again.
+#[test]
+fn hold_and_drain_set_by_a_step_evicts_the_queues_workloads() {
+    let drain = team_queue("team", 16).replace(
+        "          spec:\n",
+        "          spec:\n            stopPolicy: HoldAndDrain\n",
+    );
+    let steps = format!(
+        "    - name: drain\n      kueue:\n{drain}    - name: release\n      kueue:\n{}",
+        team_queue("team", 16)
+    );
+    let r = run_json(&quota_scenario("kueue-drain", &steps));
+    let s = &r["scenarios"][0];
+    let change = |step: usize, pod: &str| {
+        (s["timeline"][step]["changes"]
+            .as_array()
+            .into_iter()
+            .flatten())
+        .find(|c| c["pod"] == pod)
+        .cloned()
+        .unwrap_or_else(|| panic!("{pod} changes in step {step}"))
+    };
+    // Deleted by Kueue (the timeline's `Preempted`, as for any eviction), with its reason.
+    let a = change(1, "ml/train-a-node-0-0");
+    assert_eq!(
+        (a["after"].as_str(), a["message"].as_str()),
+        (
+            Some("Preempted"),
+            Some("deleted: Kueue evicted ml/train-a: The ClusterQueue is stopped")
+        ),
+        "{a}"
+    );
+    let evictions = s["kueue"]["evictions"].as_array().unwrap();
+    let drained: Vec<(&str, &str, &str)> = (evictions.iter())
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap_or("");
+            (text("victim"), text("reason"), text("message"))
+        })
+        .collect();
+    // In the queue's order of preemption candidates: the last admitted first.
+    assert_eq!(
+        drained,
+        [
+            (
+                "ml/train-b",
+                "ClusterQueueStopped",
+                "The ClusterQueue is stopped"
+            ),
+            (
+                "ml/train-a",
+                "ClusterQueueStopped",
+                "The ClusterQueue is stopped"
+            ),
+        ]
+    );
+    assert_eq!(evictions[1]["step"], 1);
+    assert_eq!(evictions[1]["pods"][0], "ml/train-a-node-0-0");
+    // Released, the queue admits train-a and train-b again (first by creation).
+    let again = change(2, "ml/train-a-node-0-0");
+    assert!(
+        again["after"].as_str().unwrap().starts_with("Scheduled on"),
+        "{again}"
+    );
+    assert_eq!(kueue_workload(&r, "train-a")["admitted"], true);
+    assert_eq!(kueue_workload(&r, "train-c")["admitted"], false);
+}

@@ -9,6 +9,30 @@ use common::replay::{replay_file, repo};
 
 const S: u64 = 1000;
 
+/// Each pod's (key, arrival, Kueue admission, end).
+fn admissions(
+    pods: &std::collections::BTreeMap<String, schedsim::replay::PodRecord>,
+) -> Vec<(&str, u64, Option<u64>, Option<u64>)> {
+    (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.arrival, r.admitted, r.end))
+        .collect()
+}
+
+/// `kueue-hold.yaml` with `edit` applied, replayed: its pods.
+fn hold_variant(
+    tag: &str,
+    edit: impl Fn(&str) -> String,
+) -> std::collections::BTreeMap<String, schedsim::replay::PodRecord> {
+    let text = std::fs::read_to_string(repo("tests/data/replay/kueue-hold.yaml")).unwrap();
+    let changed = edit(&text);
+    assert_ne!(changed, text, "the edit changes the scenario");
+    let dir = common::cli::tempdir(tag);
+    std::fs::write(dir.join("s.yaml"), changed).unwrap();
+    let csv = "tests/data/replay/kueue-hold.csv";
+    std::fs::copy(repo(csv), dir.join("kueue-hold.csv")).unwrap();
+    replay_file(&dir.join("s.yaml")).1
+}
+
 /// The story in `tests/data/replay/kueue-trace.yaml`'s header, event by event.
 #[test]
 fn kueue_admits_over_time_as_quota_frees() {
@@ -83,11 +107,8 @@ fn kueue_admits_over_time_as_quota_frees() {
 fn timeline_steps_change_kueue_quota_over_time() {
     let (report, pods) = replay_file(&repo("tests/data/replay/kueue-quota-change.yaml"));
     // (pod, arrival, Kueue admission, end)
-    let got: Vec<(&str, u64, Option<u64>, Option<u64>)> = (pods.iter())
-        .map(|(k, r)| (k.as_str(), r.arrival, r.admitted, r.end))
-        .collect();
     assert_eq!(
-        got,
+        admissions(&pods),
         [
             ("team-a/j1", 0, Some(0), Some(600 * S)),
             ("team-a/j2", 0, Some(301 * S), Some(901 * S)),
@@ -711,11 +732,8 @@ mod pods_ready_properties {
 fn a_teams_queues_created_over_time_take_its_waiting_jobs() {
     let (report, pods) = replay_file(&repo("tests/data/replay/kueue-new-team.yaml"));
     // (pod, arrival, Kueue admission, end)
-    let got: Vec<(&str, u64, Option<u64>, Option<u64>)> = (pods.iter())
-        .map(|(k, r)| (k.as_str(), r.arrival, r.admitted, r.end))
-        .collect();
     assert_eq!(
-        got,
+        admissions(&pods),
         [
             ("team-a/a1", 0, Some(0), Some(600 * S)),
             ("team-b/b1", 60 * S, Some(300 * S), Some(900 * S)),
@@ -735,14 +753,11 @@ fn a_teams_queues_created_over_time_take_its_waiting_jobs() {
 #[test]
 fn a_requeue_survives_a_step_that_renumbers_the_quota_tree() {
     let (_, pods) = replay_file(&repo("tests/data/replay/kueue-step-renumbers.yaml"));
-    let got: Vec<(&str, Option<u64>, Option<u64>)> = (pods.iter())
-        .map(|(k, r)| (k.as_str(), r.admitted, r.end))
-        .collect();
     assert_eq!(
-        got,
+        admissions(&pods),
         [
-            ("team-a/j1", Some(0), Some(600 * S)),
-            ("team-a/j2", Some(601 * S), Some(1201 * S)),
+            ("team-a/j1", 0, Some(0), Some(600 * S)),
+            ("team-a/j2", 0, Some(601 * S), Some(1201 * S)),
         ]
     );
 }
@@ -752,34 +767,45 @@ fn a_requeue_survives_a_step_that_renumbers_the_quota_tree() {
 #[test]
 fn a_cluster_queue_held_over_time_admits_nothing_until_released() {
     let (_, pods) = replay_file(&repo("tests/data/replay/kueue-hold.yaml"));
-    let got: Vec<(&str, Option<u64>, Option<u64>)> = (pods.iter())
-        .map(|(k, r)| (k.as_str(), r.admitted, r.end))
-        .collect();
     assert_eq!(
-        got,
+        admissions(&pods),
         [
-            ("team-a/j1", Some(0), Some(600 * S)),
-            ("team-a/j2", Some(900 * S), Some(1500 * S)),
+            ("team-a/j1", 0, Some(0), Some(600 * S)),
+            ("team-a/j2", 0, Some(900 * S), Some(1500 * S)),
         ]
     );
     // Held to the end, j2 waits with the workload controller's message.
-    let text = std::fs::read_to_string(repo("tests/data/replay/kueue-hold.yaml")).unwrap();
-    let held = text.replace(
-        "    - name: release\n      at: 15m\n      kueue:\n        - *queue\n",
-        "",
-    );
-    let dir = common::cli::tempdir("kueue-held");
-    std::fs::write(dir.join("s.yaml"), held).unwrap();
-    std::fs::copy(
-        repo("tests/data/replay/kueue-hold.csv"),
-        dir.join("kueue-hold.csv"),
-    )
-    .unwrap();
-    let (_, pods) = replay_file(&dir.join("s.yaml"));
+    let pods = hold_variant("kueue-held", |text| {
+        text.replace(
+            "    - name: release\n      at: 15m\n      kueue:\n        - *queue\n",
+            "",
+        )
+    });
     let j2 = &pods["team-a/j2"];
     assert_eq!((j2.admitted, j2.state), (None, "queued"));
     assert_eq!(
         j2.message.as_deref(),
         Some("ClusterQueue team-a is inactive")
+    );
+}
+
+/// `HoldAndDrain` set by a step evicts what the queue admitted: j1 loses its pods at 300s and
+/// waits in the stopped queue with j2; released at 900s, j1 (first by creation) is admitted
+/// again and runs its whole time anew, then j2 a batch period after j1 ends.
+#[test]
+fn hold_and_drain_set_over_time_evicts_the_queues_workloads() {
+    let pods = hold_variant("kueue-drain", |text| {
+        text.replace("stopPolicy: Hold\n", "stopPolicy: HoldAndDrain\n")
+    });
+    let got: Vec<(&str, Option<u64>, Option<u64>, u32)> = (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.first_bind, r.end, r.preemptions))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            // A drain is no preemption.
+            ("team-a/j1", Some(0), Some(1500 * S), 0),
+            ("team-a/j2", Some(1501 * S), Some(2101 * S), 0),
+        ]
     );
 }

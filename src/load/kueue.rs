@@ -407,12 +407,15 @@ fn later_events(
             workloads: Vec::new(),
         };
         if holds[h - 1] && !holds[h] && admitted.decisions[i].finished != Some(step) {
+            let drained = (admitted.drained.iter())
+                .rfind(|d| d.victim == Victim::Queued(i) && d.step == Some(step));
             let message = (admitted.evictions.iter())
                 .rfind(|e| e.victim == Victim::Queued(i) && e.step == Some(step))
-                .map_or_else(
-                    || format!("deleted: Kueue evicted {name}"),
-                    |e| format!("deleted: Kueue preempted {name}: {}", e.message),
-                );
+                .map(|e| format!("deleted: Kueue preempted {name}: {}", e.message))
+                .or_else(|| {
+                    drained.map(|d| format!("deleted: Kueue evicted {name}: {}", d.message))
+                })
+                .unwrap_or_else(|| format!("deleted: Kueue evicted {name}"));
             out.push((step, Event::Delete { pods, message }));
         } else if !holds[h - 1] && holds[h] {
             let message = format!("Kueue admitted {name} again");
@@ -472,7 +475,10 @@ pub(super) fn evict_existing_pods(
         out.preempted.insert(i, pods);
     }
     for (i, d) in k.admission.drained.iter().enumerate() {
-        let w = &k.admitted[d.admitted];
+        let admission::Victim::Admitted(a) = d.victim else {
+            continue;
+        };
+        let w = &k.admitted[a];
         let Some(owned) = owned_pods(w, &mut out.warnings, "was evicted by its stopped queue")
         else {
             continue;
@@ -481,7 +487,20 @@ pub(super) fn evict_existing_pods(
             .filter(|(p, _)| owned(p))
             .map(|(p, _)| p.key())
             .collect();
-        existing.retain(|(p, _)| !owned(p));
+        match d.step.and_then(|step| events.get_mut(step)) {
+            // Drained when a timeline step stopped its queue: the pods run until then.
+            Some(step_events) => step_events.push(Event::Delete {
+                pods: PodSelector {
+                    pods: pods.clone(),
+                    workloads: Vec::new(),
+                },
+                message: format!(
+                    "deleted: Kueue evicted {}/{}: {}",
+                    w.namespace, w.name, d.message
+                ),
+            }),
+            None => existing.retain(|(p, _)| !owned(p)),
+        }
         out.drained.insert(i, pods);
     }
     out

@@ -116,9 +116,9 @@ impl Loader<'_> {
     /// team's queues), each checked as its CRD and webhook check it, into `objects.updates`:
     /// ClusterQueues and Cohorts, new or replaced; LocalQueues and ResourceFlavors, new or as
     /// they were (`spec.clusterQueue` of a LocalQueue is immutable, as its CRD says). A
-    /// ClusterQueue's stopPolicy holds and releases its queue over time. Not simulated, and
-    /// said so: a replaced ResourceFlavor (refused), a LocalQueue's stopPolicy changed and the
-    /// drain of HoldAndDrain set over time (warned), other kinds (refused).
+    /// ClusterQueue's stopPolicy holds, drains and releases its queue over time. Not simulated,
+    /// and said so: a replaced ResourceFlavor (refused), a LocalQueue's stopPolicy changed
+    /// (warned), other kinds (refused).
     pub(super) fn kueue_updates(
         &mut self,
         file: &std::path::Path,
@@ -129,8 +129,8 @@ impl Loader<'_> {
         warnings: &mut Vec<String>,
     ) {
         // What exists as the steps go: the scenario's objects, then what each step creates.
-        let mut cluster_queues: BTreeMap<String, api::StopPolicy> = (objects.cluster_queues.iter())
-            .map(|q| (q.name.clone(), q.stop_policy))
+        let mut cluster_queues: BTreeSet<String> = (objects.cluster_queues.iter())
+            .map(|q| q.name.clone())
             .collect();
         let mut local_queues: BTreeMap<(String, String), (String, api::StopPolicy)> =
             (objects.local_queues.iter())
@@ -167,16 +167,7 @@ impl Loader<'_> {
                     let value = origin.admitted_value();
                     let checked: Result<(), Vec<FieldError>> = match kind.as_str() {
                         "ClusterQueue" => api::cluster_queue(&value).map(|q| {
-                            let old = cluster_queues.insert(q.name.clone(), q.stop_policy);
-                            if q.stop_policy == api::StopPolicy::HoldAndDrain
-                                && old.is_some_and(|o| o != api::StopPolicy::HoldAndDrain)
-                            {
-                                warnings.push(format!(
-                                    "ClusterQueue {:?} ({}): stopPolicy HoldAndDrain set over time holds the queue, but draining the workloads it admitted is not simulated: they keep running",
-                                    q.name,
-                                    origin.describe()
-                                ));
-                            }
+                            cluster_queues.insert(q.name.clone());
                             update.cluster_queues.push(q);
                         }),
                         "Cohort" => api::cohort(&value).map(|c| update.cohorts.push(c)),

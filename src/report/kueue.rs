@@ -269,7 +269,7 @@ impl KueueReport {
             .collect();
         let held = |i: usize| {
             let still = !(a.evictions.iter()).any(|e| e.victim == Victim::Admitted(i))
-                && !a.drained.iter().any(|d| d.admitted == i);
+                && !a.drained.iter().any(|d| d.victim == Victim::Admitted(i));
             let w = &k.admitted[i];
             HeldWorkload {
                 name: w.name.clone(),
@@ -279,42 +279,58 @@ impl KueueReport {
                 admitted: still,
             }
         };
+        // Who a victim is, and the pods it lost: a queued job's exist only when it was
+        // admitted at an earlier step; an already-admitted one's are those the load removed.
+        let victim = |v: Victim, step: Option<usize>, removed: Option<&Vec<String>>| {
+            let (kind, cluster_queue) = match v {
+                Victim::Queued(w) => (
+                    k.kinds[w].to_string(),
+                    a.decisions[w].cluster_queue.clone().unwrap_or_default(),
+                ),
+                Victim::Admitted(i) => {
+                    ("Workload".to_string(), k.admitted[i].cluster_queue.clone())
+                }
+            };
+            let pods = match v {
+                Victim::Queued(w) if step.is_some() => {
+                    let (ns, name) = (&k.workloads[w].namespace, &k.workloads[w].name);
+                    let key = (ns.clone(), name.clone());
+                    (scheduled.get(&key)).map_or_else(Vec::new, |w| w.pods.clone())
+                }
+                _ => removed.cloned().unwrap_or_default(),
+            };
+            (kind, cluster_queue, pods)
+        };
         let evictions = (a.evictions.iter().enumerate())
-            .map(|(i, e)| EvictionReport {
-                victim: key(e.victim),
-                victim_kind: match e.victim {
-                    Victim::Queued(w) => k.kinds[w].to_string(),
-                    Victim::Admitted(_) => "Workload".to_string(),
-                },
-                victim_cluster_queue: match e.victim {
-                    Victim::Queued(w) => a.decisions[w].cluster_queue.clone().unwrap_or_default(),
-                    Victim::Admitted(i) => k.admitted[i].cluster_queue.clone(),
-                },
-                preemptor: Some(key(Victim::Queued(e.by))),
-                cycle: Some(e.cycle),
-                step: e.step.map(|k| k + 1),
-                reason: e.reason.as_str().to_string(),
-                message: e.message.clone(),
-                pods: match e.victim {
-                    // A queued job's pods exist only when it was admitted at an earlier step.
-                    Victim::Queued(w) if e.step.is_some() => {
-                        let (ns, name) = (&k.workloads[w].namespace, &k.workloads[w].name);
-                        let key = (ns.clone(), name.clone());
-                        (scheduled.get(&key)).map_or_else(Vec::new, |w| w.pods.clone())
-                    }
-                    _ => k.evicted_pods.get(&i).cloned().unwrap_or_default(),
-                },
+            .map(|(i, e)| {
+                let (victim_kind, victim_cluster_queue, pods) =
+                    victim(e.victim, e.step, k.evicted_pods.get(&i));
+                EvictionReport {
+                    victim: key(e.victim),
+                    victim_kind,
+                    victim_cluster_queue,
+                    preemptor: Some(key(Victim::Queued(e.by))),
+                    cycle: Some(e.cycle),
+                    step: e.step.map(|k| k + 1),
+                    reason: e.reason.as_str().to_string(),
+                    message: e.message.clone(),
+                    pods,
+                }
             })
-            .chain(a.drained.iter().enumerate().map(|(i, d)| EvictionReport {
-                victim: key(Victim::Admitted(d.admitted)),
-                victim_kind: "Workload".to_string(),
-                victim_cluster_queue: k.admitted[d.admitted].cluster_queue.clone(),
-                preemptor: None,
-                cycle: None,
-                step: None,
-                reason: d.reason.to_string(),
-                message: d.message.clone(),
-                pods: k.drained_pods.get(&i).cloned().unwrap_or_default(),
+            .chain(a.drained.iter().enumerate().map(|(i, d)| {
+                let (victim_kind, victim_cluster_queue, pods) =
+                    victim(d.victim, d.step, k.drained_pods.get(&i));
+                EvictionReport {
+                    victim: key(d.victim),
+                    victim_kind,
+                    victim_cluster_queue,
+                    preemptor: None,
+                    cycle: None,
+                    step: d.step.map(|k| k + 1),
+                    reason: d.reason.to_string(),
+                    message: d.message.clone(),
+                    pods,
+                }
             }))
             .collect();
         KueueReport {

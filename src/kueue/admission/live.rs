@@ -38,15 +38,21 @@ pub enum Change {
         assignment: Assignment,
         cluster_queue: Option<String>,
     },
-    /// A workload lost its quota to a preemption (its pods are deleted). `requeued`: it waits
-    /// in its queue again; else it ended (a plain pod's workload, whose pod Kueue deletes).
+    /// A workload lost its quota to a preemption, or to the drain of its stopped queue
+    /// (`preempted` false); its pods are deleted. `requeued`: it waits in its queue again;
+    /// else it ended (a plain pod's workload, whose pod Kueue deletes).
     Evicted {
         workload: usize,
         message: String,
         requeued: bool,
+        preempted: bool,
     },
-    /// A workload admitted before the start (a Workload object) was preempted.
-    EvictedAdmitted { key: String, message: String },
+    /// A workload admitted before the start (a Workload object) was preempted, or drained.
+    EvictedAdmitted {
+        key: String,
+        message: String,
+        preempted: bool,
+    },
     /// The PodsReady timeout evicted a workload (its pods are deleted). `requeued`: it comes
     /// back after its backoff; else it ended (a plain pod's workload).
     PodsReadyTimeout { workload: usize, requeued: bool },
@@ -232,25 +238,7 @@ impl<'a> Kueue<'a> {
         let mut changes = std::mem::take(&mut self.pending);
         let st = &mut self.st;
         for e in std::mem::take(&mut st.out.evictions) {
-            changes.push(match e.victim {
-                Victim::Queued(w) => {
-                    if let Some(p) = &mut self.pods_ready {
-                        p.unadmitted(w);
-                    }
-                    Change::Evicted {
-                        workload: w,
-                        message: e.message,
-                        requeued: !st.workloads[w].owned_by_pod,
-                    }
-                }
-                Victim::Admitted(a) => {
-                    let a = &st.objects.admitted[a];
-                    Change::EvictedAdmitted {
-                        key: format!("{}/{}", a.namespace, a.name),
-                        message: e.message,
-                    }
-                }
-            });
+            changes.push(evicted(st, &mut self.pods_ready, e.victim, e.message, true));
         }
         for w in std::mem::take(&mut st.out.order) {
             let d = &st.out.decisions[w];
@@ -457,7 +445,12 @@ impl<'a> Kueue<'a> {
                         .map(move |q| (q, at))
                 })
                 .collect();
+            let drained_before = self.st.out.drained.len();
             let changed = self.st.update_queues(update);
+            for d in self.st.out.drained.split_off(drained_before) {
+                let change = evicted(&self.st, &mut self.pods_ready, d.victim, d.message, false);
+                self.pending.push(change);
+            }
             for (q, at) in due {
                 let root = self.st.roots_of_queues(&[q]);
                 for root in root {
@@ -479,5 +472,37 @@ impl<'a> Kueue<'a> {
     /// What admission noticed since the last call (inactive queues, a livelock, …).
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.st.out.warnings)
+    }
+}
+
+/// A workload Kueue evicted (a preemption, a drain), as a change for the replay: its pods are
+/// deleted; a queued job waits in its queue again, a plain pod's workload ends.
+fn evicted(
+    st: &State,
+    pods_ready: &mut Option<PodsReady>,
+    victim: Victim,
+    message: String,
+    preempted: bool,
+) -> Change {
+    match victim {
+        Victim::Queued(w) => {
+            if let Some(p) = pods_ready {
+                p.unadmitted(w);
+            }
+            Change::Evicted {
+                workload: w,
+                message,
+                requeued: !st.workloads[w].owned_by_pod,
+                preempted,
+            }
+        }
+        Victim::Admitted(a) => {
+            let a = &st.objects.admitted[a];
+            Change::EvictedAdmitted {
+                key: format!("{}/{}", a.namespace, a.name),
+                message,
+                preempted,
+            }
+        }
     }
 }

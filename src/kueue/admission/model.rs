@@ -130,13 +130,15 @@ pub struct Eviction {
     pub message: String,
 }
 
-/// A workload admitted before the simulation that a stopped queue (`HoldAndDrain`) evicts at
-/// the start (`workload_controller.go` `reconcileOnLocalQueueActiveState`, then
-/// `reconcileOnClusterQueueActiveState`): its Evicted condition.
+/// An admitted workload a stopped queue (`HoldAndDrain`) evicts (`workload_controller.go`
+/// `reconcileOnLocalQueueActiveState`, then `reconcileOnClusterQueueActiveState`): one
+/// admitted before the simulation, at the start, or any, when a timeline step sets the
+/// policy. Its Evicted condition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Drain {
-    /// One of `Objects::admitted`.
-    pub admitted: usize,
+    pub victim: Victim,
+    /// The timeline step whose ClusterQueue change drained it (`None`: the start).
+    pub step: Option<usize>,
     /// `LocalQueueStopped` or `ClusterQueueStopped`.
     pub reason: &'static str,
     /// `The LocalQueue is stopped` or `The ClusterQueue is stopped`.

@@ -102,7 +102,12 @@ impl<'a> State<'a> {
         }
         st.out.drained = stop::drains(objects);
         for (i, a) in objects.admitted.iter().enumerate() {
-            if st.out.drained.iter().any(|d| d.admitted == i) {
+            if st
+                .out
+                .drained
+                .iter()
+                .any(|d| d.victim == Victim::Admitted(i))
+            {
                 continue;
             }
             match st.queue_index(&a.cluster_queue) {

@@ -15,12 +15,12 @@
 //!
 //! A LocalQueue's stop policy is read at load (or when a timeline step creates it) and holds
 //! for the whole run. A ClusterQueue's may change in a timeline step: stopped, its pending
-//! workloads are marked inactive and none is popped; `None` again, its queue goes on (the
-//! drain of `HoldAndDrain` set over time is not simulated: a warning says so).
+//! workloads are marked inactive and none is popped, and `HoldAndDrain` evicts what it
+//! admitted (they wait in it again); `None` again, its queue goes on.
 
 use std::collections::BTreeMap;
 
-use super::{Decision, Drain, Objects, Workload};
+use super::{Decision, Drain, Objects, Victim, Workload};
 use crate::kueue::api::{ClusterQueue, StopPolicy};
 
 /// The stop policy of a LocalQueue (namespace, name) among the stopped ones.
@@ -51,13 +51,15 @@ pub(super) fn drains(objects: &Objects) -> Vec<Drain> {
             let queue = (a.namespace.clone(), a.queue_name.clone());
             if local_queue(&objects.stopped_local_queues, &queue) == StopPolicy::HoldAndDrain {
                 Some(Drain {
-                    admitted: i,
+                    victim: Victim::Admitted(i),
+                    step: None,
                     reason: "LocalQueueStopped",
                     message: "The LocalQueue is stopped".into(),
                 })
             } else if cluster_queue(objects, &a.cluster_queue) == StopPolicy::HoldAndDrain {
                 Some(Drain {
-                    admitted: i,
+                    victim: Victim::Admitted(i),
+                    step: None,
                     reason: "ClusterQueueStopped",
                     message: "The ClusterQueue is stopped".into(),
                 })
@@ -84,7 +86,7 @@ pub(super) fn warnings(
     drained: &[Drain],
 ) -> Vec<String> {
     let mut out = Vec::new();
-    let evicted = |i: usize| drained.iter().any(|d| d.admitted == i);
+    let evicted = |i: usize| drained.iter().any(|d| d.victim == Victim::Admitted(i));
     for q in queues.cluster_queues {
         if q.stop_policy == StopPolicy::None {
             continue;

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::{QueueUpdate, State};
+use super::{Drain, QueueUpdate, State, Victim, Waiting};
 use crate::kueue::api::StopPolicy;
 use crate::kueue::quota::QuotaTree;
 
@@ -42,14 +42,16 @@ impl State<'_> {
                 .insert(key, lq.cluster_queue.clone());
         }
         let queues = self.cluster_queues.to_mut();
-        let mut stopped = Vec::new();
+        let (mut stopped, mut drained) = (Vec::new(), Vec::new());
         for new in &update.cluster_queues {
             match queues.iter().position(|q| q.name == new.name) {
                 Some(i) => {
-                    if queues[i].stop_policy == StopPolicy::None
-                        && new.stop_policy != StopPolicy::None
-                    {
+                    let (old, now) = (queues[i].stop_policy, new.stop_policy);
+                    if old == StopPolicy::None && now != StopPolicy::None {
                         stopped.push(i);
+                    }
+                    if old != StopPolicy::HoldAndDrain && now == StopPolicy::HoldAndDrain {
+                        drained.push(i);
                     }
                     queues[i] = new.clone();
                 }
@@ -94,6 +96,9 @@ impl State<'_> {
                 live.requeue_roots = roots;
             }
         }
+        for q in drained {
+            self.drain(q);
+        }
         self.inactive = self.inactive_queues();
         // A ClusterQueue stopped now: the workload controller marks its pending workloads
         // (`getQueueBlocker`); they stay in its queue, which no cycle pops.
@@ -123,6 +128,42 @@ impl State<'_> {
             })
             .map(|(_, root)| root)
             .collect()
+    }
+
+    /// `reconcileOnClusterQueueActiveState` under `HoldAndDrain` set by a step: every workload
+    /// ClusterQueue `q` admitted is evicted (`ClusterQueueStopped`), its quota released, and
+    /// it waits in the stopped queue again (a plain pod's workload ends with its pod).
+    fn drain(&mut self, q: usize) {
+        let root = self.tree.root_of(self.ids[q]);
+        for h in self.by_queue[q].clone() {
+            let victim = self.holder_is[h];
+            self.release(h);
+            self.released.roots.insert(root);
+            self.out.drained.push(Drain {
+                victim,
+                step: self.phase,
+                reason: "ClusterQueueStopped",
+                message: "The ClusterQueue is stopped".into(),
+            });
+            let Victim::Queued(w) = victim else {
+                continue;
+            };
+            self.out.order.retain(|&x| x != w);
+            let d = &mut self.out.decisions[w];
+            d.admitted = None;
+            if self.workloads[w].owned_by_pod {
+                d.reason = "Evicted";
+                d.message = "The ClusterQueue is stopped".into();
+                d.waiting = Waiting::Nowhere;
+            } else {
+                d.reason = "Inadmissible";
+                d.message =
+                    format!("ClusterQueue {} is inactive", self.cluster_queues[q].name).into();
+                d.waiting = Waiting::Heap;
+                let key = self.queue_key(w);
+                self.released.requeue.push((q, key));
+            }
+        }
     }
 
     /// `AddLocalQueue` / `AddClusterQueue`: the workloads waiting for a queue a step created

@@ -86,8 +86,11 @@ impl Engine<'_, '_> {
                     self.kueue_admitted(workload, &infos);
                 }
                 Change::Evicted {
-                    workload, requeued, ..
-                } => self.kueue_evicted(workload, requeued, true),
+                    workload,
+                    requeued,
+                    preempted,
+                    ..
+                } => self.kueue_evicted(workload, requeued, preempted),
                 Change::PodsReadyTimeout { workload, requeued } => {
                     if let Some(job) = self.kueue_jobs.get(&workload).and_then(|j| self.jobs.get(j)) {
                         let key = (job.queue.clone(), job.priority, job.class.clone());
@@ -96,8 +99,9 @@ impl Engine<'_, '_> {
                     self.kueue_evicted(workload, requeued, false);
                 }
                 Change::Deactivated { workload } => self.kueue_deactivated(workload),
-                Change::EvictedAdmitted { key, .. } => self.warn_once(format!(
-                    "Kueue preempted the Workload {key}, admitted before the replay: its pods are not known to the replay and keep running"
+                Change::EvictedAdmitted { key, preempted, .. } => self.warn_once(format!(
+                    "Kueue {} the Workload {key}, admitted before the replay: its pods are not known to the replay and keep running",
+                    if preempted { "preempted" } else { "evicted (its ClusterQueue is stopped)" }
                 )),
             }
         }
