@@ -1049,3 +1049,34 @@ fn hold_and_drain_set_by_a_step_evicts_the_queues_workloads() {
     assert_eq!(kueue_workload(&r, "train-a")["admitted"], true);
     assert_eq!(kueue_workload(&r, "train-c")["admitted"], false);
 }
+
+/// A LocalQueue drained by a step: its admitted workloads are evicted as the LocalQueue's
+/// (`LocalQueueStopped`), and its waiting one leaves the queue, marked inactive.
+#[test]
+fn hold_and_drain_on_a_local_queue_evicts_its_workloads() {
+    let lq = "        - {apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: default, namespace: ml}, spec: {clusterQueue: team, stopPolicy: HoldAndDrain}}\n";
+    let r = run_json(&quota_scenario(
+        "kueue-lq-drain",
+        &format!("    - name: drain\n      kueue:\n{lq}"),
+    ));
+    let evictions = r["scenarios"][0]["kueue"]["evictions"].as_array().unwrap();
+    let reasons: Vec<(&str, &str)> = (evictions.iter())
+        .map(|e| {
+            (
+                e["victim"].as_str().unwrap(),
+                e["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("ml/train-b", "The LocalQueue is stopped"),
+            ("ml/train-a", "The LocalQueue is stopped"),
+        ]
+    );
+    assert_eq!(evictions[0]["reason"], "LocalQueueStopped");
+    let c = kueue_workload(&r, "train-c");
+    assert_eq!(c["message"], "LocalQueue default is inactive", "{c}");
+    assert_eq!(kueue_workload(&r, "train-a")["admitted"], false);
+}

@@ -18,12 +18,14 @@ fn admissions(
         .collect()
 }
 
-/// `kueue-hold.yaml` with `edit` applied, replayed: its pods.
+/// `tests/data/replay/<scenario>` (on `kueue-hold.csv`) with `edit` applied, replayed: its
+/// pods.
 fn hold_variant(
+    scenario: &str,
     tag: &str,
     edit: impl Fn(&str) -> String,
 ) -> std::collections::BTreeMap<String, schedsim::replay::PodRecord> {
-    let text = std::fs::read_to_string(repo("tests/data/replay/kueue-hold.yaml")).unwrap();
+    let text = std::fs::read_to_string(repo(&format!("tests/data/replay/{scenario}"))).unwrap();
     let changed = edit(&text);
     assert_ne!(changed, text, "the edit changes the scenario");
     let dir = common::cli::tempdir(tag);
@@ -775,7 +777,7 @@ fn a_cluster_queue_held_over_time_admits_nothing_until_released() {
         ]
     );
     // Held to the end, j2 waits with the workload controller's message.
-    let pods = hold_variant("kueue-held", |text| {
+    let pods = hold_variant("kueue-hold.yaml", "kueue-held", |text| {
         text.replace(
             "    - name: release\n      at: 15m\n      kueue:\n        - *queue\n",
             "",
@@ -794,7 +796,7 @@ fn a_cluster_queue_held_over_time_admits_nothing_until_released() {
 /// again and runs its whole time anew, then j2 a batch period after j1 ends.
 #[test]
 fn hold_and_drain_set_over_time_evicts_the_queues_workloads() {
-    let pods = hold_variant("kueue-drain", |text| {
+    let pods = hold_variant("kueue-hold.yaml", "kueue-drain", |text| {
         text.replace("stopPolicy: Hold\n", "stopPolicy: HoldAndDrain\n")
     });
     let got: Vec<(&str, Option<u64>, Option<u64>, u32)> = (pods.iter())
@@ -807,5 +809,46 @@ fn hold_and_drain_set_over_time_evicts_the_queues_workloads() {
             ("team-a/j1", Some(0), Some(1500 * S), 0),
             ("team-a/j2", Some(1501 * S), Some(2101 * S), 0),
         ]
+    );
+}
+
+/// A LocalQueue held, drained and released by timeline steps (`kueue-hold-local-queue.yaml`'s
+/// header): its pending workloads leave the queue manager while it is stopped, `HoldAndDrain`
+/// evicts what it admitted, and released, its workloads are queued again.
+#[test]
+fn a_local_queue_held_over_time_queues_nothing_until_released() {
+    let file = "kueue-hold-local-queue.yaml";
+    let (_, pods) = replay_file(&repo(&format!("tests/data/replay/{file}")));
+    assert_eq!(
+        admissions(&pods),
+        [
+            ("team-a/j1", 0, Some(0), Some(600 * S)),
+            ("team-a/j2", 0, Some(900 * S), Some(1500 * S)),
+        ]
+    );
+    let pods = hold_variant(file, "lq-drain", |text| {
+        text.replace("stopPolicy: Hold}", "stopPolicy: HoldAndDrain}")
+    });
+    let got: Vec<(&str, Option<u64>, Option<u64>, u32)> = (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.first_bind, r.end, r.preemptions))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("team-a/j1", Some(0), Some(1500 * S), 0),
+            ("team-a/j2", Some(1501 * S), Some(2101 * S), 0),
+        ]
+    );
+    let pods = hold_variant(file, "lq-held", |text| {
+        text.replace(
+            "    - name: release\n      at: 15m\n      kueue:\n        - *local\n",
+            "",
+        )
+    });
+    let j2 = &pods["team-a/j2"];
+    assert_eq!((j2.admitted, j2.state), (None, "queued"));
+    assert_eq!(
+        j2.message.as_deref(),
+        Some("LocalQueue default is inactive")
     );
 }

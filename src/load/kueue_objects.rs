@@ -116,9 +116,8 @@ impl Loader<'_> {
     /// team's queues), each checked as its CRD and webhook check it, into `objects.updates`:
     /// ClusterQueues and Cohorts, new or replaced; LocalQueues and ResourceFlavors, new or as
     /// they were (`spec.clusterQueue` of a LocalQueue is immutable, as its CRD says). A
-    /// ClusterQueue's stopPolicy holds, drains and releases its queue over time. Not simulated,
-    /// and said so: a replaced ResourceFlavor (refused), a LocalQueue's stopPolicy changed
-    /// (warned), other kinds (refused).
+    /// ClusterQueue's or LocalQueue's stopPolicy holds, drains and releases it over time. Not
+    /// simulated, and said so: a replaced ResourceFlavor and other kinds (refused).
     pub(super) fn kueue_updates(
         &mut self,
         file: &std::path::Path,
@@ -126,7 +125,6 @@ impl Loader<'_> {
         timeline: &[TimelineStep],
         objects: &mut Objects,
         errors: &mut Errors,
-        warnings: &mut Vec<String>,
     ) {
         // What exists as the steps go: the scenario's objects, then what each step creates.
         let mut cluster_queues: BTreeSet<String> = (objects.cluster_queues.iter())
@@ -182,18 +180,8 @@ impl Loader<'_> {
                                         "Invalid value: \"string\": field is immutable".to_string(),
                                     ));
                                 }
-                                Some((_, stop)) => {
-                                    if *stop != q.stop_policy {
-                                        warnings.push(format!(
-                                            "LocalQueue {}/{} ({}): a stopPolicy changed over time is not simulated; it keeps {:?}",
-                                            q.namespace,
-                                            q.name,
-                                            origin.describe(),
-                                            stop
-                                        ));
-                                    }
-                                }
-                                None => {
+                                Some((_, stop)) if *stop == q.stop_policy => {}
+                                _ => {
                                     local_queues
                                         .insert(key, (q.cluster_queue.clone(), q.stop_policy));
                                     update.local_queues.push(q);

@@ -280,7 +280,6 @@ impl Loader<'_> {
             &sd.spec.timeline,
             &mut kueue_objects,
             &mut errors,
-            &mut warnings,
         );
         let mut inventory = self.dra_objects(routed.dra, &gates, &mut errors, &mut warnings);
         let mut budgets = self.budgets(routed.budgets, &mut errors);

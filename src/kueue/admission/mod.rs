@@ -139,9 +139,9 @@ struct State<'a> {
     flavors: Cow<'a, BTreeMap<String, ResourceFlavor>>,
     local_queues: Cow<'a, BTreeMap<(String, String), String>>,
     stopped_local_queues: Cow<'a, BTreeMap<(String, String), StopPolicy>>,
-    /// Workloads whose LocalQueue or ClusterQueue does not exist (yet): Kueue queues them
-    /// when it is created (`AddLocalQueue`, `AddClusterQueue` of `pkg/cache/queue/
-    /// manager.go`).
+    /// Workloads outside the queue manager: their LocalQueue or ClusterQueue does not exist
+    /// (yet), or their LocalQueue is stopped. Kueue queues them when it is created or
+    /// released (`AddLocalQueue`, `AddClusterQueue` of `pkg/cache/queue/manager.go`).
     orphans: BTreeSet<usize>,
     /// Per ClusterQueue: inactive (a missing flavor, or stopped).
     inactive: Vec<bool>,

@@ -175,7 +175,8 @@ impl<'a> State<'a> {
     /// Decides where workload `w` (`order`: its place among equals) waits: its
     /// ClusterQueue's heap when `present`, or nowhere yet (it arrives later, or is never
     /// queued: no Workload object, a stopped or missing queue, whose decision says why; one
-    /// whose queue is missing is among the [orphans](State::orphans) until it is created).
+    /// whose queue is missing or its LocalQueue stopped is among the
+    /// [orphans](State::orphans), which a timeline step may give a queue).
     /// Returns its ClusterQueue.
     pub(super) fn enqueue(&mut self, w: usize, order: u64, present: bool) -> Option<usize> {
         let workload = &self.workloads[w];
@@ -201,6 +202,7 @@ impl<'a> State<'a> {
             };
             (d, None)
         } else if stop::local_queue(&self.stopped_local_queues, &lq) != StopPolicy::None {
+            orphan = true;
             (
                 decision(stop::local_queue_message(&workload.queue_name)),
                 None,

@@ -13,10 +13,10 @@
 //! `Evicted` with reason `LocalQueueStopped` / `ClusterQueueStopped` and message `The
 //! LocalQueue is stopped` / `The ClusterQueue is stopped`, their quota released.
 //!
-//! A LocalQueue's stop policy is read at load (or when a timeline step creates it) and holds
-//! for the whole run. A ClusterQueue's may change in a timeline step: stopped, its pending
-//! workloads are marked inactive and none is popped, and `HoldAndDrain` evicts what it
-//! admitted (they wait in it again); `None` again, its queue goes on.
+//! A queue's stop policy may change in a timeline step (`admission/update`): a ClusterQueue
+//! stopped has its pending workloads marked inactive and none popped, a LocalQueue stopped
+//! takes its pending workloads out of the queue manager, and `HoldAndDrain` evicts what the
+//! queue admitted (they wait again); `None` again, the queue goes on.
 
 use std::collections::BTreeMap;
 

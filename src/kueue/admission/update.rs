@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::{Drain, QueueUpdate, State, Victim, Waiting};
+use super::{Drain, QueueKey, QueueUpdate, State, Victim, Waiting, stop};
 use crate::kueue::api::StopPolicy;
 use crate::kueue::quota::QuotaTree;
 
@@ -32,14 +32,17 @@ impl State<'_> {
         for f in &update.flavors {
             self.flavors.to_mut().insert(f.name.clone(), f.clone());
         }
+        // LocalQueues created, or whose stop policy changes: (namespace, name), old, new.
+        let mut local_stops = Vec::new();
         for lq in &update.local_queues {
             let key = (lq.namespace.clone(), lq.name.clone());
-            if lq.stop_policy != StopPolicy::None {
-                (self.stopped_local_queues.to_mut()).insert(key.clone(), lq.stop_policy);
-            }
-            self.local_queues
-                .to_mut()
-                .insert(key, lq.cluster_queue.clone());
+            let old = stop::local_queue(&self.stopped_local_queues, &key);
+            match lq.stop_policy {
+                StopPolicy::None => self.stopped_local_queues.to_mut().remove(&key),
+                policy => (self.stopped_local_queues.to_mut()).insert(key.clone(), policy),
+            };
+            (self.local_queues.to_mut()).insert(key.clone(), lq.cluster_queue.clone());
+            local_stops.push((key, old, lq.stop_policy));
         }
         let queues = self.cluster_queues.to_mut();
         let (mut stopped, mut drained) = (Vec::new(), Vec::new());
@@ -97,7 +100,19 @@ impl State<'_> {
             }
         }
         for q in drained {
-            self.drain(q);
+            let holders = self.by_queue[q].clone();
+            self.drain(holders, Stopped::ClusterQueue);
+        }
+        for (key, old, new) in local_stops {
+            if old != StopPolicy::HoldAndDrain && new == StopPolicy::HoldAndDrain {
+                let holders = (self.by_queue.iter().flatten().copied())
+                    .filter(|&h| self.local_queue_of(self.holder_is[h]) == (&key.0, &key.1))
+                    .collect();
+                self.drain(holders, Stopped::LocalQueue(&key.1));
+            }
+            if old == StopPolicy::None && new != StopPolicy::None {
+                self.hold_local_queue(&key);
+            }
         }
         self.inactive = self.inactive_queues();
         // A ClusterQueue stopped now: the workload controller marks its pending workloads
@@ -130,20 +145,26 @@ impl State<'_> {
             .collect()
     }
 
-    /// `reconcileOnClusterQueueActiveState` under `HoldAndDrain` set by a step: every workload
-    /// ClusterQueue `q` admitted is evicted (`ClusterQueueStopped`), its quota released, and
-    /// it waits in the stopped queue again (a plain pod's workload ends with its pod).
-    fn drain(&mut self, q: usize) {
-        let root = self.tree.root_of(self.ids[q]);
-        for h in self.by_queue[q].clone() {
-            let victim = self.holder_is[h];
+    /// `reconcileOnClusterQueueActiveState` / `reconcileOnLocalQueueActiveState` under
+    /// `HoldAndDrain` set by a step: each of `holders` is evicted (`ClusterQueueStopped` /
+    /// `LocalQueueStopped`), its quota released, and it waits again: in the stopped
+    /// ClusterQueue's heap, or, its LocalQueue stopped, outside the queue manager until the
+    /// LocalQueue is released (a plain pod's workload ends with its pod).
+    fn drain(&mut self, holders: Vec<usize>, stopped: Stopped) {
+        let (reason, message) = match stopped {
+            Stopped::ClusterQueue => ("ClusterQueueStopped", "The ClusterQueue is stopped"),
+            Stopped::LocalQueue(_) => ("LocalQueueStopped", "The LocalQueue is stopped"),
+        };
+        for h in holders {
+            let (victim, q) = (self.holder_is[h], self.holders[h].queue);
+            let root = self.tree.root_of(self.ids[q]);
             self.release(h);
             self.released.roots.insert(root);
             self.out.drained.push(Drain {
                 victim,
                 step: self.phase,
-                reason: "ClusterQueueStopped",
-                message: "The ClusterQueue is stopped".into(),
+                reason,
+                message: message.into(),
             });
             let Victim::Queued(w) = victim else {
                 continue;
@@ -153,26 +174,94 @@ impl State<'_> {
             d.admitted = None;
             if self.workloads[w].owned_by_pod {
                 d.reason = "Evicted";
-                d.message = "The ClusterQueue is stopped".into();
+                d.message = message.into();
                 d.waiting = Waiting::Nowhere;
-            } else {
-                d.reason = "Inadmissible";
-                d.message =
-                    format!("ClusterQueue {} is inactive", self.cluster_queues[q].name).into();
-                d.waiting = Waiting::Heap;
-                let key = self.queue_key(w);
-                self.released.requeue.push((q, key));
+                continue;
+            }
+            d.reason = "Inadmissible";
+            match stopped {
+                Stopped::ClusterQueue => {
+                    let name = &self.cluster_queues[q].name;
+                    d.message = format!("ClusterQueue {name} is inactive").into();
+                    d.waiting = Waiting::Heap;
+                    let key = self.queue_key(w);
+                    self.released.requeue.push((q, key));
+                }
+                Stopped::LocalQueue(name) => {
+                    d.message = stop::local_queue_message(name).into();
+                    d.waiting = Waiting::Nowhere;
+                    self.orphans.insert(w);
+                }
             }
         }
     }
 
-    /// `AddLocalQueue` / `AddClusterQueue`: the workloads waiting for a queue a step created
-    /// join it (its heap, if they are `present` already). Returns them with their queues.
+    /// A LocalQueue stopped by a step leaves the queue manager (`localqueue_controller.go`):
+    /// its pending workloads leave their ClusterQueue's queue, marked inactive, until it is
+    /// released.
+    fn hold_local_queue(&mut self, key: &(String, String)) {
+        let message = stop::local_queue_message(&key.1);
+        let mine = |st: &Self, w: usize| st.local_queue_of(Victim::Queued(w)) == (&key.0, &key.1);
+        for q in 0..self.heaps.len() {
+            let keys: Vec<QueueKey> = (self.heaps[q].iter().chain(&self.parked[q]))
+                .filter(|k| mine(self, k.3))
+                .copied()
+                .collect();
+            for k in keys {
+                self.heaps[q].remove(&self.pod_sets_id, &k);
+                self.parked[q].remove(&k);
+                if self.sticky[q] == Some(k) {
+                    self.sticky[q] = None;
+                }
+                let d = &mut self.out.decisions[k.3];
+                d.reason = "Inadmissible";
+                d.message = message.clone().into();
+                d.waiting = Waiting::Nowhere;
+                self.orphans.insert(k.3);
+            }
+        }
+        let requeue = std::mem::take(&mut self.released.requeue);
+        self.released.requeue = (requeue.into_iter())
+            .filter(|(_, k)| {
+                let gone = mine(self, k.3);
+                if gone {
+                    self.orphans.insert(k.3);
+                }
+                !gone
+            })
+            .collect();
+    }
+
+    /// The (namespace, LocalQueue) a holder's workload was queued in.
+    fn local_queue_of(&self, victim: Victim) -> (&str, &str) {
+        match victim {
+            Victim::Queued(w) => (&self.workloads[w].namespace, &self.workloads[w].queue_name),
+            Victim::Admitted(a) => {
+                let a = &self.objects.admitted[a];
+                (&a.namespace, &a.queue_name)
+            }
+        }
+    }
+
+    /// `AddLocalQueue` / `AddClusterQueue` (or a LocalQueue released): the workloads waiting
+    /// for a queue a step created join it (its heap, if they are `present` already). Returns
+    /// them with their queues.
     pub(super) fn adopt_orphans(&mut self, present: impl Fn(usize) -> bool) -> Vec<(usize, usize)> {
         let mut adopted = Vec::new();
         for w in std::mem::take(&mut self.orphans) {
+            // What happened to it before (an admission a drain ended) stays.
+            let d = &mut self.out.decisions[w];
+            let before = (
+                d.last_admitted.take(),
+                std::mem::take(&mut d.preempted),
+                d.evicted,
+                d.finished,
+            );
             let order = self.order[w];
-            if let Some(q) = self.enqueue(w, order, present(w)) {
+            let queue = self.enqueue(w, order, present(w));
+            let d = &mut self.out.decisions[w];
+            (d.last_admitted, d.preempted, d.evicted, d.finished) = before;
+            if let Some(q) = queue {
                 adopted.push((w, q));
             }
         }
@@ -194,4 +283,12 @@ impl State<'_> {
             .map(|&q| self.tree.root_of(self.ids[q]))
             .collect()
     }
+}
+
+/// The queue a step stopped with `HoldAndDrain`.
+#[derive(Clone, Copy)]
+enum Stopped<'a> {
+    ClusterQueue,
+    /// A LocalQueue, by name.
+    LocalQueue(&'a str),
 }
