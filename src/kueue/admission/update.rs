@@ -1,8 +1,10 @@
 //! Timeline steps change Kueue's objects (`QueueUpdate`): ClusterQueues and Cohorts replaced
-//! or created, LocalQueues and ResourceFlavors created. The quota tree is built again with what
-//! every holder holds, nominations are forgotten, and workloads waiting for a queue that now
-//! exists join it (`pkg/cache/queue/manager.go`: `UpdateClusterQueue`, `AddClusterQueue`,
-//! `AddLocalQueue`).
+//! or created, LocalQueues and ResourceFlavors created, queues stopped and released. The quota
+//! tree is built again with what every holder holds, nominations are forgotten, a
+//! `HoldAndDrain` queue evicts what it admitted, and workloads waiting for a queue that now
+//! exists (or is released) join it (`pkg/cache/queue/manager.go`: `UpdateClusterQueue`,
+//! `AddClusterQueue`, `AddLocalQueue`; `workload_controller.go`:
+//! `reconcileOnClusterQueueActiveState`, `reconcileOnLocalQueueActiveState`).
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -11,8 +13,9 @@ use crate::kueue::api::StopPolicy;
 use crate::kueue::quota::QuotaTree;
 
 impl State<'_> {
-    /// A timeline step replaces ClusterQueues and Cohorts: the quota tree is built again
-    /// with every holder's usage in it, and nothing nominated before holds. Returns the roots
+    /// A timeline step's Kueue objects take effect: the quota tree is built again with every
+    /// holder's usage in it, nothing nominated before holds, stopped queues hold or drain
+    /// (workloads waiting for a queue join it in [`Self::adopt_orphans`]). Returns the roots
     /// of the cohort trees the changed queues are in, whose inadmissible workloads Kueue
     /// requeues (`UpdateClusterQueue` with `specUpdated`: `notifyRetryInadmissibleWithoutLock`,
     /// `pkg/cache/queue/manager.go`; a Cohort's update does the same for its tree).
