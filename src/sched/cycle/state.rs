@@ -594,7 +594,7 @@ impl Signatures {
     }
 
     fn of_terms(&mut self, pod: &Pod) -> u32 {
-        let text = match &pod.affinity {
+        let text = match &*pod.affinity {
             // What `Debug` writes for a pod without pod (anti-)affinity, without writing it.
             None => std::borrow::Cow::Borrowed("None"),
             Some(a) if a.pod_affinity.is_none() && a.pod_anti_affinity.is_none() => {
@@ -633,7 +633,8 @@ mod tests {
             affinity: Some(Affinity {
                 node_affinity: Some(NodeAffinity::default()),
                 ..Default::default()
-            }),
+            })
+            .into(),
             ..Pod::default()
         };
         let n = s.of_terms(&pod);
