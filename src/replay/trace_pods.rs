@@ -43,6 +43,8 @@ pub struct TracePods<'t> {
     pub interpreted: Interpreted,
     /// The parts of the pods of the shapes seen lately, shared by their pods.
     shapes: HashMap<Shape, Parts>,
+    /// Each queue's namespace, and whether its name had to be changed.
+    namespaces: HashMap<Sym, (String, bool)>,
 }
 
 /// What a trace pod asks for: per pod, its CPU (millicores), memory (bytes) and GPUs, and
@@ -124,6 +126,7 @@ impl<'t> TracePods<'t> {
             spec,
             interpreted: Interpreted::default(),
             shapes: HashMap::new(),
+            namespaces: HashMap::new(),
         }
     }
 
@@ -144,7 +147,7 @@ impl<'t> TracePods<'t> {
         let queue = symbols.name(r.queue);
         let namespace = match queue.is_empty() {
             true => self.spec.namespace.clone(),
-            false => self.name(queue, 63),
+            false => self.namespace(r.queue, queue),
         };
         let priority = self.priority(symbols.name(r.priority));
         let nodes = u64::from(r.nodes.max(1));
@@ -222,6 +225,20 @@ impl<'t> TracePods<'t> {
             pod_sets: vec![pod_set("main", first, pods.len() as i64)],
             blocked: None,
         })
+    }
+
+    /// The namespace of the queue named `queue` (its symbol `sym`), made once per queue;
+    /// each row with a renamed queue counts.
+    fn namespace(&mut self, sym: Sym, queue: &str) -> String {
+        if let Some((namespace, renamed)) = self.namespaces.get(&sym) {
+            self.interpreted.renamed += u64::from(*renamed);
+            return namespace.clone();
+        }
+        let before = self.interpreted.renamed;
+        let namespace = self.name(queue, 63);
+        let renamed = self.interpreted.renamed > before;
+        self.namespaces.insert(sym, (namespace.clone(), renamed));
+        namespace
     }
 
     /// The trace's file, as warnings name it.
