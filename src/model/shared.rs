@@ -35,6 +35,14 @@ impl<T: Empty> Shared<T> {
     pub fn share(&self) -> Self {
         Shared(self.0.clone())
     }
+
+    /// Whether both hold the very same value (not merely equal ones).
+    pub fn shares_with(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 impl<T: Empty> Deref for Shared<T> {
@@ -66,11 +74,7 @@ impl<T: Empty> Default for Shared<T> {
 
 impl<T: Empty + PartialEq> PartialEq for Shared<T> {
     fn eq(&self, other: &Self) -> bool {
-        let same = match (&self.0, &other.0) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        };
-        same || **self == **other
+        self.shares_with(other) || **self == **other
     }
 }
 
@@ -122,7 +126,9 @@ mod tests {
     fn a_write_copies_only_what_is_shared() {
         let mut a: Shared<BTreeMap<String, i64>> = BTreeMap::from([("cpu".into(), 1)]).into();
         let b = a.share();
+        assert!(a.shares_with(&b));
         a.insert("memory".into(), 2);
+        assert!(!a.shares_with(&b), "the write copied the value");
         assert_eq!(a.len(), 2);
         assert_eq!(b.len(), 1, "the other copy keeps its value");
         let mut empty: Shared<BTreeMap<String, i64>> = Shared::default();

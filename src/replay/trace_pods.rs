@@ -318,3 +318,85 @@ impl<'t> TracePods<'t> {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::TracePods;
+    use crate::load::replay::ReplayTrace;
+    use crate::trace::{Outcome, Sym, Symbols, TraceColumns, TraceRecord};
+
+    fn spec() -> ReplayTrace {
+        ReplayTrace {
+            path: "trace.csv".into(),
+            columns: TraceColumns::preset("openb").expect("a preset"),
+            format: "openb".into(),
+            namespace: "default".into(),
+            gpu_model_label: "nvidia.com/gpu.product".into(),
+            gpu_resource: "nvidia.com/gpu".into(),
+            priorities: BTreeMap::new(),
+            scheduler_name: "default-scheduler".into(),
+            local_queue: None,
+        }
+    }
+
+    fn row(id: &str, cpu_milli: u64, nodes: u32, models: Sym, queue: Sym) -> TraceRecord {
+        TraceRecord {
+            id: id.into(),
+            arrival: 0,
+            start: None,
+            end: None,
+            cpu_milli,
+            memory_bytes: u64::from(nodes) << 30,
+            gpu_count: 2 * nodes,
+            gpu_milli: 1000,
+            gpu_models: models,
+            queue,
+            priority: Sym::NONE,
+            class: Sym::NONE,
+            nodes,
+            outcome: Outcome::Finished,
+        }
+    }
+
+    /// Rows of one shape (per-pod CPU, memory, GPUs and models) share their pods' requests and
+    /// affinity; another shape gets its own, and a gang's pods share their row's labels.
+    #[test]
+    fn pods_of_one_shape_share_their_requests_and_affinity() {
+        let spec = spec();
+        let mut symbols = Symbols::default();
+        let a100 = symbols.intern("A100|H100");
+        let queue = symbols.intern("team-a");
+        let mut pods = TracePods::new(&spec);
+        let (one, _, _) = pods.pods(&row("one", 4000, 1, a100, queue), &symbols);
+        let (gang, _, _) = pods.pods(&row("gang", 8000, 2, a100, queue), &symbols);
+        let (other, _, _) = pods.pods(&row("other", 2000, 1, a100, queue), &symbols);
+        assert_eq!(gang.len(), 2);
+        for p in &gang {
+            assert!(p.requests.shares_with(&one[0].requests));
+            assert!(p.score_requests.shares_with(&one[0].score_requests));
+            assert!(p.affinity.shares_with(&one[0].affinity));
+        }
+        assert_eq!(one[0].requests.get("nvidia.com/gpu"), Some(&2));
+        assert!(!other[0].requests.shares_with(&one[0].requests));
+        assert_eq!(other[0].requests.get("cpu"), Some(&2000));
+        assert_eq!(other[0].affinity, one[0].affinity);
+    }
+
+    /// A queue whose name is not a valid namespace is renamed once, and every row of it counts
+    /// in the warning.
+    #[test]
+    fn every_row_of_a_renamed_queue_counts() {
+        let spec = spec();
+        let mut symbols = Symbols::default();
+        let queue = symbols.intern("Team_A");
+        let mut pods = TracePods::new(&spec);
+        for id in ["a", "b", "c"] {
+            let (made, namespace, _) = pods.pods(&row(id, 1000, 1, Sym::NONE, queue), &symbols);
+            assert_eq!(namespace, "team-a");
+            assert_eq!(made[0].namespace, "team-a");
+        }
+        assert_eq!(pods.interpreted.renamed, 3);
+    }
+}
