@@ -529,7 +529,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                 }
                 // An error (or a binding that failed) names no rejector: error backoff.
                 let failure = Failure {
-                    unschedulable_plugins: (outcome.diagnosis.as_ref())
+                    unschedulable_plugins: (outcome.diagnosis.as_deref())
                         .filter(|_| {
                             !matches!(phase, PodPhase::SchedulerError | PodPhase::Scheduled)
                         })
