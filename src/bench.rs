@@ -187,11 +187,12 @@ fn template(t: usize, rng: &mut ChaCha8Rng) -> Pod {
                     required_during_scheduling_ignored_during_execution: None,
                 }),
                 ..Default::default()
-            });
+            })
+            .into();
         }
     }
-    p.score_requests = requests.clone();
-    p.requests = requests;
+    p.score_requests = requests.clone().into();
+    p.requests = requests.into();
     p
 }
 

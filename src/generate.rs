@@ -192,7 +192,7 @@ pub fn pod_object(p: &Pod) -> Value {
     if !p.tolerations.is_empty() {
         spec["tolerations"] = json!(p.tolerations);
     }
-    if let Some(a) = &p.affinity {
+    if let Some(a) = &*p.affinity {
         spec["affinity"] = json!(a);
     }
     let mut metadata = json!({"name": p.name, "namespace": p.namespace});

@@ -48,11 +48,11 @@ fn existing(i: usize, node: usize, app: &str, gpus: i64) -> Pod {
     Pod {
         name: format!("p{i}"),
         namespace: "default".into(),
-        labels: [("app".to_string(), app.to_string())].into(),
+        labels: [("app".to_string(), app.to_string())].into_iter().collect(),
         node_name: Some(format!("n{node}")),
         scheduler_name: "default-scheduler".into(),
-        score_requests: requests.clone(),
-        requests,
+        score_requests: requests.clone().into(),
+        requests: requests.into(),
         ..Default::default()
     }
 }

@@ -103,9 +103,9 @@ fn pod() -> impl Strategy<Value = Pod> {
                 name: "p".into(),
                 namespace: "default".into(),
                 tolerations,
-                node_selector,
-                score_requests: requests.clone(),
-                requests,
+                node_selector: node_selector.into(),
+                score_requests: requests.clone().into(),
+                requests: requests.into(),
                 ..Default::default()
             }
         })

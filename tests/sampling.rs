@@ -106,8 +106,8 @@ fn pod(name: &str, cpu: i64, priority: i32) -> Pod {
         namespace: "default".into(),
         scheduler_name: "default-scheduler".into(),
         priority,
-        score_requests: requests.clone(),
-        requests,
+        score_requests: requests.clone().into(),
+        requests: requests.into(),
         ..Default::default()
     }
 }

@@ -201,7 +201,11 @@ fn replay_one(
         }
     };
     let sinks = Sinks {
-        pod_record: Some(&mut write_pod),
+        // Without `--pods-csv` the replay makes no records.
+        pod_record: match args.pods_csv {
+            true => Some(&mut write_pod),
+            false => None,
+        },
         sample: Some(&mut write_sample),
         progress: Some(&mut show),
     };

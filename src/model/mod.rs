@@ -11,6 +11,7 @@ pub mod pod;
 pub mod pod_group;
 pub mod quantity;
 pub mod resources;
+pub mod shared;
 pub mod validate;
 
 pub use node::Node;

@@ -169,7 +169,7 @@ pub fn pod_from_k8s(
             .namespace
             .clone()
             .unwrap_or_else(|| "default".into()),
-        labels: pod.metadata.labels.clone().unwrap_or_default(),
+        labels: pod.metadata.labels.clone().unwrap_or_default().into(),
         workload: None,
         controller: controller_ref(&pod.metadata),
         node_name: spec.node_name.clone().filter(|n| !n.is_empty()),
@@ -182,8 +182,8 @@ pub fn pod_from_k8s(
         priority_given: spec.priority.is_some(),
         never_preempt: spec.preemption_policy.as_deref() == Some("Never"),
         preemption_policy_given: spec.preemption_policy.is_some(),
-        node_selector: spec.node_selector.clone().unwrap_or_default(),
-        affinity: spec.affinity.clone(),
+        node_selector: spec.node_selector.clone().unwrap_or_default().into(),
+        affinity: spec.affinity.clone().into(),
         tolerations: spec.tolerations.clone().unwrap_or_default(),
         scheduling_gates: spec
             .scheduling_gates
@@ -191,8 +191,8 @@ pub fn pod_from_k8s(
             .flatten()
             .map(|g| g.name.clone())
             .collect(),
-        requests,
-        score_requests,
+        requests: requests.into(),
+        score_requests: score_requests.into(),
         has_restartable_init_container: init.iter().any(|(_, r)| *r),
         start_time: pod.status.as_ref().and_then(|s| s.start_time.clone()),
         not_ready: match (pod.status.as_ref().and_then(|s| s.conditions.as_ref()))

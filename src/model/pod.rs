@@ -7,8 +7,11 @@ use k8s_openapi::api::core::v1::{Affinity, Toleration, TopologySpreadConstraint}
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::resources::ResourceList;
+use super::shared::Shared;
 
-#[derive(Debug, Clone, PartialEq, Default)]
+/// The maps and the affinity that copies of a pod share are [`Shared`] (copied when one of
+/// them writes to it).
+#[derive(Debug, PartialEq, Default)]
 pub struct Pod {
     pub name: String,
     pub namespace: String,
@@ -16,7 +19,7 @@ pub struct Pod {
     /// stable UID, as the API server gives every pod one: claims name their pod by it (owner
     /// references, `reservedFor`).
     pub uid: String,
-    pub labels: BTreeMap<String, String>,
+    pub labels: Shared<BTreeMap<String, String>>,
     /// The workload the pod belongs to (a TrainJob, a Determined task, a Deployment, …), for
     /// grouping reports.
     pub workload: Option<String>,
@@ -35,14 +38,14 @@ pub struct Pod {
     pub never_preempt: bool,
     /// `spec.preemptionPolicy` was written in the pod (a class's policy does not override it).
     pub preemption_policy_given: bool,
-    pub node_selector: BTreeMap<String, String>,
-    pub affinity: Option<Affinity>,
+    pub node_selector: Shared<BTreeMap<String, String>>,
+    pub affinity: Shared<Option<Affinity>>,
     pub tolerations: Vec<Toleration>,
     pub scheduling_gates: Vec<String>,
     /// Effective request for filtering (`resource.PodRequests`).
-    pub requests: ResourceList,
+    pub requests: Shared<ResourceList>,
     /// Request for scoring: missing cpu/memory container requests count as 100m / 200Mi.
-    pub score_requests: ResourceList,
+    pub score_requests: Shared<ResourceList>,
     pub has_restartable_init_container: bool,
     /// `status.startTime` of a pod that is already running (preemption spares older pods).
     pub start_time: Option<Time>,
@@ -80,6 +83,46 @@ pub struct Pod {
     /// requests of the pod's extended-resource claim when DRAExtendedResource is on
     /// (`dra::extended`).
     pub extended_requests: Vec<ContainerExtendedRequest>,
+}
+
+impl Clone for Pod {
+    /// A copy that shares the [`Shared`] fields with `self` (copied when either writes).
+    fn clone(&self) -> Self {
+        Pod {
+            name: self.name.clone(),
+            namespace: self.namespace.clone(),
+            uid: self.uid.clone(),
+            labels: self.labels.share(),
+            workload: self.workload.clone(),
+            controller: self.controller.clone(),
+            node_name: self.node_name.clone(),
+            scheduler_name: self.scheduler_name.clone(),
+            priority: self.priority,
+            priority_class: self.priority_class.clone(),
+            priority_given: self.priority_given,
+            never_preempt: self.never_preempt,
+            preemption_policy_given: self.preemption_policy_given,
+            node_selector: self.node_selector.share(),
+            affinity: self.affinity.share(),
+            tolerations: self.tolerations.clone(),
+            scheduling_gates: self.scheduling_gates.clone(),
+            requests: self.requests.share(),
+            score_requests: self.score_requests.share(),
+            has_restartable_init_container: self.has_restartable_init_container,
+            start_time: self.start_time.clone(),
+            not_ready: self.not_ready,
+            phase_pending: self.phase_pending,
+            deletion_timestamp: self.deletion_timestamp.clone(),
+            nominated_node_name: self.nominated_node_name.clone(),
+            termination_grace_period_seconds: self.termination_grace_period_seconds,
+            disrupted_by_preemption: self.disrupted_by_preemption,
+            topology_spread_constraints: self.topology_spread_constraints.clone(),
+            pod_group: self.pod_group.clone(),
+            resource_claims: self.resource_claims.clone(),
+            resource_claim_statuses: self.resource_claim_statuses.clone(),
+            extended_requests: self.extended_requests.clone(),
+        }
+    }
 }
 
 /// One container's request of an extended resource (`IsExtendedResourceName`, not zero),

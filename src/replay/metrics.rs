@@ -166,6 +166,9 @@ pub struct Metrics {
     /// The time up to which GPU time has been integrated.
     integrated_to: u64,
     pub series: Series,
+    /// The value of the group [`Self::each`] looks up, kept so that looking up a group
+    /// allocates nothing.
+    group_value: String,
 }
 
 impl Metrics {
@@ -189,6 +192,7 @@ impl Metrics {
             queued: 0,
             integrated_to: 0,
             series: Series::new(sample),
+            group_value: String::new(),
         };
         m.nodes_changed(nodes, &[]);
         m
@@ -323,20 +327,25 @@ impl Metrics {
         }
     }
 
-    /// The groups a pod counts in.
-    fn keys(queue: &str, priority: i32, class: &str) -> [(&'static str, String); 4] {
-        [
-            ("all", String::new()),
-            (DIMENSIONS[0], queue.to_string()),
-            (DIMENSIONS[1], priority.to_string()),
-            (DIMENSIONS[2], class.to_string()),
-        ]
-    }
-
+    /// Applies `f` to each group a pod counts in: all pods, its queue, its priority, its class.
     fn each(&mut self, key: (&str, i32, &str), f: impl Fn(&mut Group)) {
-        for k in Self::keys(key.0, key.1, key.2) {
-            f(self.groups.entry(k).or_default());
+        use std::fmt::Write;
+        let mut k = ("all", std::mem::take(&mut self.group_value));
+        for dimension in 0..=DIMENSIONS.len() {
+            k.1.clear();
+            match dimension {
+                0 => {}
+                1 => k.1.push_str(key.0),
+                2 => write!(k.1, "{}", key.1).expect("a String takes any text"),
+                _ => k.1.push_str(key.2),
+            }
+            k.0 = dimension.checked_sub(1).map_or("all", |d| DIMENSIONS[d]);
+            match self.groups.get_mut(&k) {
+                Some(g) => f(g),
+                None => f(self.groups.entry(k.clone()).or_default()),
+            }
         }
+        self.group_value = k.1;
     }
 
     pub fn job_arrived(&mut self, key: (&str, i32, &str), pods: u64) {

@@ -3,7 +3,7 @@
 //! the row's CPU, memory and GPUs, in the queue's namespace, with the GPU models it may run on
 //! as a required node affinity on the model label (openb `gpu_spec`, a `|`-OR list).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{
@@ -15,8 +15,11 @@ use crate::kueue::pod_set_info::pod_set;
 use crate::load::kueue::QUEUE_NAME_LABEL;
 use crate::load::replay::ReplayTrace;
 use crate::model::Pod;
-use crate::model::resources::{CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY};
-use crate::trace::{Symbols, TraceRecord};
+use crate::model::resources::{
+    CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY, ResourceList,
+};
+use crate::model::shared::Shared;
+use crate::trace::{Sym, Symbols, TraceRecord};
 
 /// The label of a batch Job's pods naming their Job.
 const JOB_NAME_LABEL: &str = crate::resolve::job::JOB_NAME_LABELS[0];
@@ -38,6 +41,83 @@ pub struct Interpreted {
 pub struct TracePods<'t> {
     spec: &'t ReplayTrace,
     pub interpreted: Interpreted,
+    /// The parts of the pods of the shapes seen lately, shared by their pods.
+    shapes: HashMap<Shape, Parts>,
+    /// Each queue's namespace, and whether its name had to be changed.
+    namespaces: HashMap<Sym, (String, bool)>,
+}
+
+/// What a trace pod asks for: per pod, its CPU (millicores), memory (bytes) and GPUs, and
+/// the GPU models it may run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Shape {
+    cpu: i64,
+    memory: i64,
+    gpus: i64,
+    models: Sym,
+}
+
+/// The parts of a pod that only its [`Shape`] decides, shared by the pods of that shape.
+struct Parts {
+    requests: Shared<ResourceList>,
+    score_requests: Shared<ResourceList>,
+    affinity: Shared<Option<Affinity>>,
+}
+
+/// How many shapes [`TracePods`] remembers: a trace repeats a few, and one whose every row
+/// has its own shape must not make memory grow with its length.
+const SHAPES_KEPT: usize = 4096;
+
+impl Parts {
+    fn share(&self) -> Self {
+        Parts {
+            requests: self.requests.share(),
+            score_requests: self.score_requests.share(),
+            affinity: self.affinity.share(),
+        }
+    }
+
+    fn new(shape: Shape, spec: &ReplayTrace, symbols: &Symbols) -> Self {
+        let mut requests = BTreeMap::new();
+        if shape.cpu > 0 {
+            requests.insert(CPU.to_string(), shape.cpu);
+        }
+        if shape.memory > 0 {
+            requests.insert(MEMORY.to_string(), shape.memory);
+        }
+        if shape.gpus > 0 {
+            requests.insert(spec.gpu_resource.clone(), shape.gpus);
+        }
+        let mut score = requests.clone();
+        score
+            .entry(CPU.to_string())
+            .or_insert(DEFAULT_MILLI_CPU_REQUEST);
+        score
+            .entry(MEMORY.to_string())
+            .or_insert(DEFAULT_MEMORY_REQUEST);
+        let models: Vec<String> = symbols.models(shape.models).map(str::to_string).collect();
+        let affinity = (!models.is_empty()).then(|| Affinity {
+            node_affinity: Some(NodeAffinity {
+                required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                    node_selector_terms: vec![NodeSelectorTerm {
+                        match_expressions: Some(vec![NodeSelectorRequirement {
+                            key: spec.gpu_model_label.clone(),
+                            operator: "In".into(),
+                            values: Some(models),
+                        }]),
+                        match_fields: None,
+                    }],
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        Parts {
+            requests: requests.into(),
+            score_requests: score.into(),
+            affinity: affinity.into(),
+        }
+    }
 }
 
 impl<'t> TracePods<'t> {
@@ -45,7 +125,21 @@ impl<'t> TracePods<'t> {
         TracePods {
             spec,
             interpreted: Interpreted::default(),
+            shapes: HashMap::new(),
+            namespaces: HashMap::new(),
         }
+    }
+
+    /// The requests and the GPU-model affinity of a pod of `shape`, built once per shape.
+    fn parts(&mut self, shape: Shape, symbols: &Symbols) -> Parts {
+        if self.shapes.len() >= SHAPES_KEPT && !self.shapes.contains_key(&shape) {
+            self.shapes.clear();
+        }
+        let spec = self.spec;
+        self.shapes
+            .entry(shape)
+            .or_insert_with(|| Parts::new(shape, spec, symbols))
+            .share()
     }
 
     /// The row's pods (its gang), the queue they belong to and their priority.
@@ -53,7 +147,7 @@ impl<'t> TracePods<'t> {
         let queue = symbols.name(r.queue);
         let namespace = match queue.is_empty() {
             true => self.spec.namespace.clone(),
-            false => self.name(queue, 63),
+            false => self.namespace(r.queue, queue),
         };
         let priority = self.priority(symbols.name(r.priority));
         let nodes = u64::from(r.nodes.max(1));
@@ -71,45 +165,18 @@ impl<'t> TracePods<'t> {
             self.interpreted.uneven_gangs += 1;
         }
         let per_pod = |total: u64| i64::try_from(total.div_ceil(nodes)).unwrap_or(i64::MAX);
-        let mut requests = BTreeMap::new();
-        let mut score = BTreeMap::new();
-        let cpu = per_pod(r.cpu_milli);
-        let memory = per_pod(r.memory_bytes);
-        if cpu > 0 {
-            requests.insert(CPU.to_string(), cpu);
-        }
-        if memory > 0 {
-            requests.insert(MEMORY.to_string(), memory);
-        }
-        if gpus > 0 {
-            requests.insert(self.spec.gpu_resource.clone(), per_pod(gpus));
-        }
-        score.clone_from(&requests);
-        score
-            .entry(CPU.to_string())
-            .or_insert(DEFAULT_MILLI_CPU_REQUEST);
-        score
-            .entry(MEMORY.to_string())
-            .or_insert(DEFAULT_MEMORY_REQUEST);
-        let models: Vec<String> = symbols.models(r.gpu_models).map(str::to_string).collect();
-        let affinity = (!models.is_empty()).then(|| Affinity {
-            node_affinity: Some(NodeAffinity {
-                required_during_scheduling_ignored_during_execution: Some(NodeSelector {
-                    node_selector_terms: vec![NodeSelectorTerm {
-                        match_expressions: Some(vec![NodeSelectorRequirement {
-                            key: self.spec.gpu_model_label.clone(),
-                            operator: "In".into(),
-                            values: Some(models),
-                        }]),
-                        match_fields: None,
-                    }],
-                }),
-                ..Default::default()
-            }),
-            ..Default::default()
-        });
+        let shape = Shape {
+            cpu: per_pod(r.cpu_milli),
+            memory: per_pod(r.memory_bytes),
+            gpus: match gpus {
+                0 => 0,
+                g => per_pod(g),
+            },
+            models: r.gpu_models,
+        };
+        let parts = self.parts(shape, symbols);
         let base = self.name(&r.id, 240);
-        let mut labels = BTreeMap::new();
+        let mut labels: Shared<BTreeMap<String, String>> = Shared::default();
         if let Some(q) = &self.spec.local_queue {
             labels.insert(QUEUE_NAME_LABEL.to_string(), q.clone());
             let job: String = base.chars().take(63).collect();
@@ -127,10 +194,10 @@ impl<'t> TracePods<'t> {
                     workload: Some(r.id.to_string()),
                     scheduler_name: self.spec.scheduler_name.clone(),
                     priority,
-                    requests: requests.clone(),
-                    score_requests: score.clone(),
-                    affinity: affinity.clone(),
-                    labels: labels.clone(),
+                    requests: parts.requests.share(),
+                    score_requests: parts.score_requests.share(),
+                    affinity: parts.affinity.share(),
+                    labels: labels.share(),
                     ..Pod::default()
                 })
             })
@@ -158,6 +225,20 @@ impl<'t> TracePods<'t> {
             pod_sets: vec![pod_set("main", first, pods.len() as i64)],
             blocked: None,
         })
+    }
+
+    /// The namespace of the queue named `queue` (its symbol `sym`), made once per queue;
+    /// each row with a renamed queue counts.
+    fn namespace(&mut self, sym: Sym, queue: &str) -> String {
+        if let Some((namespace, renamed)) = self.namespaces.get(&sym) {
+            self.interpreted.renamed += u64::from(*renamed);
+            return namespace.clone();
+        }
+        let before = self.interpreted.renamed;
+        let namespace = self.name(queue, 63);
+        let renamed = self.interpreted.renamed > before;
+        self.namespaces.insert(sym, (namespace.clone(), renamed));
+        namespace
     }
 
     /// The trace's file, as warnings name it.
@@ -235,5 +316,87 @@ impl<'t> TracePods<'t> {
             ));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::TracePods;
+    use crate::load::replay::ReplayTrace;
+    use crate::trace::{Outcome, Sym, Symbols, TraceColumns, TraceRecord};
+
+    fn spec() -> ReplayTrace {
+        ReplayTrace {
+            path: "trace.csv".into(),
+            columns: TraceColumns::preset("openb").expect("a preset"),
+            format: "openb".into(),
+            namespace: "default".into(),
+            gpu_model_label: "nvidia.com/gpu.product".into(),
+            gpu_resource: "nvidia.com/gpu".into(),
+            priorities: BTreeMap::new(),
+            scheduler_name: "default-scheduler".into(),
+            local_queue: None,
+        }
+    }
+
+    fn row(id: &str, cpu_milli: u64, nodes: u32, models: Sym, queue: Sym) -> TraceRecord {
+        TraceRecord {
+            id: id.into(),
+            arrival: 0,
+            start: None,
+            end: None,
+            cpu_milli,
+            memory_bytes: u64::from(nodes) << 30,
+            gpu_count: 2 * nodes,
+            gpu_milli: 1000,
+            gpu_models: models,
+            queue,
+            priority: Sym::NONE,
+            class: Sym::NONE,
+            nodes,
+            outcome: Outcome::Finished,
+        }
+    }
+
+    /// Rows of one shape (per-pod CPU, memory, GPUs and models) share their pods' requests and
+    /// affinity; another shape gets its own, and a gang's pods share their row's labels.
+    #[test]
+    fn pods_of_one_shape_share_their_requests_and_affinity() {
+        let spec = spec();
+        let mut symbols = Symbols::default();
+        let a100 = symbols.intern("A100|H100");
+        let queue = symbols.intern("team-a");
+        let mut pods = TracePods::new(&spec);
+        let (one, _, _) = pods.pods(&row("one", 4000, 1, a100, queue), &symbols);
+        let (gang, _, _) = pods.pods(&row("gang", 8000, 2, a100, queue), &symbols);
+        let (other, _, _) = pods.pods(&row("other", 2000, 1, a100, queue), &symbols);
+        assert_eq!(gang.len(), 2);
+        for p in &gang {
+            assert!(p.requests.shares_with(&one[0].requests));
+            assert!(p.score_requests.shares_with(&one[0].score_requests));
+            assert!(p.affinity.shares_with(&one[0].affinity));
+        }
+        assert_eq!(one[0].requests.get("nvidia.com/gpu"), Some(&2));
+        assert!(!other[0].requests.shares_with(&one[0].requests));
+        assert_eq!(other[0].requests.get("cpu"), Some(&2000));
+        assert_eq!(other[0].affinity, one[0].affinity);
+    }
+
+    /// A queue whose name is not a valid namespace is renamed once, and every row of it counts
+    /// in the warning.
+    #[test]
+    fn every_row_of_a_renamed_queue_counts() {
+        let spec = spec();
+        let mut symbols = Symbols::default();
+        let queue = symbols.intern("Team_A");
+        let mut pods = TracePods::new(&spec);
+        for id in ["a", "b", "c"] {
+            let (made, namespace, _) = pods.pods(&row(id, 1000, 1, Sym::NONE, queue), &symbols);
+            assert_eq!(namespace, "team-a");
+            assert_eq!(made[0].namespace, "team-a");
+        }
+        assert_eq!(pods.interpreted.renamed, 3);
     }
 }

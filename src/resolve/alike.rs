@@ -181,7 +181,7 @@ fn rename(pods: &TrainJobPods, from: &str, to: &str) -> TrainJobPods {
             replace(v, from, to);
         }
         if pod.labels.keys().any(|k| k.contains(from)) {
-            pod.labels = std::mem::take(&mut pod.labels)
+            pod.labels = std::mem::take(&mut *pod.labels)
                 .into_iter()
                 .map(|(k, v)| (k.replace(from, to), v))
                 .collect();

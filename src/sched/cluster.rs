@@ -162,7 +162,7 @@ impl Cluster {
             nodes
                 .iter()
                 .map(|n| &n.allocatable)
-                .chain(pods.iter().map(|p| &p.requests)),
+                .chain(pods.iter().map(|p| &*p.requests)),
         );
         let width = table.len();
         let mut allocatable = Vec::with_capacity(nodes.len() * width);

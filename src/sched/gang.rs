@@ -294,7 +294,7 @@ pub(crate) fn post_filter(
 /// reasons of the plugins that returned Unschedulable with ", ").
 /// The message is extended in place, as `FitError.Error()` ends with the PostFilter message.
 pub(crate) fn append_post_filter(outcome: &mut PodOutcome, reason: &str) {
-    if let Some(d) = outcome.diagnosis.as_mut() {
+    if let Some(d) = outcome.diagnosis.as_mut().map(std::sync::Arc::make_mut) {
         let joined = match d.post_filter_msg.take() {
             Some(m) if !m.is_empty() => {
                 outcome.message.push_str(&format!(", {reason}"));

@@ -147,8 +147,8 @@ pub(super) fn pod_claiming(i: usize, template: String) -> Pod {
         name: format!("p-{i}"),
         namespace: "default".into(),
         uid: format!("uid-{i}"),
-        score_requests: requests.clone(),
-        requests,
+        score_requests: requests.clone().into(),
+        requests: requests.into(),
         resource_claims: vec![PodResourceClaim {
             name: "gpus".into(),
             resource_claim_template_name: Some(template),

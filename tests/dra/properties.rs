@@ -148,8 +148,8 @@ fn pod(i: usize, cpu: i64, priority: i32) -> Pod {
         namespace: "default".into(),
         uid: format!("uid-{i}"),
         priority,
-        score_requests: requests.clone(),
-        requests,
+        score_requests: requests.clone().into(),
+        requests: requests.into(),
         ..Default::default()
     }
 }

@@ -503,18 +503,19 @@ impl<'s, 'o> Engine<'s, 'o> {
         live.attempts += 1;
         let pod = Arc::clone(&live.pod);
         self.sync_nominations();
-        let outcome = self.schedule(id, &pod);
+        let mut outcome = self.schedule(id, &pod);
         let decided = self.decided(&outcome);
         let end = self.now + self.replay.cycle_ms;
-        // The chosen node by name: a timeline step during the cycle may renumber the nodes,
-        // or remove it (the binding then fails and the pod is retried, as an error).
-        let chosen = (outcome.node).map(|n| self.s.cluster.nodes[n].name.clone());
+        let mut node = outcome.node;
         if self.replay.cycle_ms > 0 {
+            // The chosen node by name: a timeline step during the cycle may renumber the
+            // nodes, or remove it (the binding then fails and the pod is retried, as an error).
+            let chosen = node.map(|n| self.s.cluster.nodes[n].name.clone());
             // Events due while the cycle runs reach the queue as in-flight events.
             self.run_events_before(end);
             self.advance(end);
+            node = chosen.and_then(|n| self.s.cluster.index_of(&n));
         }
-        let node = chosen.and_then(|n| self.s.cluster.index_of(&n));
         match (outcome.phase, node) {
             (PodPhase::Scheduled, Some(node)) => {
                 if !self.waits_at_permit(id, node) {
@@ -524,11 +525,11 @@ impl<'s, 'o> Engine<'s, 'o> {
             }
             (phase, _) => {
                 if let Some(live) = self.live.get_mut(&id) {
-                    live.message = Some(outcome.message.as_str().into());
+                    live.message = Some(std::mem::take(&mut outcome.message).into_boxed_str());
                 }
                 // An error (or a binding that failed) names no rejector: error backoff.
                 let failure = Failure {
-                    unschedulable_plugins: (outcome.diagnosis.as_ref())
+                    unschedulable_plugins: (outcome.diagnosis.as_deref())
                         .filter(|_| {
                             !matches!(phase, PodPhase::SchedulerError | PodPhase::Scheduled)
                         })

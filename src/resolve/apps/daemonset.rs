@@ -120,7 +120,7 @@ impl DaemonSetPods {
     pub fn pod_for(&self, node: &str, name: String) -> Pod {
         let mut p = self.template.clone();
         p.name = name;
-        p.affinity = Some(node_name_affinity(p.affinity.take(), node));
+        p.affinity = Some(node_name_affinity(p.affinity.take(), node)).into();
         p
     }
 

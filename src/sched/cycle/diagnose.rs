@@ -285,7 +285,7 @@ pub(super) fn unschedulable(message: String, diagnosis: Diagnosis) -> PodOutcome
         phase: PodPhase::Unschedulable,
         node: None,
         message,
-        diagnosis: Some(diagnosis),
+        diagnosis: Some(Arc::new(diagnosis)),
         victims: Vec::new(),
         pdb_violations: 0,
         gang: None,

@@ -706,10 +706,10 @@ impl<'a> Scheduler<'a> {
                     Plugin::DynamicResources => gate.message(),
                     _ => scheduling_gates::GATED_CONDITION_MESSAGE.into(),
                 },
-                diagnosis: Some(Diagnosis {
+                diagnosis: Some(Arc::new(Diagnosis {
                     pre_filter_msg: Some(gate.message()),
                     ..Default::default()
-                }),
+                })),
                 victims: Vec::new(),
                 pdb_violations: 0,
                 gang: None,

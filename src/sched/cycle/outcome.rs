@@ -1,6 +1,8 @@
 //! What a scheduling cycle says about a pod: its phase, the node, the message, the diagnosis,
 //! the victims of its preemption, its gang, and how many nodes it examined.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::model::pod::GangScheduler;
@@ -95,7 +97,9 @@ pub struct PodOutcome {
     pub node: Option<usize>,
     /// The condition / event message kube-scheduler would record ("" when scheduled).
     pub message: String,
-    pub diagnosis: Option<Diagnosis>,
+    /// Shared with the failure the scheduler keeps for pods alike, which gives it again to
+    /// each of them while it holds (copied when either writes to it).
+    pub diagnosis: Option<Arc<Diagnosis>>,
     /// Pods preempted to make room for this one (pod ids, see [`Outcome`]).
     pub victims: Vec<usize>,
     /// How many of `victims` a PodDisruptionBudget protected (`Victims.NumPDBViolations`):

@@ -152,6 +152,8 @@ impl Scheduler<'_> {
         let (Some(nodes), Some(d)) = (&mut failure.nodes, &mut failure.outcome.diagnosis) else {
             return false;
         };
+        // Copied only if an outcome given out still holds it.
+        let d = Arc::make_mut(d);
         let mut patched = false;
         for &node in changed {
             let node = node as usize;
@@ -199,7 +201,7 @@ impl Scheduler<'_> {
         if !self.keep_failed_nodes {
             return None;
         }
-        let d = outcome.diagnosis.as_mut()?;
+        let d = Arc::make_mut(outcome.diagnosis.as_mut()?);
         let filter = match self.config.drop_node_verdicts {
             true => std::mem::take(&mut d.node_status),
             false => d.node_status.clone(),

@@ -3,6 +3,7 @@
 //! (PodTopologySpread, InterPodAffinity), also without some pods for preemption's what-ifs.
 
 use super::*;
+use crate::model::shared::Shared;
 use k8s_openapi::api::core::v1::{NodeAffinity, Toleration, TopologySpreadConstraint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
@@ -552,8 +553,9 @@ type LabelsNumber = (String, bool, u32);
 #[derive(Debug, Default)]
 pub(super) struct Signatures {
     count: u32,
-    /// Labels → (namespace, terminating, number), a few each.
-    labels: HashMap<BTreeMap<String, String>, Vec<LabelsNumber>>,
+    /// Labels → (namespace, terminating, number), a few each. The key shares the first pod's
+    /// labels.
+    labels: HashMap<Shared<BTreeMap<String, String>>, Vec<LabelsNumber>>,
     /// Namespace → the terms' `Debug` text (`None` without terms) → number.
     terms: HashMap<String, HashMap<String, u32>>,
 }
@@ -574,7 +576,7 @@ impl Signatures {
     fn of_labels(
         &mut self,
         namespace: &str,
-        labels: &BTreeMap<String, String>,
+        labels: &Shared<BTreeMap<String, String>>,
         terminating: bool,
     ) -> u32 {
         let numbers = self.labels.get(labels).map_or(&[][..], Vec::as_slice);
@@ -587,14 +589,14 @@ impl Signatures {
         self.count += 1;
         let numbers = match self.labels.get_mut(labels) {
             Some(numbers) => numbers,
-            None => self.labels.entry(labels.clone()).or_default(),
+            None => self.labels.entry(labels.share()).or_default(),
         };
         numbers.push((namespace.to_string(), terminating, n));
         n
     }
 
     fn of_terms(&mut self, pod: &Pod) -> u32 {
-        let text = match &pod.affinity {
+        let text = match &*pod.affinity {
             // What `Debug` writes for a pod without pod (anti-)affinity, without writing it.
             None => std::borrow::Cow::Borrowed("None"),
             Some(a) if a.pod_affinity.is_none() && a.pod_anti_affinity.is_none() => {
@@ -633,7 +635,8 @@ mod tests {
             affinity: Some(Affinity {
                 node_affinity: Some(NodeAffinity::default()),
                 ..Default::default()
-            }),
+            })
+            .into(),
             ..Pod::default()
         };
         let n = s.of_terms(&pod);

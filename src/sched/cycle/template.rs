@@ -417,14 +417,14 @@ impl TemplateFields {
     fn same_static(&self, profile: usize, pod: &Pod) -> bool {
         self.profile == profile
             && self.node_name == pod.node_name
-            && self.node_selector == pod.node_selector
+            && self.node_selector == *pod.node_selector
             && self.node_affinity.as_ref() == node_affinity_of(pod)
             && self.tolerations == pod.tolerations
     }
 
     fn same_template(&self, profile: usize, pod: &Pod) -> bool {
         self.same_static(profile, pod)
-            && self.requests == pod.requests
-            && self.score_requests == pod.score_requests
+            && self.requests == *pod.requests
+            && self.score_requests == *pod.score_requests
     }
 }

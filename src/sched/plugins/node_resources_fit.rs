@@ -1032,7 +1032,7 @@ mod dra_delegation_tests {
             })
             .collect();
         let pod = crate::model::Pod {
-            requests: list(pod),
+            requests: list(pod).into(),
             ..Default::default()
         };
         let cluster = Cluster::new(nodes, &[&pod]);
