@@ -18,6 +18,24 @@ fn admissions(
         .collect()
 }
 
+/// `kueue-hold.yaml`'s jobs when the step drains instead of holding: j1 loses its pods at 300s
+/// and, released at 900s, runs its whole time anew; j2 follows a batch period after it ends.
+/// A drain is no preemption. (pod, first bind, end, preemptions)
+fn assert_drained_then_admitted_again(
+    pods: &std::collections::BTreeMap<String, schedsim::replay::PodRecord>,
+) {
+    let got: Vec<(&str, Option<u64>, Option<u64>, u32)> = (pods.iter())
+        .map(|(k, r)| (k.as_str(), r.first_bind, r.end, r.preemptions))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("team-a/j1", Some(0), Some(1500 * S), 0),
+            ("team-a/j2", Some(1501 * S), Some(2101 * S), 0),
+        ]
+    );
+}
+
 /// `tests/data/replay/<scenario>` (on `kueue-hold.csv`) with `edit` applied, replayed: its
 /// pods.
 fn hold_variant(
@@ -799,17 +817,7 @@ fn hold_and_drain_set_over_time_evicts_the_queues_workloads() {
     let pods = hold_variant("kueue-hold.yaml", "kueue-drain", |text| {
         text.replace("stopPolicy: Hold\n", "stopPolicy: HoldAndDrain\n")
     });
-    let got: Vec<(&str, Option<u64>, Option<u64>, u32)> = (pods.iter())
-        .map(|(k, r)| (k.as_str(), r.first_bind, r.end, r.preemptions))
-        .collect();
-    assert_eq!(
-        got,
-        [
-            // A drain is no preemption.
-            ("team-a/j1", Some(0), Some(1500 * S), 0),
-            ("team-a/j2", Some(1501 * S), Some(2101 * S), 0),
-        ]
-    );
+    assert_drained_then_admitted_again(&pods);
 }
 
 /// A LocalQueue held, drained and released by timeline steps (`kueue-hold-local-queue.yaml`'s
@@ -829,16 +837,7 @@ fn a_local_queue_held_over_time_queues_nothing_until_released() {
     let pods = hold_variant(file, "lq-drain", |text| {
         text.replace("stopPolicy: Hold}", "stopPolicy: HoldAndDrain}")
     });
-    let got: Vec<(&str, Option<u64>, Option<u64>, u32)> = (pods.iter())
-        .map(|(k, r)| (k.as_str(), r.first_bind, r.end, r.preemptions))
-        .collect();
-    assert_eq!(
-        got,
-        [
-            ("team-a/j1", Some(0), Some(1500 * S), 0),
-            ("team-a/j2", Some(1501 * S), Some(2101 * S), 0),
-        ]
-    );
+    assert_drained_then_admitted_again(&pods);
     let pods = hold_variant(file, "lq-held", |text| {
         text.replace(
             "    - name: release\n      at: 15m\n      kueue:\n        - *local\n",
