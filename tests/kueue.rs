@@ -1080,3 +1080,17 @@ fn hold_and_drain_on_a_local_queue_evicts_its_workloads() {
     assert_eq!(c["message"], "LocalQueue default is inactive", "{c}");
     assert_eq!(kueue_workload(&r, "train-a")["admitted"], false);
 }
+
+/// A workload arriving after a step stopped its LocalQueue is not queued: it waits outside
+/// the queue manager, marked inactive, even once quota frees.
+#[test]
+fn a_workload_arriving_at_a_stopped_local_queue_waits() {
+    let lq = "        - {apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: default, namespace: ml}, spec: {clusterQueue: team, stopPolicy: Hold}}\n";
+    let steps = format!(
+        "    - name: hold\n      kueue:\n{lq}    - name: late arrives\n      arrive:\n        - <<: *job\n          metadata: {{name: late, namespace: ml, labels: {{kueue.x-k8s.io/queue-name: default}}}}\n    - name: train-a finishes\n      complete: {{workloads: [train-a]}}\n"
+    );
+    let r = run_json(&quota_scenario("kueue-lq-late", &steps));
+    let late = kueue_workload(&r, "late");
+    assert_eq!(late["admitted"], false, "{late}");
+    assert_eq!(late["message"], "LocalQueue default is inactive", "{late}");
+}

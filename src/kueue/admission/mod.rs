@@ -344,7 +344,7 @@ fn run_with(
         for &w in finishing {
             st.finish(w, k);
         }
-        for (i, &q) in queue_of.iter().enumerate() {
+        for (i, q) in queue_of.iter_mut().enumerate() {
             if timeline.arrive.get(i).copied().flatten() != Some(k) {
                 continue;
             }
@@ -352,10 +352,8 @@ fn run_with(
             // preempts by this order (one waiting for its queue too, should a step create it).
             st.created[i] = st.start.saturating_add(cycle as i64 + 1);
             st.ordered[i] = st.created[i];
-            if let Some(q) = q {
-                let key = st.queue_key(i);
-                st.push(q, key);
-            }
+            // Queued as its queues are now (a step may have stopped or created them).
+            *q = st.enqueue(i, i as u64, true);
         }
         settled = st.settle(&mut cycle, max_cycles);
         st.out.holding.push(st.holding());
