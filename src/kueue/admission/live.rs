@@ -74,8 +74,9 @@ pub struct Kueue<'a> {
     pods_ready: Option<PodsReady>,
     /// What the workload controller did since the last cycles (PodsReady timeouts).
     pending: Vec<Change>,
-    /// Timeline steps still to come that create a LocalQueue or ClusterQueue: until they are
-    /// past, a workload whose queue is missing waits for it (else it is never queued).
+    /// Timeline steps still to come that create or change a LocalQueue or create a
+    /// ClusterQueue: until they are past, a workload whose queue is missing or stopped waits
+    /// for it (else it is never queued).
     creations_left: BTreeSet<usize>,
 }
 
@@ -427,9 +428,11 @@ impl<'a> Kueue<'a> {
         any
     }
 
-    /// Timeline step `step` (at replay time `now`) replaces ClusterQueues and Cohorts: their
-    /// cohort trees' inadmissible workloads are requeued a batch period later, as after a
-    /// release. Returns whether the step changed any.
+    /// Timeline step `step` (at replay time `now`) changes Kueue's objects
+    /// ([`State::update_queues`]): the changed queues' cohort trees' inadmissible workloads
+    /// are requeued a batch period later, as after a release; what a stopped queue drains is
+    /// evicted; workloads waiting for a queue created or released join it. Returns whether
+    /// the step changed any.
     pub fn update(&mut self, step: usize, now: u64) -> bool {
         let objects = self.st.objects;
         let mut any = false;
@@ -452,8 +455,7 @@ impl<'a> Kueue<'a> {
                 self.pending.push(change);
             }
             for (q, at) in due {
-                let root = self.st.roots_of_queues(&[q]);
-                for root in root {
+                for root in self.st.roots_of_queues(&[q]) {
                     let e = self.requeue_at.entry(root).or_insert(at);
                     *e = (*e).min(at);
                 }
