@@ -1094,3 +1094,37 @@ fn a_workload_arriving_at_a_stopped_local_queue_waits() {
     assert_eq!(late["admitted"], false, "{late}");
     assert_eq!(late["message"], "LocalQueue default is inactive", "{late}");
 }
+
+/// A Workload admitted before the run whose ClusterQueue a step drains: its job's existing
+/// pod runs until that step and is deleted there, with Kueue's message.
+#[test]
+fn a_step_drains_a_workload_admitted_before_the_run() {
+    let text = std::fs::read_to_string("scenarios/kueue-stop-policy.yaml").unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let head = text[..text.find("  expect:").unwrap()]
+        .replacen("        stopPolicy: HoldAndDrain\n", "", 1)
+        .replace("../fixtures/", &format!("{root}/fixtures/"));
+    let step = "  timeline:\n    - name: drain research\n      kueue:\n        - <<: *cq\n          spec:\n            cohortName: ml\n            stopPolicy: HoldAndDrain\n            namespaceSelector: {}\n            resourceGroups:\n              - coveredResources: [nvidia.com/gpu]\n                flavors:\n                  - name: h100\n                    resources:\n                      - {name: nvidia.com/gpu, nominalQuota: 8}\n";
+    let file = common::cli::tempdir("kueue-drain-admitted").join("s.yaml");
+    std::fs::write(&file, format!("{head}{step}")).unwrap();
+    let r = run_json(file.to_str().unwrap());
+    let s = &r["scenarios"][0];
+    let sweep = (s["kueue"]["evictions"].as_array().unwrap().iter())
+        .find(|e| e["victim"] == "research/trainjob-sweep-a-5d1f0")
+        .expect("the admitted sweep is drained");
+    assert_eq!(sweep["step"], 1, "{sweep}");
+    assert_eq!(sweep["reason"], "ClusterQueueStopped", "{sweep}");
+    assert_eq!(
+        sweep["pods"][0], "research/sweep-a-node-0-0-q7x2m",
+        "{sweep}"
+    );
+    // Its node is free from that step on: production's 16-GPU fine-tune borrows the drained
+    // quota and lands on both nodes then, not before.
+    let changes = s["timeline"][1]["changes"].to_string();
+    for pod in ["llm-finetune-node-0-0", "llm-finetune-node-0-1"] {
+        let created = format!(
+            "\"pod\":\"production/{pod}\",\"before\":\"not created yet\",\"after\":\"Scheduled on"
+        );
+        assert!(changes.contains(&created), "{pod}: {changes}");
+    }
+}

@@ -436,7 +436,7 @@ pub(super) struct Admitted {
 /// Removes the existing pods of the already-admitted workloads Kueue evicted: stopping the
 /// job deletes them (its pods terminate before the next cycle, as the admission assumes) —
 /// from the start (a preemption in the first cycles, or a drain by a stopped queue), or in the
-/// timeline step of the preemption.
+/// timeline step of the preemption or drain.
 /// The job is the Workload's owner: a Pod by name; a Job's pods carry
 /// `batch.kubernetes.io/job-name`; a JobSet's, and a TrainJob's (its JobSet has its name),
 /// `jobset.sigs.k8s.io/jobset-name`. Returns the pods removed, per eviction and per drain.
@@ -446,63 +446,44 @@ pub(super) fn evict_existing_pods(
     events: &mut [Vec<Event>],
 ) -> EvictedPods {
     let mut out = EvictedPods::default();
+    let mut evicted = |victim: Victim, step: Option<usize>, why: &str, did: &str, message: &str| {
+        let Victim::Admitted(a) = victim else {
+            return None;
+        };
+        let w = &k.admitted[a];
+        let owned = owned_pods(w, &mut out.warnings, why)?;
+        let pods: Vec<String> = (existing.iter())
+            .filter(|(p, _)| owned(p))
+            .map(|(p, _)| p.key())
+            .collect();
+        match step.and_then(|step| events.get_mut(step)) {
+            // Evicted in a timeline step: the pods run until then.
+            Some(step_events) => step_events.push(Event::Delete {
+                pods: PodSelector {
+                    pods: pods.clone(),
+                    workloads: Vec::new(),
+                },
+                message: format!("deleted: Kueue {did} {}/{}: {message}", w.namespace, w.name),
+            }),
+            None => existing.retain(|(p, _)| !owned(p)),
+        }
+        Some(pods)
+    };
+    let mut preempted = BTreeMap::new();
     for (i, e) in k.admission.evictions.iter().enumerate() {
-        let admission::Victim::Admitted(a) = e.victim else {
-            continue;
-        };
-        let w = &k.admitted[a];
-        let Some(owned) = owned_pods(w, &mut out.warnings, "was preempted") else {
-            continue;
-        };
-        let pods: Vec<String> = (existing.iter())
-            .filter(|(p, _)| owned(p))
-            .map(|(p, _)| p.key())
-            .collect();
-        match e.step.and_then(|step| events.get_mut(step)) {
-            // Preempted in a timeline step: the pods run until then.
-            Some(step_events) => step_events.push(Event::Delete {
-                pods: PodSelector {
-                    pods: pods.clone(),
-                    workloads: Vec::new(),
-                },
-                message: format!(
-                    "deleted: Kueue preempted {}/{}: {}",
-                    w.namespace, w.name, e.message
-                ),
-            }),
-            None => existing.retain(|(p, _)| !owned(p)),
+        if let Some(pods) = evicted(e.victim, e.step, "was preempted", "preempted", &e.message) {
+            preempted.insert(i, pods);
         }
-        out.preempted.insert(i, pods);
     }
+    let mut drained = BTreeMap::new();
     for (i, d) in k.admission.drained.iter().enumerate() {
-        let admission::Victim::Admitted(a) = d.victim else {
-            continue;
-        };
-        let w = &k.admitted[a];
-        let Some(owned) = owned_pods(w, &mut out.warnings, "was evicted by its stopped queue")
-        else {
-            continue;
-        };
-        let pods: Vec<String> = (existing.iter())
-            .filter(|(p, _)| owned(p))
-            .map(|(p, _)| p.key())
-            .collect();
-        match d.step.and_then(|step| events.get_mut(step)) {
-            // Drained when a timeline step stopped its queue: the pods run until then.
-            Some(step_events) => step_events.push(Event::Delete {
-                pods: PodSelector {
-                    pods: pods.clone(),
-                    workloads: Vec::new(),
-                },
-                message: format!(
-                    "deleted: Kueue evicted {}/{}: {}",
-                    w.namespace, w.name, d.message
-                ),
-            }),
-            None => existing.retain(|(p, _)| !owned(p)),
+        let why = "was evicted by its stopped queue";
+        if let Some(pods) = evicted(d.victim, d.step, why, "evicted", &d.message) {
+            drained.insert(i, pods);
         }
-        out.drained.insert(i, pods);
     }
+    out.preempted = preempted;
+    out.drained = drained;
     out
 }
 
