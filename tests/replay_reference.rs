@@ -53,7 +53,8 @@ fn the_test_replays_are_the_same_either_way() {
     }
 }
 
-/// A random cluster of GPU nodes, some tainted, and random jobs with priorities and grace
+/// A random cluster of GPU nodes, some tainted, some listing no GPUs, in zones the node tree
+/// interleaves (so its walk is not in node order), and random jobs with priorities and grace
 /// periods: requests in CPU and GPUs, so that a node's reason changes as pods come and go
 /// (`Insufficient cpu`, `Insufficient nvidia.com/gpu`, both) and preemption finds victims on
 /// some nodes and none on others.
@@ -66,8 +67,13 @@ fn random_scenario(nodes: &[(u8, u8, bool)], jobs: &[Job]) -> String {
             true => ", spec: {taints: [{key: reserved, effect: NoSchedule}]}",
             false => "",
         };
+        let gpus = match gpus {
+            0 => String::new(),
+            n => format!(", nvidia.com/gpu: \"{n}\""),
+        };
+        let zone = (i / 2) % 3;
         s += &format!(
-            "    - {{apiVersion: v1, kind: Node, metadata: {{name: n{i}}}{taints}, status: {{allocatable: {{cpu: \"{cpus}\", memory: 64Gi, pods: \"110\", nvidia.com/gpu: \"{gpus}\"}}}}}}\n"
+            "    - {{apiVersion: v1, kind: Node, metadata: {{name: n{i}, labels: {{topology.kubernetes.io/zone: z{zone}}}}}{taints}, status: {{allocatable: {{cpu: \"{cpus}\", memory: 64Gi, pods: \"110\"{gpus}}}}}}}\n"
         );
     }
     s += "  workloads:\n";
@@ -128,6 +134,22 @@ proptest! {
         jobs in prop::collection::vec(job(), 1..40),
     ) {
         let dir = tempdir("replay-recheck");
+        let file = dir.join("random.yaml");
+        std::fs::write(&file, random_scenario(&nodes, &jobs)).unwrap();
+        let [rechecked, full] = both_ways(&load(&file));
+        prop_assert_eq!(rechecked.0, full.0);
+        prop_assert_eq!(rechecked.1, full.1);
+    }
+
+    /// Clusters large enough for kube-scheduler to sample (over 100 nodes, so a Filter pass
+    /// stops once enough are feasible), some nodes listing no GPUs: the pass that skips nodes
+    /// without room for a pod's GPUs (`sched::device_room`) finds what the full pass finds.
+    #[test]
+    fn a_walk_over_the_nodes_with_room_finds_the_same_nodes(
+        nodes in prop::collection::vec((0u8..=3, 4u8..=16, prop::bool::weighted(0.1)), 60..140),
+        jobs in prop::collection::vec(job(), 1..120),
+    ) {
+        let dir = tempdir("replay-room");
         let file = dir.join("random.yaml");
         std::fs::write(&file, random_scenario(&nodes, &jobs)).unwrap();
         let [rechecked, full] = both_ways(&load(&file));

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::model::resources::{self, ResourceList};
 use crate::model::{Node, Pod};
+use crate::sched::device_room::DeviceRoom;
 use crate::sched::resource_set::ResourceSet;
 
 /// Dense indices of the resource names of one scenario. cpu, memory and ephemeral-storage come
@@ -140,6 +141,8 @@ pub struct Cluster {
     version: Vec<u32>,
     /// Node indices by name (the first node of a name).
     by_name: std::collections::HashMap<String, u32>,
+    /// The nodes with room for a few devices of each extended resource.
+    room: DeviceRoom,
 }
 
 /// One node's resource view, as `NodeInfo` offers it to the resource plugins.
@@ -183,6 +186,7 @@ impl Cluster {
         }
         Cluster {
             by_name,
+            room: DeviceRoom::default(),
             requested: vec![0; allocatable.len()],
             nonzero_requested: vec![[0, 0]; nodes.len()],
             pod_count: vec![0; nodes.len()],
@@ -224,7 +228,12 @@ impl Cluster {
     pub fn account(&mut self, node: usize, request: &PodRequest, sign: i64) {
         let base = node * self.width;
         for &(i, v) in &request.sparse {
-            self.requested[base + i] += sign * v;
+            let (allocatable, requested) = (self.allocatable[base + i], self.requested[base + i]);
+            self.requested[base + i] = requested + sign * v;
+            if i > EPHEMERAL_STORAGE && self.published[node].contains(i) {
+                let before = allocatable - requested;
+                (self.room).changed(node, i, before, before - sign * v);
+            }
         }
         self.nonzero_requested[node][0] += sign * request.nonzero_cpu;
         self.nonzero_requested[node][1] += sign * request.nonzero_memory;
@@ -240,6 +249,22 @@ impl Cluster {
     /// The node's usage version: equal versions mean equal usage.
     pub fn version(&self, node: usize) -> u32 {
         self.version[node]
+    }
+
+    /// Indexes the nodes by the devices they have free (see [`DeviceRoom`]), over their
+    /// `slot`s (a permutation: the Filter pass's order), from now on.
+    pub fn index_devices(&mut self, slot: &[u32]) {
+        let w = self.width;
+        self.room = DeviceRoom::new(slot, w, EPHEMERAL_STORAGE + 1, |node, r| {
+            (self.published[node].contains(r))
+                .then(|| self.allocatable[node * w + r] - self.requested[node * w + r])
+        });
+    }
+
+    /// The slots of the nodes that do not list resource `r` or have at least `amount` of it
+    /// free, as a bitset, when that is indexed (see [`Self::index_devices`]).
+    pub fn slots_with_room(&self, r: usize, amount: i64) -> Option<&[u64]> {
+        self.room.slots_with_room(r, amount)
     }
 
     pub fn allocatable_named(&self, node: usize) -> ResourceList {

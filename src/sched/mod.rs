@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod cycle;
+pub mod device_room;
 pub mod diagnosis;
 pub mod dra_manager;
 pub mod framework;

@@ -164,6 +164,9 @@ struct StaticTemplate {
     /// The candidates' indices in the walk's order, when that is not node order (nodes listed
     /// zone after zone); `None`: `candidates` are in the walk's order already.
     scan: Option<Vec<u32>>,
+    /// The candidates' slots in the node tree's walk (a candidate's rank there is its place
+    /// in the walk's order), to walk only those with room for the pod's devices.
+    candidate_slots: crate::sched::device_room::RankedNodes,
 }
 
 #[derive(Clone, Copy)]
@@ -450,7 +453,7 @@ impl BoundPodFilters {
 
 impl<'a> Scheduler<'a> {
     pub fn new(
-        cluster: Cluster,
+        mut cluster: Cluster,
         config: &'a SchedulerConfig,
         pods: &'a [Pod],
         existing: &'a [Pod],
@@ -470,11 +473,13 @@ impl<'a> Scheduler<'a> {
                         .is_some()
             });
         let tree = NodeTree::new(&cluster.nodes);
+        let tree_position = walk::tree_positions(&tree, &cluster.nodes);
+        cluster.index_devices(&tree_position);
         let mut preemption_rng = ChaCha8Rng::seed_from_u64(config.seed);
         preemption_rng.set_stream(1);
         Scheduler {
             budgets,
-            tree_position: walk::tree_positions(&tree, &cluster.nodes),
+            tree_position,
             tree,
             preemption_rng,
             next_start: 0,
@@ -580,6 +585,7 @@ impl<'a> Scheduler<'a> {
         self.tree.follow(&self.cluster.nodes, &nodes);
         self.tree_position = walk::tree_positions(&self.tree, &nodes);
         let old = std::mem::replace(&mut self.cluster, Cluster::new(nodes, &all));
+        self.cluster.index_devices(&self.tree_position);
         let index: HashMap<&str, usize> = self
             .cluster
             .nodes

@@ -2,6 +2,7 @@
 //! computed once (the per-pod Filter pass over them is in [`super::walk`]).
 
 use super::*;
+use crate::sched::device_room::RankedNodes;
 
 /// Each node's static verdict (an index into the template's statuses, or `PASS`): one per
 /// node, or, for a pod NodeAffinity's PreFilter narrows to a few nodes (a DaemonSet's pod
@@ -72,6 +73,7 @@ impl StaticTemplate {
         let scan = self.scan.as_ref().map_or(0, |s| s.len() * 4);
         verdicts
             + scan
+            + self.candidate_slots.bytes()
             + self.candidates.len() * std::mem::size_of::<Candidate>()
             + self.resolvable_static.len() * 4
             + std::mem::size_of::<StaticTemplate>()
@@ -157,6 +159,7 @@ impl<'a> Scheduler<'a> {
             candidates: Vec::new(),
             scan_len: 0,
             scan: None,
+            candidate_slots: Default::default(),
         };
         let pre_filter = match profile
             .framework
@@ -247,6 +250,8 @@ impl<'a> Scheduler<'a> {
             order.sort_unstable_by_key(|&i| template.candidates[i as usize].pos);
             order
         });
+        let slot = |c: &Candidate| self.tree_position[c.node as usize] as usize;
+        template.candidate_slots = RankedNodes::new(n, template.candidates.iter().map(slot));
         template.static_counts = vec![0; template.statuses.len()];
         if template.absent != PASS {
             template.static_counts[template.absent as usize] = n - nodes.len();

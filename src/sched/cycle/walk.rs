@@ -217,21 +217,52 @@ impl<'a> Scheduler<'a> {
             (feasible.len() == to_find)
                 .then(|| Ok(sampling::processed_until(start, c.pos as usize, len)))
         };
+        // The nodes NodeResourcesFit might pass: a walk skips those a device count rules out
+        // (their visit would find them infeasible), in its own order all the same.
+        let room = match filter_fit && !self.config.reference_run {
+            true => (request.sparse.iter())
+                .find_map(|&(r, amount)| self.cluster.slots_with_room(r, amount)),
+            false => None,
+        };
+        let slots = self.cluster.len();
+        let in_walk = |k: usize| template.scan.as_ref().map_or(k, |order| order[k] as usize);
         let end = if to_find > candidates.len() && !dra_filters {
             // Enough can never be found: the whole walk, in node order (which it needs not).
-            (0..candidates.len()).for_each(|i| {
-                visit(i);
-            });
+            match room {
+                Some(room) => (template.candidate_slots.common(room, 0, slots)).for_each(|k| {
+                    visit(in_walk(k));
+                }),
+                None => (0..candidates.len()).for_each(|i| {
+                    visit(i);
+                }),
+            }
             None
         } else {
             let offset = if len == 0 { 0 } else { (start % len) as u32 };
-            match &template.scan {
-                None => {
+            match (&template.scan, room) {
+                (_, Some(room)) => {
+                    // The first candidate walked: its slot, then on and round.
+                    let first = match &template.scan {
+                        None => candidates.partition_point(|c| c.pos < offset),
+                        Some(order) => {
+                            order.partition_point(|&i| candidates[i as usize].pos < offset)
+                        }
+                    };
+                    let from = match first < candidates.len() {
+                        true => self.tree_position[candidates[in_walk(first)].node as usize],
+                        false => slots as u32,
+                    } as usize;
+                    let set = &template.candidate_slots;
+                    (set.common(room, from, slots)
+                        .chain(set.common(room, 0, from)))
+                    .find_map(|k| visit(in_walk(k)))
+                }
+                (None, None) => {
                     let first = candidates.partition_point(|c| c.pos < offset);
                     ((first..candidates.len()).find_map(&mut visit))
                         .or_else(|| (0..first).find_map(&mut visit))
                 }
-                Some(order) => {
+                (Some(order), None) => {
                     let first = order.partition_point(|&i| candidates[i as usize].pos < offset);
                     (order[first..].iter().chain(&order[..first])).find_map(|&i| visit(i as usize))
                 }
