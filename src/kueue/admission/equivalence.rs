@@ -47,6 +47,8 @@
 //! workloads were set aside ([`Decision::bypassed`](super::Decision)).
 
 use std::collections::{HashMap, HashSet};
+
+use foldhash::fast::FixedState;
 use std::hash::{Hash, Hasher};
 
 use super::{QueueKey, State};
@@ -65,7 +67,7 @@ const POD_SETS_KEPT: usize = 4_096;
 /// stays right after the shapes no one uses are forgotten.
 #[derive(Debug)]
 pub(super) struct Shapes {
-    ids: HashMap<Vec<PodSet>, u32>,
+    ids: HashMap<Vec<PodSet>, u32, FixedState>,
     next: u32,
     /// How many shapes a replay keeps before it forgets the unused ones.
     limit: usize,
@@ -74,7 +76,7 @@ pub(super) struct Shapes {
 impl Default for Shapes {
     fn default() -> Self {
         Shapes {
-            ids: HashMap::new(),
+            ids: HashMap::default(),
             next: 0,
             limit: POD_SETS_KEPT,
         }

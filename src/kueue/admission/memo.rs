@@ -4,7 +4,6 @@
 //! ([`State::remember`]) computes every nomination; `kueue::properties` compares the two.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::{Nominated, State};
@@ -21,6 +20,9 @@ pub(super) type AssignKey = (usize, u32, i32, Option<i64>);
 /// the queue, the quantity, and the preemptor's priority and (as in [`AssignKey`]) its
 /// creation time.
 pub(super) type SimulateKey = (QueueId, i64, i32, Option<i64>);
+
+/// Looked up per nomination (never iterated into the output): foldhash, fixed seed.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 
 /// The oracle's answers by what they depend on, then by flavor-resource (a few, by their
 /// ids in the tree they were asked in).

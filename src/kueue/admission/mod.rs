@@ -192,7 +192,7 @@ struct State<'a> {
     shapes: equivalence::Shapes,
     /// Per ClusterQueue, the equivalence classes set aside since its inadmissible workloads
     /// were last requeued (`hashToBulkMoveReason`, see [`equivalence`]).
-    set_aside: Vec<HashSet<equivalence::Class>>,
+    set_aside: Vec<HashSet<equivalence::Class, foldhash::fast::FixedState>>,
     /// Per ClusterQueue, whether a workload was set aside unevaluated since its inadmissible
     /// workloads were last requeued (only then does a requeue have flags to clear).
     bypassing: Vec<bool>,

@@ -77,7 +77,7 @@ impl<'a> State<'a> {
             livelock: None,
             shapes: Default::default(),
             pod_sets_id: vec![0; workloads.len()],
-            set_aside: vec![HashSet::new(); queues.len()],
+            set_aside: vec![HashSet::default(); queues.len()],
             bypassing: vec![false; queues.len()],
             spare_snapshot: None,
             cluster_queues: Cow::Borrowed(&objects.cluster_queues),

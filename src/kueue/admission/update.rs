@@ -68,7 +68,7 @@ impl State<'_> {
                     self.heaps.push(Default::default());
                     self.parked.push(BTreeSet::new());
                     self.sticky.push(None);
-                    self.set_aside.push(HashSet::new());
+                    self.set_aside.push(HashSet::default());
                     self.bypassing.push(false);
                     self.by_queue.push(Vec::new());
                 }
