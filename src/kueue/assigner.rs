@@ -383,10 +383,20 @@ impl Assignment {
     }
 
     /// What the quota tree reads of a usage: its id there and the amount.
-    pub fn amounts(&self, tree: &QuotaTree) -> Vec<(Option<usize>, i64)> {
-        (self.usage())
-            .map(|((f, r), v)| (tree.fr_id(f, r), v))
+    pub fn amounts(&self, tree: &QuotaTree, q: QueueId) -> Vec<(Option<usize>, i64)> {
+        (self.usage.iter())
+            .map(|u| (self.fr_id(tree, q, u.place), u.amount))
             .collect()
+    }
+
+    /// The id in `tree` of the flavor-resource at `place` of queue `q`, by place when the
+    /// tree knows the queue's places, else by name.
+    pub fn fr_id(&self, tree: &QuotaTree, q: QueueId, place: Place) -> Option<usize> {
+        let at = (place.group, place.flavor, place.resource);
+        (tree.place_id(q, &self.groups, at)).unwrap_or_else(|| {
+            let (flavor, resource) = self.names(place);
+            tree.fr_id(flavor, resource)
+        })
     }
 }
 

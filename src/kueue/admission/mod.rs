@@ -600,16 +600,17 @@ impl State<'_> {
         }
         let needing = (assignment.pod_sets.iter())
             .flat_map(|ps| ps.flavors.iter())
-            .filter(|c| c.mode == Mode::Preempt)
-            .map(|c| assignment.names(c.place));
+            .filter(|c| c.mode == Mode::Preempt);
         // Most heads that need preemption have no candidates at all: asked by id first.
-        let preempt: Vec<Option<usize>> =
-            needing.clone().map(|(f, r)| snapshot.fr_id(f, r)).collect();
-        let amounts = assignment.amounts(snapshot);
+        let id = self.ids[q];
+        let preempt: Vec<Option<usize>> = (needing.clone())
+            .map(|c| assignment.fr_id(snapshot, id, c.place))
+            .collect();
+        let amounts = assignment.amounts(snapshot, id);
         if preemption().hopeless_by_id(snapshot, &preemptor, &amounts, &preempt) {
             return (assignment, Vec::new());
         }
-        let frs: BTreeSet<FlavorResource> = needing
+        let frs: BTreeSet<FlavorResource> = (needing.map(|c| assignment.names(c.place)))
             .map(|(f, r)| (f.to_string(), r.to_string()))
             .collect();
         let usage = assignment.usage_map();
