@@ -29,6 +29,8 @@ pub struct Replay {
     pub until_ms: Option<u64>,
     /// `podMaxInUnschedulablePodsDuration` (ms).
     pub max_in_unschedulable_ms: u64,
+    /// Volcano's `--schedule-period` (ms, more than 0): its sessions' period.
+    pub volcano_period_ms: u64,
     /// Per timeline step, when it happens (ms); a step without `at` happens when the one
     /// before it does (the first at the start).
     pub step_times: Vec<u64>,
@@ -111,6 +113,18 @@ pub(super) fn read(
         &spec.pod_max_in_unschedulable_pods_duration,
         crate::sched::queue::QueueConfig::default().max_in_unschedulable_ms,
     );
+    let volcano_period_ms = duration(
+        "volcanoSchedulePeriod",
+        &spec.volcano_schedule_period,
+        crate::sched::gang::VOLCANO_SCHEDULE_PERIOD_MS,
+    );
+    if volcano_period_ms == 0 {
+        errors.push(doc.error(
+            file,
+            "spec.replay.volcanoSchedulePeriod",
+            "Volcano's schedule period must be longer than 0",
+        ));
+    }
     if sample_ms == Some(0) {
         errors.push(doc.error(
             file,
@@ -154,6 +168,7 @@ pub(super) fn read(
         sample_ms,
         until_ms,
         max_in_unschedulable_ms,
+        volcano_period_ms,
         step_times,
         timing: BTreeMap::new(),
         kueue: None,

@@ -157,6 +157,10 @@ pub struct ReplaySpec {
     /// kube-scheduler's `--pod-max-in-unschedulable-pods-duration` (default `5m`).
     #[serde(default)]
     pub pod_max_in_unschedulable_pods_duration: Option<String>,
+    /// Volcano's `--schedule-period` (default `1s`): Volcano gangs are placed in sessions at
+    /// whole multiples of it after the start.
+    #[serde(default)]
+    pub volcano_schedule_period: Option<String>,
 }
 
 /// `spec.replay.trace`: a CSV trace and how its rows become pods.

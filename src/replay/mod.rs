@@ -5,8 +5,8 @@
 //!
 //! - [`source`]: what arrives when (the scenario's workloads, a trace's rows, streamed).
 //! - [`trace_pods`]: a trace row as pods.
-//! - [`engine`]: the event loop, with gangs waiting at Permit and the Job controllers that
-//!   decide when a job is done.
+//! - [`engine`]: the event loop, with gangs waiting at Permit, Volcano's sessions placing
+//!   its gangs whole, and the Job controllers that decide when a job is done.
 //! - [`metrics`] and [`histogram`]: the measurements, bounded by the pods in flight.
 
 pub mod chart;
@@ -86,16 +86,6 @@ fn unsupported(scenario: &Scenario) -> Vec<String> {
     {
         out.push(
             "the scenario's own Kueue workloads were admitted once, at load, as in a snapshot (the scenario was loaded for a snapshot run; `schedsim replay` and `sweep` admit them over time): those admitted arrive as pods, the others never do"
-                .to_string(),
-        );
-    }
-    let volcano = |p: &crate::model::Pod| {
-        (p.pod_group.as_ref())
-            .is_some_and(|g| g.scheduler == crate::model::pod::GangScheduler::Volcano)
-    };
-    if scenario.workloads.iter().any(volcano) {
-        out.push(
-            "Volcano gangs are replayed pod by pod: Volcano's scheduler is not simulated over time"
                 .to_string(),
         );
     }

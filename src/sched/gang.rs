@@ -21,8 +21,10 @@
 //! Members of one gang that are queued together are scheduled back to back, as
 //! Coscheduling's QueueSort (priority, then PodGroup creation time) orders them. Volcano gangs
 //! get the same all-or-nothing placement on kube-scheduler's filters (Volcano's own
-//! predicates and messages are not simulated); the label-only coscheduling Determined uses has
-//! PreFilter and Permit but no PostFilter or `minResources`.
+//! predicates and messages are not simulated): [`schedule`] is the gang plugin's `JobReady`
+//! over one allocate statement, committed or discarded, and a replay's Volcano sessions call
+//! it for each job's turn (`src/replay/engine/volcano.rs`). The label-only coscheduling
+//! Determined uses has PreFilter and Permit but no PostFilter or `minResources`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -81,6 +83,12 @@ pub(crate) struct Attempt<'p> {
     pub permit_waiting_seconds: u32,
     /// `CoschedulingArgs.podGroupRejectPercentage`.
     pub reject_percentage: u32,
+    /// Stop at the member that makes the quorum, leaving the others untried: Volcano's
+    /// allocate action ends a job's turn once the job is ready (`allocateResourcesForTasks`
+    /// breaks when `SubJobReady`, `pkg/scheduler/actions/allocate/allocate.go`), so a ready
+    /// job places one more member per turn. A replay's Volcano session sets it; `run` tries
+    /// every queued member back to back.
+    pub stop_when_ready: bool,
 }
 
 /// Permit's quorum: `assigned` members (assumed or bound, this one included) reach
@@ -102,6 +110,23 @@ pub(crate) fn permit_wait_seconds(g: &PodGroup, args_seconds: u32) -> u32 {
     let wait = if wait != 0 { wait } else { args_seconds };
     wait.min(MAX_PERMIT_WAIT_SECONDS)
 }
+
+/// Why a Volcano gang's placed members are not bound: fewer than `minMember` of its pods
+/// (`placed`, bound ones included) could be placed, so the gang plugin's `JobReady` is false
+/// and the allocate action discards the job's statement (Volcano's own message differs).
+pub(crate) fn volcano_binds_none(g: &PodGroup, placed: usize) -> String {
+    format!(
+        "schedsim: Volcano's gang plugin binds none of PodGroup {}: {} of minMember {} pods could be placed",
+        g.full_name(),
+        placed,
+        g.min_member
+    )
+}
+
+/// Volcano's default `--schedule-period`: its scheduler opens a session this often
+/// (`defaultSchedulerPeriod`, `cmd/scheduler/app/options/options.go`; `wait.Until(pc.runOnce,
+/// pc.schedulePeriod, …)` in `pkg/scheduler/scheduler.go`).
+pub const VOLCANO_SCHEDULE_PERIOD_MS: u64 = 1000;
 
 /// The framework's `maxTimeout` for a Permit plugin's wait (`framework/runtime/framework.go`).
 pub const MAX_PERMIT_WAIT_SECONDS: u32 = 15 * 60;
@@ -127,6 +152,10 @@ pub(crate) fn schedule(s: &mut Scheduler<'_>, a: Attempt<'_>) -> Vec<(usize, Pod
                 // Permit: the quorum allows this member and every waiting one.
                 if quorum(g, assigned) {
                     waiting.clear();
+                    if a.stop_when_ready {
+                        outcomes.push((id, outcome));
+                        break;
+                    }
                 } else {
                     waiting.push((outcomes.len(), node));
                 }
@@ -153,12 +182,7 @@ pub(crate) fn schedule(s: &mut Scheduler<'_>, a: Attempt<'_>) -> Vec<(usize, Pod
         let (member, o) = &mut outcomes[i];
         s.unbind(node, *member);
         *o = rejected(match g.scheduler {
-            GangScheduler::Volcano => format!(
-                "schedsim: Volcano's gang plugin binds none of PodGroup {}: {} of minMember {} pods could be placed",
-                g.full_name(),
-                placed,
-                g.min_member
-            ),
+            GangScheduler::Volcano => volcano_binds_none(g, placed),
             _ if n == 0 => {
                 format!("rejected due to timeout after waiting {timeout}s at plugin {COSCHEDULING}")
             }

@@ -649,6 +649,7 @@ fn gang_attempt<'p>(
         gated,
         permit_waiting_seconds: args.permit_waiting_seconds,
         reject_percentage: args.pod_group_reject_percentage,
+        stop_when_ready: false,
     }
 }
 

@@ -128,7 +128,8 @@ impl Engine<'_, '_> {
         Some(id)
     }
 
-    /// The pod is created: it enters the queue (gated pods wait in the unschedulable pool).
+    /// The pod is created: it enters the queue (gated pods wait in the unschedulable pool),
+    /// or, a Volcano gang's, waits for Volcano's next session.
     pub(super) fn create(&mut self, id: u32) {
         let Some(live) = self.live.get_mut(&id) else {
             return;
@@ -137,7 +138,9 @@ impl Engine<'_, '_> {
         let pod = queue_pod(id, &live.pod);
         self.s.budgets.arrive(id as usize, &live.pod);
         self.gang_created(id);
-        let _ = self.queue.add(Time(self.now), pod, &self.hints);
+        if !self.volcano_created(id) {
+            let _ = self.queue.add(Time(self.now), pod, &self.hints);
+        }
     }
 
     pub(super) fn requirements_met(&self, scenario_pod: usize) -> bool {

@@ -286,6 +286,8 @@ impl Engine<'_, '_> {
                 live.created = false;
                 self.s.budgets.delete(id as usize, &live.pod);
             }
+            // Deleted; created anew when Kueue admits the job again.
+            self.volcano_pod_gone(id, false);
             self.s.forget(id as usize);
             self.shared.borrow_mut().remove(&id);
             self.metrics.queued += 1;

@@ -6,9 +6,10 @@
 //!
 //! At each instant, in this order: pods that finish or are withdrawn and gang members whose
 //! wait at Permit times out ([`permit`]), timeline steps, arrivals, the Job controllers
-//! ([`completion`]), the queue's timers (backoff and leftover flushes), then scheduling cycles
-//! until the queue has nothing to pop or the scheduler is busy past the next event. Ties
-//! inside each kind keep input order, so the run is deterministic.
+//! ([`completion`]), the queue's timers (backoff and leftover flushes), Volcano's session when
+//! its tick has come ([`volcano`]), then scheduling cycles until the queue has nothing to pop
+//! or the scheduler is busy past the next event. Ties inside each kind keep input order, so
+//! the run is deterministic.
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -41,6 +42,7 @@ mod permit;
 mod pods_ready;
 mod preemption;
 mod timeline;
+mod volcano;
 
 /// Where the replay writes as it goes.
 #[derive(Default)]
@@ -198,6 +200,8 @@ pub struct Engine<'s, 'o> {
     shared: Shared,
     /// Coscheduling's gangs: members waiting at Permit, group backoff.
     gangs: permit::Gangs<'s>,
+    /// Volcano's gangs, placed in its sessions.
+    volcano: volcano::Volcano<'s>,
     /// The Job and JobSet controllers of the jobs that have them.
     controls: completion::Controls,
     attempts: u64,
@@ -258,6 +262,11 @@ impl<'s, 'o> Engine<'s, 'o> {
             hints: PluginHints::new(lookup, &scenario.config),
             shared,
             gangs: permit::Gangs::new(&scenario.config, existing),
+            volcano: volcano::Volcano::new(
+                &scenario.config.pod_groups,
+                existing,
+                replay.volcano_period_ms,
+            ),
             controls: completion::Controls::default(),
             now: 0,
             timers: BinaryHeap::new(),
@@ -368,11 +377,18 @@ impl<'s, 'o> Engine<'s, 'o> {
 
     /// The time of the next thing that can change anything; `None` when nothing can.
     fn next_event(&mut self) -> Option<u64> {
+        let volcano = self.volcano_next();
         // With nothing left to happen outside the queue, its timers would only retry pods on
-        // a cluster that no longer changes: the replay is over.
-        let external = self.next_external()?;
+        // a cluster that no longer changes: the replay is over, but for a Volcano session
+        // that has something new to see.
+        let Some(external) = self.next_external() else {
+            return volcano;
+        };
         let queue_timer = self.queue.next_timer(Time(self.now)).map(|t| t.0);
-        Some(queue_timer.map_or(external, |q| q.min(external)))
+        [Some(external), queue_timer, volcano]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Moves the clock to `t`: samples and GPU time up to it.
@@ -481,10 +497,12 @@ impl<'s, 'o> Engine<'s, 'o> {
             .flush(Time(self.now), &self.hints, &Payload::None);
     }
 
-    /// Scheduling cycles at `now`, while the queue has a pod to pop. A cycle that takes time
-    /// moves the clock past the events in between (the pod is in flight meanwhile).
+    /// Volcano's session if its tick has come, then scheduling cycles at `now`, while the
+    /// queue has a pod to pop. A cycle that takes time moves the clock past the events in
+    /// between (the pod is in flight meanwhile); a session whose tick it passed runs after it.
     fn schedule_due(&mut self) {
         loop {
+            self.volcano_due();
             let Some(popped) = self.queue.pop(Time(self.now)) else {
                 return;
             };
@@ -547,6 +565,9 @@ impl<'s, 'o> Engine<'s, 'o> {
     fn run_events_before(&mut self, end: u64) {
         while let Some(next) = self.next_external().filter(|t| *t < end) {
             self.happen(next);
+            // What happened at `next` is for Volcano's first tick after it, whose session
+            // waits for the cycle to end.
+            self.volcano_note();
         }
     }
 
@@ -624,6 +645,7 @@ impl<'s, 'o> Engine<'s, 'o> {
     /// The pod is gone for good: finished, withdrawn or deleted.
     fn pod_gone(&mut self, id: u32, state: &'static str) {
         self.gang_pod_gone(id);
+        self.volcano_pod_gone(id, state == "finished");
         let node = self.live.get(&id).and_then(|l| l.bound).map(|(n, _)| n);
         let was_bound = node.is_some();
         self.pod_ending(id, state == "finished");

@@ -40,7 +40,7 @@
 //! member's Unreserve) until Permit lets it through (`GetCreationTimestamp`,
 //! `MarkPodGroupScheduleFailure`, `ClearPodGroupScheduleFailure` in `core/core.go`).
 //!
-//! Volcano gangs are scheduled pod by pod (Volcano's scheduler is not replayed over time).
+//! Volcano gangs are not Coscheduling's: Volcano's sessions place them ([`super::volcano`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;

@@ -220,7 +220,8 @@ impl Engine<'_, '_> {
     }
 
     /// A victim's grace period is over: it leaves its node and the queue hears it; a workload
-    /// pod's controller creates it again and it is queued anew.
+    /// pod's controller creates it again and it is queued anew (a Volcano task waits for a
+    /// session).
     pub(super) fn terminated(&mut self, victim: usize, generation: u32) {
         if victim > u32::MAX as usize {
             return self.existing_terminated(victim);
@@ -240,7 +241,7 @@ impl Engine<'_, '_> {
         let (gpus, pod) = (live.gpus, Arc::clone(&live.pod));
         self.metrics.pending_added(gpus);
         self.assigned_pod_deleted(Some(assigned));
-        let _ = (self.queue).add(Time(self.now), queue_pod(id, &pod), &self.hints);
+        self.requeue_pod(id, &pod);
     }
 
     /// An existing pod's grace period is over: it is gone, unless something took it off its

@@ -78,7 +78,7 @@ impl Engine<'_, '_> {
         live.pod = Arc::clone(&new);
         self.s.admit(id as usize, Arc::clone(&new));
         self.shared.borrow_mut().insert(id, Arc::clone(&new));
-        if !live.created {
+        if !live.created || self.volcano_ungated(id) {
             return;
         }
         let events = hints::pod_update_events(&old, &new);
@@ -149,9 +149,7 @@ impl Engine<'_, '_> {
                 self.metrics.pending_added(live.gpus);
             }
             self.assigned_pod_deleted(Some(Arc::clone(&pod)));
-            let _ = self
-                .queue
-                .add(Time(self.now), queue_pod(id, &pod), &self.hints);
+            self.requeue_pod(id, &pod);
         }
     }
 
@@ -199,9 +197,7 @@ impl Engine<'_, '_> {
                 let assigned = live.assigned.take();
                 self.metrics.pending_added(live.gpus);
                 self.assigned_pod_deleted(assigned);
-                let _ = self
-                    .queue
-                    .add(Time(self.now), queue_pod(id, &pod), &self.hints);
+                self.requeue_pod(id, &pod);
             }
         }
         self.metrics.running = running;

@@ -565,6 +565,13 @@ impl<'a> Scheduler<'a> {
         !self.gates_left(id, pod).is_empty()
     }
 
+    /// How many times the cluster the filters read has changed (binds, unbinds, node
+    /// replacements, nominations, claims deallocated): while it stands still, a cycle decides
+    /// as it did. A replay's Volcano sessions run only when it moved.
+    pub(crate) fn mutations(&self) -> u64 {
+        self.mutations
+    }
+
     /// Ids of the pods bound to a node.
     pub(crate) fn bound_ids(&self, node: usize) -> Vec<usize> {
         self.bound[node].iter().map(|b| b.pod).collect()
