@@ -142,7 +142,7 @@ pub fn common_ones<'a>(
         if w == first {
             word &= !0u64 << (from % 64);
         }
-        if w + 1 == end && to % 64 != 0 {
+        if w + 1 == end && !to.is_multiple_of(64) {
             word &= (1u64 << (to % 64)) - 1;
         }
         std::iter::from_fn(move || {
