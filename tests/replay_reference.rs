@@ -146,7 +146,7 @@ proptest! {
     /// without room for a pod's GPUs (`sched::device_room`) finds what the full pass finds.
     #[test]
     fn a_walk_over_the_nodes_with_room_finds_the_same_nodes(
-        nodes in prop::collection::vec((0u8..=3, 4u8..=16, prop::bool::weighted(0.1)), 60..140),
+        nodes in prop::collection::vec((0u8..=4, 4u8..=16, prop::bool::weighted(0.1)), 100..200),
         jobs in prop::collection::vec(job(), 1..120),
     ) {
         let dir = tempdir("replay-room");
