@@ -116,8 +116,8 @@ impl State<'_> {
         }
         let live = std::mem::take(&mut self.by_queue);
         let by_queue = at_start.as_deref().unwrap_or(&live);
-        let mut entries = Vec::new();
-        let mut requeue: Vec<(usize, QueueKey, Requeue)> = Vec::new();
+        let mut entries = std::mem::take(&mut self.spare.entries);
+        let mut requeue = std::mem::take(&mut self.spare.requeue);
         for &(q, key) in &heads {
             let w = key.3;
             self.out.decisions[w].bypassed = false;
@@ -137,7 +137,7 @@ impl State<'_> {
             } else {
                 let nominated = self.assign_now(&mut snapshot, by_queue, w, q);
                 self.out.decisions[w].message = nominated.message();
-                entries.push(Entry {
+                entries.push_back(Entry {
                     key,
                     queue: q,
                     nominated,
@@ -146,15 +146,18 @@ impl State<'_> {
         }
         self.by_queue = live;
         self.inactive = inactive;
+        let mut heads = heads;
+        heads.clear();
+        self.spare.heads = heads;
         // makeClassicalIterator: not borrowing first, then priority, then queue order.
-        entries.sort_by_key(|e| (e.nominated.assignment.borrowing, e.key));
+        (entries.make_contiguous()).sort_by_key(|e| (e.nominated.assignment.borrowing, e.key));
         Pass {
             cycle,
             snapshot,
             at_start,
             added: Vec::new(),
             removed: Vec::new(),
-            entries: entries.into(),
+            entries,
             requeue,
             preempted: BTreeSet::new(),
             admitted: 0,
@@ -318,11 +321,13 @@ impl State<'_> {
 
     /// `requeueAndUpdate` of the heads not admitted: back to the heap, or parked among the
     /// inadmissible workloads. Returns how many were admitted, parked and evicted.
-    fn requeue_heads(&mut self, pass: Pass) -> (usize, usize, usize) {
+    fn requeue_heads(&mut self, mut pass: Pass) -> (usize, usize, usize) {
         let mut parked = 0;
-        for (q, key, why) in pass.requeue {
+        for (q, key, why) in pass.requeue.drain(..) {
             parked += usize::from(self.requeue_if_not_present(q, key, why));
         }
+        self.spare.requeue = pass.requeue;
+        self.spare.entries = pass.entries;
         self.spare_snapshot = Some(pass.snapshot);
         (pass.admitted, parked, pass.evicted)
     }

@@ -40,7 +40,7 @@ pub use model::*;
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -99,6 +99,15 @@ impl Nominated {
     }
 }
 
+/// The buffers of a cycle: its heads, its entries and its requeued heads, empty between
+/// cycles.
+#[derive(Default)]
+struct Buffers {
+    heads: Vec<(usize, QueueKey)>,
+    entries: VecDeque<Entry>,
+    requeue: Vec<(usize, QueueKey, Requeue)>,
+}
+
 /// Runs Kueue's admission over `workloads` (in creation order) until nothing changes.
 pub fn admit(
     objects: &Objects,
@@ -149,6 +158,8 @@ struct State<'a> {
     tree: QuotaTree,
     /// The last cycle's snapshot, for the next cycle to copy the tree into.
     spare_snapshot: Option<QuotaTree>,
+    /// A cycle's buffers, kept for the next (a congested replay runs millions of cycles).
+    spare: Buffers,
     holders: Vec<Holder>,
     /// Every key a holder may have: a holder's `key_order`.
     keys: KeyOrder,
@@ -406,14 +417,17 @@ impl State<'_> {
             let queues = &self.cluster_queues;
             let stopped = |q: usize| queues[q].stop_policy != StopPolicy::None;
             let ids = &self.pod_sets_id;
-            let heads: Vec<(usize, QueueKey)> = (self.heaps.iter_mut().enumerate())
-                .filter(|(q, _)| !stopped(*q))
-                .filter_map(|(q, heap)| match self.sticky[q] {
-                    Some(key) if heap.remove(ids, &key) => Some((q, key)),
-                    _ => heap.pop_first(ids).map(|k| (q, k)),
-                })
-                .collect();
+            let mut heads = std::mem::take(&mut self.spare.heads);
+            heads.extend(
+                (self.heaps.iter_mut().enumerate())
+                    .filter(|(q, _)| !stopped(*q))
+                    .filter_map(|(q, heap)| match self.sticky[q] {
+                        Some(key) if heap.remove(ids, &key) => Some((q, key)),
+                        _ => heap.pop_first(ids).map(|k| (q, k)),
+                    }),
+            );
             if heads.is_empty() {
+                self.spare.heads = heads;
                 return true;
             }
             if *cycle == most {

@@ -80,6 +80,7 @@ impl<'a> State<'a> {
             set_aside: vec![HashSet::default(); queues.len()],
             bypassing: vec![false; queues.len()],
             spare_snapshot: None,
+            spare: Default::default(),
             cluster_queues: Cow::Borrowed(&objects.cluster_queues),
             cohorts: Cow::Borrowed(&objects.cohorts),
             assigned: BTreeMap::new(),
