@@ -12,7 +12,7 @@
 //! Kueue breaks the last tie between candidates by UID, which is random; schedsim has no UIDs
 //! and uses the workload's `namespace/name` instead, so ties resolve the same way every run.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy};
 use super::assigner::{FrName, Possibility, PreemptionOracle};
@@ -77,9 +77,10 @@ impl KeyOrder {
 /// Flavor-resources as bits, so that "does this holder use any of these" costs one AND
 /// instead of string comparisons (the check runs for every holder of every candidate queue).
 /// The last bit stands for every flavor-resource past the first 127: a hit there is checked
-/// exactly.
+/// exactly. Bits go in the order flavor-resources are first seen; the map is only looked up
+/// (per holder admitted), so it hashes.
 #[derive(Debug, Clone, Default)]
-pub struct FrBits(BTreeMap<FlavorResource, u32>);
+pub struct FrBits(HashMap<FlavorResource, u32, foldhash::fast::FixedState>);
 
 const OVERFLOW: u32 = 127;
 
