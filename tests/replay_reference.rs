@@ -126,6 +126,17 @@ fn job() -> impl Strategy<Value = Job> {
         )
 }
 
+/// [`random_scenario`] replayed both ways, in a fresh directory named `dir`.
+fn same_either_way(dir: &str, nodes: &[(u8, u8, bool)], jobs: &[Job]) -> Result<(), TestCaseError> {
+    let dir = tempdir(dir);
+    let file = dir.join("random.yaml");
+    std::fs::write(&file, random_scenario(nodes, jobs)).unwrap();
+    let [rechecked, full] = both_ways(&load(&file));
+    prop_assert_eq!(rechecked.0, full.0);
+    prop_assert_eq!(rechecked.1, full.1);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
     #[test]
@@ -133,12 +144,7 @@ proptest! {
         nodes in prop::collection::vec((1u8..=8, 4u8..=16, prop::bool::weighted(0.2)), 1..7),
         jobs in prop::collection::vec(job(), 1..40),
     ) {
-        let dir = tempdir("replay-recheck");
-        let file = dir.join("random.yaml");
-        std::fs::write(&file, random_scenario(&nodes, &jobs)).unwrap();
-        let [rechecked, full] = both_ways(&load(&file));
-        prop_assert_eq!(rechecked.0, full.0);
-        prop_assert_eq!(rechecked.1, full.1);
+        same_either_way("replay-recheck", &nodes, &jobs)?;
     }
 
     /// Clusters large enough for kube-scheduler to sample (over 100 nodes, so a Filter pass
@@ -149,12 +155,7 @@ proptest! {
         nodes in prop::collection::vec((0u8..=4, 4u8..=16, prop::bool::weighted(0.1)), 100..200),
         jobs in prop::collection::vec(job(), 1..120),
     ) {
-        let dir = tempdir("replay-room");
-        let file = dir.join("random.yaml");
-        std::fs::write(&file, random_scenario(&nodes, &jobs)).unwrap();
-        let [rechecked, full] = both_ways(&load(&file));
-        prop_assert_eq!(rechecked.0, full.0);
-        prop_assert_eq!(rechecked.1, full.1);
+        same_either_way("replay-room", &nodes, &jobs)?;
     }
 }
 

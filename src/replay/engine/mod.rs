@@ -13,7 +13,7 @@
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -640,6 +640,13 @@ impl<'s, 'o> Engine<'s, 'o> {
         self.metrics.running -= 1;
         self.job_pods_changed(job, -1, 0);
         Some(pod)
+    }
+
+    /// How many of the pods `ids` are bound (a gang's members, for its quorum).
+    fn bound_among(&self, ids: &BTreeSet<u32>) -> usize {
+        (ids.iter())
+            .filter(|id| self.live.get(id).is_some_and(|l| l.bound.is_some()))
+            .count()
     }
 
     /// The pod is gone for good: finished, withdrawn or deleted.

@@ -354,10 +354,7 @@ impl Engine<'_, '_> {
         let Some(gang) = self.gangs.groups.get(key) else {
             return 0;
         };
-        let bound = (gang.members.iter())
-            .filter(|m| self.live.get(m).is_some_and(|l| l.bound.is_some()))
-            .count();
-        gang.waiting.len() + bound + gang.existing_bound
+        gang.waiting.len() + self.bound_among(&gang.members) + gang.existing_bound
     }
 
     /// The scheduler's cache assumes the pod on `node`: it holds the node's resources (and

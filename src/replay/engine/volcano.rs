@@ -332,10 +332,7 @@ impl Engine<'_, '_> {
         let Some(job) = self.volcano.jobs.get(key) else {
             return 0;
         };
-        let bound = (job.members.iter())
-            .filter(|m| self.live.get(m).is_some_and(|l| l.bound.is_some()))
-            .count();
-        bound + job.succeeded + job.existing_bound
+        self.bound_among(&job.members) + job.succeeded + job.existing_bound
     }
 
     /// One turn of job `key`: its pending tasks not yet `failed` in this session and not
