@@ -288,7 +288,7 @@ fn replay_sweep_charts_draw_a_box_per_variant_for_each_figure() {
         assert!(boxes >= 4, "{name}: {boxes} rectangles");
     }
     let page = std::fs::read_to_string(out.join("sweep.html")).unwrap();
-    assert_eq!(page.matches("<svg").count(), 11);
+    assert_eq!(page.matches("<svg").count(), 12);
     assert!(page.contains("replayed over time"));
 }
 
@@ -358,4 +358,28 @@ fn the_seed_drives_the_schedulers_tie_breaks() {
         [0, 9 * MINUTE],
         "{waits:?}"
     );
+}
+
+/// Kueue's PodsReady timeouts and deactivations are figures of a sweep over time, as the
+/// replay counts them (`kueue-pods-ready-backoff.yaml`: big is evicted twice, never
+/// deactivated); a replay without Kueue has neither (above: `preemptions` only).
+#[test]
+fn a_sweep_counts_kueue_pods_ready_timeouts_per_run() {
+    let out = tempdir("sweep-time-pods-ready");
+    let v = json(
+        &["sweep", "tests/data/replay/kueue-pods-ready-backoff.yaml"],
+        &out,
+    );
+    let variant = &v["replays"][0]["variants"][0];
+    let runs = variant["aggregate"]["runs"].as_u64().unwrap();
+    assert_eq!(
+        histogram(variant, None, "podsReadyTimeouts"),
+        vec![(2, runs)]
+    );
+    assert_eq!(histogram(variant, None, "jobsDeactivated"), vec![(0, runs)]);
+    assert_eq!(histogram(variant, None, "preemptions"), vec![(0, runs)]);
+    let plain = json(&["sweep", SCENARIO], &tempdir("sweep-time-no-kueue"));
+    let figures = &plain["replays"][0]["variants"][0]["aggregate"]["figures"];
+    assert!(figures.get("podsReadyTimeouts").is_none(), "{figures}");
+    assert!(figures.get("preemptions").is_some(), "{figures}");
 }

@@ -90,7 +90,7 @@ fn allocated(r: &ReplayReport) -> u64 {
 }
 
 /// What a replay sweep measures per run, in the report's order.
-pub const FIGURES: [Figure; 12] = [
+pub const FIGURES: [Figure; 15] = [
     Figure {
         key: "podWaitP50Ms",
         summary_key: "podWaitP50Ms",
@@ -162,6 +162,35 @@ pub const FIGURES: [Figure; 12] = [
         column: "jobs\nfinished",
         unit: Unit::Count,
         group: Some(|g| Some(g.jobs_finished)),
+        whole: None,
+    },
+    Figure {
+        key: "preemptions",
+        summary_key: "preemptions",
+        title: "preemptions",
+        column: "preemp-\ntions",
+        unit: Unit::Count,
+        group: Some(|g| Some(g.preemptions)),
+        whole: None,
+    },
+    // Kueue's evictions by its PodsReady timeout and its deactivations past
+    // `backoffLimitCount`: figures of the replays (and groups) whose jobs Kueue admitted.
+    Figure {
+        key: "podsReadyTimeouts",
+        summary_key: "podsReadyTimeouts",
+        title: "Kueue PodsReady timeouts",
+        column: "PodsReady\ntimeouts",
+        unit: Unit::Count,
+        group: Some(|g| (g.jobs_admitted > 0).then_some(g.pods_ready_timeouts)),
+        whole: None,
+    },
+    Figure {
+        key: "jobsDeactivated",
+        summary_key: "jobsDeactivated",
+        title: "Kueue jobs deactivated",
+        column: "jobs de-\nactivated",
+        unit: Unit::Count,
+        group: Some(|g| (g.jobs_admitted > 0).then_some(g.jobs_deactivated)),
         whole: None,
     },
     Figure {
