@@ -15,7 +15,9 @@ pub enum PodPhase {
     Scheduled,
     Unschedulable,
     SchedulingGated,
-    /// Bound, then evicted by DefaultPreemption to make room for a higher-priority pod.
+    /// Bound, then evicted, as its message says: by DefaultPreemption to make room for a
+    /// higher-priority pod, by Kueue (a preemption, or a stopped queue's drain), or with its
+    /// node gone (a DaemonSet pod, which its controller does not create again).
     Preempted,
     /// Ran to completion (an initializer whose dependents need it `Complete`); its node is
     /// where it ran, its resources are free again.
