@@ -2,6 +2,7 @@
 //! computed once (the per-pod Filter pass over them is in [`super::walk`]).
 
 use super::*;
+use crate::model::shared::Shared;
 use crate::sched::device_room::RankedNodes;
 
 /// Each node's static verdict (an index into the template's statuses, or `PASS`): one per
@@ -394,15 +395,17 @@ fn node_affinity_of(pod: &Pod) -> Option<&k8s_openapi::api::core::v1::NodeAffini
 }
 
 /// The fields of a pod its template depends on, with the profile (the key of
-/// `template_for`).
+/// `template_for`). It holds the pod's own shared fields ([`Shared`]), so that a pod that
+/// shares them with the template's (a trace's pods of one shape do) compares without a walk.
 pub(super) struct TemplateFields {
     profile: usize,
     node_name: Option<String>,
-    node_selector: BTreeMap<String, String>,
-    node_affinity: Option<k8s_openapi::api::core::v1::NodeAffinity>,
+    node_selector: Shared<BTreeMap<String, String>>,
+    /// The pod's affinity: its node affinity is what the template reads.
+    affinity: Shared<Option<k8s_openapi::api::core::v1::Affinity>>,
     tolerations: Vec<k8s_openapi::api::core::v1::Toleration>,
-    requests: crate::model::resources::ResourceList,
-    score_requests: crate::model::resources::ResourceList,
+    requests: Shared<crate::model::resources::ResourceList>,
+    score_requests: Shared<crate::model::resources::ResourceList>,
 }
 
 impl TemplateFields {
@@ -410,26 +413,31 @@ impl TemplateFields {
         TemplateFields {
             profile,
             node_name: pod.node_name.clone(),
-            node_selector: pod.node_selector.clone(),
-            node_affinity: node_affinity_of(pod).cloned(),
+            node_selector: pod.node_selector.share(),
+            affinity: pod.affinity.share(),
             tolerations: pod.tolerations.clone(),
-            requests: pod.requests.clone(),
-            score_requests: pod.score_requests.clone(),
+            requests: pod.requests.share(),
+            score_requests: pod.score_requests.share(),
         }
     }
 
     /// The static filters and scores read the same of `pod` with `profile`.
     fn same_static(&self, profile: usize, pod: &Pod) -> bool {
+        let node_affinity = || {
+            self.affinity.shares_with(&pod.affinity)
+                || (self.affinity.as_ref()).and_then(|a| a.node_affinity.as_ref())
+                    == node_affinity_of(pod)
+        };
         self.profile == profile
             && self.node_name == pod.node_name
-            && self.node_selector == *pod.node_selector
-            && self.node_affinity.as_ref() == node_affinity_of(pod)
+            && self.node_selector == pod.node_selector
+            && node_affinity()
             && self.tolerations == pod.tolerations
     }
 
     fn same_template(&self, profile: usize, pod: &Pod) -> bool {
         self.same_static(profile, pod)
-            && self.requests == *pod.requests
-            && self.score_requests == *pod.score_requests
+            && self.requests == pod.requests
+            && self.score_requests == pod.score_requests
     }
 }
