@@ -227,7 +227,7 @@ impl<'a> Scheduler<'a> {
         let slots = self.cluster.len();
         let in_walk = |k: usize| template.scan.as_ref().map_or(k, |order| order[k] as usize);
         let end = if to_find > candidates.len() && !dra_filters {
-            // Enough can never be found: the whole walk, in node order (which it needs not).
+            // Enough can never be found: the whole walk, in any order (the pick reads none).
             match room {
                 Some(room) => (template.candidate_slots.common(room, 0, slots)).for_each(|k| {
                     visit(in_walk(k));
@@ -239,15 +239,13 @@ impl<'a> Scheduler<'a> {
             None
         } else {
             let offset = if len == 0 { 0 } else { (start % len) as u32 };
+            // The first candidate walked (its place in the walk's order), then on and round.
+            let first = match &template.scan {
+                None => candidates.partition_point(|c| c.pos < offset),
+                Some(order) => order.partition_point(|&i| candidates[i as usize].pos < offset),
+            };
             match (&template.scan, room) {
                 (_, Some(room)) => {
-                    // The first candidate walked: its slot, then on and round.
-                    let first = match &template.scan {
-                        None => candidates.partition_point(|c| c.pos < offset),
-                        Some(order) => {
-                            order.partition_point(|&i| candidates[i as usize].pos < offset)
-                        }
-                    };
                     let from = match first < candidates.len() {
                         true => self.tree_position[candidates[in_walk(first)].node as usize],
                         false => slots as u32,
@@ -257,13 +255,9 @@ impl<'a> Scheduler<'a> {
                         .chain(set.common(room, 0, from)))
                     .find_map(|k| visit(in_walk(k)))
                 }
-                (None, None) => {
-                    let first = candidates.partition_point(|c| c.pos < offset);
-                    ((first..candidates.len()).find_map(&mut visit))
-                        .or_else(|| (0..first).find_map(&mut visit))
-                }
+                (None, None) => ((first..candidates.len()).find_map(&mut visit))
+                    .or_else(|| (0..first).find_map(&mut visit)),
                 (Some(order), None) => {
-                    let first = order.partition_point(|&i| candidates[i as usize].pos < offset);
                     (order[first..].iter().chain(&order[..first])).find_map(|&i| visit(i as usize))
                 }
             }
