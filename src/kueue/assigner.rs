@@ -389,14 +389,9 @@ impl Assignment {
             .collect()
     }
 
-    /// The id in `tree` of the flavor-resource at `place` of queue `q`, by place when the
-    /// tree knows the queue's places, else by name.
+    /// The id in `tree` of the flavor-resource at `place` of queue `q`.
     pub fn fr_id(&self, tree: &QuotaTree, q: QueueId, place: Place) -> Option<usize> {
-        let at = (place.group, place.flavor, place.resource);
-        (tree.place_id(q, &self.groups, at)).unwrap_or_else(|| {
-            let (flavor, resource) = self.names(place);
-            tree.fr_id(flavor, resource)
-        })
+        tree.id_at(q, &self.groups, (place.group, place.flavor, place.resource))
     }
 }
 
@@ -504,8 +499,7 @@ impl Assigner<'_> {
             let mut mode = BEST;
             for &(place, r, val) in &wanted {
                 let groups = &self.queue.resource_groups;
-                let id = (self.tree.place_id(self.id, groups, (g, f, place)))
-                    .unwrap_or_else(|| self.tree.fr_id(name, r));
+                let id = self.tree.id_at(self.id, groups, (g, f, place));
                 let at = Place {
                     group: g,
                     flavor: f,

@@ -217,6 +217,20 @@ impl QuotaTree {
         Some(*p.ids.get(group)?.get(flavor)?.get(resource)?)
     }
 
+    /// The id of the flavor-resource at a place of queue `q`'s resource groups `groups`: by
+    /// place when the tree knows the queue's places ([`Self::place_id`]), else by its names.
+    pub fn id_at(
+        &self,
+        q: QueueId,
+        groups: &Arc<[ResourceGroup]>,
+        at: (usize, usize, usize),
+    ) -> Option<usize> {
+        self.place_id(q, groups, at).unwrap_or_else(|| {
+            let g = &groups[at.0];
+            self.fr_id(&g.flavors[at.1], &g.covered_resources[at.2])
+        })
+    }
+
     /// The id of a flavor-resource, registered (with no quota anywhere) when new.
     fn id_or_add(&mut self, fr: &FlavorResource) -> usize {
         if let Some(f) = self.id(fr) {
