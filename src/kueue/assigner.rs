@@ -13,6 +13,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use k8s_openapi::api::core::v1::{
     Affinity, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
 };
@@ -383,7 +385,7 @@ impl Assignment {
     }
 
     /// What the quota tree reads of a usage: its id there and the amount.
-    pub fn amounts(&self, tree: &QuotaTree, q: QueueId) -> Vec<(Option<usize>, i64)> {
+    pub fn amounts(&self, tree: &QuotaTree, q: QueueId) -> SmallVec<[(Option<usize>, i64); 8]> {
         (self.usage.iter())
             .map(|u| (self.fr_id(tree, q, u.place), u.amount))
             .collect()
@@ -442,15 +444,19 @@ impl Assigner<'_> {
                     continue;
                 }
                 let refused = |g: usize, f: usize| refusals.of(i, g, f);
-                let (found, status) =
-                    self.find_flavor(refused, &requests, resource, group, &assignment.usage);
-                if found.is_empty() {
+                let start = reasons.len();
+                let found = self.find_flavor(
+                    refused,
+                    (&requests, resource, group),
+                    &assignment.usage,
+                    (&mut chosen, &mut reasons),
+                );
+                if !found {
+                    // The reasons are this resource's alone.
                     chosen.clear();
-                    reasons = status;
+                    reasons.drain(..start);
                     break;
                 }
-                chosen.extend(found);
-                reasons.extend(status);
             }
             chosen.sort_by_key(|c| assignment.names(c.place).1);
             // `atLeastOnePodsAssignmentFailed`: requests, but no flavor for any of them.
@@ -469,33 +475,35 @@ impl Assigner<'_> {
         assignment
     }
 
-    /// `findFlavorForPodSets`: the flavor for every resource of `resource`'s group (`group`).
+    /// `findFlavorForPodSets`: the flavor for every resource of `resource`'s group (`group`),
+    /// added to `chosen` with the reasons the other flavors were not (none when one fits)
+    /// added to `reasons`. Returns whether a flavor was found.
     fn find_flavor<'r>(
         &self,
         refused: impl Fn(usize, usize) -> Option<&'r Reason>,
-        requests: &[(&str, i64)],
-        resource: &str,
-        group: Option<usize>,
+        (requests, resource, group): (&[(&str, i64)], &str, Option<usize>),
         assigned: &[Usage],
-    ) -> (Vec<FlavorChoice>, Vec<Reason>) {
+        (chosen, reasons): (&mut Vec<FlavorChoice>, &mut Vec<Reason>),
+    ) -> bool {
         let Some(g) = group else {
             let resource = resource.to_string();
-            return (Vec::new(), vec![Reason::Unavailable { resource }]);
+            reasons.push(Reason::Unavailable { resource });
+            return false;
         };
+        let start = reasons.len();
         let covered = &self.queue.resource_groups[g].covered_resources;
-        let mut reasons = Vec::new();
         // The pod set's requests of the group's resources, with their places in it.
-        let wanted: Vec<(usize, &str, i64)> = (requests.iter())
+        let wanted: SmallVec<[(usize, &str, i64); 4]> = (requests.iter())
             .filter_map(|&(r, v)| covered.iter().position(|c| c == r).map(|i| (i, r, v)))
             .collect();
         let fungibility = &self.queue.flavor_fungibility;
-        let (mut best, mut best_mode) = (Vec::new(), WORST);
+        let (mut best, mut best_mode) = (SmallVec::<[FlavorChoice; 4]>::new(), WORST);
         for (f, name) in self.queue.resource_groups[g].flavors.iter().enumerate() {
             if let Some(why) = refused(g, f) {
                 reasons.push(why.clone());
                 continue;
             }
-            let mut choices = Vec::with_capacity(wanted.len());
+            let mut choices = SmallVec::<[FlavorChoice; 4]>::new();
             let mut mode = BEST;
             for &(place, r, val) in &wanted {
                 let groups = &self.queue.resource_groups;
@@ -537,9 +545,10 @@ impl Assigner<'_> {
             }
         }
         if best_mode.preemption == PreemptionMode::Fit {
-            reasons.clear();
+            reasons.truncate(start);
         }
-        (best, reasons)
+        chosen.extend_from_slice(&best);
+        !best.is_empty()
     }
 
     /// `fitsResourceQuota`: the preemption mode, the borrowing height and the reason, for
@@ -600,8 +609,8 @@ impl Assigner<'_> {
 }
 
 /// A pod set's total requests, sorted by resource (with `pods` when the queue covers it).
-fn total_requests(ps: &PodSet, counts_pods: bool) -> Vec<(&str, i64)> {
-    let mut requests: Vec<(&str, i64)> = (ps.requests.iter())
+fn total_requests(ps: &PodSet, counts_pods: bool) -> SmallVec<[(&str, i64); 8]> {
+    let mut requests: SmallVec<[(&str, i64); 8]> = (ps.requests.iter())
         .map(|(r, v)| (r.as_str(), v.saturating_mul(ps.count)))
         .collect();
     if counts_pods {

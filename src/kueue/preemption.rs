@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy};
 use super::assigner::{FrName, Possibility, PreemptionOracle};
-use super::quota::{QueueId, QuotaTree};
+use super::quota::{FrIdsOf, QueueId, QuotaTree};
 
 /// A workload that holds quota in a ClusterQueue: a possible victim.
 #[derive(Debug, Clone)]
@@ -40,21 +40,41 @@ pub struct Holder {
     /// The quota it holds per flavor and resource (a resource with a flavor and 0 counts as
     /// used, as `WorkloadUsesResources` reads the admission).
     pub usage: BTreeMap<FlavorResource, i64>,
+    /// The quota trees' ids of `usage`'s flavor-resources, when known ([`Self::learn_ids`]):
+    /// candidates are taken out of snapshots and put back again and again, so by id.
+    pub fr_ids: FrIdsOf,
 }
 
 impl Holder {
+    /// Finds the ids of its flavor-resources in `tree` (registering new ones).
+    pub fn learn_ids(&mut self, tree: &mut QuotaTree) {
+        self.fr_ids = tree.ids_of(self.usage.keys());
+    }
+
     /// Its usage counted in `tree` (`ids`: the tree's id of each ClusterQueue).
     pub fn add_usage(&self, tree: &mut QuotaTree, ids: &[QueueId]) {
-        for (fr, &v) in &self.usage {
-            tree.add_usage(ids[self.queue], fr, v);
+        let q = ids[self.queue];
+        match self.ids_in(tree) {
+            Some(f) => {
+                (f.iter().zip(self.usage.values())).for_each(|(&f, &v)| tree.add_usage_id(q, f, v))
+            }
+            None => (self.usage.iter()).for_each(|(fr, &v)| tree.add_usage(q, fr, v)),
         }
     }
 
     /// Its usage taken out of `tree`.
     pub fn remove_usage(&self, tree: &mut QuotaTree, ids: &[QueueId]) {
-        for (fr, &v) in &self.usage {
-            tree.remove_usage(ids[self.queue], fr, v);
+        let q = ids[self.queue];
+        match self.ids_in(tree) {
+            Some(f) => (f.iter().zip(self.usage.values()))
+                .for_each(|(&f, &v)| tree.remove_usage_id(q, f, v)),
+            None => (self.usage.iter()).for_each(|(fr, &v)| tree.remove_usage(q, fr, v)),
         }
+    }
+
+    /// Its flavor-resources' ids, when found in a tree of `tree`'s generation.
+    fn ids_in(&self, tree: &QuotaTree) -> Option<&[usize]> {
+        (self.fr_ids.generation == tree.fr_generation()).then_some(&self.fr_ids.ids[..])
     }
 }
 

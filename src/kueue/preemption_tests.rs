@@ -110,6 +110,7 @@ fn holders(admitted: &[AdmittedSpec], queues: &[ClusterQueue], bits: &mut FrBits
                 reserved: a.reserved,
                 evicted: a.evicted,
                 usage: a.usage,
+                fr_ids: Default::default(),
             }
         })
         .collect();
@@ -400,6 +401,7 @@ fn candidates_ordering_agrees_with_upstream() {
                 evicted: w.evicted,
                 mask: 0,
                 usage: BTreeMap::new(),
+                fr_ids: Default::default(),
             })
             .collect();
         order_keys(&mut holders);

@@ -84,6 +84,7 @@ impl QuotaTree {
         {
             frs.id_or_add(fr);
         }
+        frs.generation = next_generation();
         let mut tree = QuotaTree {
             nodes: Arc::new(Vec::new()),
             queues: Arc::new(BTreeMap::new()),
@@ -231,12 +232,30 @@ impl QuotaTree {
         })
     }
 
+    /// Names the table of flavor-resource ids: trees of one generation give every id the
+    /// same flavor-resource ([`FrIdsOf`] keeps ids found in one).
+    pub fn fr_generation(&self) -> u64 {
+        self.frs.generation
+    }
+
+    /// The ids of `frs`, each registered (with no quota anywhere) when new.
+    pub fn ids_of<'f>(&mut self, frs: impl IntoIterator<Item = &'f FlavorResource>) -> FrIdsOf {
+        let ids = frs.into_iter().map(|fr| self.id_or_add(fr)).collect();
+        FrIdsOf {
+            generation: self.fr_generation(),
+            ids,
+        }
+    }
+
     /// The id of a flavor-resource, registered (with no quota anywhere) when new.
     fn id_or_add(&mut self, fr: &FlavorResource) -> usize {
         if let Some(f) = self.id(fr) {
             return f;
         }
-        let f = Arc::make_mut(&mut self.frs).id_or_add(fr);
+        let frs = Arc::make_mut(&mut self.frs);
+        let f = frs.id_or_add(fr);
+        // Another tree of this generation may give the id to another flavor-resource.
+        frs.generation = next_generation();
         self.places = Arc::new(Vec::new());
         for n in self.nodes_mut() {
             n.quotas.push(None);
@@ -397,6 +416,16 @@ impl QuotaTree {
         self.remove_usage_at(q.0, f, val);
     }
 
+    /// [`Self::add_usage`] of the flavor-resource with id `f` (of [`Self::fr_generation`]).
+    pub fn add_usage_id(&mut self, q: QueueId, f: usize, val: i64) {
+        self.add_usage_at(q.0, f, val);
+    }
+
+    /// [`Self::remove_usage`] of the flavor-resource with id `f`.
+    pub fn remove_usage_id(&mut self, q: QueueId, f: usize, val: i64) {
+        self.remove_usage_at(q.0, f, val);
+    }
+
     fn remove_usage_at(&mut self, id: usize, f: usize, val: i64) {
         let stored_in_parent = self.usage_of(id, f).saturating_sub(self.local_quota(id, f));
         let at = id * self.frs.len() + f;
@@ -543,6 +572,22 @@ impl QuotaTree {
 struct FrIds {
     by_flavor: BTreeMap<String, BTreeMap<String, usize>>,
     len: usize,
+    /// Tables of one generation give every id the same flavor-resource: a table gets a new
+    /// generation when built and when it gives out an id.
+    generation: u64,
+}
+
+/// A new [`FrIds::generation`] (0 is none: never equal to a table's).
+fn next_generation() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Ids of some flavor-resources in the tables of one generation ([`QuotaTree::ids_of`]).
+#[derive(Debug, Clone, Default)]
+pub struct FrIdsOf {
+    pub generation: u64,
+    pub ids: Vec<usize>,
 }
 
 impl FrIds {

@@ -138,8 +138,13 @@ pub fn pool_name(node: &Node) -> String {
 /// The replay's measurements.
 #[derive(Debug, Clone)]
 pub struct Metrics {
-    /// (dimension, value) → group; ("all", "") is every pod.
-    pub groups: BTreeMap<(&'static str, String), Group>,
+    /// The groups, in the order they were first seen ([`Self::groups`] sorts them).
+    groups: Vec<Group>,
+    /// (dimension, value) → its group's index; ("all", "") is every pod.
+    group_index: BTreeMap<(&'static str, String), usize>,
+    /// (queue, priority, class) → the indices of the four groups a pod of it counts in:
+    /// every event of a pod updates them (millions in a long replay), found with one hash.
+    groups_of: GroupsOf,
     /// Pool names, in the order they first appear.
     pub pools: Vec<String>,
     node_pool: Vec<usize>,
@@ -166,15 +171,35 @@ pub struct Metrics {
     /// The time up to which GPU time has been integrated.
     integrated_to: u64,
     pub series: Series,
-    /// The value of the group [`Self::each`] looks up, kept so that looking up a group
-    /// allocates nothing.
-    group_value: String,
+}
+
+/// [`Metrics::groups_of`]'s map; looked up per event, never iterated: foldhash, fixed seed.
+type GroupsOf = hashbrown::HashMap<(String, i32, String), [usize; 4], foldhash::fast::FixedState>;
+
+/// A (queue, priority, class) as the events name it, looked up in [`GroupsOf`] without
+/// allocating: it hashes as the tuple of owned strings does.
+struct GroupKey<'a>(&'a str, i32, &'a str);
+
+impl std::hash::Hash for GroupKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+        self.1.hash(state);
+        self.2.hash(state);
+    }
+}
+
+impl hashbrown::Equivalent<(String, i32, String)> for GroupKey<'_> {
+    fn equivalent(&self, key: &(String, i32, String)) -> bool {
+        self.0 == key.0 && self.1 == key.1 && self.2 == key.2
+    }
 }
 
 impl Metrics {
     pub fn new(nodes: &[Node], sample: Option<u64>) -> Self {
         let mut m = Metrics {
-            groups: BTreeMap::new(),
+            groups: Vec::new(),
+            group_index: BTreeMap::new(),
+            groups_of: GroupsOf::default(),
             pools: Vec::new(),
             node_pool: Vec::new(),
             node_capacity: Vec::new(),
@@ -192,7 +217,6 @@ impl Metrics {
             queued: 0,
             integrated_to: 0,
             series: Series::new(sample),
-            group_value: String::new(),
         };
         m.nodes_changed(nodes, &[]);
         m
@@ -327,25 +351,45 @@ impl Metrics {
         }
     }
 
+    /// The groups by (dimension, value), in that order; ("all", "") is every pod.
+    pub fn groups(&self) -> impl Iterator<Item = (&(&'static str, String), &Group)> {
+        (self.group_index.iter()).map(|(k, &i)| (k, &self.groups[i]))
+    }
+
+    /// The group of a (dimension, value).
+    pub fn group(&self, dimension: &'static str, value: &str) -> Option<&Group> {
+        let i = self.group_index.get(&(dimension, value.to_string()))?;
+        Some(&self.groups[*i])
+    }
+
     /// Applies `f` to each group a pod counts in: all pods, its queue, its priority, its class.
     fn each(&mut self, key: (&str, i32, &str), f: impl Fn(&mut Group)) {
-        use std::fmt::Write;
-        let mut k = ("all", std::mem::take(&mut self.group_value));
-        for dimension in 0..=DIMENSIONS.len() {
-            k.1.clear();
-            match dimension {
-                0 => {}
-                1 => k.1.push_str(key.0),
-                2 => write!(k.1, "{}", key.1).expect("a String takes any text"),
-                _ => k.1.push_str(key.2),
+        let ids = match self.groups_of.get(&GroupKey(key.0, key.1, key.2)) {
+            Some(ids) => *ids,
+            None => {
+                let values = [
+                    String::new(),
+                    key.0.to_string(),
+                    key.1.to_string(),
+                    key.2.to_string(),
+                ];
+                let dimensions = std::iter::once("all").chain(DIMENSIONS);
+                let mut ids = [0; 4];
+                for ((id, dimension), value) in ids.iter_mut().zip(dimensions).zip(values) {
+                    let next = self.groups.len();
+                    *id = *self.group_index.entry((dimension, value)).or_insert(next);
+                    if *id == next {
+                        self.groups.push(Group::default());
+                    }
+                }
+                let owned = (key.0.to_string(), key.1, key.2.to_string());
+                self.groups_of.insert(owned, ids);
+                ids
             }
-            k.0 = dimension.checked_sub(1).map_or("all", |d| DIMENSIONS[d]);
-            match self.groups.get_mut(&k) {
-                Some(g) => f(g),
-                None => f(self.groups.entry(k.clone()).or_default()),
-            }
+        };
+        for i in ids {
+            f(&mut self.groups[i]);
         }
-        self.group_value = k.1;
     }
 
     pub fn job_arrived(&mut self, key: (&str, i32, &str), pods: u64) {

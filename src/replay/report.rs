@@ -190,8 +190,8 @@ impl ReplayReport {
     pub fn new(name: &str, file: &str, warnings: Vec<String>, ended: &Ended) -> Self {
         let m = &ended.metrics;
         let empty = Group::default();
-        let all = m.groups.get(&("all", String::new())).unwrap_or(&empty);
-        let groups = (m.groups.iter())
+        let all = m.group("all", "").unwrap_or(&empty);
+        let groups = (m.groups())
             .filter(|((d, _), _)| *d != "all")
             .map(|((d, v), g)| GroupReport::of(d, v, g))
             .collect();

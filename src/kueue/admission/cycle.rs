@@ -301,6 +301,7 @@ impl State<'_> {
                 evicted: false,
                 mask: 0,
                 usage: e.nominated.assignment.usage_map(),
+                fr_ids: Default::default(),
             },
         );
         let d = &mut self.out.decisions[w];

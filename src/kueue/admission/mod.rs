@@ -501,6 +501,7 @@ impl State<'_> {
             }
             _ => self.keys.of(&holder.key),
         };
+        holder.learn_ids(&mut self.tree);
         holder.add_usage(&mut self.tree, &self.ids);
         self.quota_changed(holder.queue);
         let reused = self.live.as_mut().and_then(|l| l.free_holders.pop());
@@ -617,7 +618,7 @@ impl State<'_> {
             .filter(|c| c.mode == Mode::Preempt);
         // Most heads that need preemption have no candidates at all: asked by id first.
         let id = self.ids[q];
-        let preempt: Vec<Option<usize>> = (needing.clone())
+        let preempt: smallvec::SmallVec<[Option<usize>; 8]> = (needing.clone())
             .map(|c| assignment.fr_id(snapshot, id, c.place))
             .collect();
         let amounts = assignment.amounts(snapshot, id);

@@ -124,6 +124,7 @@ impl<'a> State<'a> {
                         evicted: a.evicted,
                         mask: 0,
                         usage: a.usage.clone(),
+                        fr_ids: Default::default(),
                     },
                 ),
                 None => st.out.warnings.push(format!(
