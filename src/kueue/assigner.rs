@@ -364,6 +364,7 @@ impl Assignment {
 
     /// Adds a pod set's assignment; `requests` are its total requests.
     fn append(&mut self, ps: PodSetAssignment, requests: &[(&str, i64)]) {
+        self.usage.reserve(ps.flavors.len());
         for choice in &ps.flavors {
             self.borrowing = self.borrowing.max(choice.borrow);
             let (flavor, resource) = self.names(choice.place);
@@ -430,8 +431,9 @@ impl Assigner<'_> {
         let counts_pods = self.queue.group_of(resources::PODS).is_some();
         for (i, ps) in pod_sets.iter().enumerate() {
             let requests = total_requests(ps, counts_pods);
-            let mut chosen: Vec<FlavorChoice> = Vec::new();
-            let mut reasons = Vec::new();
+            // Sized for the usual outcome: a flavor per resource, a reason per flavor tried.
+            let mut chosen: Vec<FlavorChoice> = Vec::with_capacity(requests.len());
+            let mut reasons = Vec::with_capacity(2 * requests.len());
             // Kueue ranges over a Go map here (random order); sorted order is one of its
             // orders, and the reasons are sorted before they are shown.
             for &(resource, quantity) in &requests {

@@ -739,7 +739,7 @@ impl<'a> Scheduler<'a> {
                 )
             };
         }
-        let t = self.template_for(pod);
+        let t = self.template_of(Some(id), pod);
         let request = self.pod_request(pod);
         self.prepare_nominated(id, pod, &request);
         // The PreFilter plugins that can reject a pod outright, in the profile's order.

@@ -257,6 +257,7 @@ impl<'a> Scheduler<'a> {
         self.live.remove(&id);
         self.terminating.remove(&id);
         self.removed_gates.remove(&id);
+        self.forget_template_of(id);
     }
 
     /// The bound pods, grouped by alikeness, with their nodes.

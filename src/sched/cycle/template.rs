@@ -98,13 +98,39 @@ impl<'a> Scheduler<'a> {
     /// The template (distinct scheduling-relevant spec and request, per profile) of a pod,
     /// built on first use.
     pub(super) fn template_for(&mut self, pod: &Pod) -> usize {
+        self.template_of(None, pod)
+    }
+
+    /// [`Self::template_for`] the pod with id `id`, remembered for its next attempts.
+    pub(super) fn template_of(&mut self, id: Option<usize>, pod: &Pod) -> usize {
         let profile = self.current;
+        let index = &mut self.template_index;
         // Pods of one job come one after another: most often the last pod's template is it.
-        if let Some(t) = self.template_index.last
-            && self.template_index.fields[t].same_template(profile, pod)
-        {
-            return t;
+        let known = id.and_then(|id| index.by_pod.get(&id).copied());
+        for t in [known, index.last].into_iter().flatten() {
+            if index.fields[t].same_template(profile, pod) {
+                index.last = Some(t);
+                if let Some(id) = id.filter(|_| known != Some(t)) {
+                    index.by_pod.insert(id, t);
+                }
+                return t;
+            }
         }
+        let t = self.template_by_fields(pod);
+        if let Some(id) = id {
+            self.template_index.by_pod.insert(id, t);
+        }
+        t
+    }
+
+    /// A pod forgotten by the scheduler: its remembered template goes with it.
+    pub(super) fn forget_template_of(&mut self, id: usize) {
+        self.template_index.by_pod.remove(&id);
+    }
+
+    /// The template of a pod's fields, found by their hash or built.
+    fn template_by_fields(&mut self, pod: &Pod) -> usize {
+        let profile = self.current;
         let (static_hash, hash) = TemplateIndex::hashes(profile, pod);
         let t = match self
             .template_index
@@ -314,6 +340,9 @@ pub(super) struct TemplateIndex {
     by_static: HashMap<u64, Vec<usize>>,
     /// The template found last.
     last: Option<usize>,
+    /// Pod id → the template found for it: a pod tried again and again (a congested replay)
+    /// is matched by its fields once. Checked against the pod's fields on use.
+    by_pod: HashMap<usize, usize>,
 }
 
 impl TemplateIndex {
