@@ -6,13 +6,107 @@
 //! alone: the count answers "none" without walking the heap, which every parked head
 //! otherwise would, over and over in a congested queue.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{HashMap, VecDeque};
 
 use super::QueueKey;
 use super::equivalence::Class;
 
 /// Looked up per key moved (never iterated into the output): foldhash, fixed seed.
 type Counts = HashMap<Class, u32, foldhash::fast::FixedState>;
+
+/// Keys in order, in a ring buffer: a queue's keys mostly leave from the front (its heads)
+/// and come in at the back (arrivals, which are the newest; heads set aside, in the order
+/// they were popped), where a ring buffer moves nothing, and a tree of keys would allocate
+/// and search for each (tens of millions over a long replay).
+#[derive(Debug, Default, Clone)]
+pub(super) struct Keys(VecDeque<QueueKey>);
+
+impl Keys {
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = &QueueKey> {
+        self.0.iter()
+    }
+
+    pub(super) fn contains(&self, key: &QueueKey) -> bool {
+        self.0.binary_search(key).is_ok()
+    }
+
+    /// Adds `key` in its place; false when it was there.
+    pub(super) fn insert(&mut self, key: QueueKey) -> bool {
+        if self.0.back().is_none_or(|last| *last < key) {
+            self.0.push_back(key);
+            return true;
+        }
+        match self.0.binary_search(&key) {
+            Ok(_) => false,
+            Err(i) => {
+                self.0.insert(i, key);
+                true
+            }
+        }
+    }
+
+    pub(super) fn remove(&mut self, key: &QueueKey) -> bool {
+        match self.0.binary_search(key) {
+            Ok(i) => {
+                self.0.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub(super) fn pop_first(&mut self) -> Option<QueueKey> {
+        self.0.pop_front()
+    }
+
+    /// Takes the keys `take` says, in order.
+    fn take_where(&mut self, take: impl Fn(&QueueKey) -> bool) -> Vec<QueueKey> {
+        let taken: Vec<QueueKey> = self.0.iter().filter(|k| take(k)).copied().collect();
+        if !taken.is_empty() {
+            self.0.retain(|k| !take(k));
+        }
+        taken
+    }
+
+    /// Moves every key of `other` here (keys are workloads: none is in both).
+    fn append(&mut self, other: Keys) {
+        if self.0.is_empty() {
+            *self = other;
+            return;
+        }
+        let mut merged = VecDeque::with_capacity(self.0.len() + other.0.len());
+        let (mut a, mut b) = (
+            std::mem::take(&mut self.0).into_iter().peekable(),
+            other.0.into_iter().peekable(),
+        );
+        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+            debug_assert_ne!(x, y, "a key was already in the heap");
+            let next = if x < y { a.next() } else { b.next() };
+            merged.extend(next);
+        }
+        merged.extend(a);
+        merged.extend(b);
+        self.0 = merged;
+    }
+}
+
+impl<'k> IntoIterator for &'k Keys {
+    type Item = &'k QueueKey;
+    type IntoIter = std::collections::vec_deque::Iter<'k, QueueKey>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
 
 /// A key's equivalence class: its workload's pod sets' number and the priority the key holds.
 pub(super) fn class_of(pod_sets_id: &[u32], key: &QueueKey) -> Class {
@@ -21,7 +115,7 @@ pub(super) fn class_of(pod_sets_id: &[u32], key: &QueueKey) -> Class {
 
 #[derive(Debug, Default, Clone)]
 pub(super) struct Heap {
-    keys: BTreeSet<QueueKey>,
+    keys: Keys,
     classes: Counts,
 }
 
@@ -64,30 +158,17 @@ impl Heap {
             );
             return Vec::new();
         }
-        let taken: Vec<QueueKey> = (self.keys.iter())
-            .filter(|key| class_of(pod_sets_id, key) == class)
-            .copied()
-            .collect();
-        for key in &taken {
-            self.keys.remove(key);
-        }
-        taken
+        self.keys
+            .take_where(|key| class_of(pod_sets_id, key) == class)
     }
 
     /// Moves every key of `keys` into the heap.
-    pub(super) fn append(&mut self, pod_sets_id: &[u32], mut keys: BTreeSet<QueueKey>) {
+    pub(super) fn append(&mut self, pod_sets_id: &[u32], keys: Keys) {
         for key in &keys {
             *self.classes.entry(class_of(pod_sets_id, key)).or_default() += 1;
         }
-        // Usually the heap is empty by now (the cycles popped it): the set moves whole.
-        if self.keys.is_empty() {
-            self.keys = keys;
-        } else {
-            let before = self.keys.len() + keys.len();
-            self.keys.append(&mut keys);
-            // A key in both would be counted twice; keys are workloads, in one place only.
-            debug_assert_eq!(self.keys.len(), before, "a key was already in the heap");
-        }
+        // Usually the heap is empty by now (the cycles popped it): the keys move whole.
+        self.keys.append(keys);
     }
 
     fn uncount(&mut self, class: Class) {
@@ -129,7 +210,12 @@ mod tests {
         assert!(heap.remove(&pod_sets_id, &key(4)));
         assert!(!heap.remove(&pod_sets_id, &key(4)));
         assert_eq!(heap.take_class(&pod_sets_id, (9, 1)), vec![]);
-        heap.append(&pod_sets_id, [key(1), key(5)].into());
+        let mut back = Keys::default();
+        for w in [5, 1] {
+            assert!(back.insert(key(w)));
+        }
+        assert!(!back.insert(key(1)));
+        heap.append(&pod_sets_id, back);
         assert_eq!(heap.take_class(&pod_sets_id, (7, 1)), vec![key(1), key(5)]);
         assert_eq!(heap.iter().copied().collect::<Vec<_>>(), vec![key(2)]);
         assert_eq!(heap.take_class(&pod_sets_id, (8, 1)), vec![key(2)]);

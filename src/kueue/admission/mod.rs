@@ -171,7 +171,7 @@ struct State<'a> {
     /// What each holder is.
     holder_is: Vec<Victim>,
     heaps: Vec<heap::Heap>,
-    parked: Vec<BTreeSet<QueueKey>>,
+    parked: Vec<heap::Keys>,
     /// Per BestEffortFIFO queue, the workload waiting for its preemptions: it stays at the
     /// head until admitted (`preemptorWorkload`, sticky; Kueue#6929).
     sticky: Vec<Option<QueueKey>>,

@@ -64,7 +64,7 @@ impl<'a> State<'a> {
             holder_of: vec![None; workloads.len()],
             holder_is: Vec::new(),
             heaps: vec![Default::default(); queues.len()],
-            parked: vec![BTreeSet::new(); queues.len()],
+            parked: vec![super::heap::Keys::default(); queues.len()],
             sticky: vec![None; queues.len()],
             released: Released::default(),
             phase: None,

@@ -66,7 +66,7 @@ impl State<'_> {
                     self.by_name.insert(new.name.clone(), queues.len());
                     queues.push(new.clone());
                     self.heaps.push(Default::default());
-                    self.parked.push(BTreeSet::new());
+                    self.parked.push(Default::default());
                     self.sticky.push(None);
                     self.set_aside.push(HashSet::default());
                     self.bypassing.push(false);
