@@ -629,8 +629,11 @@ fn total_requests(ps: &PodSet, counts_pods: bool) -> SmallVec<[(&str, i64); 8]> 
 /// workload's nominations in a queue share it.
 #[derive(Debug, Clone)]
 pub struct Refusals {
-    /// Per pod set, the flavors of every group in order.
-    refused: Vec<Vec<Option<Reason>>>,
+    /// Per pod set, the flavors of every group in order (`flavors` per pod set), in one list:
+    /// a nomination reads it from a workload's cold memory.
+    refused: Vec<Option<Reason>>,
+    flavors: usize,
+    pod_sets: usize,
     /// Where each group's flavors start in a pod set's list.
     starts: Vec<usize>,
 }
@@ -649,11 +652,11 @@ impl Refusals {
             next += g.flavors.len();
         }
         let refused = (pod_sets.iter())
-            .map(|ps| {
+            .flat_map(|ps| {
                 let groups = queue.resource_groups.iter().enumerate();
                 (groups
                     .flat_map(|(group, g)| g.flavors.iter().enumerate().map(move |f| (group, f))))
-                .map(|(group, (flavor, name))| {
+                .map(move |(group, (flavor, name))| {
                     Some(match refusal(flavors, gates, name, ps)? {
                         Refusal::NotFound => Reason::NotFound { group, flavor },
                         Refusal::Taint(taint) => Reason::Taint {
@@ -664,15 +667,19 @@ impl Refusals {
                         Refusal::Affinity => Reason::Affinity { group, flavor },
                     })
                 })
-                .collect()
             })
             .collect();
-        Refusals { refused, starts }
+        Refusals {
+            refused,
+            flavors: next,
+            pod_sets: pod_sets.len(),
+            starts,
+        }
     }
 
     /// Why pod set `ps` cannot use flavor `flavor` of group `group`, if it cannot.
     fn of(&self, ps: usize, group: usize, flavor: usize) -> Option<&Reason> {
-        self.refused[ps][self.starts[group] + flavor].as_ref()
+        self.refused[ps * self.flavors + self.starts[group] + flavor].as_ref()
     }
 }
 
@@ -708,17 +715,18 @@ fn refusal<'f>(
 /// The flavor-resources an assignment in `queue` of the pod sets `refusals` are of reads:
 /// every covered resource of every flavor some pod set may use. Quota anywhere else cannot
 /// change its outcome.
-pub fn flavor_resources_read(queue: &ClusterQueue, refusals: &Refusals) -> Vec<FlavorResource> {
-    let mut out = Vec::new();
-    for (g, group) in queue.resource_groups.iter().enumerate() {
-        for (f, name) in group.flavors.iter().enumerate() {
-            if (0..refusals.refused.len()).all(|ps| refusals.of(ps, g, f).is_some()) {
-                continue;
-            }
-            out.extend((group.covered_resources.iter()).map(|r| (name.clone(), r.clone())));
-        }
-    }
-    out
+pub fn flavor_resources_read<'q>(
+    queue: &'q ClusterQueue,
+    refusals: &'q Refusals,
+) -> impl Iterator<Item = FrName<'q>> + 'q {
+    let groups = queue.resource_groups.iter().enumerate();
+    (groups.flat_map(|(g, group)| group.flavors.iter().enumerate().map(move |f| (g, group, f))))
+        .filter(move |&(g, _, (f, _))| {
+            (0..refusals.pod_sets).any(|ps| refusals.of(ps, g, f).is_none())
+        })
+        .flat_map(|(_, group, (_, name))| {
+            (group.covered_resources.iter()).map(move |r| (name.as_str(), r.as_str()))
+        })
 }
 
 /// `flavorSelector(...).Match`: the pod set's nodeSelector and required node affinity,

@@ -12,7 +12,7 @@
 //! Kueue breaks the last tie between candidates by UID, which is random; schedsim has no UIDs
 //! and uses the workload's `namespace/name` instead, so ties resolve the same way every run.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::api::{ClusterQueue, FlavorResource, PreemptionPolicy};
 use super::assigner::{FrName, Possibility, PreemptionOracle};
@@ -100,7 +100,24 @@ impl KeyOrder {
 /// exactly. Bits go in the order flavor-resources are first seen; the map is only looked up
 /// (per holder admitted), so it hashes.
 #[derive(Debug, Clone, Default)]
-pub struct FrBits(HashMap<FlavorResource, u32, foldhash::fast::FixedState>);
+pub struct FrBits(hashbrown::HashMap<FlavorResource, u32, foldhash::fast::FixedState>);
+
+/// A flavor-resource by its names, looked up in [`FrBits`] without allocating: it hashes as
+/// the pair of owned strings does.
+struct Named<'n>(FrName<'n>);
+
+impl std::hash::Hash for Named<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.0.hash(state);
+        self.0.1.hash(state);
+    }
+}
+
+impl hashbrown::Equivalent<FlavorResource> for Named<'_> {
+    fn equivalent(&self, key: &FlavorResource) -> bool {
+        self.0.0 == key.0 && self.0.1 == key.1
+    }
+}
 
 const OVERFLOW: u32 = 127;
 
@@ -122,12 +139,17 @@ impl FrBits {
 
     /// The mask of `frs`, giving new flavor-resources a bit.
     pub fn learn<'f>(&mut self, frs: impl IntoIterator<Item = &'f FlavorResource>) -> u128 {
+        self.learn_named(frs.into_iter().map(|(f, r)| (f.as_str(), r.as_str())))
+    }
+
+    /// [`Self::learn`] by names (allocating only for a flavor-resource new to it).
+    pub fn learn_named<'f>(&mut self, frs: impl IntoIterator<Item = FrName<'f>>) -> u128 {
         let mut mask = 0;
         for fr in frs {
             let next = (self.0.len() as u32).min(OVERFLOW);
-            let bit = match self.0.get(fr) {
+            let bit = match self.0.get(&Named(fr)) {
                 Some(&bit) => bit,
-                None => *self.0.entry(fr.clone()).or_insert(next),
+                None => *(self.0.entry((fr.0.to_string(), fr.1.to_string()))).or_insert(next),
             };
             mask |= 1u128 << bit;
         }

@@ -150,10 +150,9 @@ impl State<'_> {
             _ => {
                 // The workload's refusals in this queue, found above.
                 let refusals = (self.refused[w].as_ref()).map(|(_, r)| r);
-                let read = refusals.map_or_else(Vec::new, |r| {
-                    assigner::flavor_resources_read(&self.queues()[q], r)
-                });
-                self.fr_bits.learn(&read)
+                let queue = &self.cluster_queues[q];
+                let read = refusals.map(|r| assigner::flavor_resources_read(queue, r));
+                self.fr_bits.learn_named(read.into_iter().flatten())
             }
         };
         let found = self.assign_in_tree(snapshot, by_queue, w, q, key);
