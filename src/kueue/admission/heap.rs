@@ -221,4 +221,36 @@ mod tests {
         assert_eq!(heap.take_class(&pod_sets_id, (8, 1)), vec![key(2)]);
         assert_eq!(heap.len(), 0);
     }
+
+    proptest::proptest! {
+        /// Keys behave as the ordered set they replace: every operation answers as a
+        /// `BTreeSet` does, and iteration keeps the order.
+        #[test]
+        fn keys_answer_as_an_ordered_set(
+            ops in proptest::collection::vec((0u8..5, 0usize..24, 0i32..3), 0..120),
+            other in proptest::collection::btree_set(24usize..40, 0..10),
+        ) {
+            let key = |w: usize, p: i32| (Reverse(p), (w % 7) as i64, w as u64, w);
+            let mut keys = Keys::default();
+            let mut set = std::collections::BTreeSet::new();
+            for (op, w, p) in ops {
+                let k = key(w, p);
+                match op {
+                    0 | 1 => proptest::prop_assert_eq!(keys.insert(k), set.insert(k)),
+                    2 => proptest::prop_assert_eq!(keys.remove(&k), set.remove(&k)),
+                    3 => proptest::prop_assert_eq!(keys.pop_first(), set.pop_first()),
+                    _ => proptest::prop_assert_eq!(keys.contains(&k), set.contains(&k)),
+                }
+            }
+            let mut more = Keys::default();
+            for &w in other.iter().rev() {
+                more.insert(key(w, (w % 3) as i32));
+                set.insert(key(w, (w % 3) as i32));
+            }
+            keys.append(more);
+            let got: Vec<QueueKey> = keys.iter().copied().collect();
+            let want: Vec<QueueKey> = set.iter().copied().collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
 }
