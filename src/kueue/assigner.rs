@@ -278,10 +278,11 @@ impl Reason {
 pub struct PodSetAssignment {
     pub name: Arc<str>,
     pub count: i64,
-    /// Sorted by resource name ([`Assignment::flavors`] names them).
-    pub flavors: Vec<FlavorChoice>,
+    /// Sorted by resource name ([`Assignment::flavors`] names them). Inline, as are the
+    /// reasons and the usage: most nominations are computed, read once and dropped.
+    pub flavors: SmallVec<[FlavorChoice; 4]>,
     /// `Status.reasons`, as found: [`Assignment::reasons`] words and sorts them.
-    pub reasons: Vec<Reason>,
+    pub reasons: SmallVec<[Reason; 4]>,
 }
 
 impl PodSetAssignment {
@@ -300,7 +301,7 @@ pub struct Assignment {
     pub pod_sets: Vec<PodSetAssignment>,
     pub borrowing: usize,
     /// Sorted by flavor name, then resource name ([`Self::usage`] names them).
-    usage: Vec<Usage>,
+    usage: SmallVec<[Usage; 4]>,
     /// The queue's resource groups, which places and reasons name flavors and resources in.
     groups: Arc<[ResourceGroup]>,
 }
@@ -364,7 +365,6 @@ impl Assignment {
 
     /// Adds a pod set's assignment; `requests` are its total requests.
     fn append(&mut self, ps: PodSetAssignment, requests: &[(&str, i64)]) {
-        self.usage.reserve(ps.flavors.len());
         for choice in &ps.flavors {
             self.borrowing = self.borrowing.max(choice.borrow);
             let (flavor, resource) = self.names(choice.place);
@@ -431,9 +431,8 @@ impl Assigner<'_> {
         let counts_pods = self.queue.group_of(resources::PODS).is_some();
         for (i, ps) in pod_sets.iter().enumerate() {
             let requests = total_requests(ps, counts_pods);
-            // Sized for the usual outcome: a flavor per resource, a reason per flavor tried.
-            let mut chosen: Vec<FlavorChoice> = Vec::with_capacity(requests.len());
-            let mut reasons = Vec::with_capacity(2 * requests.len());
+            let mut chosen: SmallVec<[FlavorChoice; 4]> = SmallVec::new();
+            let mut reasons = SmallVec::new();
             // Kueue ranges over a Go map here (random order); sorted order is one of its
             // orders, and the reasons are sorted before they are shown.
             for &(resource, quantity) in &requests {
@@ -485,7 +484,7 @@ impl Assigner<'_> {
         refused: impl Fn(usize, usize) -> Option<&'r Reason>,
         (requests, resource, group): (&[(&str, i64)], &str, Option<usize>),
         assigned: &[Usage],
-        (chosen, reasons): (&mut Vec<FlavorChoice>, &mut Vec<Reason>),
+        (chosen, reasons): (&mut SmallVec<[FlavorChoice; 4]>, &mut SmallVec<[Reason; 4]>),
     ) -> bool {
         let Some(g) = group else {
             let resource = resource.to_string();
