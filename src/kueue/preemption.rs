@@ -40,15 +40,17 @@ pub struct Holder {
     /// The quota it holds per flavor and resource (a resource with a flavor and 0 counts as
     /// used, as `WorkloadUsesResources` reads the admission).
     pub usage: BTreeMap<FlavorResource, i64>,
-    /// The quota trees' ids of `usage`'s flavor-resources, when known ([`Self::learn_ids`]):
+    /// The quota trees' ids of `usage`'s flavor-resources, when known ([`Self::count_in`]):
     /// candidates are taken out of snapshots and put back again and again, so by id.
     pub fr_ids: FrIdsOf,
 }
 
 impl Holder {
-    /// Finds the ids of its flavor-resources in `tree` (registering new ones).
-    pub fn learn_ids(&mut self, tree: &mut QuotaTree) {
+    /// Its usage counted in `tree`, the tree it holds quota in from now: the ids of its
+    /// flavor-resources there are found (new ones registered) and kept for the snapshots.
+    pub fn count_in(&mut self, tree: &mut QuotaTree, ids: &[QueueId]) {
         self.fr_ids = tree.ids_of(self.usage.keys());
+        self.add_usage(tree, ids);
     }
 
     /// Its usage counted in `tree` (`ids`: the tree's id of each ClusterQueue).

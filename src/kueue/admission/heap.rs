@@ -70,10 +70,14 @@ impl Keys {
 
     /// Takes the keys `take` says, in order.
     fn take_where(&mut self, take: impl Fn(&QueueKey) -> bool) -> Vec<QueueKey> {
-        let taken: Vec<QueueKey> = self.0.iter().filter(|k| take(k)).copied().collect();
-        if !taken.is_empty() {
-            self.0.retain(|k| !take(k));
-        }
+        let mut taken = Vec::new();
+        self.0.retain(|k| {
+            let out = take(k);
+            if out {
+                taken.push(*k);
+            }
+            !out
+        });
         taken
     }
 

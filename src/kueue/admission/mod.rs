@@ -501,8 +501,7 @@ impl State<'_> {
             }
             _ => self.keys.of(&holder.key),
         };
-        holder.learn_ids(&mut self.tree);
-        holder.add_usage(&mut self.tree, &self.ids);
+        holder.count_in(&mut self.tree, &self.ids);
         self.quota_changed(holder.queue);
         let reused = self.live.as_mut().and_then(|l| l.free_holders.pop());
         let h = reused.unwrap_or(self.holders.len());

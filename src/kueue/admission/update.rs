@@ -91,8 +91,7 @@ impl State<'_> {
             .collect();
         for list in &self.by_queue {
             for &h in list {
-                self.holders[h].learn_ids(&mut tree);
-                self.holders[h].add_usage(&mut tree, &self.ids);
+                self.holders[h].count_in(&mut tree, &self.ids);
             }
         }
         self.tree = tree;
