@@ -21,7 +21,7 @@ use schedsim::sched::plugins::registry::known_plugin;
 use schedsim::sched::profile::Profile;
 use schedsim::sched::queue::{
     ClusterEvent, Failure, PodId, PriorityQueue, QueueConfig, QueueHooks, QueueName, QueuePod,
-    QueueingHint, Time,
+    QueueingHint, Time, namespaced_name,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -253,8 +253,7 @@ fn queued(pod: &Pod, id: PodId) -> schedsim::sched::queue::QueuedPod {
         QueuePod {
             id,
             priority: pod.priority,
-            namespace: pod.namespace.clone(),
-            name: pod.name.clone(),
+            namespaced_name: namespaced_name(&pod.namespace, &pod.name),
             nominated_node: pod.nominated_node_name.clone(),
             pod_group: None,
         },
@@ -476,8 +475,7 @@ fn queue_pod(id: u32, pod: &Pod) -> QueuePod {
     QueuePod {
         id: PodId(id),
         priority: pod.priority,
-        namespace: pod.namespace.clone(),
-        name: pod.name.clone(),
+        namespaced_name: namespaced_name(&pod.namespace, &pod.name),
         nominated_node: None,
         pod_group: None,
     }

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use schedsim::sched::queue::{
     ClusterEvent, Failure, HintRegistry, PodId, PriorityQueue, QueueConfig, QueueHooks, QueueName,
-    QueuePod, QueueSort, QueuedPod, QueueingHint, Strategy as Requeue, Time,
+    QueuePod, QueueSort, QueuedPod, QueueingHint, Strategy as Requeue, Time, namespaced_name,
 };
 use serde::Deserialize;
 
@@ -391,8 +391,7 @@ fn build(case: &Case) -> Run {
             QueuePod {
                 id,
                 priority,
-                namespace,
-                name,
+                namespaced_name: namespaced_name(&namespace, &name),
                 nominated_node: nominated,
                 pod_group,
             },
@@ -579,7 +578,10 @@ fn expect(run: &Run, e: &Expect, at: &str) {
             let got: Vec<String> = q
                 .nominated_pods_for_node(node)
                 .iter()
-                .map(|p| p.name.clone())
+                .map(|p| {
+                    let (_, name) = p.namespaced_name.split_once('/').unwrap();
+                    name.to_string()
+                })
                 .collect();
             assert_eq!(&got, pods, "{at}: nominated to {node}");
         }
@@ -658,7 +660,7 @@ proptest! {
         for op in ops {
             match op {
                 Op::Add(p, pr) => {
-                    let pod = QueuePod { id: PodId(p.into()), priority: pr.into(), namespace: "ns".into(), name: format!("p{p}"), nominated_node: None, pod_group: None };
+                    let pod = QueuePod { id: PodId(p.into()), priority: pr.into(), namespaced_name: format!("ns/p{p}").into(), nominated_node: None, pod_group: None };
                     if q.add(now, pod, &hooks).is_ok() { known.insert(PodId(p.into())); }
                 }
                 Op::Pop => {

@@ -3,6 +3,7 @@
 //! the labels `getPodSetsInfoFromStatus` adds (`pkg/controller/jobframework/reconciler.go`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Toleration;
 
@@ -17,9 +18,9 @@ const LOCAL_QUEUE_LABEL: &str = "kueue.x-k8s.io/local-queue-name";
 const CLUSTER_QUEUE_LABEL: &str = "kueue.x-k8s.io/cluster-queue-name";
 
 /// The pod set `name` of `count` pods like `pod`.
-pub fn pod_set(name: &str, pod: &Pod, count: i64) -> PodSet {
+pub fn pod_set(name: Arc<str>, pod: &Pod, count: i64) -> PodSet {
     PodSet {
-        name: name.into(),
+        name,
         count,
         requests: pod.requests.clone(),
         tolerations: pod.tolerations.clone(),

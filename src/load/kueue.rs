@@ -41,7 +41,7 @@ pub const PRIORITY_CLASS_LABEL: &str = "kueue.x-k8s.io/priority-class";
 pub const MANAGER: &str = "kueue.x-k8s.io/manager";
 pub use crate::kueue::pod_set_info::ADMISSION_GATE;
 /// The pod set of a plain pod (`kueue.DefaultPodSetName`).
-const POD_SET_MAIN: &str = "main";
+pub const POD_SET_MAIN: &str = "main";
 
 /// A workload held back for Kueue: what it resolved to without admission, and as Kueue
 /// queues it.
@@ -140,9 +140,12 @@ pub(super) fn workload_of(
     let pod_sets = match kind {
         "TrainJob" | "JobSet" => train_job_pod_sets(pods),
         "Job" => (pods.first().into_iter())
-            .map(|p| pod_set(POD_SET_MAIN, p, pods.len() as i64))
+            .map(|p| pod_set(POD_SET_MAIN.into(), p, pods.len() as i64))
             .collect(),
-        _ => pods.iter().map(|p| pod_set(POD_SET_MAIN, p, 1)).collect(),
+        _ => pods
+            .iter()
+            .map(|p| pod_set(POD_SET_MAIN.into(), p, 1))
+            .collect(),
     };
     let workload = admission::Workload {
         namespace,
@@ -590,7 +593,7 @@ pub(super) fn pod_workload(pod: &Pod, cx: &ResolveContext) -> Option<admission::
         priority,
         created: cx.kueue.now,
         owned_by_pod: true,
-        pod_sets: vec![pod_set(POD_SET_MAIN, pod, 1)],
+        pod_sets: vec![pod_set(POD_SET_MAIN.into(), pod, 1)],
         blocked,
     })
 }
@@ -620,7 +623,7 @@ fn train_job_pod_sets(pods: &[Pod]) -> Vec<PodSet> {
             .map_or("", String::as_str);
         match sets.iter_mut().find(|s| *s.name == *job) {
             Some(s) => s.count += 1,
-            None => sets.push(pod_set(job, p, 1)),
+            None => sets.push(pod_set(job.into(), p, 1)),
         }
     }
     sets

@@ -32,7 +32,7 @@ use crate::sched::plan::Requirement;
 use crate::sched::plugins::registry::{ExtensionPoint, Plugin};
 use crate::sched::queue::{
     Action, ClusterEvent, Failure, PodId, PriorityQueue, QueueConfig, QueuePod, QueueSort,
-    Resource, Time,
+    Resource, Time, namespaced_name,
 };
 
 mod arrival;
@@ -817,8 +817,7 @@ pub(super) fn queue_pod(id: u32, pod: &Pod) -> QueuePod {
     QueuePod {
         id: PodId(id),
         priority: pod.priority,
-        namespace: pod.namespace.clone(),
-        name: pod.name.clone(),
+        namespaced_name: namespaced_name(&pod.namespace, &pod.name),
         nominated_node: pod.nominated_node_name.clone(),
         pod_group: (pod.pod_group.as_ref())
             .filter(|g| g.scheduler == GangScheduler::Coscheduling)

@@ -12,6 +12,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use super::{ClusterEvent, PodId, QueuedPod, Time};
 
@@ -31,14 +32,14 @@ pub enum QueueSort {
 
 /// The activeQ key of a pod: priority, the time it is compared by, the arrival sequence (0
 /// under Coscheduling, which has no such tie-break), and `namespace/name`.
-pub type SortKey = (Reverse<i32>, Time, u64, String);
+pub type SortKey = (Reverse<i32>, Time, u64, Arc<str>);
 
 pub fn sort_key(p: &QueuedPod) -> SortKey {
     (
         Reverse(p.pod.priority),
         p.sort_time,
         p.sort_seq,
-        format!("{}/{}", p.pod.namespace, p.pod.name),
+        Arc::clone(&p.pod.namespaced_name),
     )
 }
 

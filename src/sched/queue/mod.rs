@@ -16,6 +16,7 @@ pub mod priority_queue;
 pub mod unschedulable;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 pub use active::QueueSort;
 pub use events::{Action, ClusterEvent, HintRegistry, NoHooks, QueueHooks, QueueingHint, Resource};
@@ -48,12 +49,18 @@ pub struct PodId(pub u32);
 pub struct QueuePod {
     pub id: PodId,
     pub priority: i32,
-    pub namespace: String,
-    pub name: String,
+    /// `namespace/name`, made once ([`namespaced_name`]): every insertion into activeQ or
+    /// backoffQ keys the pod by it.
+    pub namespaced_name: Arc<str>,
     pub nominated_node: Option<String>,
     /// `namespace/name` of the Coscheduling PodGroup its `scheduling.x-k8s.io/pod-group`
     /// label names: Coscheduling's QueueSort orders it by that group's time.
     pub pod_group: Option<String>,
+}
+
+/// A pod's `namespace/name`, the last tie-break of activeQ's order.
+pub fn namespaced_name(namespace: &str, name: &str) -> Arc<str> {
+    format!("{namespace}/{name}").into()
 }
 
 /// `framework.QueuedPodInfo`: the pod plus the queue's bookkeeping.
