@@ -25,19 +25,34 @@ use super::quota::{QueueId, QuotaTree};
 use crate::features::FeatureGates;
 use crate::model::quantity::{Format, Quantity};
 use crate::model::resources;
+use crate::model::shared::Shared;
 use crate::sched::plugins::{node_affinity, taint_toleration};
 
 /// A group of identical pods of a workload, with their per-pod requests in Kueue's units.
 /// Equal and hashed as a whole (`admission::equivalence`): workloads whose pod sets are equal
-/// get the same flavors.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// get the same flavors. The requests, node selector and affinity are the pod's own, shared:
+/// a replay makes a workload per job, and copying them was most of that.
+#[derive(Debug, Default, PartialEq)]
 pub struct PodSet {
     pub name: Arc<str>,
     pub count: i64,
-    pub requests: BTreeMap<String, i64>,
+    pub requests: Shared<BTreeMap<String, i64>>,
     pub tolerations: Vec<Toleration>,
-    pub node_selector: BTreeMap<String, String>,
-    pub affinity: Option<Affinity>,
+    pub node_selector: Shared<BTreeMap<String, String>>,
+    pub affinity: Shared<Option<Affinity>>,
+}
+
+impl Clone for PodSet {
+    fn clone(&self) -> Self {
+        PodSet {
+            name: Arc::clone(&self.name),
+            count: self.count,
+            requests: self.requests.share(),
+            tolerations: self.tolerations.clone(),
+            node_selector: self.node_selector.share(),
+            affinity: self.affinity.share(),
+        }
+    }
 }
 
 /// `FlavorAssignmentMode`.

@@ -22,10 +22,10 @@ pub fn pod_set(name: Arc<str>, pod: &Pod, count: i64) -> PodSet {
     PodSet {
         name,
         count,
-        requests: pod.requests.clone(),
+        requests: pod.requests.share(),
         tolerations: pod.tolerations.clone(),
-        node_selector: pod.node_selector.clone(),
-        affinity: pod.affinity.clone(),
+        node_selector: pod.node_selector.share(),
+        affinity: pod.affinity.share(),
     }
 }
 

@@ -88,7 +88,7 @@ fn workload(i: usize, queue: &str, rng: &mut ChaCha8Rng) -> Workload {
         pod_sets: vec![PodSet {
             name: "main".into(),
             count: rng.random_range(1..4),
-            requests: [(GPU.to_string(), rng.random_range(1..9))].into(),
+            requests: BTreeMap::from([(GPU.to_string(), rng.random_range(1..9))]).into(),
             tolerations: if tolerate {
                 vec![spot_toleration()]
             } else {
@@ -590,7 +590,7 @@ fn equivalence_hashing_changes_no_admission_in_queues_without_a_cohort() {
                 let mut w = workload(i, &format!("cq{}", rng.random_range(0..3)), &mut rng);
                 w.priority = rng.random_range(0..3);
                 w.pod_sets[0].count = rng.random_range(1..3);
-                w.pod_sets[0].requests = [(GPU.to_string(), 2 << rng.random_range(0..3))].into();
+                w.pod_sets[0].requests = BTreeMap::from([(GPU.to_string(), 2 << rng.random_range(0..3))]).into();
                 w
             })
             .collect();

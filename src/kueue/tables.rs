@@ -75,8 +75,8 @@ pub(super) fn pod_set(p: &PodSetSpec) -> PodSet {
             .map(|(r, q)| (r.clone(), amount(r, q)))
             .collect(),
         tolerations: p.tolerations.clone(),
-        node_selector: p.node_selector.clone(),
-        affinity: p.affinity.clone(),
+        node_selector: p.node_selector.clone().into(),
+        affinity: p.affinity.clone().into(),
     }
 }
 

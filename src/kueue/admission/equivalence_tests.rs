@@ -61,7 +61,7 @@ fn workload(name: &str, cpu: i64) -> Workload {
         pod_sets: vec![PodSet {
             name: "main".into(),
             count: 1,
-            requests: [("cpu".to_string(), cpu)].into(),
+            requests: BTreeMap::from([("cpu".to_string(), cpu)]).into(),
             ..PodSet::default()
         }],
         blocked: None,
