@@ -590,7 +590,8 @@ fn equivalence_hashing_changes_no_admission_in_queues_without_a_cohort() {
                 let mut w = workload(i, &format!("cq{}", rng.random_range(0..3)), &mut rng);
                 w.priority = rng.random_range(0..3);
                 w.pod_sets[0].count = rng.random_range(1..3);
-                w.pod_sets[0].requests = BTreeMap::from([(GPU.to_string(), 2 << rng.random_range(0..3))]).into();
+                w.pod_sets[0].requests =
+                    BTreeMap::from([(GPU.to_string(), 2 << rng.random_range(0..3))]).into();
                 w
             })
             .collect();

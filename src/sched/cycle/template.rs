@@ -470,3 +470,49 @@ impl TemplateFields {
             && self.score_requests == pod.score_requests
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::objects::{node_from_k8s, pod_from_k8s};
+
+    fn node(name: &str, zone: &str) -> Node {
+        let k = serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": {"zone": zone}},
+            "status": {"allocatable": {"cpu": "4", "pods": "110"}},
+        }))
+        .unwrap();
+        node_from_k8s(&k, "", &mut Vec::new())
+    }
+
+    fn pod(zone: &str) -> Pod {
+        let k = serde_json::from_value(json!({
+            "metadata": {"name": "p", "namespace": "ns"},
+            "spec": {
+                "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}],
+                "nodeSelector": {"zone": zone},
+            },
+        }))
+        .unwrap();
+        pod_from_k8s(&k, "", &Default::default(), &mut Vec::new())
+    }
+
+    /// A pod's template is remembered by its id, and checked against its fields on every use:
+    /// the same id with another node selector (a replay reuses ids of pods gone) gets the
+    /// template of its new fields, not the one remembered.
+    #[test]
+    fn a_pod_id_remembered_with_other_fields_gets_the_template_of_its_own() {
+        let config = SchedulerConfig::default();
+        let (a, b) = (pod("a"), pod("b"));
+        let cluster = Cluster::new(vec![node("n-a", "a"), node("n-b", "b")], &[]);
+        let pods = [a.clone()];
+        let mut s = Scheduler::new(cluster, &config, &pods, &[]);
+        let first = s.schedule_one(0, &a);
+        assert_eq!(first.node, Some(0));
+        let again = s.schedule_one(0, &b);
+        assert_eq!(again.node, Some(1), "{}", again.message);
+        assert_ne!(s.template_of(Some(0), &a), s.template_of(Some(0), &b));
+    }
+}
