@@ -9,6 +9,7 @@ pub mod cli;
 pub mod dra;
 pub mod error;
 pub mod features;
+pub mod fgd;
 pub mod generate;
 pub mod interrupt;
 pub mod kueue;

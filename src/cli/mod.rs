@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod completions;
+pub mod fgd;
 pub mod generate;
 pub mod migrate;
 pub mod replay;
@@ -50,6 +51,10 @@ pub enum Command {
     /// Replay scenarios over time (`spec.replay`): arrivals, run durations, kube-scheduler's
     /// queue with backoff and requeueing; report waits, GPU time and a time series.
     Replay(replay::ReplayArgs),
+    /// The FGD paper's GPU-sharing experiment: pod lists × scoring policies (Random, DotProd,
+    /// GpuClustering, GpuPacking, BestFit, FGD) × seeds on the openb cluster, written as the
+    /// reference simulator's allocation and fragmentation CSVs.
+    Fgd(fgd::FgdArgs),
     /// Combine the JSON outputs of `sweep --shard I/N` runs into the sweep's aggregates.
     Merge(sweep::MergeArgs),
     /// Run the scenarios and enforce their `spec.expect` (exit 1 when one is unmet); writes
@@ -172,6 +177,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Sweep(args) => sweep::run(&args),
         Command::Merge(args) => sweep::merge(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::Fgd(args) => fgd::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Completions(args) => completions::run(&args),
         Command::Generate(args) => generate::run(&args),

@@ -92,7 +92,7 @@ fn parse_probability(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+pub(super) fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     let bad = || format!("expected I/N with 0 <= I < N, got {s:?}");
     let (i, n) = s.split_once('/').ok_or_else(bad)?;
     let (i, n): (u64, u64) = (

@@ -1,0 +1,146 @@
+//! `schedsim fgd`: the FGD paper's experiment matrix — workloads × scoring policies × seeds —
+//! on the openb GPU cluster, written as the reference simulator's analysis CSVs.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+
+use crate::error::exit_code;
+use crate::fgd::experiment::{Workload, cells, run_all, write};
+use crate::fgd::input::read_nodes;
+use crate::fgd::policy::Policy;
+
+#[derive(Debug, Args)]
+pub struct FgdArgs {
+    /// Pod lists (`openb_pod_list_<workload>.csv`; default: the bundled default, gpuspec33
+    /// and multigpu50 lists). Each row is one pod: `name,cpu_milli,memory_mib,num_gpu,
+    /// gpu_milli[,gpu_spec]`.
+    pub pods: Vec<PathBuf>,
+    /// The GPU node list (`sn,cpu_milli,memory_mib,gpu,model`; default: the bundled openb
+    /// list of 1,213 GPU nodes).
+    #[arg(long, value_name = "FILE")]
+    pub nodes: Option<PathBuf>,
+    /// Scoring policies (repeat or comma-separate; default: all six).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub policy: Vec<Policy>,
+    /// Seeds: `A..B` (inclusive) or a comma-separated list.
+    #[arg(long, default_value = "42..51", value_parser = parse_seeds)]
+    pub seeds: Seeds,
+    /// Workload inflation: the arrivals' GPU request as a multiple of the cluster's GPUs.
+    #[arg(long, default_value_t = 1.3)]
+    pub tune: f64,
+    /// Run only shard I of N of the matrix (cells whose index ≡ I mod N).
+    #[arg(long, value_name = "I/N", value_parser = super::sweep::parse_shard)]
+    pub shard: Option<(u64, u64)>,
+    /// Folder for the result files.
+    #[arg(long, default_value = "reports/fgd")]
+    pub out: PathBuf,
+}
+
+/// The seeds of a matrix.
+#[derive(Debug, Clone)]
+pub struct Seeds(pub Vec<i64>);
+
+/// Runs one `schedsim fgd` may make: each keeps its curves (3 × 131 numbers) until written.
+const MAX_RUNS: usize = 1_000_000;
+
+fn parse_seeds(s: &str) -> Result<Seeds, String> {
+    let bad = || format!("expected A..B or a list like 42,43, got {s:?}");
+    if let Some((a, b)) = s.split_once("..") {
+        let a: i64 = a.trim().parse().map_err(|_| bad())?;
+        let b: i64 = b.trim().parse().map_err(|_| bad())?;
+        if b < a || (b - a) as u128 >= MAX_RUNS as u128 {
+            return Err(format!("{s:?}: at most {MAX_RUNS} seeds, from low to high"));
+        }
+        return Ok(Seeds((a..=b).collect()));
+    }
+    let seeds: Result<Vec<i64>, _> = s.split(',').map(|x| x.trim().parse()).collect();
+    seeds.map(Seeds).map_err(|_| bad())
+}
+
+fn bundled(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/openb")
+        .join(file)
+}
+
+pub fn run(args: &FgdArgs) -> i32 {
+    let started = Instant::now();
+    let nodes_path =
+        (args.nodes.clone()).unwrap_or_else(|| bundled("openb_node_list_gpu_node.csv"));
+    let pod_paths = if args.pods.is_empty() {
+        ["default", "gpuspec33", "multigpu50"]
+            .map(|w| bundled(&format!("openb_pod_list_{w}.csv")))
+            .to_vec()
+    } else {
+        args.pods.clone()
+    };
+    if !(args.tune.is_finite() && args.tune >= 0.0) {
+        eprintln!("error: --tune {}: expected a finite number ≥ 0", args.tune);
+        return exit_code::BAD_INPUT;
+    }
+    let nodes = match read_nodes(&nodes_path) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit_code::BAD_INPUT;
+        }
+    };
+    let mut workloads = Vec::new();
+    for p in &pod_paths {
+        match Workload::read(p) {
+            Ok(w) => workloads.push(w),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit_code::BAD_INPUT;
+            }
+        }
+    }
+    // In the policies' id order, as the reference's result files list them.
+    let mut policies = if args.policy.is_empty() {
+        Policy::ALL.to_vec()
+    } else {
+        args.policy.clone()
+    };
+    policies.sort();
+    policies.dedup();
+    let all = cells(workloads.len(), &policies, &args.seeds.0);
+    if all.len() > MAX_RUNS {
+        eprintln!(
+            "error: {} runs ({} workloads × {} policies × {} seeds): at most {MAX_RUNS} in one command; split it with --shard",
+            all.len(),
+            workloads.len(),
+            policies.len(),
+            args.seeds.0.len()
+        );
+        return exit_code::BAD_INPUT;
+    }
+    let todo: Vec<_> = match args.shard {
+        Some((i, n)) => (all.into_iter().enumerate())
+            .filter(|(k, _)| *k as u64 % n == i)
+            .map(|(_, c)| c)
+            .collect(),
+        None => all,
+    };
+    let results = run_all(&nodes, &workloads, &todo, args.tune);
+    match write(&args.out, &workloads, &results, args.tune) {
+        Ok(files) => {
+            for f in files {
+                println!("wrote {}", f.display());
+            }
+            println!(
+                "{} runs ({} nodes, {} workloads) in {:.2} s",
+                results.len(),
+                nodes.len(),
+                workloads.len(),
+                started.elapsed().as_secs_f64()
+            );
+            exit_code::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: writing {}: {e}", args.out.display());
+            exit_code::BAD_INPUT
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! The arrival sequence of one run (`SortClusterPods` and `TunePodsByNodeTotalResource` in
+//! the reference's `pkg/simulator/simulator.go`): the trace's pods sorted by name and
+//! shuffled, then cloned (tune-up) or thinned (tune-down) until their GPU request is `ratio`
+//! times the cluster's GPUs, all with Go's `math/rand` seeded with the run's seed.
+
+use super::gorand::GoRand;
+use super::input::TracePod;
+
+/// The pods in arrival order (indices into the name-sorted trace: clones repeat an index)
+/// and the generator, whose next draws order the nodes ([`node_ranks`]).
+pub struct Arrivals {
+    pub order: Vec<usize>,
+    pub rng: GoRand,
+}
+
+/// `sorted` must be sorted by name. `total_gpu_milli`: the cluster's GPUs × 1000.
+pub fn arrivals(sorted: &[TracePod], seed: i64, ratio: f64, total_gpu_milli: i64) -> Arrivals {
+    let mut rng = GoRand::new(seed);
+    // `rand.Seed(seed)` is followed by one `rand.Int()` printed to the debug log.
+    rng.int63();
+    let mut order: Vec<usize> = (0..sorted.len()).collect();
+    rng.shuffle(&mut order);
+    let mut sum: i64 = sorted.iter().map(TracePod::total_milli).sum();
+    let target = ratio * total_gpu_milli as f64;
+    if ratio > 0.0 && !sorted.is_empty() {
+        if (sum as f64) < target {
+            // tuneUpPods: draw a pod of the sorted trace and append a clone while the sum
+            // plus its per-GPU milli (not its total: the reference's test) stays within.
+            loop {
+                let i = rng.intn(sorted.len());
+                if (sum + sorted[i].milli) as f64 > target {
+                    break;
+                }
+                sum += sorted[i].total_milli();
+                order.push(i);
+            }
+        } else {
+            // tuneDownPods: remove a random pod of the current sequence while above.
+            while sum as f64 > target && !order.is_empty() {
+                let at = rng.intn(order.len());
+                sum -= sorted[order.remove(at)].total_milli();
+            }
+        }
+    }
+    Arrivals { order, rng }
+}
+
+/// Each node's tie-break rank (`Perm` over the nodes sorted by name, drawn after tuning):
+/// the reference renames node i `"%04d-" + name` with `perm[i]`, and the scheduler prefers
+/// the lexicographically smallest name among equal scores.
+pub fn node_ranks(rng: &mut GoRand, nodes: usize) -> Vec<usize> {
+    rng.perm(nodes)
+}
