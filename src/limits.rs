@@ -82,8 +82,22 @@ pub const REPLAY_PODS: Limit = Limit {
     default: u32::MAX as u64,
 };
 
+/// GPU devices of one FGD node list (`schedsim fgd --nodes`): each is simulated on its own.
+pub const GPU_DEVICES: Limit = Limit {
+    what: "GPU devices in one node list",
+    env: "SCHEDSIM_MAX_GPU_DEVICES",
+    default: 10_000_000,
+};
+
+/// Pods arriving in one FGD run: the pod list and the clones `--tune` adds.
+pub const FGD_ARRIVALS: Limit = Limit {
+    what: "pods arriving in one FGD run (the pod list and its clones)",
+    env: "SCHEDSIM_MAX_FGD_ARRIVALS",
+    default: 10_000_000,
+};
+
 /// Every limit, for the README and `--help` texts.
-pub const ALL: [Limit; 9] = [
+pub const ALL: [Limit; 11] = [
     FILE_BYTES,
     DOCUMENTS,
     ALIAS_EXPANSION,
@@ -93,6 +107,8 @@ pub const ALL: [Limit; 9] = [
     VARIANTS,
     SERIES_POINTS,
     REPLAY_PODS,
+    GPU_DEVICES,
+    FGD_ARRIVALS,
 ];
 
 impl Limit {

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use schedsim::fgd::experiment::{Workload, cells, run_all, write};
+use schedsim::fgd::experiment::{Matrix, Workload, run_and_write};
 use schedsim::fgd::input::read_nodes;
 use schedsim::fgd::policy::Policy;
 
@@ -40,9 +40,12 @@ fn experiment(workloads: &[&str], policies: &[Policy], seeds: &[i64], out: &Path
     let workloads: Vec<Workload> = (workloads.iter())
         .map(|w| Workload::read(&fixture(&format!("openb/openb_pod_list_{w}.csv"))).unwrap())
         .collect();
-    let todo = cells(workloads.len(), policies, seeds);
-    let results = run_all(&nodes, &workloads, &todo, 1.3);
-    write(out, &workloads, &results, 1.3).unwrap();
+    let matrix = Matrix {
+        workloads: workloads.len(),
+        policies,
+        seeds,
+    };
+    run_and_write(out, &nodes, &workloads, &matrix, |_| true, 1.3).unwrap();
     ["allo", "frag", "frag_ratio"]
         .map(|f| read_table(&out.join(format!("analysis_{f}_discrete.csv"))))
 }
@@ -275,4 +278,25 @@ fn the_command_writes_the_reference_layout() {
     assert!(!last[5 + 130].is_empty(), "{}", lines[1]);
     let fail = std::fs::read_to_string(out.join("analysis_fail.csv")).unwrap();
     assert_eq!(fail.lines().count(), 5);
+}
+
+/// A pod list that asks for no GPU cannot be inflated to a share of the GPUs (the reference
+/// panics); the error says so and exits 2 instead of looping.
+#[test]
+fn a_cpu_only_pod_list_cannot_be_tuned() {
+    let dir = tempfile::tempdir().unwrap();
+    let pods = dir.path().join("cpu.csv");
+    std::fs::write(
+        &pods,
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,0,0\n",
+    )
+    .unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_schedsim"))
+        .args(["fgd", "--seeds", "42", "--policy", "fgd", "--out"])
+        .arg(dir.path().join("out"))
+        .arg(&pods)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("the pod list asks for no GPU"));
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::error::exit_code;
-use crate::fgd::experiment::{Workload, cells, run_all, write};
+use crate::fgd::experiment::{FILES, Matrix, Workload, run_and_write};
 use crate::fgd::input::read_nodes;
 use crate::fgd::policy::Policy;
 
@@ -42,16 +42,19 @@ pub struct FgdArgs {
 #[derive(Debug, Clone)]
 pub struct Seeds(pub Vec<i64>);
 
-/// Runs one `schedsim fgd` may make: each keeps its curves (3 × 131 numbers) until written.
-const MAX_RUNS: usize = 1_000_000;
+/// Seeds one command takes: they are listed in memory (the runs are made and written a chunk
+/// at a time).
+const MAX_SEEDS: usize = 1_000_000;
 
 fn parse_seeds(s: &str) -> Result<Seeds, String> {
     let bad = || format!("expected A..B or a list like 42,43, got {s:?}");
     if let Some((a, b)) = s.split_once("..") {
         let a: i64 = a.trim().parse().map_err(|_| bad())?;
         let b: i64 = b.trim().parse().map_err(|_| bad())?;
-        if b < a || (b - a) as u128 >= MAX_RUNS as u128 {
-            return Err(format!("{s:?}: at most {MAX_RUNS} seeds, from low to high"));
+        if b < a || (b - a) as u128 >= MAX_SEEDS as u128 {
+            return Err(format!(
+                "{s:?}: at most {MAX_SEEDS} seeds, from low to high"
+            ));
         }
         return Ok(Seeds((a..=b).collect()));
     }
@@ -105,33 +108,19 @@ pub fn run(args: &FgdArgs) -> i32 {
     };
     policies.sort();
     policies.dedup();
-    let all = cells(workloads.len(), &policies, &args.seeds.0);
-    if all.len() > MAX_RUNS {
-        eprintln!(
-            "error: {} runs ({} workloads × {} policies × {} seeds): at most {MAX_RUNS} in one command; split it with --shard",
-            all.len(),
-            workloads.len(),
-            policies.len(),
-            args.seeds.0.len()
-        );
-        return exit_code::BAD_INPUT;
-    }
-    let todo: Vec<_> = match args.shard {
-        Some((i, n)) => (all.into_iter().enumerate())
-            .filter(|(k, _)| *k as u64 % n == i)
-            .map(|(_, c)| c)
-            .collect(),
-        None => all,
+    let matrix = Matrix {
+        workloads: workloads.len(),
+        policies: &policies,
+        seeds: &args.seeds.0,
     };
-    let results = run_all(&nodes, &workloads, &todo, args.tune);
-    match write(&args.out, &workloads, &results, args.tune) {
-        Ok(files) => {
-            for f in files {
-                println!("wrote {}", f.display());
+    let select = |i: u64| args.shard.is_none_or(|(shard, of)| i % of == shard);
+    match run_and_write(&args.out, &nodes, &workloads, &matrix, select, args.tune) {
+        Ok(made) => {
+            for f in FILES {
+                println!("wrote {}", args.out.join(f).display());
             }
             println!(
-                "{} runs ({} nodes, {} workloads) in {:.2} s",
-                results.len(),
+                "{made} runs ({} nodes, {} workloads) in {:.2} s",
                 nodes.len(),
                 workloads.len(),
                 started.elapsed().as_secs_f64()
@@ -139,7 +128,7 @@ pub fn run(args: &FgdArgs) -> i32 {
             exit_code::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: writing {}: {e}", args.out.display());
+            eprintln!("error: {e}");
             exit_code::BAD_INPUT
         }
     }

@@ -5,6 +5,7 @@
 
 use super::gorand::GoRand;
 use super::input::TracePod;
+use crate::limits;
 
 /// The pods in arrival order (indices into the name-sorted trace: clones repeat an index)
 /// and the generator, whose next draws order the nodes ([`node_ranks`]).
@@ -13,8 +14,15 @@ pub struct Arrivals {
     pub rng: GoRand,
 }
 
-/// `sorted` must be sorted by name. `total_gpu_milli`: the cluster's GPUs × 1000.
-pub fn arrivals(sorted: &[TracePod], seed: i64, ratio: f64, total_gpu_milli: i64) -> Arrivals {
+/// `sorted` must be sorted by name. `total_gpu_milli`: the cluster's GPUs × 1000. Tuning up
+/// stops with an error past [`limits::FGD_ARRIVALS`] pods, and a pod list that asks for no
+/// GPU cannot be tuned (the reference panics: `podTotalMilliGpuReq <= 0`).
+pub fn arrivals(
+    sorted: &[TracePod],
+    seed: i64,
+    ratio: f64,
+    total_gpu_milli: i64,
+) -> Result<Arrivals, String> {
     let mut rng = GoRand::new(seed);
     // `rand.Seed(seed)` is followed by one `rand.Int()` printed to the debug log.
     rng.int63();
@@ -22,6 +30,11 @@ pub fn arrivals(sorted: &[TracePod], seed: i64, ratio: f64, total_gpu_milli: i64
     rng.shuffle(&mut order);
     let mut sum: i64 = sorted.iter().map(TracePod::total_milli).sum();
     let target = ratio * total_gpu_milli as f64;
+    if ratio > 0.0 && sum == 0 {
+        return Err(format!(
+            "the pod list asks for no GPU: it cannot be tuned to {ratio} times the cluster's GPUs (use --tune 0)"
+        ));
+    }
     if ratio > 0.0 && !sorted.is_empty() {
         if (sum as f64) < target {
             // tuneUpPods: draw a pod of the sorted trace and append a clone while the sum
@@ -33,6 +46,12 @@ pub fn arrivals(sorted: &[TracePod], seed: i64, ratio: f64, total_gpu_milli: i64
                 }
                 sum += sorted[i].total_milli();
                 order.push(i);
+                if limits::FGD_ARRIVALS.exceeded_by(order.len() as u64) {
+                    return Err(limits::FGD_ARRIVALS.message(format!(
+                        "tuning to {ratio} times the cluster's GPUs: {}+ pods",
+                        order.len()
+                    )));
+                }
             }
         } else {
             // tuneDownPods: remove a random pod of the current sequence while above.
@@ -42,7 +61,7 @@ pub fn arrivals(sorted: &[TracePod], seed: i64, ratio: f64, total_gpu_milli: i64
             }
         }
     }
-    Arrivals { order, rng }
+    Ok(Arrivals { order, rng })
 }
 
 /// Each node's tie-break rank (`Perm` over the nodes sorted by name, drawn after tuning):

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::error::{InputError, Position};
+use crate::limits;
 
 /// One GPU node: `sn,cpu_milli,memory_mib,gpu,model`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,21 +48,16 @@ impl TracePod {
     }
 }
 
-/// Most devices a node may have: the policies' constants assume 8 (MAXG = 8000).
-pub const MAX_GPUS_PER_NODE: usize = 64;
-
 /// The node list (`--nodes`).
 pub fn read_nodes(path: &Path) -> Result<Vec<GpuNode>, InputError> {
     let table = Table::read(path, &["sn", "cpu_milli", "memory_mib", "gpu", "model"])?;
     let mut nodes = Vec::with_capacity(table.rows.len());
+    let mut devices: u64 = 0;
     for row in 0..table.rows.len() {
         let gpus = table.number(row, "gpu")?;
-        if gpus as usize > MAX_GPUS_PER_NODE {
-            return Err(table.error(
-                row,
-                "gpu",
-                format!("{gpus} GPUs on one node: at most {MAX_GPUS_PER_NODE} are simulated"),
-            ));
+        devices = devices.saturating_add(gpus as u64);
+        if limits::GPU_DEVICES.exceeded_by(devices) {
+            return Err(table.error(row, "gpu", limits::GPU_DEVICES.message(devices)));
         }
         nodes.push(GpuNode {
             name: table.text(row, "sn").to_string(),

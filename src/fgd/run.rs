@@ -91,11 +91,11 @@ pub fn run(
     policy: Policy,
     seed: i64,
     ratio: f64,
-) -> RunResult {
+) -> Result<RunResult, String> {
     let mut by_name: Vec<(usize, &GpuNode)> = nodes.iter().enumerate().collect();
     by_name.sort_by(|a, b| a.1.name.cmp(&b.1.name));
     let total_gpus: i64 = nodes.iter().map(|n| n.gpus as i64).sum();
-    let mut sequence = arrivals(sorted, seed, ratio, total_gpus * 1000);
+    let mut sequence = arrivals(sorted, seed, ratio, total_gpus * 1000)?;
     let ranks = node_ranks(&mut sequence.rng, by_name.len());
     // Nodes in tie-break order: the reference's renamed nodes sorted by name.
     let mut order: Vec<usize> = (0..by_name.len()).collect();
@@ -209,12 +209,12 @@ pub fn run(
             frag_ratio: round2(100.0 * frag / idle),
         });
     }
-    RunResult {
+    Ok(RunResult {
         total_gpus,
         rows,
         placements,
         failed,
-    }
+    })
 }
 
 /// The devices a placed pod takes on its node.
@@ -342,12 +342,12 @@ mod tests {
         let pods = vec![pod("p0", 1000, 0, 0)];
         for seed in [42, 43, 44] {
             // The ranks the run draws: after the arrivals' draws, with no tuning (ratio 0).
-            let mut sequence = crate::fgd::arrivals::arrivals(&pods, seed, 0.0, 12_000);
+            let mut sequence = crate::fgd::arrivals::arrivals(&pods, seed, 0.0, 12_000).unwrap();
             let ranks = crate::fgd::arrivals::node_ranks(&mut sequence.rng, nodes.len());
             let first = (0..nodes.len()).min_by_key(|&i| ranks[i]).unwrap();
             for policy in [Policy::GpuPacking, Policy::Fgd, Policy::DotProd] {
                 let typical = typical_pods(&pods);
-                let result = run(&nodes, &pods, &typical, policy, seed, 0.0);
+                let result = run(&nodes, &pods, &typical, policy, seed, 0.0).unwrap();
                 assert_eq!(
                     result.placements[0],
                     Some((first, vec![])),
@@ -370,10 +370,10 @@ mod tests {
             pod("p4", 1000, 2, 1000),
         ];
         let typical = typical_pods(&pods);
-        let result = run(&nodes, &pods, &typical, Policy::BestFit, 1, 0.0);
+        let result = run(&nodes, &pods, &typical, Policy::BestFit, 1, 0.0).unwrap();
         let placed: Vec<Placement> = result.placements.clone();
         // Arrival order is shuffled: check by pod instead of by position.
-        let mut sequence = crate::fgd::arrivals::arrivals(&pods, 1, 0.0, 4000);
+        let mut sequence = crate::fgd::arrivals::arrivals(&pods, 1, 0.0, 4000).unwrap();
         let _ = crate::fgd::arrivals::node_ranks(&mut sequence.rng, 1);
         let order = sequence.order;
         let mut left = vec![1000i64; 4];
