@@ -45,7 +45,7 @@ fn experiment(workloads: &[&str], policies: &[Policy], seeds: &[i64], out: &Path
         policies,
         seeds,
     };
-    run_and_write(out, &nodes, &workloads, &matrix, |_| true, 1.3).unwrap();
+    run_and_write(out, &nodes, &workloads, &matrix, |_| true, 1.3, |_| ()).unwrap();
     ["allo", "frag", "frag_ratio"]
         .map(|f| read_table(&out.join(format!("analysis_{f}_discrete.csv"))))
 }
@@ -245,6 +245,7 @@ fn the_command_writes_the_reference_layout() {
             "42..43",
             "--policy",
             "fgd,best-fit",
+            "--charts",
             "--out",
         ])
         .arg(&out)
@@ -278,6 +279,21 @@ fn the_command_writes_the_reference_layout() {
     assert!(!last[5 + 130].is_empty(), "{}", lines[1]);
     let fail = std::fs::read_to_string(out.join("analysis_fail.csv")).unwrap();
     assert_eq!(fail.lines().count(), 5);
+    // The charts: two per workload and the boxes at 100 % arrived, each as SVG and PNG.
+    for chart in [
+        "fgd-openb_pod_list_tiny-unallocated",
+        "fgd-openb_pod_list_tiny-fragmentation",
+        "fgd-unallocated-at-100",
+    ] {
+        let svg = std::fs::read_to_string(out.join(format!("{chart}.svg"))).unwrap();
+        assert!(svg.contains("06-FGD"), "{chart}");
+        assert!(
+            std::fs::metadata(out.join(format!("{chart}.png")))
+                .unwrap()
+                .len()
+                > 0
+        );
+    }
 }
 
 /// A pod list that asks for no GPU cannot be inflated to a share of the GPUs (the reference

@@ -7,6 +7,7 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::error::exit_code;
+use crate::fgd::charts;
 use crate::fgd::experiment::{FILES, Matrix, Workload, run_and_write};
 use crate::fgd::input::read_nodes;
 use crate::fgd::policy::Policy;
@@ -36,6 +37,11 @@ pub struct FgdArgs {
     /// Folder for the result files.
     #[arg(long, default_value = "reports/fgd")]
     pub out: PathBuf,
+    /// Also draw the paper's charts (SVG and PNG) into the output folder: per workload, the
+    /// unallocated and the fragmented GPUs against the arrived workload (one line per policy,
+    /// the median over seeds in a 25–75 % band), and the unallocated GPUs at 100 % arrived.
+    #[arg(long)]
+    pub charts: bool,
 }
 
 /// The seeds of a matrix.
@@ -114,10 +120,43 @@ pub fn run(args: &FgdArgs) -> i32 {
         seeds: &args.seeds.0,
     };
     let select = |i: u64| args.shard.is_none_or(|(shard, of)| i % of == shard);
-    match run_and_write(&args.out, &nodes, &workloads, &matrix, select, args.tune) {
+    let runs = matrix.len() / args.shard.map_or(1, |(_, of)| of);
+    if args.charts && runs > charts::MAX_RUNS {
+        eprintln!(
+            "error: --charts keeps every run's curves: at most {} runs ({runs} asked); draw fewer seeds or a shard",
+            charts::MAX_RUNS
+        );
+        return exit_code::BAD_INPUT;
+    }
+    let mut curves = charts::SeedCurves::default();
+    let keep = |c: &crate::fgd::experiment::Cell| {
+        if args.charts {
+            curves.add(c);
+        }
+    };
+    let made = run_and_write(
+        &args.out, &nodes, &workloads, &matrix, select, args.tune, keep,
+    );
+    let drawn = match (&made, args.charts) {
+        (Ok(_), true) => Some(charts::write_charts(&args.out, &workloads, &curves)),
+        _ => None,
+    };
+    match made {
         Ok(made) => {
             for f in FILES {
                 println!("wrote {}", args.out.join(f).display());
+            }
+            match drawn {
+                Some(Ok(paths)) => {
+                    for p in paths {
+                        println!("wrote {} (.svg, .png)", p.display());
+                    }
+                }
+                Some(Err(e)) => {
+                    eprintln!("error: drawing the charts: {e}");
+                    return exit_code::BAD_INPUT;
+                }
+                None => {}
             }
             println!(
                 "{made} runs ({} nodes, {} workloads) in {:.2} s",

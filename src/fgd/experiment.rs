@@ -113,8 +113,8 @@ pub const FILES: [&str; 4] = [
 ];
 
 /// Runs the cells `select` keeps (a shard) a chunk at a time and writes the three result
-/// files and a count of failed pods per run into `out`, each replaced only once complete.
-/// Returns how many runs were made.
+/// files and a count of failed pods per run into `out`, each replaced only once complete;
+/// `on_cell` sees each run as it is written. Returns how many runs were made.
 pub fn run_and_write(
     out: &Path,
     nodes: &[GpuNode],
@@ -122,6 +122,7 @@ pub fn run_and_write(
     matrix: &Matrix<'_>,
     select: impl Fn(u64) -> bool,
     ratio: f64,
+    mut on_cell: impl FnMut(&Cell),
 ) -> Result<u64, String> {
     let io = |path: &Path, e: std::io::Error| format!("writing {}: {e}", path.display());
     let mut files = Vec::new();
@@ -153,6 +154,7 @@ pub fn run_and_write(
         }
         let cells = run_all(nodes, workloads, &todo, ratio)?;
         for c in &cells {
+            on_cell(c);
             let rows = rows_of(workloads, c, ratio);
             for ((path, file), row) in files.iter_mut().zip(rows) {
                 file.write_all(row.as_bytes()).map_err(|e| io(path, e))?;

@@ -6,6 +6,7 @@
 //! after each arrival. `schedsim fgd` runs the paper's matrix (workloads × policies × seeds).
 
 pub mod arrivals;
+pub mod charts;
 pub mod discrete;
 pub mod experiment;
 pub mod frag;

@@ -85,6 +85,14 @@ pub(crate) enum Chart {
         lines: Vec<(String, Vec<(f64, f64)>)>,
         steps: bool,
     },
+    /// Lines over an x axis, each with a shaded band around it: points (x, low, middle, high),
+    /// a median over seeds between two quantiles.
+    Bands {
+        caption: String,
+        x_axis: &'static str,
+        y_axis: &'static str,
+        lines: Vec<(String, Vec<[f64; 4]>)>,
+    },
 }
 
 /// The placement map: per pool, its nodes (for big clusters, the pool as one row), each a row
@@ -128,6 +136,7 @@ impl Chart {
             Chart::Cdf { lines, .. } | Chart::Lines { lines, .. } => {
                 (1100, 470 + 20 * lines.len() as u32)
             }
+            Chart::Bands { lines, .. } => (1100, 470 + 20 * lines.len() as u32),
             Chart::Boxes { rows, .. } => (1200, 130 + 34 * rows.len() as u32),
             Chart::Bars { bars, series, .. } => {
                 let legend = if series.len() > 1 {
@@ -170,6 +179,12 @@ impl Chart {
                 lines,
                 steps,
             } => draw_lines(area, caption, (x_axis, y_axis), lines, *steps),
+            Chart::Bands {
+                caption,
+                x_axis,
+                y_axis,
+                lines,
+            } => draw_bands(area, caption, (x_axis, y_axis), lines),
         }
     }
 }
@@ -747,14 +762,71 @@ where
             .draw_series(LineSeries::new(drawn, colour(i).stroke_width(2)))
             .map_err(|e| e.to_string())?;
     }
-    let text = (FONT, 13).into_font().color(&BLACK);
-    for (i, (name, _)) in lines.iter().enumerate() {
-        let y = 10 + 20 * i as i32;
-        legend_area
-            .draw(&Rectangle::new([(80, y), (100, y + 4)], colour(i).filled()))
+    draw_legend(&legend_area, lines.iter().map(|(name, _)| name))
+}
+
+/// Lines with a legend, each over a shaded band from its low to its high points (the band
+/// at a fifth of the line's colour). The y axis starts at 0.
+fn draw_bands<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    caption: &str,
+    (x_axis, y_axis): (&str, &str),
+    lines: &[(String, Vec<[f64; 4]>)],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let points = || lines.iter().flat_map(|(_, p)| p.iter());
+    let max_x = points().map(|p| p[0]).fold(1.0f64, f64::max);
+    let max_y = points().map(|p| p[3]).fold(1.0f64, f64::max);
+    let (chart_area, legend_area) = area.split_vertically(420);
+    let mut chart = ChartBuilder::on(&chart_area)
+        .caption(caption, (FONT, 20))
+        .margin(14)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..max_x * 1.02, 0f64..max_y * 1.05)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc(x_axis)
+        .y_desc(y_axis)
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (i, (_, points)) in lines.iter().enumerate() {
+        let band: Vec<(f64, f64)> = (points.iter().map(|p| (p[0], p[3])))
+            .chain(points.iter().rev().map(|p| (p[0], p[1])))
+            .collect();
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                band,
+                colour(i).mix(0.2).filled(),
+            )))
             .map_err(|e| e.to_string())?;
-        legend_area
-            .draw_text(name, &text, (108, y - 5))
+        let middle = points.iter().map(|p| (p[0], p[2]));
+        chart
+            .draw_series(LineSeries::new(middle, colour(i).stroke_width(2)))
+            .map_err(|e| e.to_string())?;
+    }
+    draw_legend(&legend_area, lines.iter().map(|(name, _)| name))
+}
+
+/// A legend under a chart: one coloured mark and name per series, in the series' colours.
+fn draw_legend<'n, DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    names: impl Iterator<Item = &'n String>,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let text = (FONT, 13).into_font().color(&BLACK);
+    for (i, name) in names.enumerate() {
+        let y = 10 + 20 * i as i32;
+        area.draw(&Rectangle::new([(80, y), (100, y + 4)], colour(i).filled()))
+            .map_err(|e| e.to_string())?;
+        area.draw_text(name, &text, (108, y - 5))
             .map_err(|e| e.to_string())?;
     }
     Ok(())
