@@ -316,3 +316,69 @@ fn a_cpu_only_pod_list_cannot_be_tuned() {
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("the pod list asks for no GPU"));
 }
+
+/// A typical-pod list of the reference's `frag_test.go`, weights as written (`percent / 100`).
+fn typical_list(file: &str) -> Vec<schedsim::fgd::frag::Typical> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/fgd")
+        .join(file);
+    let text = std::fs::read_to_string(path).unwrap();
+    let body: String = (text.lines().filter(|l| !l.starts_with('#')))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let mut reader = csv::Reader::from_reader(body.as_bytes());
+    (reader.records())
+        .map(|r| {
+            let r = r.unwrap();
+            schedsim::fgd::frag::Typical {
+                class: schedsim::fgd::frag::Class {
+                    cpu: r[0].parse().unwrap(),
+                    milli: r[1].parse().unwrap(),
+                    gpus: r[2].parse().unwrap(),
+                    spec: r[3].to_string(),
+                },
+                weight: r[4].parse::<f64>().unwrap() / 100.0,
+            }
+        })
+        .collect()
+}
+
+/// `frag_test.go`'s node fragmentation values (`TestNodeGpuShareFragAmount*`), to 0.01.
+#[test]
+fn node_fragmentation_of_the_reference_tests() {
+    use schedsim::fgd::frag::{NodeView, node_frag};
+    let gpu_35 = typical_list("typical-35.csv");
+    let with_cpu_31 = typical_list("typical-31.csv");
+    let cases: [(&[_], i64, &[i64], &str, f64); 6] = [
+        (&gpu_35, 1000, &[200, 1000, 1000, 500], "1080", 2566.62),
+        (&gpu_35, 1000, &[1000; 4], "1080", 3802.40),
+        (&gpu_35, 1000, &[1000; 8], "1080", 7604.80),
+        (&with_cpu_31, 64_000, &[1000; 8], "P100", 887.20),
+        (
+            &with_cpu_31,
+            32_000,
+            &[1000, 1000, 1000, 1000, 0, 0, 0, 0],
+            "P100",
+            554.4,
+        ),
+        (
+            &with_cpu_31,
+            0,
+            &[1000, 1000, 1000, 1000, 0, 0, 0, 0],
+            "P100",
+            4000.0,
+        ),
+    ];
+    for (typical, cpu_left, gpu_left, model, want) in cases {
+        let node = NodeView {
+            cpu_left,
+            gpu_left,
+            model,
+        };
+        let got = node_frag(node, typical);
+        assert!(
+            (got - want).abs() < 0.01,
+            "{gpu_left:?} {model}: {got} vs {want}"
+        );
+    }
+}

@@ -70,3 +70,53 @@ pub fn arrivals(
 pub fn node_ranks(rng: &mut GoRand, nodes: usize) -> Vec<usize> {
     rng.perm(nodes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pods(n: usize) -> Vec<TracePod> {
+        (0..n)
+            .map(|i| TracePod {
+                name: format!("p{i:03}"),
+                cpu_milli: 1000,
+                memory_mib: 0,
+                gpus: u32::from(i % 3 != 0),
+                milli: if i % 3 == 0 {
+                    0
+                } else {
+                    250 * (i as i64 % 4 + 1)
+                },
+                spec: String::new(),
+            })
+            .collect()
+    }
+
+    /// Tuning up keeps the shuffled originals first and appends only clones, stops at the
+    /// target, and is the same for the same seed (and not for another).
+    #[test]
+    fn tuning_up_appends_clones_deterministically() {
+        let trace = pods(60);
+        let total: i64 = trace.iter().map(TracePod::total_milli).sum();
+        let a = arrivals(&trace, 42, 1.3, total).unwrap();
+        let b = arrivals(&trace, 42, 1.3, total).unwrap();
+        let c = arrivals(&trace, 43, 1.3, total).unwrap();
+        assert_eq!(a.order, b.order);
+        assert_ne!(a.order, c.order);
+        let mut originals = a.order[..60].to_vec();
+        originals.sort_unstable();
+        assert_eq!(originals, (0..60).collect::<Vec<_>>());
+        let sum: i64 = a.order.iter().map(|&i| trace[i].total_milli()).sum();
+        assert!(a.order.len() > 60 && sum as f64 <= 1.3 * total as f64);
+    }
+
+    /// Tuning down removes pods until the request is within the target.
+    #[test]
+    fn tuning_down_removes_until_within() {
+        let trace = pods(60);
+        let total: i64 = trace.iter().map(TracePod::total_milli).sum();
+        let a = arrivals(&trace, 7, 0.5, total).unwrap();
+        let sum: i64 = a.order.iter().map(|&i| trace[i].total_milli()).sum();
+        assert!(sum as f64 <= 0.5 * total as f64 && a.order.len() < 60);
+    }
+}

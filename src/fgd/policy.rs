@@ -230,6 +230,41 @@ mod tests {
         assert_eq!(gpu_packing(&[200, 1000, 1000, 500], &pod(2, 200)), 93);
     }
 
+    fn candidate(cpu_left: i64, gpu_left: &[i64]) -> Candidate<'_> {
+        Candidate {
+            view: NodeView {
+                cpu_left,
+                gpu_left,
+                model: "T4",
+            },
+            frag: 0.0,
+            tags: 0,
+        }
+    }
+
+    /// DotProd: 100·(1 − ½(C·c/MAXC² + G·g/MAXG²)), truncated; BestFit's raw score:
+    /// 100·(1 − ½(C−c)/MAXC − ½(G−g)/MAXG), truncated (worked by hand).
+    #[test]
+    fn dot_product_and_best_fit_scores_on_hand_made_nodes() {
+        let p = TracePod {
+            cpu_milli: 16_000,
+            ..pod(1, 500)
+        };
+        // C = 64000, G = 4000: ½(0.5·0.125 + 0.5·0.0625) = 0.046875 → 95.3125 → 95.
+        let node = candidate(64_000, &[1000; 4]);
+        assert_eq!(score(Policy::DotProd, node, &p, &[]).0, 95);
+        // ½·48000/128000 + ½·3500/8000 = 0.1875 + 0.21875 = 0.40625 → 59.375 → 59.
+        assert_eq!(score(Policy::BestFit, node, &p, &[]).0, 59);
+        // A full node scores higher under BestFit: C = 16000, G = 500 → 1 − 0 → 100.
+        assert_eq!(
+            score(Policy::BestFit, candidate(16_000, &[500]), &p, &[]).0,
+            100
+        );
+        assert_eq!(normalise(59, 59, 100), 0);
+        assert_eq!(normalise(80, 59, 100), 51);
+        assert_eq!(normalise(70, 70, 70), 0);
+    }
+
     #[test]
     fn best_fit_takes_the_fullest_device_that_holds_the_share() {
         assert_eq!(best_fit_device(&[1000, 300, 500, 300], 300), Some(1));
