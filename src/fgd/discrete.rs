@@ -52,12 +52,33 @@ pub fn curves(rows: &[Row], total_gpus: i64) -> Curves {
     out
 }
 
-/// A float as Python's `repr` writes it into the CSVs (`2.0`, `0.25`).
+/// A float as Python's `repr` writes it into the CSVs (`2.0`, `0.25`, `nan`: a cluster with
+/// no idle GPU has a fragmentation ratio of 0/0, as in the reference).
 pub fn python_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
     let s = format!("{x}");
-    if s.contains(['.', 'e', 'i', 'N']) {
+    if s.contains(['.', 'e']) {
         s
     } else {
         format!("{s}.0")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python_float;
+
+    #[test]
+    fn floats_are_written_as_python_writes_them() {
+        assert_eq!(python_float(2.0), "2.0");
+        assert_eq!(python_float(0.25), "0.25");
+        assert_eq!(python_float(12.345678901234567), "12.345678901234567");
+        assert_eq!(python_float(f64::NAN), "nan");
+        assert_eq!(python_float(-0.0), "-0.0");
     }
 }
