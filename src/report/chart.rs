@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::model::ScenarioReport;
@@ -728,21 +729,12 @@ where
         .flat_map(|(_, p)| p.iter().map(|(_, y)| *y))
         .fold(1.0f64, f64::max);
     let (chart_area, legend_area) = area.split_vertically(420);
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption(caption, (FONT, 20))
-        .margin(14)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0f64..max_x * 1.05, 0f64..max_y * 1.05)
-        .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc(x_axis)
-        .y_desc(y_axis)
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 14))
-        .draw()
-        .map_err(|e| e.to_string())?;
+    let mut chart = xy_chart(
+        &chart_area,
+        caption,
+        (x_axis, y_axis),
+        (max_x * 1.05, max_y * 1.05),
+    )?;
     for (i, (_, points)) in lines.iter().enumerate() {
         let drawn: Vec<(f64, f64)> = match steps {
             // A step function: each value's share holds until the next value.
@@ -780,21 +772,12 @@ where
     let max_x = points().map(|p| p[0]).fold(1.0f64, f64::max);
     let max_y = points().map(|p| p[3]).fold(1.0f64, f64::max);
     let (chart_area, legend_area) = area.split_vertically(420);
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption(caption, (FONT, 20))
-        .margin(14)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0f64..max_x * 1.02, 0f64..max_y * 1.05)
-        .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc(x_axis)
-        .y_desc(y_axis)
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 14))
-        .draw()
-        .map_err(|e| e.to_string())?;
+    let mut chart = xy_chart(
+        &chart_area,
+        caption,
+        (x_axis, y_axis),
+        (max_x * 1.02, max_y * 1.05),
+    )?;
     for (i, (_, points)) in lines.iter().enumerate() {
         let band: Vec<(f64, f64)> = (points.iter().map(|p| (p[0], p[3])))
             .chain(points.iter().rev().map(|p| (p[0], p[1])))
@@ -830,4 +813,32 @@ where
             .map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// An x–y chart from 0 to `(top_x, top_y)` with its caption, mesh and axis names drawn.
+fn xy_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    (x_axis, y_axis): (&str, &str),
+    (top_x, top_y): (f64, f64),
+) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String>
+where
+    DB::ErrorType: 'static,
+{
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, (FONT, 20))
+        .margin(14)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..top_x, 0f64..top_y)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc(x_axis)
+        .y_desc(y_axis)
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(chart)
 }
