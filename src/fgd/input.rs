@@ -99,7 +99,14 @@ pub fn read_pods(path: &Path) -> Result<Vec<TracePod>, InputError> {
             gpus: u32::try_from(gpus)
                 .map_err(|_| table.error(row, "num_gpu", format!("{gpus} GPUs is out of range")))?,
             milli,
-            spec: table.optional(row, "gpu_spec").to_string(),
+            // The reference's converter writes the model annotation for GPU pods only, its
+            // empty parts dropped (`pod_csv_to_yaml.py`).
+            spec: if gpus == 0 {
+                String::new()
+            } else {
+                let spec = table.optional(row, "gpu_spec").split('|');
+                spec.filter(|m| !m.is_empty()).collect::<Vec<_>>().join("|")
+            },
         });
     }
     Ok(pods)
