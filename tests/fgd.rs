@@ -382,3 +382,87 @@ fn node_fragmentation_of_the_reference_tests() {
         );
     }
 }
+
+/// The reference's YAML forms read as its CSV forms do: the bundled openb Node objects give
+/// the GPU node list (names apart: the YAML renumbers them), and a pod list written as Pod
+/// objects with the simulator's annotations gives the same results as its CSV.
+#[test]
+fn yaml_forms_read_as_the_csv_forms() {
+    let csv_nodes = read_nodes(&fixture("openb/openb_node_list_gpu_node.csv")).unwrap();
+    let yaml_nodes = read_nodes(&fixture("openb/openb-nodes.yaml")).unwrap();
+    let shape =
+        |n: &schedsim::fgd::input::GpuNode| (n.cpu_milli, n.memory_mib, n.gpus, n.model.clone());
+    let gpu_nodes: Vec<_> = yaml_nodes
+        .iter()
+        .filter(|n| n.gpus > 0)
+        .map(shape)
+        .collect();
+    assert_eq!(gpu_nodes, csv_nodes.iter().map(shape).collect::<Vec<_>>());
+
+    let dir = tempfile::tempdir().unwrap();
+    let (csv_dir, yaml_dir) = (dir.path().join("csv"), dir.path().join("yaml"));
+    std::fs::create_dir_all(&csv_dir).unwrap();
+    std::fs::create_dir_all(&yaml_dir).unwrap();
+    let mut csv_text = String::from("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n");
+    let mut yaml_text = String::new();
+    for i in 0..300 {
+        let (gpus, milli, spec) = [
+            (1, 500, ""),
+            (1, 1000, "T4|P100"),
+            (2, 1000, ""),
+            (0, 0, ""),
+            (1, 250, ""),
+        ][i % 5];
+        let cpu = 2000 + 500 * (i % 3);
+        csv_text.push_str(&format!("pod-{i:04},{cpu},4096,{gpus},{milli},{spec}\n"));
+        let mut annotations = String::new();
+        if gpus > 0 {
+            annotations = format!(
+                "  annotations:\n    alibabacloud.com/gpu-milli: \"{milli}\"\n    alibabacloud.com/gpu-count: \"{gpus}\"\n"
+            );
+            if !spec.is_empty() {
+                annotations.push_str(&format!(
+                    "    alibabacloud.com/gpu-card-model: \"{spec}\"\n"
+                ));
+            }
+        }
+        yaml_text.push_str(&format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: pod-{i:04}\n  namespace: paib-gpu\n{annotations}spec:\n  containers:\n  - name: main\n    image: i\n    resources:\n      requests: {{cpu: {cpu}m, memory: 4096Mi}}\n"
+        ));
+    }
+    std::fs::write(csv_dir.join("openb_pod_list_small.csv"), csv_text).unwrap();
+    std::fs::write(yaml_dir.join("openb_pod_list_small.yaml"), yaml_text).unwrap();
+    let run = |pods: PathBuf, out: PathBuf| {
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_schedsim"))
+            .args([
+                "fgd",
+                "--seeds",
+                "42",
+                "--policy",
+                "fgd,gpu-packing",
+                "--out",
+            ])
+            .arg(&out)
+            .arg(pods)
+            .output()
+            .unwrap();
+        assert_eq!(
+            status.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+        ["allo", "frag", "frag_ratio"]
+            .map(|f| std::fs::read(out.join(format!("analysis_{f}_discrete.csv"))).unwrap())
+    };
+    assert_eq!(
+        run(
+            csv_dir.join("openb_pod_list_small.csv"),
+            dir.path().join("out-csv")
+        ),
+        run(
+            yaml_dir.join("openb_pod_list_small.yaml"),
+            dir.path().join("out-yaml")
+        )
+    );
+}
