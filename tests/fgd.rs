@@ -466,3 +466,20 @@ fn yaml_forms_read_as_the_csv_forms() {
         )
     );
 }
+
+/// A node file without a Node is refused rather than run as an empty cluster.
+#[test]
+fn a_node_list_without_nodes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes.yaml");
+    std::fs::write(&nodes, "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n").unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_schedsim"))
+        .args(["fgd", "--seeds", "42", "--nodes"])
+        .arg(&nodes)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("no node in the node list"));
+}

@@ -54,9 +54,18 @@ impl TracePod {
 
 /// The node list (`--nodes`): the openb CSV, or Kubernetes Node objects in YAML or JSON.
 pub fn read_nodes(path: &Path) -> Result<Vec<GpuNode>, InputError> {
-    if is_yaml(path) {
-        return read_node_objects(path);
+    let nodes = if is_yaml(path) {
+        read_node_objects(path)?
+    } else {
+        read_node_csv(path)?
+    };
+    if nodes.is_empty() {
+        return Err(InputError::new(path, "no node in the node list"));
     }
+    Ok(nodes)
+}
+
+fn read_node_csv(path: &Path) -> Result<Vec<GpuNode>, InputError> {
     let table = Table::read(path, &["sn", "cpu_milli", "memory_mib", "gpu", "model"])?;
     let mut nodes = Vec::with_capacity(table.rows.len());
     let mut devices: u64 = 0;
