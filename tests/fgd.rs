@@ -483,3 +483,33 @@ fn a_node_list_without_nodes_is_refused() {
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("no node in the node list"));
 }
+
+/// Pod objects are refused where their CSV rows would be (a share of more than one GPU) and
+/// where the API server refuses them (a negative request), naming the field and its line.
+#[test]
+fn bad_pod_objects_name_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "metadata:\n  name: p\n  annotations:\n    alibabacloud.com/gpu-count: \"2\"\n    alibabacloud.com/gpu-milli: \"500\"\nspec:\n  containers: [{name: c, image: i}]\n",
+            "pods.yaml:7:33: metadata.annotations.alibabacloud.com/gpu-milli: 2 GPUs of 500 milli each",
+        ),
+        (
+            "metadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: i\n    resources:\n      requests: {cpu: \"-1\"}\n",
+            "pods.yaml:10:23: spec.containers[0].resources.requests.cpu: must be greater than or equal to 0",
+        ),
+    ];
+    for (pod, want) in cases {
+        let pods = dir.path().join("pods.yaml");
+        std::fs::write(&pods, format!("apiVersion: v1\nkind: Pod\n{pod}")).unwrap();
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_schedsim"))
+            .args(["fgd", "--seeds", "42", "--out"])
+            .arg(dir.path().join("out"))
+            .arg(&pods)
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.contains(want), "{stderr}");
+    }
+}

@@ -35,7 +35,54 @@ pub struct TracePod {
     pub spec: String,
 }
 
+/// Which of a pod's GPU fields a [`TracePod::new`] refusal is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuField {
+    Count,
+    Milli,
+}
+
 impl TracePod {
+    /// A pod as the reference reads it, whatever the form it came in: `gpu_milli` above 1000
+    /// clamped (`GetPodResource`); no GPU count or no milli makes a CPU-only pod, whose model
+    /// list is ignored (the converter writes the model annotation for GPU pods only); the
+    /// list's empty parts dropped (`pod_csv_to_yaml.py`). A share of more than one GPU is
+    /// refused: the reference panics on it.
+    pub fn new(
+        name: String,
+        (cpu_milli, memory_mib): (i64, i64),
+        (gpus, milli): (i64, i64),
+        spec: &str,
+    ) -> Result<Self, (GpuField, String)> {
+        let milli = milli.min(1000);
+        let (gpus, milli) = if gpus <= 0 || milli <= 0 {
+            (0, 0)
+        } else {
+            (gpus, milli)
+        };
+        if gpus > 1 && milli < 1000 {
+            let message =
+                format!("{gpus} GPUs of {milli} milli each: a pod shares at most one GPU");
+            return Err((GpuField::Milli, message));
+        }
+        let gpus = u32::try_from(gpus)
+            .map_err(|_| (GpuField::Count, format!("{gpus} GPUs is out of range")))?;
+        let spec = match gpus {
+            0 => String::new(),
+            _ => (spec.split('|').filter(|m| !m.is_empty()))
+                .collect::<Vec<_>>()
+                .join("|"),
+        };
+        Ok(TracePod {
+            name,
+            cpu_milli,
+            memory_mib,
+            gpus,
+            milli,
+            spec,
+        })
+    }
+
     /// g = μ·k, the GPU milli the pod asks for.
     pub fn total_milli(&self) -> i64 {
         self.milli * i64::from(self.gpus)
@@ -96,37 +143,25 @@ pub fn read_pods(path: &Path) -> Result<Vec<TracePod>, InputError> {
     let table = Table::read(path, &required)?;
     let mut pods = Vec::with_capacity(table.rows.len());
     for row in 0..table.rows.len() {
-        let gpus = table.number(row, "num_gpu")?;
-        // A gpu_milli above 1000 is clamped (the reference's GetPodResource).
-        let milli = table.number(row, "gpu_milli")?.min(1000);
-        let (gpus, milli) = if gpus == 0 || milli == 0 {
-            (0, 0)
-        } else {
-            (gpus, milli)
-        };
-        if gpus > 1 && milli < 1000 {
-            return Err(table.error(
-                row,
-                "gpu_milli",
-                format!("{gpus} GPUs of {milli} milli each: a pod shares at most one GPU"),
-            ));
-        }
-        pods.push(TracePod {
-            name: table.text(row, "name").to_string(),
-            cpu_milli: table.number(row, "cpu_milli")?,
-            memory_mib: table.number(row, "memory_mib")?,
-            gpus: u32::try_from(gpus)
-                .map_err(|_| table.error(row, "num_gpu", format!("{gpus} GPUs is out of range")))?,
-            milli,
-            // The reference's converter writes the model annotation for GPU pods only, its
-            // empty parts dropped (`pod_csv_to_yaml.py`).
-            spec: if gpus == 0 {
-                String::new()
-            } else {
-                let spec = table.optional(row, "gpu_spec").split('|');
-                spec.filter(|m| !m.is_empty()).collect::<Vec<_>>().join("|")
-            },
-        });
+        let pod = TracePod::new(
+            table.text(row, "name").to_string(),
+            (
+                table.number(row, "cpu_milli")?,
+                table.number(row, "memory_mib")?,
+            ),
+            (
+                table.number(row, "num_gpu")?,
+                table.number(row, "gpu_milli")?,
+            ),
+            table.optional(row, "gpu_spec"),
+        );
+        pods.push(pod.map_err(|(field, message)| {
+            let column = match field {
+                GpuField::Count => "num_gpu",
+                GpuField::Milli => "gpu_milli",
+            };
+            table.error(row, column, message)
+        })?);
     }
     Ok(pods)
 }
@@ -228,9 +263,18 @@ fn is_yaml(path: &Path) -> bool {
     )
 }
 
+/// An error at a field path of the object being read (relative to the object), with its
+/// line and column.
+type FieldErr<'e> = &'e dyn Fn(&str, String) -> InputError;
+
 /// The Kubernetes objects of `kind` in a YAML or JSON file (documents, or `kind: List`
-/// items), decoded with their field paths for errors.
-fn objects<T: serde::de::DeserializeOwned>(path: &Path, kind: &str) -> Result<Vec<T>, InputError> {
+/// items), each decoded and made into what `convert` returns; errors name the object's field
+/// and its position.
+fn objects<T: serde::de::DeserializeOwned, U>(
+    path: &Path,
+    kind: &str,
+    mut convert: impl FnMut(T, FieldErr<'_>) -> Result<U, InputError>,
+) -> Result<Vec<U>, InputError> {
     let mut out = Vec::new();
     for doc in crate::yaml::read_documents(path)? {
         let items: Vec<(String, &serde_json::Value)> = match doc.value.get("items") {
@@ -240,26 +284,32 @@ fn objects<T: serde::de::DeserializeOwned>(path: &Path, kind: &str) -> Result<Ve
             _ => vec![(String::new(), &doc.value)],
         };
         for (at, value) in items {
-            if value.get("kind").and_then(|k| k.as_str()) == Some(kind) {
-                out.push(doc.decode(path, &at, value)?);
+            if value.get("kind").and_then(|k| k.as_str()) != Some(kind) {
+                continue;
             }
+            let object = doc.decode(path, &at, value)?;
+            let error = |field: &str, message: String| {
+                doc.error(path, &crate::yaml::join_path(&at, field), message)
+            };
+            out.push(convert(object, &error)?);
         }
     }
     Ok(out)
 }
 
-/// A quantity of a resource list as the reference reads it: CPU in milli, others in units.
+/// A quantity of a resource list (at field path `list_path`) as the reference reads it: CPU
+/// in milli, others in units; a missing one is 0.
 fn quantity(
-    path: &Path,
     list: Option<&BTreeMap<String, Quantity>>,
-    name: &str,
+    (list_path, name): (&str, &str),
     milli: bool,
+    error: FieldErr<'_>,
 ) -> Result<i64, InputError> {
     let Some(q) = list.and_then(|l| l.get(name)) else {
         return Ok(0);
     };
-    let parsed: crate::model::quantity::Quantity =
-        (q.0.parse()).map_err(|e| InputError::new(path, format!("{name}: {:?}: {e}", q.0)))?;
+    let parsed: crate::model::quantity::Quantity = (q.0.parse())
+        .map_err(|e| error(&format!("{list_path}.{name}"), format!("{:?}: {e}", q.0)))?;
     Ok(if milli {
         parsed.milli_value()
     } else {
@@ -271,72 +321,75 @@ fn quantity(
 /// from `alibabacloud.com/gpu-count` there, the model from the `alibabacloud.com/gpu-card-model`
 /// label (the reference's `data/node_yaml/openb_node_list_gpu_node.yaml`).
 fn read_node_objects(path: &Path) -> Result<Vec<GpuNode>, InputError> {
-    let mut nodes = Vec::new();
     let mut devices: u64 = 0;
-    for node in objects::<Node>(path, "Node")? {
+    objects(path, "Node", |node: Node, error| {
         let allocatable = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
-        let gpus = quantity(path, allocatable, GPU_COUNT, false)?.max(0);
+        let at = |name| ("status.allocatable", name);
+        let gpus = quantity(allocatable, at(GPU_COUNT), false, error)?.max(0);
         devices = devices.saturating_add(gpus as u64);
         if limits::GPU_DEVICES.exceeded_by(devices) {
-            return Err(InputError::new(path, limits::GPU_DEVICES.message(devices)));
+            let field = format!("status.allocatable.{GPU_COUNT}");
+            return Err(error(&field, limits::GPU_DEVICES.message(devices)));
         }
         let labels = node.metadata.labels.as_ref();
-        nodes.push(GpuNode {
+        Ok(GpuNode {
             name: node.metadata.name.clone().unwrap_or_default(),
-            cpu_milli: quantity(path, allocatable, "cpu", true)?,
-            memory_mib: quantity(path, allocatable, "memory", false)? >> 20,
+            cpu_milli: quantity(allocatable, at("cpu"), true, error)?,
+            memory_mib: quantity(allocatable, at("memory"), false, error)? >> 20,
             gpus: gpus as usize,
             model: (labels.and_then(|l| l.get(GPU_MODEL)).cloned()).unwrap_or_default(),
-        });
-    }
-    Ok(nodes)
+        })
+    })
 }
 
 /// Pods as Kubernetes Pod objects: CPU and memory requested by their containers, the GPU
 /// request from the `alibabacloud.com/gpu-count`, `gpu-milli` and `gpu-card-model`
 /// annotations (the reference's `pod_csv_to_yaml.py` output).
 fn read_pod_objects(path: &Path) -> Result<Vec<TracePod>, InputError> {
-    let mut pods = Vec::new();
-    for pod in objects::<Pod>(path, "Pod")? {
-        let containers = pod
-            .spec
-            .as_ref()
+    objects(path, "Pod", |pod: Pod, error| {
+        let containers = (pod.spec.as_ref())
             .map(|s| s.containers.as_slice())
             .unwrap_or_default();
-        let (mut cpu, mut memory) = (0, 0);
-        for c in containers {
+        let (mut cpu, mut memory) = (0i64, 0i64);
+        for (i, c) in containers.iter().enumerate() {
             let requests = c.resources.as_ref().and_then(|r| r.requests.as_ref());
-            cpu += quantity(path, requests, "cpu", true)?;
-            memory += quantity(path, requests, "memory", false)?;
+            let list = format!("spec.containers[{i}].resources.requests");
+            // The API server refuses negative requests (`ValidateResourceQuantityValue`).
+            let request = |name, milli| {
+                let value = quantity(requests, (list.as_str(), name), milli, error)?;
+                match value < 0 {
+                    true => Err(error(
+                        &format!("{list}.{name}"),
+                        "must be greater than or equal to 0".into(),
+                    )),
+                    false => Ok(value),
+                }
+            };
+            cpu = cpu.saturating_add(request("cpu", true)?);
+            memory = memory.saturating_add(request("memory", false)?);
         }
         let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+        let annotation = |key: &str| format!("metadata.annotations.{key}");
         let number = |key: &str| -> Result<i64, InputError> {
             match annotations.get(key) {
                 None => Ok(0),
-                Some(v) => v.trim().parse().map_err(|_| {
-                    InputError::new(path, format!("`{v}` is not a whole number"))
-                        .field(format!("metadata.annotations.{key}"))
-                }),
+                Some(v) => (v.trim().parse())
+                    .map_err(|_| error(&annotation(key), format!("`{v}` is not a whole number"))),
             }
         };
-        let gpus = number(GPU_COUNT)?.max(0);
-        let milli = number(GPU_MILLI)?.clamp(0, 1000);
-        let (gpus, milli) = if gpus == 0 || milli == 0 {
-            (0, 0)
-        } else {
-            (gpus, milli)
-        };
-        pods.push(TracePod {
-            name: pod.metadata.name.clone().unwrap_or_default(),
-            cpu_milli: cpu,
-            memory_mib: memory >> 20,
-            gpus: u32::try_from(gpus).unwrap_or(u32::MAX),
-            milli,
-            spec: match gpus {
-                0 => String::new(),
-                _ => annotations.get(GPU_MODEL).cloned().unwrap_or_default(),
-            },
-        });
-    }
-    Ok(pods)
+        let model = annotations.get(GPU_MODEL).map_or("", String::as_str);
+        TracePod::new(
+            pod.metadata.name.clone().unwrap_or_default(),
+            (cpu, memory >> 20),
+            (number(GPU_COUNT)?, number(GPU_MILLI)?),
+            model,
+        )
+        .map_err(|(field, message)| {
+            let key = match field {
+                GpuField::Count => GPU_COUNT,
+                GpuField::Milli => GPU_MILLI,
+            };
+            error(&annotation(key), message)
+        })
+    })
 }

@@ -62,6 +62,15 @@ impl Node<'_> {
         }
     }
 
+    /// What the policies read of it.
+    fn candidate(&self) -> Candidate<'_> {
+        Candidate {
+            view: self.view(),
+            frag: self.frag,
+            tags: self.tags,
+        }
+    }
+
     fn fits(&self, pod: &TracePod) -> bool {
         if self.cpu_left < pod.cpu_milli
             || self.mem_left < pod.memory_mib
@@ -145,12 +154,7 @@ pub fn run(
                 for &n in &feasible {
                     let node = &cluster[n];
                     scores.push(cache.score(n, node.version, shape, || {
-                        let candidate = Candidate {
-                            view: node.view(),
-                            frag: node.frag,
-                            tags: node.tags,
-                        };
-                        policy::score(policy, candidate, pod, typical)
+                        policy::score(policy, node.candidate(), pod, typical)
                     }));
                 }
                 if policy == Policy::BestFit {
@@ -245,12 +249,7 @@ fn devices_for(
 
 /// FGD's device for a sharing pod on a node taken without scoring (the only one that fits).
 fn fgd_device_of(node: &Node, pod: &TracePod, typical: &[Typical]) -> usize {
-    let candidate = Candidate {
-        view: node.view(),
-        frag: node.frag,
-        tags: node.tags,
-    };
-    (policy::score(Policy::Fgd, candidate, pod, typical).1).expect("a device that fits")
+    (policy::score(Policy::Fgd, node.candidate(), pod, typical).1).expect("a device that fits")
 }
 
 /// Python's `round(x, 2)` (correctly rounded, ties to even), which Rust's formatting matches.
