@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use schedsim::fgd::experiment::{Matrix, Workload, run_and_write};
 use schedsim::fgd::input::read_nodes;
-use schedsim::fgd::policy::Policy;
+use schedsim::sched::gpu_share::policy::Policy;
 
 fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -318,7 +318,7 @@ fn a_cpu_only_pod_list_cannot_be_tuned() {
 }
 
 /// A typical-pod list of the reference's `frag_test.go`, weights as written (`percent / 100`).
-fn typical_list(file: &str) -> Vec<schedsim::fgd::frag::Typical> {
+fn typical_list(file: &str) -> Vec<schedsim::sched::gpu_share::frag::Typical> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/fgd")
         .join(file);
@@ -330,8 +330,8 @@ fn typical_list(file: &str) -> Vec<schedsim::fgd::frag::Typical> {
     (reader.records())
         .map(|r| {
             let r = r.unwrap();
-            schedsim::fgd::frag::Typical {
-                class: schedsim::fgd::frag::Class {
+            schedsim::sched::gpu_share::frag::Typical {
+                class: schedsim::sched::gpu_share::frag::Class {
                     cpu: r[0].parse().unwrap(),
                     milli: r[1].parse().unwrap(),
                     gpus: r[2].parse().unwrap(),
@@ -346,7 +346,7 @@ fn typical_list(file: &str) -> Vec<schedsim::fgd::frag::Typical> {
 /// `frag_test.go`'s node fragmentation values (`TestNodeGpuShareFragAmount*`), to 0.01.
 #[test]
 fn node_fragmentation_of_the_reference_tests() {
-    use schedsim::fgd::frag::{NodeView, node_frag};
+    use schedsim::sched::gpu_share::frag::{NodeView, node_frag};
     let gpu_35 = typical_list("typical-35.csv");
     let with_cpu_31 = typical_list("typical-31.csv");
     let cases: [(&[_], i64, &[i64], &str, f64); 6] = [

@@ -76,6 +76,7 @@ fn no_weights() -> Weights {
         pod_topology_spread: 0,
         inter_pod_affinity: 0,
         image_locality: 0,
+        gpu_share: [0; 6],
     }
 }
 
@@ -110,6 +111,7 @@ fn default_profile_is_upstreams() {
             pod_topology_spread: 2,
             inter_pod_affinity: 2,
             image_locality: 1,
+            gpu_share: [0; 6],
         }
     );
     assert_eq!(p.fit, FitArgs::default());
@@ -200,6 +202,7 @@ fn two_profiles() {
             pod_topology_spread: 0,
             inter_pod_affinity: 2,
             image_locality: 0,
+            gpu_share: [0; 6],
         }
     );
     // PodTopologySpread is disabled through multiPoint: no filter either.

@@ -10,7 +10,7 @@ use crate::error::exit_code;
 use crate::fgd::charts;
 use crate::fgd::experiment::{FILES, Matrix, Workload, run_and_write};
 use crate::fgd::input::read_nodes;
-use crate::fgd::policy::Policy;
+use crate::sched::gpu_share::policy::Policy;
 
 #[derive(Debug, Args)]
 pub struct FgdArgs {

@@ -28,7 +28,7 @@ pub fn arrivals(
     rng.int63();
     let mut order: Vec<usize> = (0..sorted.len()).collect();
     rng.shuffle(&mut order);
-    let mut sum: i64 = sorted.iter().map(TracePod::total_milli).sum();
+    let mut sum: i64 = sorted.iter().map(|p| p.total_milli()).sum();
     let target = ratio * total_gpu_milli as f64;
     if ratio > 0.0 && sum == 0 {
         return Err(format!(
@@ -74,20 +74,23 @@ pub fn node_ranks(rng: &mut GoRand, nodes: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::gpu_share::Demand;
 
     fn pods(n: usize) -> Vec<TracePod> {
         (0..n)
             .map(|i| TracePod {
                 name: format!("p{i:03}"),
-                cpu_milli: 1000,
                 memory_mib: 0,
-                gpus: u32::from(i % 3 != 0),
-                milli: if i % 3 == 0 {
-                    0
-                } else {
-                    250 * (i as i64 % 4 + 1)
+                demand: Demand {
+                    cpu_milli: 1000,
+                    gpus: u32::from(i % 3 != 0),
+                    milli: if i % 3 == 0 {
+                        0
+                    } else {
+                        250 * (i as i64 % 4 + 1)
+                    },
+                    spec: String::new(),
                 },
-                spec: String::new(),
             })
             .collect()
     }
@@ -97,7 +100,7 @@ mod tests {
     #[test]
     fn tuning_up_appends_clones_deterministically() {
         let trace = pods(60);
-        let total: i64 = trace.iter().map(TracePod::total_milli).sum();
+        let total: i64 = trace.iter().map(|p| p.total_milli()).sum();
         let a = arrivals(&trace, 42, 1.3, total).unwrap();
         let b = arrivals(&trace, 42, 1.3, total).unwrap();
         let c = arrivals(&trace, 43, 1.3, total).unwrap();
@@ -114,7 +117,7 @@ mod tests {
     #[test]
     fn tuning_down_removes_until_within() {
         let trace = pods(60);
-        let total: i64 = trace.iter().map(TracePod::total_milli).sum();
+        let total: i64 = trace.iter().map(|p| p.total_milli()).sum();
         let a = arrivals(&trace, 7, 0.5, total).unwrap();
         let sum: i64 = a.order.iter().map(|&i| trace[i].total_milli()).sum();
         assert!(sum as f64 <= 0.5 * total as f64 && a.order.len() < 60);

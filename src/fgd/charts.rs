@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::experiment::{Cell, Workload};
-use super::policy::Policy;
+use crate::sched::gpu_share::policy::Policy;
 use crate::report::chart::{Chart, register_font, write_chart};
 
 /// Runs `--charts` keeps in memory (each holds two curves of 131 points until drawn).

@@ -9,9 +9,9 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::discrete::{COLUMNS, Curves, curves, python_float};
-use super::frag::{Typical, typical_pods};
+use crate::sched::gpu_share::frag::{Typical, typical_pods};
 use super::input::{GpuNode, TracePod, read_pods};
-use super::policy::Policy;
+use crate::sched::gpu_share::policy::Policy;
 use super::run::run;
 use crate::error::InputError;
 use crate::report::AtomicFile;
@@ -26,7 +26,7 @@ pub struct Workload {
 impl Workload {
     pub fn read(path: &Path) -> Result<Self, InputError> {
         let mut sorted = read_pods(path)?;
-        let typical = typical_pods(&sorted);
+        let typical = typical_pods(sorted.iter().map(|p| &p.demand));
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
         let name = (path.file_stem())
             .map(|s| s.to_string_lossy().into_owned())

@@ -9,6 +9,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use crate::error::{InputError, Position};
 use crate::limits;
+use crate::sched::gpu_share::Demand;
 
 /// One GPU node: `sn,cpu_milli,memory_mib,gpu,model`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,18 +22,19 @@ pub struct GpuNode {
     pub model: String,
 }
 
-/// One pod of a trace: (c, μ, k, τ) and its memory.
+/// One pod of a trace: its name, memory and demand (c, μ, k, τ) — μ at most 1000 here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TracePod {
     pub name: String,
-    pub cpu_milli: i64,
     pub memory_mib: i64,
-    /// k: whole GPUs, or 1 for a sharing pod; 0 for a CPU-only pod.
-    pub gpus: u32,
-    /// μ: milli of each GPU (≤ 1000); 0 for a CPU-only pod.
-    pub milli: i64,
-    /// τ: the allowed models as written (`A|B`), empty for any.
-    pub spec: String,
+    pub demand: Demand,
+}
+
+impl std::ops::Deref for TracePod {
+    type Target = Demand;
+    fn deref(&self) -> &Demand {
+        &self.demand
+    }
 }
 
 /// Which of a pod's GPU fields a [`TracePod::new`] refusal is about.
@@ -75,27 +77,19 @@ impl TracePod {
         };
         Ok(TracePod {
             name,
-            cpu_milli,
             memory_mib,
-            gpus,
-            milli,
-            spec,
+            demand: Demand {
+                cpu_milli,
+                gpus,
+                milli,
+                spec,
+            },
         })
-    }
-
-    /// g = μ·k, the GPU milli the pod asks for.
-    pub fn total_milli(&self) -> i64 {
-        self.milli * i64::from(self.gpus)
-    }
-
-    /// Whether it takes a share of one device.
-    pub fn shares(&self) -> bool {
-        self.gpus == 1 && self.milli < 1000
     }
 
     /// Whether τ allows `model`.
     pub fn allows(&self, model: &str) -> bool {
-        self.spec.is_empty() || self.spec.split('|').any(|m| m == model)
+        crate::model::gpu_share::accepts(&self.spec, model)
     }
 }
 

@@ -8,9 +8,9 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
 use super::arrivals::{arrivals, node_ranks};
-use super::frag::{Amounts, CATEGORIES, NodeView, Typical, fragment, node_amounts};
+use crate::sched::gpu_share::frag::{Amounts, CATEGORIES, NodeView, Typical, fragment, node_amounts};
 use super::input::{GpuNode, TracePod};
-use super::policy::{self, Candidate, Policy};
+use crate::sched::gpu_share::policy::{self, Candidate, Policy};
 
 /// Pods a node takes at most (the reference's node pod capacity).
 const MAX_PODS: u32 = 1001;
@@ -310,7 +310,7 @@ impl ScoreCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fgd::frag::typical_pods;
+    use crate::sched::gpu_share::frag::typical_pods;
 
     fn node(name: &str, gpus: usize) -> GpuNode {
         GpuNode {
@@ -325,11 +325,13 @@ mod tests {
     fn pod(name: &str, cpu: i64, gpus: u32, milli: i64) -> TracePod {
         TracePod {
             name: name.into(),
-            cpu_milli: cpu,
             memory_mib: 1024,
-            gpus,
-            milli,
-            spec: String::new(),
+            demand: crate::sched::gpu_share::Demand {
+                cpu_milli: cpu,
+                gpus,
+                milli,
+                spec: String::new(),
+            },
         }
     }
 
@@ -345,7 +347,7 @@ mod tests {
             let ranks = crate::fgd::arrivals::node_ranks(&mut sequence.rng, nodes.len());
             let first = (0..nodes.len()).min_by_key(|&i| ranks[i]).unwrap();
             for policy in [Policy::GpuPacking, Policy::Fgd, Policy::DotProd] {
-                let typical = typical_pods(&pods);
+                let typical = typical_pods(pods.iter().map(|p| &p.demand));
                 let result = run(&nodes, &pods, &typical, policy, seed, 0.0).unwrap();
                 assert_eq!(
                     result.placements[0],
@@ -368,7 +370,7 @@ mod tests {
             pod("p3", 1000, 1, 500),
             pod("p4", 1000, 2, 1000),
         ];
-        let typical = typical_pods(&pods);
+        let typical = typical_pods(pods.iter().map(|p| &p.demand));
         let result = run(&nodes, &pods, &typical, Policy::BestFit, 1, 0.0).unwrap();
         let placed: Vec<Placement> = result.placements.clone();
         // Arrival order is shuffled: check by pod instead of by position.

@@ -4,6 +4,7 @@
 
 pub mod crd;
 pub mod generated_names;
+pub mod gpu_share;
 pub mod labels;
 pub mod node;
 pub mod objects;

@@ -219,6 +219,9 @@ pub fn pod_from_k8s(
             (spec.init_containers.iter().flatten()).zip(init.iter().map(|(r, _)| r)),
             spec.containers.iter().zip(&containers),
         ),
+        gpu_share: (pod.metadata.annotations.as_ref())
+            .and_then(super::gpu_share::GpuShare::of)
+            .map(std::sync::Arc::new),
         pod_group: PodGroupRef::of(
             pod.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
             pod.metadata

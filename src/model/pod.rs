@@ -83,6 +83,8 @@ pub struct Pod {
     /// requests of the pod's extended-resource claim when DRAExtendedResource is on
     /// (`dra::extended`).
     pub extended_requests: Vec<ContainerExtendedRequest>,
+    /// Its share of GPUs from the FGD simulator's annotations (`Open-Gpu-Share`).
+    pub gpu_share: Option<std::sync::Arc<super::gpu_share::GpuShare>>,
 }
 
 impl Clone for Pod {
@@ -121,6 +123,7 @@ impl Clone for Pod {
             resource_claims: self.resource_claims.clone(),
             resource_claim_statuses: self.resource_claim_statuses.clone(),
             extended_requests: self.extended_requests.clone(),
+            gpu_share: self.gpu_share.clone(),
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod diagnosis;
 pub mod dra_manager;
 pub mod framework;
 pub mod gang;
+pub mod gpu_share;
 pub mod hints;
 pub mod node_tree;
 pub mod pdb;

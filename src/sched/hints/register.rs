@@ -197,8 +197,17 @@ pub fn events_to_register(plugin: Plugin, gates: &FeatureGates) -> Vec<Registrat
             (on(Pod, A::ADD), None),
             (on(PodGroup, or(&[A::ADD, A::UPDATE])), None),
         ],
+        // The FGD simulator's Open-Gpu-Share has no EnqueueExtensions: the framework registers
+        // every event for it (`allClusterEvents`, framework.go's `fillEventToPluginMap`).
+        Plugin::OpenGpuShare => vec![(on(WildCard, A::ALL), None)],
         // No effect in schedsim, or no PreEnqueue/PreFilter/Filter/Reserve/Permit upstream.
-        Plugin::PrioritySort
+        Plugin::RandomScore
+        | Plugin::DotProductScore
+        | Plugin::GpuClusteringScore
+        | Plugin::GpuPackingScore
+        | Plugin::BestFitScore
+        | Plugin::FgdScore
+        | Plugin::PrioritySort
         | Plugin::NodePorts
         | Plugin::VolumeRestrictions
         | Plugin::NodeVolumeLimits

@@ -117,6 +117,15 @@ pub enum Plugin {
     NodeDeclaredFeatures,
     /// scheduler-plugins' Coscheduling, built into its kube-scheduler.
     Coscheduling,
+    /// The FGD paper's simulator's GPU-sharing Filter and Reserve (`sched::gpu_share`).
+    OpenGpuShare,
+    /// Its six score plugins (`sched::gpu_share::policy`).
+    RandomScore,
+    DotProductScore,
+    GpuClusteringScore,
+    GpuPackingScore,
+    BestFitScore,
+    FgdScore,
 }
 
 impl Plugin {
@@ -144,6 +153,13 @@ impl Plugin {
             Plugin::DefaultBinder => "DefaultBinder",
             Plugin::NodeDeclaredFeatures => "NodeDeclaredFeatures",
             Plugin::Coscheduling => "Coscheduling",
+            Plugin::OpenGpuShare => "Open-Gpu-Share",
+            Plugin::RandomScore => "RandomScore",
+            Plugin::DotProductScore => "DotProductScore",
+            Plugin::GpuClusteringScore => "GpuClusteringScore",
+            Plugin::GpuPackingScore => "GpuPackingScore",
+            Plugin::BestFitScore => "BestFitScore",
+            Plugin::FgdScore => "FGDScore",
         }
     }
 }
@@ -322,6 +338,15 @@ pub const REGISTRY: &[KnownPlugin] = &[
         Plugin::Coscheduling,
         QUEUE_SORT | PRE_FILTER | POST_FILTER | PERMIT | RESERVE | POST_BIND,
     ),
+    // hkust-adsl/kubernetes-scheduler-simulator (the FGD paper's simulator,
+    // `pkg/simulator/plugin/`): GPU sharing by annotations (`sched::gpu_share`).
+    KnownPlugin::simulated(Plugin::OpenGpuShare, FILTER | RESERVE),
+    KnownPlugin::simulated(Plugin::RandomScore, PRE_SCORE | SCORE),
+    KnownPlugin::simulated(Plugin::DotProductScore, SCORE),
+    KnownPlugin::simulated(Plugin::GpuClusteringScore, SCORE),
+    KnownPlugin::simulated(Plugin::GpuPackingScore, SCORE),
+    KnownPlugin::simulated(Plugin::BestFitScore, SCORE),
+    KnownPlugin::simulated(Plugin::FgdScore, SCORE),
     KnownPlugin::new("CapacityScheduling", Support::OutOfTree, 0),
     KnownPlugin::new("NodeResourceTopologyMatch", Support::OutOfTree, 0),
     KnownPlugin::new("NodeResourcesAllocatable", Support::OutOfTree, 0),

@@ -120,6 +120,8 @@ impl Framework {
             pod_topology_spread: self.weight(Plugin::PodTopologySpread),
             inter_pod_affinity: self.weight(Plugin::InterPodAffinity),
             image_locality: self.weight(Plugin::ImageLocality),
+            gpu_share: crate::sched::gpu_share::policy::Policy::ALL
+                .map(|policy| self.weight(policy.plugin())),
         }
     }
 }
@@ -134,6 +136,9 @@ pub struct Weights {
     pub pod_topology_spread: i64,
     pub inter_pod_affinity: i64,
     pub image_locality: i64,
+    /// The GPU-sharing score plugins', in [`crate::sched::gpu_share::policy::Policy::ALL`]'s
+    /// order.
+    pub gpu_share: [i64; 6],
 }
 
 /// `NodeResourcesFitArgs`, defaulted (`SetDefaults_NodeResourcesFitArgs`).

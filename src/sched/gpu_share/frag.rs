@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::input::TracePod;
+use super::Demand;
 
 /// A pod class (c, μ, k, τ): CPU milli, milli per GPU, GPU count, allowed models.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -17,7 +17,7 @@ pub struct Class {
 }
 
 impl Class {
-    pub fn of(pod: &TracePod) -> Self {
+    pub fn of(pod: &Demand) -> Self {
         Class {
             cpu: pod.cpu_milli,
             milli: pod.milli,
@@ -27,7 +27,7 @@ impl Class {
     }
 
     fn allows(&self, model: &str) -> bool {
-        self.spec.is_empty() || self.spec.split('|').any(|m| m == model)
+        crate::model::gpu_share::accepts(&self.spec, model)
     }
 }
 
@@ -44,14 +44,15 @@ const COVERAGE_PERCENT: f64 = 95.0;
 /// The target workload of a trace (its original pods, before tuning): classes by count,
 /// ties by key (c, μ, k, τ) descending, taken until they cover 95 % of the pods (the class
 /// crossing the line included); weights are their shares of what was taken.
-pub fn typical_pods(pods: &[TracePod]) -> Vec<Typical> {
+pub fn typical_pods<'a>(pods: impl IntoIterator<Item = &'a Demand>) -> Vec<Typical> {
     let mut counts: HashMap<Class, usize> = HashMap::new();
+    let mut total = 0;
     for p in pods {
         *counts.entry(Class::of(p)).or_default() += 1;
+        total += 1;
     }
     let mut classes: Vec<(Class, usize)> = counts.into_iter().collect();
     classes.sort_by(|(a, n), (b, m)| m.cmp(n).then_with(|| b.cmp(a)));
-    let total = pods.len();
     let mut taken = Vec::new();
     let mut cumulative = 0;
     for (class, count) in classes {
@@ -193,10 +194,8 @@ mod tests {
 
     #[test]
     fn the_target_workload_covers_95_percent_by_count() {
-        let pod = |cpu, milli| TracePod {
-            name: String::new(),
+        let pod = |cpu, milli| Demand {
             cpu_milli: cpu,
-            memory_mib: 0,
             gpus: u32::from(milli > 0),
             milli,
             spec: String::new(),

@@ -3,7 +3,8 @@
 //! `pkg/type/open-gpu-share/utils`). Every score is an integer in 0..=100, higher wins.
 
 use super::frag::{NodeView, Typical, node_frag};
-use super::input::TracePod;
+use super::Demand;
+use crate::sched::plugins::registry::Plugin;
 
 /// MAXC and MAXG: the fixed normalisers of DotProd and BestFit (128 cores, 8 GPUs).
 const MAX_CPU: f64 = 128_000.0;
@@ -29,6 +30,18 @@ impl Policy {
         Policy::BestFit,
         Policy::Fgd,
     ];
+
+    /// Its score plugin.
+    pub fn plugin(self) -> Plugin {
+        match self {
+            Policy::Random => Plugin::RandomScore,
+            Policy::DotProd => Plugin::DotProductScore,
+            Policy::GpuClustering => Plugin::GpuClusteringScore,
+            Policy::GpuPacking => Plugin::GpuPackingScore,
+            Policy::BestFit => Plugin::BestFitScore,
+            Policy::Fgd => Plugin::FgdScore,
+        }
+    }
 
     /// `sc_policy` of the result files.
     pub fn label(self) -> &'static str {
@@ -58,7 +71,7 @@ pub struct Candidate<'a> {
 pub fn score(
     policy: Policy,
     node: Candidate<'_>,
-    pod: &TracePod,
+    pod: &Demand,
     typical: &[Typical],
 ) -> (i64, Option<usize>) {
     let free_cpu = node.view.cpu_left as f64;
@@ -88,7 +101,7 @@ pub fn score(
 
 /// A pod's GPU tag as a bit (`GetGpuAffinityFromPodAnnotation`): bit 0 for a pod sharing a
 /// GPU, bit k for one taking k whole GPUs (`"k-gpu"`); none for a CPU-only pod.
-pub fn tag(pod: &TracePod) -> u64 {
+pub fn tag(pod: &Demand) -> u64 {
     match pod.gpus {
         0 => 0,
         _ if pod.shares() => 1,
@@ -98,7 +111,7 @@ pub fn tag(pod: &TracePod) -> u64 {
 
 /// GpuClustering: a GPU pod prefers nodes whose GPU pods all carry its tag, then nodes with
 /// its tag among others, then empty nodes; b adds up to 25 for how full the node is.
-fn gpu_clustering(node: Candidate<'_>, pod: &TracePod, free_gpu: i64) -> i64 {
+fn gpu_clustering(node: Candidate<'_>, pod: &Demand, free_gpu: i64) -> i64 {
     let mine = tag(pod);
     if mine == 0 {
         return 0;
@@ -118,7 +131,7 @@ fn gpu_clustering(node: Candidate<'_>, pod: &TracePod, free_gpu: i64) -> i64 {
 }
 
 /// GpuPacking: partly used devices first, then partly used nodes, then empty nodes.
-pub fn gpu_packing(gpu_left: &[i64], pod: &TracePod) -> i64 {
+pub fn gpu_packing(gpu_left: &[i64], pod: &Demand) -> i64 {
     if pod.gpus == 0 {
         return 0;
     }
@@ -150,7 +163,7 @@ fn sigmoid_score(delta: f64) -> i64 {
 }
 
 /// FGD: how much placing the pod lowers the node's fragmentation.
-fn fgd(node: Candidate<'_>, pod: &TracePod, typical: &[Typical]) -> (i64, Option<usize>) {
+fn fgd(node: Candidate<'_>, pod: &Demand, typical: &[Typical]) -> (i64, Option<usize>) {
     let mut left = node.view.gpu_left.to_vec();
     let frag_after = |left: &[i64]| {
         let view = NodeView {
@@ -210,11 +223,9 @@ pub fn normalise(raw: i64, lo: i64, hi: i64) -> i64 {
 mod tests {
     use super::*;
 
-    fn pod(gpus: u32, milli: i64) -> TracePod {
-        TracePod {
-            name: String::new(),
+    fn pod(gpus: u32, milli: i64) -> Demand {
+        Demand {
             cpu_milli: 1000,
-            memory_mib: 0,
             gpus,
             milli,
             spec: String::new(),
@@ -246,7 +257,7 @@ mod tests {
     /// 100·(1 − ½(C−c)/MAXC − ½(G−g)/MAXG), truncated (worked by hand).
     #[test]
     fn dot_product_and_best_fit_scores_on_hand_made_nodes() {
-        let p = TracePod {
+        let p = Demand {
             cpu_milli: 16_000,
             ..pod(1, 500)
         };
