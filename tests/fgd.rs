@@ -336,6 +336,7 @@ fn typical_list(file: &str) -> Vec<schedsim::sched::gpu_share::frag::Typical> {
                     milli: r[1].parse().unwrap(),
                     gpus: r[2].parse().unwrap(),
                     spec: r[3].to_string(),
+                    plugin: false,
                 },
                 weight: r[4].parse::<f64>().unwrap() / 100.0,
             }
@@ -370,11 +371,7 @@ fn node_fragmentation_of_the_reference_tests() {
         ),
     ];
     for (typical, cpu_left, gpu_left, model, want) in cases {
-        let node = NodeView {
-            cpu_left,
-            gpu_left,
-            model,
-        };
+        let node = NodeView::whole(cpu_left, gpu_left, model);
         let got = node_frag(node, typical);
         assert!(
             (got - want).abs() < 0.01,

@@ -94,7 +94,7 @@ fn every_fixture_loads() {
             n += 1;
         }
     }
-    assert_eq!(n, 11);
+    assert_eq!(n, 12);
 }
 
 #[test]
@@ -858,4 +858,55 @@ fn pre_filters_run_in_the_profile_order() {
         "{}",
         message(1)
     );
+}
+
+// ---- The FGD simulator's GPU-sharing plugins ----------------------------------------------
+
+/// `fgd-open-gpu-share.yaml`: Open-Gpu-Share filters and reserves, FGDScore alone scores with
+/// weight 1000, GPUs picked by FGD.
+#[test]
+fn the_fgd_simulators_set_up_resolves() {
+    use schedsim::sched::profile::GpuSel;
+    let p = fixture("fgd-open-gpu-share.yaml").remove(0);
+    assert!(p.framework.runs(FILTER, Plugin::OpenGpuShare));
+    assert!(p.framework.runs(ExtensionPoint::Reserve, Plugin::OpenGpuShare));
+    assert_eq!(p.gpu_sel, Some(GpuSel::Fgd));
+    assert_eq!(
+        p.framework.weights(),
+        Weights {
+            gpu_share: [0, 0, 0, 0, 0, 1000],
+            ..no_weights()
+        }
+    );
+    assert_eq!(p.percentage_of_nodes_to_score, Some(100));
+}
+
+#[test]
+fn gpu_sharing_plugins_need_the_args_the_reference_cannot_run_without() {
+    let plugins = "profiles:\n- plugins:\n    reserve:\n      enabled: [{name: Open-Gpu-Share}]\n";
+    let e = error(&cfg(plugins));
+    assert!(
+        e.contains("profiles[0].plugins: Open-Gpu-Share needs its args in pluginConfig: gpuSelMethod"),
+        "{e}"
+    );
+    let with = |args: &str| cfg(&format!("{plugins}  pluginConfig:\n  - name: Open-Gpu-Share\n    args: {args}\n"));
+    assert_eq!(
+        one(&with("{gpuSelMethod: worst}")).gpu_sel,
+        Some(schedsim::sched::profile::GpuSel::WorstFit)
+    );
+    let e = error(&with("{gpuSelMethod: DotProductScore}"));
+    assert!(e.contains("pluginConfig[0].args.gpuSelMethod: Unsupported value: \"DotProductScore\""), "{e}");
+    let e = error(&with("{gpuSelMethod: best, normMethod: mean}"));
+    assert!(
+        e.contains("args.normMethod: Unsupported value: \"mean\": supported values: \"node\", \"pod\", \"max\""),
+        "{e}"
+    );
+    // DotProductScore: its merge/max form only.
+    let dot = "profiles:\n- plugins:\n    score:\n      enabled: [{name: DotProductScore, weight: 1000}]\n";
+    assert!(error(&cfg(dot)).contains("DotProductScore needs its args in pluginConfig"));
+    let dot_args = |args: &str| cfg(&format!("{dot}  pluginConfig:\n  - name: DotProductScore\n    args: {args}\n"));
+    let e = error(&dot_args("{dimExtMethod: share, normMethod: max}"));
+    assert!(e.contains("args.dimExtMethod: \"share\" is not simulated"), "{e}");
+    let p = one(&dot_args("{dimExtMethod: merge, normMethod: max}"));
+    assert_eq!(p.framework.weights().gpu_share, [0, 1000, 0, 0, 0, 0]);
 }

@@ -90,6 +90,7 @@ mod tests {
                         250 * (i as i64 % 4 + 1)
                     },
                     spec: String::new(),
+                    plugin: false,
                 },
             })
             .collect()

@@ -83,6 +83,7 @@ impl TracePod {
                 gpus,
                 milli,
                 spec,
+                plugin: false,
             },
         })
     }

@@ -55,11 +55,7 @@ struct Node<'a> {
 
 impl Node<'_> {
     fn view(&self) -> NodeView<'_> {
-        NodeView {
-            cpu_left: self.cpu_left,
-            gpu_left: &self.gpu_left,
-            model: &self.spec.model,
-        }
+        NodeView::whole(self.cpu_left, &self.gpu_left, &self.spec.model)
     }
 
     /// What the policies read of it.
@@ -331,6 +327,7 @@ mod tests {
                 gpus,
                 milli,
                 spec: String::new(),
+                plugin: false,
             },
         }
     }

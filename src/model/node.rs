@@ -25,7 +25,7 @@ pub const GPU_PRODUCT_LABELS: &[&str] = &[
     "alibabacloud.com/gpu-card-model",
 ];
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Node {
     pub name: String,
     pub labels: BTreeMap<String, String>,

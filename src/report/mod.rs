@@ -4,6 +4,7 @@
 pub mod chart;
 pub mod ci;
 pub mod dra;
+pub mod gpu_share;
 pub mod kueue;
 pub mod model;
 pub(crate) mod rows;

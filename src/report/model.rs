@@ -64,6 +64,10 @@ pub struct ScenarioReport {
     /// The ResourceClaims allocated at the end of the run (scenarios with DRA objects).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dra_claims: Vec<super::dra::ClaimReport>,
+    /// The FGD paper's fragmentation of the nodes' shared GPUs (nodes with
+    /// `alibabacloud.com/gpu-count`), not the `fragmented` GPUs of the charts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_share_fragmentation: Option<super::gpu_share::GpuShareFragmentation>,
     pub nodes: Vec<NodeReport>,
 }
 
@@ -106,6 +110,9 @@ pub struct PodReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extended_resource_claim_status:
         Option<k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus>,
+    /// The GPU indices `Open-Gpu-Share` reserved for it on its node.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpu_indices: Vec<usize>,
 }
 
 /// One plugin verdict shared by a set of nodes: how many, and which with `run --node-lists`.
@@ -135,6 +142,9 @@ pub struct NodeReport {
     /// no GPU extended resource.
     #[serde(skip)]
     pub dra_gpus: Option<(i64, i64)>,
+    /// Its `alibabacloud.com/gpu-count` GPUs as `Open-Gpu-Share` left them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_share: Option<super::gpu_share::NodeGpuShare>,
 }
 
 /// A short reason for a pending pod whose nodes gave none (gated, never created, preempted,
@@ -163,8 +173,14 @@ pub fn pending_reason(phase: PodPhase, message: &str) -> String {
 }
 
 impl NodeReport {
-    /// The node's GPUs: (resource, allocatable, allocated), by [`GPU_RESOURCES`] preference.
+    /// The node's GPUs: (resource, allocatable, allocated), by [`GPU_RESOURCES`] preference,
+    /// else the GPUs of its DRA slices; GPUs shared through `Open-Gpu-Share` count allocated
+    /// once a pod holds a share of them.
     pub fn gpus(&self) -> Option<(&'static str, i64, i64)> {
+        if let Some(g) = self.gpu_share.as_ref().filter(|g| g.shared) {
+            let (busy, total) = g.gpus_in_use();
+            return Some((crate::model::gpu_share::GPU_COUNT, total, busy));
+        }
         (GPU_RESOURCES.iter())
             .find_map(|r| {
                 self.allocatable
@@ -200,6 +216,7 @@ impl ScenarioReport {
                     evaluated_nodes: None,
                     feasible_nodes: None,
                     extended_resource_claim_status: None,
+                    gpu_indices: Vec::new(),
                 })
                 .collect(),
             preempted_existing_pods: Vec::new(),
@@ -209,7 +226,8 @@ impl ScenarioReport {
             stuck_workloads: Vec::new(),
             kueue: None,
             dra_claims: Vec::new(),
-            nodes: node_reports(scenario, outcome, false),
+            gpu_share_fragmentation: None,
+            nodes: node_reports(scenario, outcome, false, None),
         }
     }
 
@@ -222,7 +240,8 @@ impl ScenarioReport {
         let pods: Vec<PodReport> = workloads
             .iter()
             .zip(&outcome.pods)
-            .map(|(pod, o)| PodReport {
+            .zip(&outcome.gpu_indices)
+            .map(|((pod, o), gpus)| PodReport {
                 name: pod.name.clone(),
                 namespace: pod.namespace.clone(),
                 workload: pod.workload.clone(),
@@ -241,9 +260,12 @@ impl ScenarioReport {
                 evaluated_nodes: o.evaluated.map(|e| e.nodes),
                 feasible_nodes: o.evaluated.map(|e| e.feasible),
                 extended_resource_claim_status: extended.status_of(pod),
+                gpu_indices: gpus.clone(),
             })
             .collect();
-        let nodes = node_reports(scenario, outcome, true);
+        let gpu_share =
+            super::gpu_share::GpuShareView::new(workloads, &scenario.existing_pods, outcome);
+        let nodes = node_reports(scenario, outcome, true, gpu_share.as_ref());
         ScenarioReport {
             name: scenario.name.clone(),
             file: scenario.file.display().to_string(),
@@ -254,6 +276,7 @@ impl ScenarioReport {
             kueue: (scenario.kueue.as_ref())
                 .map(|k| super::kueue::KueueReport::new(k, &workload_pods(&pods))),
             dra_claims: super::dra::claims(&outcome.dra_claims),
+            gpu_share_fragmentation: gpu_share.map(|g| g.fragmentation),
             gangs: gangs(&pods),
             timeline: timeline(workloads, &outcome.timeline),
             pods,
@@ -269,7 +292,12 @@ impl ScenarioReport {
 }
 
 /// The nodes as the run left them; `devices`: with their DRA devices per DeviceClass.
-fn node_reports(scenario: &Scenario, outcome: &Outcome, devices: bool) -> Vec<NodeReport> {
+fn node_reports(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    devices: bool,
+    gpu_share: Option<&super::gpu_share::GpuShareView>,
+) -> Vec<NodeReport> {
     let cluster = &outcome.cluster;
     let inventory = &scenario.config.dra;
     let mut dra = match inventory.slices.is_empty() || !devices {
@@ -287,6 +315,7 @@ fn node_reports(scenario: &Scenario, outcome: &Outcome, devices: bool) -> Vec<No
                 allocated: cluster.requested_named(i),
                 dra_gpus: super::dra::gpus(inventory, &dra),
                 dra,
+                gpu_share: gpu_share.and_then(|g| g.nodes[i].clone()),
             }
         })
         .collect()

@@ -252,6 +252,9 @@ fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut S
             Table::new(pool_rows(&s.nodes)).with(Style::rounded())
         );
     }
+    if let Some(f) = &s.gpu_share_fragmentation {
+        let _ = writeln!(out, "{}", gpu_share_table(&s.nodes, f));
+    }
     let dra: Vec<DraRow> = (s.nodes.iter())
         .flat_map(|n| {
             n.dra.iter().map(|u| DraRow {
@@ -276,6 +279,72 @@ fn render_scenario(s: &ScenarioReport, limit: Option<(usize, &str)>, out: &mut S
         let _ = writeln!(out, "{}", table_of(dra, limit, "DRA device rows"));
     }
     out.push('\n');
+}
+
+/// GPU sharing per pool, with the FGD paper's fragmentation: the free GPU milli the target
+/// workload cannot use (not the whole free GPUs the pool table calls fragmented).
+#[derive(Tabled)]
+struct GpuShareRow {
+    #[tabled(rename = "Pool")]
+    pool: String,
+    #[tabled(rename = "GPU model")]
+    model: String,
+    #[tabled(rename = "GPUs")]
+    gpus: i64,
+    #[tabled(rename = "GPU allocated")]
+    allocated: String,
+    #[tabled(rename = "GPU free")]
+    free: String,
+    #[tabled(rename = "FGD fragment")]
+    fragment: String,
+    #[tabled(rename = "FGD fragment %")]
+    ratio: String,
+}
+
+fn gpu_share_table(
+    nodes: &[NodeReport],
+    f: &super::gpu_share::GpuShareFragmentation,
+) -> String {
+    #[derive(Default)]
+    struct Acc {
+        gpus: i64,
+        free: i64,
+        fragment: f64,
+    }
+    let mut pools: BTreeMap<(String, String), Acc> = BTreeMap::new();
+    for n in nodes {
+        let Some(g) = &n.gpu_share else { continue };
+        let acc = pools.entry((n.pool.clone(), g.model.clone())).or_default();
+        acc.gpus += g.free_milli.len() as i64;
+        acc.free += g.free_milli.iter().sum::<i64>();
+        acc.fragment += g.fragment_milli;
+    }
+    let gpus = |milli: f64| format!("{:.2}", milli / 1000.0);
+    let ratio = |fragment: f64, free: i64| match free {
+        0 => "-".to_string(),
+        _ => format!("{:.2}%", 100.0 * fragment / free as f64),
+    };
+    let mut rows: Vec<GpuShareRow> = (pools.into_iter())
+        .map(|((pool, model), a)| GpuShareRow {
+            pool,
+            model: if model.is_empty() { "-".into() } else { model },
+            gpus: a.gpus,
+            allocated: gpus((a.gpus * 1000 - a.free) as f64),
+            free: gpus(a.free as f64),
+            fragment: gpus(a.fragment),
+            ratio: ratio(a.fragment, a.free),
+        })
+        .collect();
+    rows.push(GpuShareRow {
+        pool: "cluster".into(),
+        model: String::new(),
+        gpus: f.gpu_milli / 1000,
+        allocated: gpus((f.gpu_milli - f.idle_milli) as f64),
+        free: gpus(f.idle_milli as f64),
+        fragment: gpus(f.fragment_milli),
+        ratio: ratio(f.fragment_milli, f.idle_milli),
+    });
+    Table::new(rows).with(Style::rounded()).to_string()
 }
 
 /// A node's DRA devices of one DeviceClass.

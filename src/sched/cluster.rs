@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use crate::model::resources::{self, ResourceList};
 use crate::model::{Node, Pod};
 use crate::sched::device_room::DeviceRoom;
+use crate::sched::gpu_share::NodeGpus;
 use crate::sched::resource_set::ResourceSet;
 
 /// Dense indices of the resource names of one scenario. cpu, memory and ephemeral-storage come
@@ -143,6 +144,8 @@ pub struct Cluster {
     by_name: std::collections::HashMap<String, u32>,
     /// The nodes with room for a few devices of each extended resource.
     room: DeviceRoom,
+    /// Per node: its GPUs as `Open-Gpu-Share` tracks them (`sched::gpu_share`).
+    pub gpus: Vec<NodeGpus>,
 }
 
 /// One node's resource view, as `NodeInfo` offers it to the resource plugins.
@@ -185,6 +188,7 @@ impl Cluster {
             by_name.entry(n.name.clone()).or_insert(i as u32);
         }
         Cluster {
+            gpus: nodes.iter().map(NodeGpus::of).collect(),
             by_name,
             room: DeviceRoom::default(),
             requested: vec![0; allocatable.len()],

@@ -24,6 +24,9 @@ pub struct Outcome {
     /// the DynamicResources plugin and the resourceclaim controller left them; deleted ones
     /// gone). Empty without DRA objects.
     pub dra_claims: Vec<k8s_openapi::api::resource::v1::ResourceClaim>,
+    /// Per workload pod: the GPU indices `Open-Gpu-Share` reserved for it on its node (empty
+    /// when it holds none).
+    pub gpu_indices: Vec<Vec<usize>>,
 }
 
 /// The name of the state before the first timeline step.
@@ -126,7 +129,7 @@ pub fn schedule_plan(
         }
     }
     run.evicted_existing.sort_unstable();
-    let pods = run
+    let pods: Vec<PodOutcome> = run
         .outcomes
         .into_iter()
         .map(|o| {
@@ -145,7 +148,15 @@ pub fn schedule_plan(
         })
         .collect();
     let dra_claims = run.s.dra.claims().into_iter().cloned().collect();
+    let gpu_indices = (pods.iter().enumerate())
+        .map(|(i, o): (usize, &PodOutcome)| {
+            (o.node.and_then(|n| run.s.gpu_indices(n, i)))
+                .map(<[usize]>::to_vec)
+                .unwrap_or_default()
+        })
+        .collect();
     Outcome {
+        gpu_indices,
         pods,
         preempted_existing: run.evicted_existing,
         cluster: run.s.cluster,

@@ -161,6 +161,8 @@ impl<'a> Scheduler<'a> {
                     bound_filters.status(plugin, node)
                 }
                 Plugin::DynamicResources => self.dra_status(pod, node),
+                // Its own record of the devices: the nominated pods add nothing to it.
+                Plugin::OpenGpuShare => self.gpu_status(pod, node),
                 // A static filter: the template's verdict if it is the one that failed.
                 _ if failed_static == Some(plugin.name()) => return None,
                 _ => continue,

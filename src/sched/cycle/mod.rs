@@ -50,6 +50,7 @@ mod compiled;
 mod config;
 mod diagnose;
 mod dra;
+mod gpu_share;
 mod label_index;
 mod nominated;
 mod outcome;
@@ -89,7 +90,7 @@ struct CompiledProfile {
 
 /// The Filter plugins that can fail a node in the simulation; the others (volumes, host ports,
 /// …) always pass.
-const FILTERS_WITH_EFFECT: [Plugin; 8] = [
+const FILTERS_WITH_EFFECT: [Plugin; 9] = [
     Plugin::NodeUnschedulable,
     Plugin::NodeName,
     Plugin::TaintToleration,
@@ -98,6 +99,7 @@ const FILTERS_WITH_EFFECT: [Plugin; 8] = [
     Plugin::PodTopologySpread,
     Plugin::InterPodAffinity,
     Plugin::DynamicResources,
+    Plugin::OpenGpuShare,
 ];
 
 /// The Filter plugins that read only the pod and the node: evaluated once per template.
@@ -121,6 +123,26 @@ fn scheduler_error(message: String) -> PodOutcome {
         evaluated: None,
         nominating: Nominating::Clear,
     }
+}
+
+/// FGDScore's target workload (`GetTypicalPods` over the pods the simulator is given): the
+/// scenario's workload and existing pods by class, when a profile scores or picks GPUs by
+/// FGD. A replay's trace pods arrive later: they are not in it.
+fn fgd_typical(
+    config: &SchedulerConfig,
+    pods: &[Pod],
+    existing: &[Pod],
+) -> Vec<crate::sched::gpu_share::frag::Typical> {
+    use crate::sched::gpu_share::{Demand, frag, policy::Policy};
+    let uses_fgd = config.profiles().iter().any(|p| {
+        p.framework.runs(ExtensionPoint::Score, Plugin::of_policy(Policy::Fgd))
+            || p.gpu_sel == Some(crate::sched::profile::GpuSel::Fgd)
+    });
+    if !uses_fgd {
+        return Vec::new();
+    }
+    let demands: Vec<Demand> = pods.iter().chain(existing).map(Demand::of).collect();
+    frag::typical_pods(&demands)
 }
 
 /// Pod ids: workload pods are `0..pods.len()`, existing pods count down from `usize::MAX`.
@@ -203,6 +225,8 @@ pub(crate) struct Bound {
     pub started: (Option<Time>, u64),
     /// Its group of alike pods (see [`AlikePods`]).
     pub group: (u32, u32),
+    /// The GPUs `Open-Gpu-Share` reserved for it.
+    pub gpus: Option<gpu_share::GpuTaken>,
 }
 
 /// Bound pods with the same namespace and labels and the same pod-affinity terms: one of them,
@@ -328,6 +352,8 @@ pub struct Scheduler<'a> {
     /// pending (kube-scheduler over time: the replay); off, the preemptor is bound at once
     /// and the victims are gone (a snapshot).
     victims_terminate: bool,
+    /// FGDScore's target workload: the scenario's pods by class ([`Self::new`]).
+    fgd_typical: Vec<crate::sched::gpu_share::frag::Typical>,
 }
 
 /// A pod the scheduler knows, held independently of the scheduler's borrow: the scenario's
@@ -362,6 +388,8 @@ struct FailureKey {
     priority: i32,
     never_preempt: bool,
     claims_shape: Option<usize>,
+    /// Its share of GPUs (`Open-Gpu-Share` reads it).
+    gpu_share: Option<Arc<crate::model::gpu_share::GpuShare>>,
 }
 
 /// Empty groups of bound pods kept at least, before they are forgotten (see
@@ -531,6 +559,7 @@ impl<'a> Scheduler<'a> {
             nominations: Default::default(),
             nominated_here: Vec::new(),
             victims_terminate: false,
+            fgd_typical: fgd_typical(config, pods, existing),
         }
     }
 
@@ -640,7 +669,7 @@ impl<'a> Scheduler<'a> {
             match remap[node] {
                 Some(new) => {
                     let pod = self.pod_handle(b.pod);
-                    self.bind(new, b.pod, &pod);
+                    self.bind_holding(new, b.pod, &pod, b.gpus.as_ref());
                     if let Some(last) = self.bound[new].last_mut() {
                         last.started = b.started;
                     }
@@ -785,6 +814,7 @@ impl<'a> Scheduler<'a> {
             priority: pod.priority,
             never_preempt: pod.never_preempt,
             claims_shape,
+            gpu_share: pod.gpu_share.clone(),
         });
         if let Some(key) = &failure_key
             && let Some(outcome) = self.fail_again(key, pod, t, &request, &bound_filters)

@@ -302,6 +302,14 @@ fn victims_on_node(
     if !status.is_success() {
         return NodeVerdict::StillFails(status);
     }
+    // Open-Gpu-Share reads its own record of the devices, which the victims' removal in a
+    // what-if does not change: its verdict stands too.
+    if s.gpu_filters(pod) {
+        let status = s.gpu_status(pod, node);
+        if !status.is_success() {
+            return NodeVerdict::StillFails(status);
+        }
+    }
     // MoreImportantPod: higher priority first; among equals, the one that started first. A pod
     // without a start time was bound during the simulation, after every pod that has one.
     potential.sort_by(|a, b| {

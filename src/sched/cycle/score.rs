@@ -6,6 +6,7 @@ use super::*;
 impl<'a> Scheduler<'a> {
     /// NormalizeScore, weights, and a seeded uniform pick among the top-scored nodes.
     pub(super) fn select_host(&mut self, pod: &Pod, spread: Option<&SpreadSpec>) -> usize {
+        let gpu_scores = self.gpu_scores(pod);
         let compiled = &self.profiles[self.current];
         let (profile, w) = (&compiled.profile, compiled.weights);
         let (hard_weight, ignore_existing) = (
@@ -63,6 +64,7 @@ impl<'a> Scheduler<'a> {
                 + w.taint_toleration * taint
                 + w.pod_topology_spread * spread
                 + w.inter_pod_affinity * inter_pod
+                + gpu_scores.get(i).copied().unwrap_or(0)
                 + f.resources;
             if total > best {
                 best = total;

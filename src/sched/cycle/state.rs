@@ -9,12 +9,31 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 impl<'a> Scheduler<'a> {
     pub(crate) fn bind(&mut self, node: usize, pod_id: usize, pod: &Pod) {
+        self.bind_holding(node, pod_id, pod, None);
+    }
+
+    /// Binds a pod that held `gpus` before (its node list replaced): it keeps them.
+    pub(super) fn bind_holding(
+        &mut self,
+        node: usize,
+        pod_id: usize,
+        pod: &Pod,
+        gpus: Option<&gpu_share::GpuTaken>,
+    ) {
         let request = PodRequest::new(&self.cluster.table, pod);
+        let gpus = self.reserve_gpus(node, pod, gpus);
         self.cluster.account(node, &request, 1);
         self.binds += 1;
         let started = (pod.start_time.clone(), self.binds);
-        let b = self.count_in(node, pod_id, pod, request, started);
+        let mut b = self.count_in(node, pod_id, pod, request, started);
+        b.gpus = gpus;
         self.bound[node].push(b);
+    }
+
+    /// The GPU indices a bound pod holds on its node (`Open-Gpu-Share`'s Reserve).
+    pub(crate) fn gpu_indices(&self, node: usize, pod_id: usize) -> Option<&[usize]> {
+        let b = self.bound[node].iter().find(|b| b.pod == pod_id)?;
+        b.gpus.as_ref().map(|g| g.devices.as_slice())
     }
 
     /// Counts a pod on its node in everything but the node's resources: its group of alike
@@ -60,6 +79,7 @@ impl<'a> Scheduler<'a> {
             request,
             started,
             group: key,
+            gpus: None,
         }
     }
 
@@ -88,6 +108,9 @@ impl<'a> Scheduler<'a> {
         let pos = self.bound[node].iter().position(|b| b.pod == pod_id)?;
         let b = self.bound[node].remove(pos);
         self.cluster.account(node, &b.request, -1);
+        if let Some(gpus) = &b.gpus {
+            self.release_gpus(node, gpus);
+        }
         self.count_out(node, &b);
         Some(b)
     }
@@ -125,7 +148,8 @@ impl<'a> Scheduler<'a> {
         self.count_out(node, &b);
         self.elect_representative(b.group, pod_id);
         self.terminating.insert(pod_id, Arc::clone(&pod));
-        let entry = self.count_in(node, pod_id, &pod, b.request, b.started);
+        let mut entry = self.count_in(node, pod_id, &pod, b.request, b.started);
+        entry.gpus = b.gpus;
         self.bound[node][pos] = entry;
     }
 

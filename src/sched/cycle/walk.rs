@@ -162,6 +162,7 @@ impl<'a> Scheduler<'a> {
                 None => !node_resources_balanced_allocation::skips(request),
             };
         let dra_filters = self.dra_filters();
+        let gpu_filter = self.gpu_filters(pod);
         let nominated = !self.nominated_here.is_empty();
         // Candidate `i`: `Some` ends the walk, with the nodes processed or the error.
         let mut visit = |i: usize| -> Option<Result<usize, (usize, String)>> {
@@ -193,6 +194,9 @@ impl<'a> Scheduler<'a> {
                 };
             }
             if resources[i] == NOT_FEASIBLE || !bound_filters.pass(node) {
+                return None;
+            }
+            if gpu_filter && !self.gpu_passes(pod, node) {
                 return None;
             }
             if nominated && self.nominated_on(node).is_some_and(|n| !n.passes()) {
@@ -287,6 +291,7 @@ impl<'a> Scheduler<'a> {
             || !fits()
             || !bound_filters.pass(node)
             || self.nominated_on(node).is_some_and(|n| !n.passes())
+            || (self.gpu_filters(pod) && !self.gpu_passes(pod, node))
         {
             return Ok(false);
         }

@@ -7,13 +7,15 @@ use std::collections::HashMap;
 
 use super::Demand;
 
-/// A pod class (c, μ, k, τ): CPU milli, milli per GPU, GPU count, allowed models.
+/// A pod class (c, μ, k, τ): CPU milli, milli per GPU, GPU count, allowed models; and
+/// whether its GPUs are a device plugin's (on a time-sliced node, k replicas).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Class {
     pub cpu: i64,
     pub milli: i64,
     pub gpus: u32,
     pub spec: String,
+    pub plugin: bool,
 }
 
 impl Class {
@@ -23,6 +25,7 @@ impl Class {
             milli: pod.milli,
             gpus: pod.gpus,
             spec: pod.spec.clone(),
+            plugin: pod.plugin,
         }
     }
 
@@ -70,16 +73,41 @@ pub fn typical_pods<'a>(pods: impl IntoIterator<Item = &'a Demand>) -> Vec<Typic
         .collect()
 }
 
-/// What fragmentation reads of a node: its free CPU, its devices' free milli, its model.
+/// What fragmentation reads of a node: its free CPU, its devices' free milli, its model, and
+/// the milli of one time-slicing replica (1000 on a node that is not time-sliced).
 #[derive(Debug, Clone, Copy)]
 pub struct NodeView<'a> {
     pub cpu_left: i64,
     pub gpu_left: &'a [i64],
     pub model: &'a str,
+    pub replica_milli: i64,
+}
+
+impl<'a> NodeView<'a> {
+    /// A node of whole GPUs.
+    pub fn whole(cpu_left: i64, gpu_left: &'a [i64], model: &'a str) -> Self {
+        NodeView {
+            cpu_left,
+            gpu_left,
+            model,
+            replica_milli: crate::model::gpu_share::MILLI,
+        }
+    }
 }
 
 /// The categories of `frag.go`'s `FragRatioDataMap`, in its order.
 pub const CATEGORIES: usize = 7;
+
+/// Their names, as `frag.go` writes them.
+pub const CATEGORY_NAMES: [&str; CATEGORIES] = [
+    "q1_lack_both",
+    "q2_lack_gpu",
+    "q3_satisfied",
+    "q4_lack_cpu",
+    "xl_satisfied",
+    "xr_lack_cpu",
+    "no_access",
+];
 const Q1_LACK_BOTH: usize = 0;
 const Q2_LACK_GPU: usize = 1;
 const Q3_SATISFIED: usize = 2;
@@ -102,12 +130,26 @@ fn category(node: NodeView<'_>, c: &Class) -> usize {
     if !c.allows(node.model) {
         return NO_ACCESS;
     }
-    let usable = node.gpu_left.iter().filter(|&&l| l >= c.milli).count();
+    let need = need_per_gpu(node, c);
+    let usable = match c.plugin && need < crate::model::gpu_share::MILLI {
+        // Replicas: as many per device as its free milli holds.
+        true => (node.gpu_left.iter()).map(|&l| (l / need) as usize).sum(),
+        false => node.gpu_left.iter().filter(|&&l| l >= need).count(),
+    };
     match (usable >= c.gpus as usize, cpu_ok) {
         (true, true) => Q3_SATISFIED,
         (true, false) => Q4_LACK_CPU,
         (false, true) => Q2_LACK_GPU,
         (false, false) => Q1_LACK_BOTH,
+    }
+}
+
+/// The milli a class needs of each GPU it takes on the node: a device plugin's GPU on a
+/// time-sliced node is one replica.
+fn need_per_gpu(node: NodeView<'_>, c: &Class) -> i64 {
+    match c.plugin {
+        true => node.replica_milli,
+        false => c.milli,
     }
 }
 
@@ -119,7 +161,8 @@ pub fn node_amounts(node: NodeView<'_>, typical: &[Typical]) -> Amounts {
     for t in typical {
         let at = category(node, &t.class);
         if at == Q3_SATISFIED {
-            let small: i64 = (node.gpu_left.iter()).filter(|&&l| l < t.class.milli).sum();
+            let need = need_per_gpu(node, &t.class);
+            let small: i64 = (node.gpu_left.iter()).filter(|&&l| l < need).sum();
             amounts[Q2_LACK_GPU] += t.weight * small as f64;
             amounts[Q3_SATISFIED] += t.weight * (idle - small) as f64;
         } else {
@@ -157,6 +200,7 @@ mod tests {
                 milli,
                 gpus,
                 spec: String::new(),
+                plugin: false,
             },
             weight,
         }
@@ -166,22 +210,14 @@ mod tests {
     /// with 1000 mCPU free and [200, 1000, 1000, 500] lacks CPU: all 2700 milli are fragments.
     #[test]
     fn a_node_short_of_cpu_is_all_fragment_for_the_class() {
-        let node = NodeView {
-            cpu_left: 1000,
-            gpu_left: &[200, 1000, 1000, 500],
-            model: "1080",
-        };
+        let node = NodeView::whole(1000, &[200, 1000, 1000, 500], "1080");
         let f = node_frag(node, &[typical(6000, 465, 1, 0.0933)]);
         assert!((f - 251.91).abs() < 1e-9, "{f}");
     }
 
     #[test]
     fn satisfied_class_counts_only_devices_too_small() {
-        let node = NodeView {
-            cpu_left: 64_000,
-            gpu_left: &[200, 1000, 1000, 500],
-            model: "T4",
-        };
+        let node = NodeView::whole(64_000, &[200, 1000, 1000, 500], "T4");
         // 465 milli on one GPU: 200 is a fragment, the rest usable.
         assert_eq!(node_frag(node, &[typical(1000, 465, 1, 1.0)]), 200.0);
         // A CPU-only class: every idle GPU is a fragment.
@@ -199,6 +235,7 @@ mod tests {
             gpus: u32::from(milli > 0),
             milli,
             spec: String::new(),
+            plugin: false,
         };
         let mut pods = vec![pod(1000, 500); 90];
         pods.extend(vec![pod(2000, 0); 6]);

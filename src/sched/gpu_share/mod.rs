@@ -9,11 +9,27 @@
 //! The plugin keeps its own record of the devices, apart from the scheduler's `NodeInfo`:
 //! its Filter sees the devices as bound pods hold them, never the what-ifs of the
 //! nominated pods or of preemption's victims (they free no device), as upstream's does.
+//!
+//! The same devices stand for the GPUs a device plugin hands out, so that one record says
+//! which GPU each pod holds whatever its form: a node without `alibabacloud.com/gpu-count`
+//! has the devices of its whole-GPU resource (`nvidia.com/gpu`, …; with NVIDIA
+//! time-slicing, `nvidia.com/gpu.replicas` replicas of each), and a pod asking for k of
+//! them takes k whole devices — or, time-sliced, k replicas of 1000/replicas milli each,
+//! each on the device with the fewest replicas taken (the device plugin's `distributed`
+//! policy, `internal/rm/allocate.go`). kube-scheduler itself counts those resources
+//! (NodeResourcesFit); only `Open-Gpu-Share` filters on the devices, and only on nodes with
+//! `alibabacloud.com/gpu-count`.
 
 pub mod frag;
 pub mod policy;
 
 use crate::model::gpu_share::{GPU_COUNT, GPU_MODEL, GpuShare, MILLI};
+
+/// NVIDIA time-slicing: how many replicas of each GPU the node advertises (the device
+/// plugin's GPU feature discovery label).
+pub const REPLICAS_LABEL: &str = "nvidia.com/gpu.replicas";
+/// The time-sliced resource under `renameByDefault`.
+pub const SHARED_RESOURCE: &str = "nvidia.com/gpu.shared";
 use crate::model::{Node, Pod, resources};
 
 /// What the policies and fragmentation read of a pod (`simontype.PodResource`): its CPU
@@ -27,17 +43,34 @@ pub struct Demand {
     pub milli: i64,
     /// τ: the accepted models as written (`A|B`), empty for any.
     pub spec: String,
+    /// Its GPUs are a device plugin's (`nvidia.com/gpu`, …), not the annotations' share: on
+    /// a time-sliced node each is a replica.
+    pub plugin: bool,
 }
 
 impl Demand {
-    /// A scheduled pod's demand (`GetPodResource`).
+    /// A scheduled pod's demand (`GetPodResource`): its annotations' share, else the
+    /// whole GPUs it requests of a device plugin.
     pub fn of(pod: &Pod) -> Self {
-        let share = pod.gpu_share.as_deref();
-        Demand {
-            cpu_milli: (pod.score_requests.get(resources::CPU).copied()).unwrap_or(0),
-            gpus: share.map_or(0, |s| s.count),
-            milli: share.map_or(0, |s| s.milli),
-            spec: share.map(|s| s.models.clone()).unwrap_or_default(),
+        let cpu_milli = (pod.score_requests.get(resources::CPU).copied()).unwrap_or(0);
+        match pod.gpu_share.as_deref() {
+            Some(s) => Demand {
+                cpu_milli,
+                gpus: s.count,
+                milli: s.milli,
+                spec: s.models.clone(),
+                plugin: false,
+            },
+            None => {
+                let k = whole_gpus(pod);
+                Demand {
+                    cpu_milli,
+                    gpus: k,
+                    milli: if k > 0 { MILLI } else { 0 },
+                    spec: String::new(),
+                    plugin: k > 0,
+                }
+            }
         }
     }
 
@@ -58,6 +91,10 @@ impl Demand {
 pub struct NodeGpus {
     pub model: String,
     pub left: Vec<i64>,
+    /// Its devices are `alibabacloud.com/gpu-count`'s (the ones `Open-Gpu-Share` shares).
+    pub shared: bool,
+    /// Time-slicing replicas per device (1: whole GPUs).
+    pub replicas: i64,
     /// Per tag bit ([`policy::tag`]): how many of the node's pods carry it.
     tag_counts: Vec<(u64, u32)>,
 }
@@ -67,12 +104,56 @@ impl NodeGpus {
     /// (`GetGpuCountOfNode`, which reads the node's capacity: schedsim's nodes keep their
     /// allocatable), each of 1000 milli, and the `alibabacloud.com/gpu-card-model` label.
     pub fn of(node: &Node) -> Self {
-        let count = node.allocatable.get(GPU_COUNT).copied().unwrap_or(0).max(0);
+        let replicas = (node.labels.get(REPLICAS_LABEL))
+            .and_then(|r| r.parse::<i64>().ok())
+            .filter(|r| *r > 1)
+            .unwrap_or(1);
+        let shared = node.allocatable.get(GPU_COUNT).copied();
+        let (count, replicas) = match shared {
+            Some(count) => (count, 1),
+            None => {
+                let plugin = resources::gpus(&node.allocatable)
+                    .or_else(|| node.allocatable.get(SHARED_RESOURCE).copied())
+                    .unwrap_or(0);
+                (plugin / replicas, replicas)
+            }
+        };
+        let model = match node.labels.get(GPU_MODEL) {
+            Some(m) => m.clone(),
+            None => node.gpu_product().unwrap_or_default().to_string(),
+        };
         NodeGpus {
-            model: node.labels.get(GPU_MODEL).cloned().unwrap_or_default(),
-            left: vec![MILLI; count as usize],
+            model,
+            left: vec![MILLI; count.max(0) as usize],
+            shared: shared.is_some(),
+            replicas,
             tag_counts: Vec::new(),
         }
+    }
+
+    /// The devices a device plugin hands a pod asking for `k` of its GPUs: the lowest free
+    /// whole devices, or, time-sliced, one replica at a time on the device with the most
+    /// milli free (the fewest replicas taken), the lowest index among equals.
+    pub fn plugin_devices(&self, k: u32) -> Vec<usize> {
+        if self.replicas == 1 {
+            return policy::whole_devices(&self.left, k as usize);
+        }
+        let slice = self.replica_milli();
+        let mut left = self.left.clone();
+        let mut taken = Vec::with_capacity(k as usize);
+        for _ in 0..k {
+            let Some(d) = worst_fit(&left, slice) else {
+                break;
+            };
+            left[d] -= slice;
+            taken.push(d);
+        }
+        taken
+    }
+
+    /// The milli one time-slicing replica stands for.
+    pub fn replica_milli(&self) -> i64 {
+        MILLI / self.replicas
     }
 
     /// The union of its pods' tags.
@@ -102,6 +183,15 @@ impl NodeGpus {
             None => {}
         }
     }
+}
+
+/// The whole GPUs a pod asks a device plugin for (`nvidia.com/gpu`, …, or the time-sliced
+/// `nvidia.com/gpu.shared`).
+pub fn whole_gpus(pod: &Pod) -> u32 {
+    let k = resources::gpus(&pod.requests)
+        .or_else(|| pod.requests.get(SHARED_RESOURCE).copied())
+        .unwrap_or(0);
+    u32::try_from(k.max(0)).unwrap_or(u32::MAX)
 }
 
 /// The Filter's question (`GpuNodeInfo.AllocateGpuId`): the GPUs the pod could take on a
@@ -186,12 +276,39 @@ mod tests {
         assert_eq!(best_fit(&[100, 200], 400), None);
     }
 
+    /// Time-slicing: 4 replicas of each of 2 GPUs; replicas go to the device with the
+    /// fewest taken, so a pod's 3 replicas spread 0, 1, 0.
+    #[test]
+    fn time_sliced_replicas_go_to_the_least_used_device() {
+        let node = Node {
+            labels: [(REPLICAS_LABEL.to_string(), "4".to_string())].into(),
+            allocatable: [("nvidia.com/gpu".to_string(), 8)].into(),
+            ..Default::default()
+        };
+        let mut gpus = NodeGpus::of(&node);
+        assert_eq!((gpus.left.len(), gpus.replicas, gpus.replica_milli()), (2, 4, 250));
+        assert!(!gpus.shared);
+        assert_eq!(gpus.plugin_devices(3), vec![0, 1, 0]);
+        gpus.change(&[0, 1, 0], 250, 0, 1);
+        assert_eq!(gpus.left, vec![500, 750]);
+        assert_eq!(gpus.plugin_devices(2), vec![1, 0]);
+        // Whole GPUs: the lowest free ones.
+        let whole = Node {
+            allocatable: [("nvidia.com/gpu".to_string(), 4)].into(),
+            ..Default::default()
+        };
+        let mut gpus = NodeGpus::of(&whole);
+        gpus.change(&[1], 1000, 0, 1);
+        assert_eq!(gpus.plugin_devices(2), vec![0, 2]);
+    }
+
     #[test]
     fn tags_follow_the_pods_on_the_node() {
         let mut gpus = NodeGpus {
             model: "T4".into(),
             left: vec![1000; 2],
-            tag_counts: Vec::new(),
+            replicas: 1,
+            ..Default::default()
         };
         gpus.change(&[0], 500, 1, 1);
         gpus.change(&[1], 1000, 2, 1);

@@ -4,7 +4,6 @@
 
 use super::frag::{NodeView, Typical, node_frag};
 use super::Demand;
-use crate::sched::plugins::registry::Plugin;
 
 /// MAXC and MAXG: the fixed normalisers of DotProd and BestFit (128 cores, 8 GPUs).
 const MAX_CPU: f64 = 128_000.0;
@@ -30,18 +29,6 @@ impl Policy {
         Policy::BestFit,
         Policy::Fgd,
     ];
-
-    /// Its score plugin.
-    pub fn plugin(self) -> Plugin {
-        match self {
-            Policy::Random => Plugin::RandomScore,
-            Policy::DotProd => Plugin::DotProductScore,
-            Policy::GpuClustering => Plugin::GpuClusteringScore,
-            Policy::GpuPacking => Plugin::GpuPackingScore,
-            Policy::BestFit => Plugin::BestFitScore,
-            Policy::Fgd => Plugin::FgdScore,
-        }
-    }
 
     /// `sc_policy` of the result files.
     pub fn label(self) -> &'static str {
@@ -169,7 +156,7 @@ fn fgd(node: Candidate<'_>, pod: &Demand, typical: &[Typical]) -> (i64, Option<u
         let view = NodeView {
             cpu_left: node.view.cpu_left - pod.cpu_milli,
             gpu_left: left,
-            model: node.view.model,
+            ..node.view
         };
         node_frag(view, typical)
     };
@@ -229,6 +216,7 @@ mod tests {
             gpus,
             milli,
             spec: String::new(),
+            plugin: false,
         }
     }
 
@@ -243,11 +231,7 @@ mod tests {
 
     fn candidate(cpu_left: i64, gpu_left: &[i64]) -> Candidate<'_> {
         Candidate {
-            view: NodeView {
-                cpu_left,
-                gpu_left,
-                model: "T4",
-            },
+            view: NodeView::whole(cpu_left, gpu_left, "T4"),
             frag: 0.0,
             tags: 0,
         }
@@ -293,11 +277,7 @@ mod tests {
 
     #[test]
     fn gpu_clustering_prefers_nodes_of_the_pods_kind() {
-        let view = NodeView {
-            cpu_left: 0,
-            gpu_left: &[1000; 8],
-            model: "",
-        };
+        let view = NodeView::whole(0, &[1000; 8], "");
         let node = |tags| Candidate {
             view,
             frag: 0.0,

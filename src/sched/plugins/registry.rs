@@ -164,6 +164,21 @@ impl Plugin {
     }
 }
 
+impl Plugin {
+    /// The score plugin of a GPU-sharing policy.
+    pub fn of_policy(policy: crate::sched::gpu_share::policy::Policy) -> Plugin {
+        use crate::sched::gpu_share::policy::Policy;
+        match policy {
+            Policy::Random => Plugin::RandomScore,
+            Policy::DotProd => Plugin::DotProductScore,
+            Policy::GpuClustering => Plugin::GpuClusteringScore,
+            Policy::GpuPacking => Plugin::GpuPackingScore,
+            Policy::BestFit => Plugin::BestFitScore,
+            Policy::Fgd => Plugin::FgdScore,
+        }
+    }
+}
+
 impl std::fmt::Display for Plugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

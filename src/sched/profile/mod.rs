@@ -336,6 +336,34 @@ fn resolve_profile(
             ),
         ));
     }
+    // The FGD simulator's plugins cannot run without their args: Reserve finds no GPU choice
+    // without `gpuSelMethod`, DotProductScore dereferences its nil args (both panic there).
+    let needs_args = [
+        (
+            ExtensionPoint::Reserve,
+            Plugin::OpenGpuShare,
+            args.gpu_sel.is_some(),
+            "gpuSelMethod (best, worst, random or FGDScore)",
+        ),
+        (
+            ExtensionPoint::Score,
+            Plugin::DotProductScore,
+            args.dot_product_args,
+            "dimExtMethod: merge and normMethod: max",
+        ),
+    ];
+    for (point, plugin, given, what) in needs_args {
+        if framework.runs(point, plugin) && !given {
+            return Err(doc.error(
+                file,
+                &plugins_path,
+                format!(
+                    "{plugin} needs its args in pluginConfig: {what}; the FGD simulator's \
+                     plugin panics without them"
+                ),
+            ));
+        }
+    }
     let profile = Profile {
         scheduler_name,
         framework,
@@ -351,6 +379,7 @@ fn resolve_profile(
         pod_group_reject_percentage: args.pod_group_reject_percentage,
         preemption: args.preemption,
         backoff_seconds: Profile::default().backoff_seconds,
+        gpu_sel: args.gpu_sel,
     };
     Ok((profile, merged.point(ExtensionPoint::QueueSort).clone()))
 }

@@ -50,6 +50,19 @@ pub struct Profile {
     /// The configuration's `podInitialBackoffSeconds` and `podMaxBackoffSeconds` (one queue
     /// serves every profile; each carries them): the scheduling queue's backoff in a replay.
     pub backoff_seconds: (u64, u64),
+    /// `Open-Gpu-Share`'s `gpuSelMethod`: how Reserve picks a pod's GPUs.
+    pub gpu_sel: Option<GpuSel>,
+}
+
+/// `gpuSelMethod` of the FGD simulator's `Open-Gpu-Share` (`allocateGpuIdFunc`): a sharing
+/// pod's GPU is the fullest that holds its share, the emptiest, a uniform draw among those
+/// that hold it, or the one FGDScore found best; whole GPUs are the lowest free ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuSel {
+    BestFit,
+    WorstFit,
+    Random,
+    Fgd,
 }
 
 /// `DefaultPreemptionArgs`, defaulted (`SetDefaults_DefaultPreemptionArgs`: 10 %, 100).
@@ -121,7 +134,7 @@ impl Framework {
             inter_pod_affinity: self.weight(Plugin::InterPodAffinity),
             image_locality: self.weight(Plugin::ImageLocality),
             gpu_share: crate::sched::gpu_share::policy::Policy::ALL
-                .map(|policy| self.weight(policy.plugin())),
+                .map(|policy| self.weight(Plugin::of_policy(policy))),
         }
     }
 }
@@ -249,6 +262,7 @@ impl Default for Profile {
             pod_group_reject_percentage: DEFAULT_POD_GROUP_REJECT_PERCENTAGE,
             preemption: PreemptionArgs::default(),
             backoff_seconds: (1, 10),
+            gpu_sel: None,
         }
     }
 }

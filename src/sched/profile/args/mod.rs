@@ -18,6 +18,7 @@ mod coscheduling;
 mod default_preemption;
 mod dynamic_resources;
 mod fit;
+mod gpu_share;
 mod inter_pod_affinity;
 mod node_affinity;
 mod pod_topology_spread;
@@ -35,6 +36,10 @@ pub(super) struct Args {
     pub(super) pod_group_backoff_seconds: u32,
     pub(super) pod_group_reject_percentage: u32,
     pub(super) preemption: PreemptionArgs,
+    /// `Open-Gpu-Share`'s `gpuSelMethod`.
+    pub(super) gpu_sel: Option<GpuSel>,
+    /// DotProductScore's args were given (it cannot run without them).
+    pub(super) dot_product_args: bool,
 }
 
 /// How a plugin's args are decoded, validated and defaulted into [`Args`].
@@ -55,6 +60,8 @@ pub(super) const ARGS: &[(&str, Apply)] = &[
     ("VolumeBinding", volume_binding::apply),
     ("Coscheduling", coscheduling::apply),
     ("DynamicResources", dynamic_resources::apply),
+    ("Open-Gpu-Share", gpu_share::apply_open_gpu_share),
+    ("DotProductScore", gpu_share::apply_dot_product),
 ];
 
 /// Decodes and validates `pluginConfig` (`PluginConfig.decodeNestedObjects`,
@@ -76,6 +83,8 @@ pub(super) fn plugin_args(
         pod_group_backoff_seconds: 0,
         pod_group_reject_percentage: DEFAULT_POD_GROUP_REJECT_PERCENTAGE,
         preemption: PreemptionArgs::default(),
+        gpu_sel: None,
+        dot_product_args: false,
     };
     let mut seen: HashSet<&str> = HashSet::new();
     for (j, pc) in rp.plugin_config.iter().flatten().enumerate() {
