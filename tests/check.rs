@@ -11,15 +11,15 @@ fn the_bundled_expectations_hold_and_ci_files_are_written() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}");
     assert!(
-        stdout.ends_with("54 of 54 expectation(s) met\n"),
+        stdout.ends_with("59 of 59 expectation(s) met\n"),
         "{stdout}"
     );
     let junit = std::fs::read_to_string(out.join("check.junit.xml")).unwrap();
     assert!(junit.starts_with("<?xml"));
-    assert_eq!(junit.matches("<testcase ").count(), 54);
+    assert_eq!(junit.matches("<testcase ").count(), 59);
     assert!(!junit.contains("<failure"));
     let md = std::fs::read_to_string(out.join("check.md")).unwrap();
-    assert!(md.starts_with("## schedsim check: 54 of 54 expectation(s) met"));
+    assert!(md.starts_with("## schedsim check: 59 of 59 expectation(s) met"));
     let csv = std::fs::read_to_string(out.join("placements.csv")).unwrap();
     assert!(
         csv.starts_with("scenario,namespace,pod,workload,status,node,pool,gpu_product,message\n")
