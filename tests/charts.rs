@@ -41,12 +41,56 @@ fn charts_have_their_labels_cells_and_pngs() {
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}.png");
     }
     let index = std::fs::read_to_string(out.join("index.html")).unwrap();
-    assert_eq!(index.matches("<svg").count(), 3);
+    // Its nvidia.com/gpu GPUs are devices too: the FGD fragmentation chart is the fourth.
+    assert_eq!(index.matches("<svg").count(), 4);
     assert!(index.contains("<pre>Scenario gangs"));
     // Self-contained: no stylesheet, script or image is fetched.
     for external in ["<link", "<script", "src=\"http", "href=\"http"] {
         assert!(!index.contains(external), "{external}");
     }
+}
+
+/// The FGD paper's fragmentation per pool, named apart from the allocation chart's
+/// `fragmented` GPUs: allocated, usable and fragment milli add up to each pool's GPUs.
+#[test]
+fn the_gpu_share_chart_splits_free_milli_by_what_the_target_workload_can_use() {
+    let out = tempdir("gpu-share-chart");
+    ok(&[
+        "run",
+        "scenarios/gpu-sharing-fgd.yaml",
+        "--charts",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let svg = std::fs::read_to_string(out.join("gpu-sharing-packing/gpu-share-fragmentation.svg"))
+        .unwrap();
+    let t = texts(&svg);
+    for label in [
+        "GPU milli per pool, FGD fragmentation",
+        "t4 (T4)",
+        "v100 (V100M16)",
+        "allocated",
+        "free, usable by the target workload",
+        "FGD fragment (free, unusable by the target workload)",
+    ] {
+        assert!(t.iter().any(|x| x == label), "{label} not in {t:?}");
+    }
+    let allocation =
+        std::fs::read_to_string(out.join("gpu-sharing-packing/gpu-allocation.svg")).unwrap();
+    assert!(texts(&allocation).contains(&"fragmented (too few for any pending pod)".to_string()));
+    // The JSON behind it: each pool's three parts add up to its GPUs (8 of 1000 milli).
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let s = &report["scenarios"][1];
+    assert_eq!(s["name"], "gpu-sharing-packing");
+    let f = &s["gpuShareFragmentation"];
+    assert_eq!(
+        (f["gpuMilli"].as_i64(), f["idleMilli"].as_i64()),
+        (Some(16_000), Some(7_660))
+    );
+    assert_eq!(f["fragmentRatio"].as_f64(), Some(38.64));
 }
 
 #[test]

@@ -90,7 +90,9 @@ fn scenario(nodes: &[TestNode], pods: &[TestPod], policy: Policy, sel: &str) -> 
         );
     }
     let args = match policy {
-        Policy::DotProd => "\n          - name: DotProductScore\n            args: {dimExtMethod: merge, normMethod: max}",
+        Policy::DotProd => {
+            "\n          - name: DotProductScore\n            args: {dimExtMethod: merge, normMethod: max}"
+        }
         _ => "",
     };
     y += &format!(
@@ -130,7 +132,11 @@ fn every_placement_is_the_policys_best_feasible_node_on_the_gpus_it_picks() {
             Policy::BestFit,
             Policy::Fgd,
         ] {
-            let sel = if policy == Policy::Fgd { "FGDScore" } else { "best" };
+            let sel = if policy == Policy::Fgd {
+                "FGDScore"
+            } else {
+                "best"
+            };
             let report = run(&dir, &scenario(&nodes, &pods, policy, sel));
             let mut state: Vec<State> = (nodes.iter())
                 .map(|n| State {
@@ -147,16 +153,26 @@ fn every_placement_is_the_policys_best_feasible_node_on_the_gpus_it_picks() {
                     let view = NodeView::whole(s.cpu_left, &s.left, nodes[i].model);
                     Candidate {
                         view,
-                        frag: if typical.is_empty() { 0.0 } else { node_frag(view, typical) },
+                        frag: if typical.is_empty() {
+                            0.0
+                        } else {
+                            node_frag(view, typical)
+                        },
                         tags: s.tags,
                     }
                 };
                 let feasible: Vec<usize> = (0..nodes.len())
-                    .filter(|&i| state[i].cpu_left >= pod.cpu && fits_gpus(&state[i].left, nodes[i].model, pod))
+                    .filter(|&i| {
+                        state[i].cpu_left >= pod.cpu
+                            && fits_gpus(&state[i].left, nodes[i].model, pod)
+                    })
                     .collect();
                 let Some(node) = p.node.as_ref() else {
                     assert_eq!(p.status, PodPhase::Unschedulable, "{context}");
-                    assert!(feasible.is_empty(), "{context}: pending, yet {feasible:?} fit");
+                    assert!(
+                        feasible.is_empty(),
+                        "{context}: pending, yet {feasible:?} fit"
+                    );
                     continue;
                 };
                 let chosen = nodes.iter().position(|n| &n.name == node).unwrap();
@@ -176,9 +192,13 @@ fn every_placement_is_the_policys_best_feasible_node_on_the_gpus_it_picks() {
                             .collect()
                     }
                     Some((milli, 1, _)) if milli < MILLI => {
-                        share::best_fit(&state[chosen].left, milli).into_iter().collect()
+                        share::best_fit(&state[chosen].left, milli)
+                            .into_iter()
+                            .collect()
                     }
-                    Some((_, count, _)) => policy::whole_devices(&state[chosen].left, count as usize),
+                    Some((_, count, _)) => {
+                        policy::whole_devices(&state[chosen].left, count as usize)
+                    }
                 };
                 assert_eq!(p.gpu_indices, expected, "{context}: GPUs on {node}");
                 let s = &mut state[chosen];
@@ -192,7 +212,11 @@ fn every_placement_is_the_policys_best_feasible_node_on_the_gpus_it_picks() {
             }
             // The report's free milli per GPU is the replay's.
             for (n, s) in report.nodes.iter().zip(&state) {
-                assert_eq!(n.gpu_share.as_ref().unwrap().free_milli, s.left, "seed {seed}, {policy:?}");
+                assert_eq!(
+                    n.gpu_share.as_ref().unwrap().free_milli,
+                    s.left,
+                    "seed {seed}, {policy:?}"
+                );
             }
         }
     }
@@ -220,4 +244,52 @@ fn fits_gpus(left: &[i64], model: &str, pod: &TestPod) -> bool {
         index: None,
     };
     want.accepts(model) && share::allocate(left, &want).is_some()
+}
+
+/// Without a profile running Open-Gpu-Share, kube-scheduler reads no annotation: the pods are
+/// placed by their requests, hold no GPUs, and the run warns; a share of several GPUs warns
+/// too.
+#[test]
+fn annotations_without_the_plugin_are_ignored_with_a_warning() {
+    let dir = common::cli::tempdir("gpu-share-warn");
+    let nodes = [TestNode {
+        name: "t4-0".into(),
+        model: "T4",
+        cpu: 16_000,
+        gpus: 1,
+    }];
+    let pods: Vec<TestPod> = (0..3)
+        .map(|i| TestPod {
+            name: format!("p{i}"),
+            cpu: 1000,
+            gpu: Some((600, if i == 2 { 2 } else { 1 }, "")),
+        })
+        .collect();
+    let text = scenario(&nodes, &pods, Policy::GpuPacking, "best");
+    let without =
+        text.split("  scheduler:").next().unwrap().to_string() + "  scheduler: {seed: 1}\n";
+    let r = run(&dir, &without);
+    assert!(
+        r.pods
+            .iter()
+            .all(|p| p.node.as_deref() == Some("t4-0") && p.gpu_indices.is_empty())
+    );
+    assert!(r.warnings[0].starts_with("3 pod(s), such as default/p0, carry alibabacloud.com/gpu-milli but no scheduler profile runs Open-Gpu-Share"), "{:?}", r.warnings);
+    assert!(
+        r.warnings[1].starts_with("1 pod(s), such as default/p2, ask for a share of several GPUs"),
+        "{:?}",
+        r.warnings
+    );
+    // With it: 600 milli fits once on the one GPU; the others fail with the plugin's reason.
+    let r = run(&dir, &text);
+    assert_eq!(r.pods[0].gpu_indices, [0]);
+    assert_eq!(r.pods[1].node, None);
+    assert!(
+        r.pods[1]
+            .message
+            .starts_with("0/1 nodes are available: 1 Node:t4-0."),
+        "{}",
+        r.pods[1].message
+    );
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
 }

@@ -869,7 +869,10 @@ fn the_fgd_simulators_set_up_resolves() {
     use schedsim::sched::profile::GpuSel;
     let p = fixture("fgd-open-gpu-share.yaml").remove(0);
     assert!(p.framework.runs(FILTER, Plugin::OpenGpuShare));
-    assert!(p.framework.runs(ExtensionPoint::Reserve, Plugin::OpenGpuShare));
+    assert!(
+        p.framework
+            .runs(ExtensionPoint::Reserve, Plugin::OpenGpuShare)
+    );
     assert_eq!(p.gpu_sel, Some(GpuSel::Fgd));
     assert_eq!(
         p.framework.weights(),
@@ -886,16 +889,25 @@ fn gpu_sharing_plugins_need_the_args_the_reference_cannot_run_without() {
     let plugins = "profiles:\n- plugins:\n    reserve:\n      enabled: [{name: Open-Gpu-Share}]\n";
     let e = error(&cfg(plugins));
     assert!(
-        e.contains("profiles[0].plugins: Open-Gpu-Share needs its args in pluginConfig: gpuSelMethod"),
+        e.contains(
+            "profiles[0].plugins: Open-Gpu-Share needs its args in pluginConfig: gpuSelMethod"
+        ),
         "{e}"
     );
-    let with = |args: &str| cfg(&format!("{plugins}  pluginConfig:\n  - name: Open-Gpu-Share\n    args: {args}\n"));
+    let with = |args: &str| {
+        cfg(&format!(
+            "{plugins}  pluginConfig:\n  - name: Open-Gpu-Share\n    args: {args}\n"
+        ))
+    };
     assert_eq!(
         one(&with("{gpuSelMethod: worst}")).gpu_sel,
         Some(schedsim::sched::profile::GpuSel::WorstFit)
     );
     let e = error(&with("{gpuSelMethod: DotProductScore}"));
-    assert!(e.contains("pluginConfig[0].args.gpuSelMethod: Unsupported value: \"DotProductScore\""), "{e}");
+    assert!(
+        e.contains("pluginConfig[0].args.gpuSelMethod: Unsupported value: \"DotProductScore\""),
+        "{e}"
+    );
     let e = error(&with("{gpuSelMethod: best, normMethod: mean}"));
     assert!(
         e.contains("args.normMethod: Unsupported value: \"mean\": supported values: \"node\", \"pod\", \"max\""),
@@ -904,9 +916,16 @@ fn gpu_sharing_plugins_need_the_args_the_reference_cannot_run_without() {
     // DotProductScore: its merge/max form only.
     let dot = "profiles:\n- plugins:\n    score:\n      enabled: [{name: DotProductScore, weight: 1000}]\n";
     assert!(error(&cfg(dot)).contains("DotProductScore needs its args in pluginConfig"));
-    let dot_args = |args: &str| cfg(&format!("{dot}  pluginConfig:\n  - name: DotProductScore\n    args: {args}\n"));
+    let dot_args = |args: &str| {
+        cfg(&format!(
+            "{dot}  pluginConfig:\n  - name: DotProductScore\n    args: {args}\n"
+        ))
+    };
     let e = error(&dot_args("{dimExtMethod: share, normMethod: max}"));
-    assert!(e.contains("args.dimExtMethod: \"share\" is not simulated"), "{e}");
+    assert!(
+        e.contains("args.dimExtMethod: \"share\" is not simulated"),
+        "{e}"
+    );
     let p = one(&dot_args("{dimExtMethod: merge, normMethod: max}"));
     assert_eq!(p.framework.weights().gpu_share, [0, 1000, 0, 0, 0, 0]);
 }

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::experiment::{Cell, Workload};
-use crate::sched::gpu_share::policy::Policy;
 use crate::report::chart::{Chart, register_font, write_chart};
+use crate::sched::gpu_share::policy::Policy;
 
 /// Runs `--charts` keeps in memory (each holds two curves of 131 points until drawn).
 pub const MAX_RUNS: u64 = 100_000;

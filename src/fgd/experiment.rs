@@ -9,12 +9,12 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::discrete::{COLUMNS, Curves, curves, python_float};
-use crate::sched::gpu_share::frag::{Typical, typical_pods};
 use super::input::{GpuNode, TracePod, read_pods};
-use crate::sched::gpu_share::policy::Policy;
 use super::run::run;
 use crate::error::InputError;
 use crate::report::AtomicFile;
+use crate::sched::gpu_share::frag::{Typical, typical_pods};
+use crate::sched::gpu_share::policy::Policy;
 
 /// One workload: its name (the file stem), its pods sorted by name, its target workload.
 pub struct Workload {

@@ -8,8 +8,10 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
 use super::arrivals::{arrivals, node_ranks};
-use crate::sched::gpu_share::frag::{Amounts, CATEGORIES, NodeView, Typical, fragment, node_amounts};
 use super::input::{GpuNode, TracePod};
+use crate::sched::gpu_share::frag::{
+    Amounts, CATEGORIES, NodeView, Typical, fragment, node_amounts,
+};
 use crate::sched::gpu_share::policy::{self, Candidate, Policy};
 
 /// Pods a node takes at most (the reference's node pod capacity).

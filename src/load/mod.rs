@@ -483,6 +483,11 @@ impl Loader<'_> {
         let profiles = self
             .profiles(file, doc, &sd.spec.scheduler)
             .map_err(|e| vec![e])?;
+        let pods = existing
+            .iter()
+            .map(|(p, _)| p)
+            .chain(set.pods.iter().map(|(p, _)| p));
+        warnings.extend(gpu_share_warnings(pods, profiles.as_deref().unwrap_or(&[])));
         let message_format = (self.options.message_format)
             .or(sd.spec.scheduler.message_format.map(Into::into))
             .unwrap_or_default();
@@ -698,4 +703,45 @@ fn scenario_outline(value: &Value) -> Value {
         (k.clone(), v)
     });
     Value::Object(fields.collect())
+}
+
+/// What is surprising about the pods' GPU-sharing annotations (`model::gpu_share`): the API
+/// server takes any annotation, so these are warnings. Without a profile running
+/// `Open-Gpu-Share` kube-scheduler reads none of them; a share of several GPUs makes the FGD
+/// simulator panic at Reserve, where schedsim takes the GPUs its Filter found.
+fn gpu_share_warnings<'p>(
+    pods: impl Iterator<Item = &'p Pod>,
+    profiles: &[Profile],
+) -> Vec<String> {
+    use crate::model::gpu_share::{GPU_MILLI, MILLI};
+    use crate::sched::plugins::registry::{ExtensionPoint, Plugin};
+    let runs_plugin = (profiles.iter()).any(|p| {
+        p.framework
+            .runs(ExtensionPoint::Filter, Plugin::OpenGpuShare)
+    });
+    let (mut annotated, mut several): (Vec<&Pod>, Vec<&Pod>) = (Vec::new(), Vec::new());
+    for p in pods {
+        if let Some(s) = &p.gpu_share {
+            annotated.push(p);
+            if s.count > 1 && s.milli < MILLI {
+                several.push(p);
+            }
+        }
+    }
+    let mut warnings = Vec::new();
+    if !runs_plugin && let Some(first) = annotated.first() {
+        warnings.push(format!(
+            "{} pod(s), such as {}, carry {GPU_MILLI} but no scheduler profile runs Open-Gpu-Share at Filter: kube-scheduler ignores the annotation and places them by their resource requests alone (fixtures/scheduler-config/fgd-open-gpu-share.yaml enables it)",
+            annotated.len(),
+            first.key()
+        ));
+    }
+    if let Some(first) = several.first() {
+        warnings.push(format!(
+            "{} pod(s), such as {}, ask for a share of several GPUs: the FGD simulator's Open-Gpu-Share panics at Reserve on them; schedsim gives them the GPUs its Filter found (shares packed onto the devices in index order)",
+            several.len(),
+            first.key()
+        ));
+    }
+    warnings
 }

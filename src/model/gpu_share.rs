@@ -109,7 +109,9 @@ mod tests {
         assert_eq!(GpuShare::of(&a).unwrap().count, 0);
         // Quantities: "0.5" rounds up to 1, as `Value()` does.
         assert_eq!(
-            GpuShare::of(&annotations(&[(GPU_MILLI, "0.5")])).unwrap().milli,
+            GpuShare::of(&annotations(&[(GPU_MILLI, "0.5")]))
+                .unwrap()
+                .milli,
             1
         );
         assert!(accepts("|", "") && accepts("", "T4"));

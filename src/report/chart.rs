@@ -19,6 +19,7 @@ use crate::sched::PodPhase;
 const FREE: RGBColor = RGBColor(225, 228, 232);
 const FRAGMENTED: RGBColor = RGBColor(214, 39, 40);
 const ALLOCATED: RGBColor = RGBColor(31, 119, 180);
+const FGD_FRAGMENT: RGBColor = RGBColor(255, 127, 14);
 
 /// The largest GPU request of a pending pod (0 without one): free GPUs on a node with fewer
 /// free than this are fragmented — no pending pod can use them.
@@ -53,6 +54,28 @@ fn pool_gpus(s: &ScenarioReport, largest: i64) -> Vec<(String, [i64; 3])> {
         }
     }
     pools.into_iter().collect()
+}
+
+/// Per pool (and GPU model) of shared GPUs, in milli: allocated, free that the target
+/// workload can use, and the FGD paper's fragment (free that it cannot).
+fn pool_gpu_share(s: &ScenarioReport) -> Vec<(String, Vec<i64>)> {
+    let mut pools: BTreeMap<String, [f64; 3]> = BTreeMap::new();
+    for n in &s.nodes {
+        let Some(g) = &n.gpu_share else { continue };
+        let label = match g.model.is_empty() {
+            true => n.pool.clone(),
+            false => format!("{} ({})", n.pool, g.model),
+        };
+        let e = pools.entry(label).or_default();
+        let free: i64 = g.free_milli.iter().sum();
+        let total = g.free_milli.len() as i64 * crate::model::gpu_share::MILLI;
+        e[0] += (total - free) as f64;
+        e[1] += free as f64 - g.fragment_milli;
+        e[2] += g.fragment_milli;
+    }
+    (pools.into_iter())
+        .map(|(l, v)| (l, v.iter().map(|x| x.round() as i64).collect()))
+        .collect()
 }
 
 /// One chart's data.
@@ -494,6 +517,24 @@ pub fn write_charts(
                     ("allocated", ALLOCATED),
                     ("free", FREE),
                     ("fragmented (too few for any pending pod)", FRAGMENTED),
+                ],
+            },
+        ));
+    }
+    if s.gpu_share_fragmentation.is_some() {
+        charts.push((
+            "gpu-share-fragmentation",
+            Chart::Bars {
+                caption: "GPU milli per pool, FGD fragmentation",
+                axis: "GPU milli",
+                bars: pool_gpu_share(s),
+                series: vec![
+                    ("allocated", ALLOCATED),
+                    ("free, usable by the target workload", FREE),
+                    (
+                        "FGD fragment (free, unusable by the target workload)",
+                        FGD_FRAGMENT,
+                    ),
                 ],
             },
         ));

@@ -11,11 +11,9 @@ use serde::Serialize;
 use crate::model::Pod;
 use crate::model::gpu_share::MILLI;
 use crate::sched::Outcome;
-use crate::sched::gpu_share::frag::{
-    self, Amounts, CATEGORIES, CATEGORY_NAMES, NodeView, Typical,
-};
-use crate::sched::gpu_share::{Demand, NodeGpus};
 use crate::sched::cluster::{CPU, Cluster};
+use crate::sched::gpu_share::frag::{self, Amounts, CATEGORIES, CATEGORY_NAMES, NodeView, Typical};
+use crate::sched::gpu_share::{Demand, NodeGpus};
 
 /// One node's GPUs at the end of the run.
 #[derive(Debug, Clone, Serialize)]
@@ -51,6 +49,10 @@ pub struct TargetClass {
     pub gpus: u32,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub models: String,
+    /// Its GPUs are a device plugin's (`nvidia.com/gpu`, …): one replica each on a
+    /// time-sliced node.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub device_plugin: bool,
     /// Its share of the target workload.
     pub weight: f64,
 }
@@ -146,6 +148,7 @@ fn target_class(t: &Typical) -> TargetClass {
         gpu_milli: t.class.milli,
         gpus: t.class.gpus,
         models: t.class.spec.clone(),
+        device_plugin: t.class.plugin,
         weight: t.weight,
     }
 }

@@ -301,10 +301,7 @@ struct GpuShareRow {
     ratio: String,
 }
 
-fn gpu_share_table(
-    nodes: &[NodeReport],
-    f: &super::gpu_share::GpuShareFragmentation,
-) -> String {
+fn gpu_share_table(nodes: &[NodeReport], f: &super::gpu_share::GpuShareFragmentation) -> String {
     #[derive(Default)]
     struct Acc {
         gpus: i64,

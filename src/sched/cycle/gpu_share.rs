@@ -62,7 +62,8 @@ impl<'a> Scheduler<'a> {
         let tag = policy::tag(&demand);
         if let Some(before) = before {
             let left = &self.cluster.gpus[node].left;
-            let fits = (before.devices.iter()).all(|&d| left.get(d).is_some_and(|&l| l >= before.milli));
+            let fits =
+                (before.devices.iter()).all(|&d| left.get(d).is_some_and(|&l| l >= before.milli));
             return fits.then(|| self.take_gpus(node, before.devices.clone(), before.milli, tag));
         }
         let Some(want) = pod.gpu_share.as_deref() else {
@@ -88,12 +89,19 @@ impl<'a> Scheduler<'a> {
         }
         // The Filter's answer decides whether it fits; the selection, which GPUs.
         let fit = share::allocate(&gpus.left, want)?;
-        let devices = match (want.index.is_some() || want.milli >= share_milli() || want.count != 1, sel) {
+        let devices = match (
+            want.index.is_some() || want.milli >= share_milli() || want.count != 1,
+            sel,
+        ) {
             // Indices given, whole GPUs (`AllocateExclusiveGpuId`: the lowest free), and
             // shares of several GPUs (the reference panics there) take the Filter's answer.
             (true, _) | (false, None) => fit,
-            (false, Some(GpuSel::BestFit)) => share::best_fit(&gpus.left, want.milli).into_iter().collect(),
-            (false, Some(GpuSel::WorstFit)) => share::worst_fit(&gpus.left, want.milli).into_iter().collect(),
+            (false, Some(GpuSel::BestFit)) => share::best_fit(&gpus.left, want.milli)
+                .into_iter()
+                .collect(),
+            (false, Some(GpuSel::WorstFit)) => share::worst_fit(&gpus.left, want.milli)
+                .into_iter()
+                .collect(),
             (false, Some(GpuSel::Random)) => {
                 let holding: Vec<usize> = (0..gpus.left.len())
                     .filter(|&d| gpus.left[d] >= want.milli)
@@ -102,8 +110,7 @@ impl<'a> Scheduler<'a> {
             }
             (false, Some(GpuSel::Fgd)) => {
                 let candidate = self.gpu_candidate(node, &self.fgd_typical);
-                let (_, device) =
-                    policy::score(Policy::Fgd, candidate, &demand, &self.fgd_typical);
+                let (_, device) = policy::score(Policy::Fgd, candidate, &demand, &self.fgd_typical);
                 device.into_iter().collect()
             }
         };
@@ -129,9 +136,10 @@ impl<'a> Scheduler<'a> {
     fn gpu_sel(&self, pod: &Pod) -> Option<GpuSel> {
         let i = self.config.profile_of(pod)?;
         let p = &self.profiles.get(i)?.profile;
-        (p.framework.runs(ExtensionPoint::Reserve, Plugin::OpenGpuShare))
-            .then_some(p.gpu_sel)
-            .flatten()
+        (p.framework
+            .runs(ExtensionPoint::Reserve, Plugin::OpenGpuShare))
+        .then_some(p.gpu_sel)
+        .flatten()
     }
 
     /// What the policies read of a node.
@@ -146,7 +154,11 @@ impl<'a> Scheduler<'a> {
         };
         Candidate {
             view,
-            frag: if typical.is_empty() { 0.0 } else { node_frag(view, typical) },
+            frag: if typical.is_empty() {
+                0.0
+            } else {
+                node_frag(view, typical)
+            },
             tags: gpus.tags(),
         }
     }

@@ -135,7 +135,8 @@ fn fgd_typical(
 ) -> Vec<crate::sched::gpu_share::frag::Typical> {
     use crate::sched::gpu_share::{Demand, frag, policy::Policy};
     let uses_fgd = config.profiles().iter().any(|p| {
-        p.framework.runs(ExtensionPoint::Score, Plugin::of_policy(Policy::Fgd))
+        p.framework
+            .runs(ExtensionPoint::Score, Plugin::of_policy(Policy::Fgd))
             || p.gpu_sel == Some(crate::sched::profile::GpuSel::Fgd)
     });
     if !uses_fgd {

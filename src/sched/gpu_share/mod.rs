@@ -259,7 +259,10 @@ mod tests {
         assert_eq!(allocate(&left, &share(400, 1)), Some(vec![2]));
         assert_eq!(allocate(&left, &share(1000, 1)), Some(vec![0]));
         assert_eq!(allocate(&left, &share(1000, 2)), None);
-        assert_eq!(allocate(&[1000, 0, 1000], &share(1000, 2)), Some(vec![0, 2]));
+        assert_eq!(
+            allocate(&[1000, 0, 1000], &share(1000, 2)),
+            Some(vec![0, 2])
+        );
         // Shares of several GPUs pack onto one device while it holds them.
         assert_eq!(allocate(&left, &share(300, 4)), Some(vec![0, 0, 0, 1]));
         // No GPUs asked, or a node without GPUs: no fit.
@@ -286,7 +289,10 @@ mod tests {
             ..Default::default()
         };
         let mut gpus = NodeGpus::of(&node);
-        assert_eq!((gpus.left.len(), gpus.replicas, gpus.replica_milli()), (2, 4, 250));
+        assert_eq!(
+            (gpus.left.len(), gpus.replicas, gpus.replica_milli()),
+            (2, 4, 250)
+        );
         assert!(!gpus.shared);
         assert_eq!(gpus.plugin_devices(3), vec![0, 1, 0]);
         gpus.change(&[0, 1, 0], 250, 0, 1);

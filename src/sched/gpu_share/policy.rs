@@ -2,8 +2,8 @@
 //! (reference: `pkg/simulator/plugin/*_score.go`, device choice in
 //! `pkg/type/open-gpu-share/utils`). Every score is an integer in 0..=100, higher wins.
 
-use super::frag::{NodeView, Typical, node_frag};
 use super::Demand;
+use super::frag::{NodeView, Typical, node_frag};
 
 /// MAXC and MAXG: the fixed normalisers of DotProd and BestFit (128 cores, 8 GPUs).
 const MAX_CPU: f64 = 128_000.0;

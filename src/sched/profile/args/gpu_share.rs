@@ -36,7 +36,10 @@ fn check_value(
         Some(v) if !known.contains(&v.as_str()) => Err(doc.error(
             file,
             path,
-            format!("Unsupported value: {v:?}: supported values: {}", quoted(known)),
+            format!(
+                "Unsupported value: {v:?}: supported values: {}",
+                quoted(known)
+            ),
         )),
         _ => Ok(()),
     }
@@ -57,8 +60,20 @@ pub(super) fn apply_open_gpu_share(
     args: &mut Args,
 ) -> Result<(), InputError> {
     let raw: RawGpuPluginArgs = doc.decode(file, path, value)?;
-    check_value(doc, file, &format!("{path}.dimExtMethod"), &raw.dim_ext_method, &DIM_EXT_METHODS)?;
-    check_value(doc, file, &format!("{path}.normMethod"), &raw.norm_method, &NORM_METHODS)?;
+    check_value(
+        doc,
+        file,
+        &format!("{path}.dimExtMethod"),
+        &raw.dim_ext_method,
+        &DIM_EXT_METHODS,
+    )?;
+    check_value(
+        doc,
+        file,
+        &format!("{path}.normMethod"),
+        &raw.norm_method,
+        &NORM_METHODS,
+    )?;
     args.gpu_sel = match raw.gpu_sel_method.as_deref() {
         None | Some("") => None,
         Some("best") => Some(GpuSel::BestFit),
