@@ -258,7 +258,7 @@ fn every_pod_that_fits_finishes(
     {
         let max_gpus = *nodes.iter().max().unwrap();
         let last = report.series.points.last().expect("a last sample");
-        prop_assert_eq!(last.allocated_gpus, 0);
+        prop_assert_eq!(last.allocated_gpus.0, 0);
         prop_assert_eq!(last.running, 0);
         for (key, r) in pods {
             let (_, _, gpus) = jobs[key

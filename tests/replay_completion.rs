@@ -174,6 +174,6 @@ proptest! {
         }
         prop_assert_eq!(report.summary.jobs_finished, jobs.len() as u64);
         let last = report.series.points.last().expect("a last sample");
-        prop_assert_eq!((last.allocated_gpus, last.running), (0, 0));
+        prop_assert_eq!((last.allocated_gpus.0, last.running), (0, 0));
     }
 }

@@ -264,7 +264,7 @@ mod properties {
             prop_assert!(pods.values().all(|r| r.state == "finished"));
             prop_assert!(pods.values().all(|r| r.first_bind.is_some_and(|b| b >= r.arrival)));
             let last = report.series.points.last().unwrap();
-            prop_assert_eq!((last.queued, last.pending, last.running, last.allocated_gpus), (0, 0, 0, 0));
+            prop_assert_eq!((last.queued, last.pending, last.running, last.allocated_gpus.0), (0, 0, 0, 0));
         }
     }
 }
@@ -409,7 +409,7 @@ proptest::proptest! {
         }
         proptest::prop_assert_eq!(report.summary.jobs_finished, jobs.len() as u64);
         let last = report.series.points.last().expect("a last sample");
-        proptest::prop_assert_eq!((last.allocated_gpus, last.running, last.queued), (0, 0, 0));
+        proptest::prop_assert_eq!((last.allocated_gpus.0, last.running, last.queued), (0, 0, 0));
     }
 }
 
@@ -718,7 +718,7 @@ mod pods_ready_properties {
             prop_assert_eq!(s.jobs_finished, jobs.len() as u64);
             prop_assert!(pods.values().all(|r| r.state == "finished"));
             let last = report.series.points.last().unwrap();
-            prop_assert_eq!((last.queued, last.pending, last.running, last.allocated_gpus), (0, 0, 0, 0));
+            prop_assert_eq!((last.queued, last.pending, last.running, last.allocated_gpus.0), (0, 0, 0, 0));
         }
 
         #[test]

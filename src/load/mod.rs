@@ -488,6 +488,14 @@ impl Loader<'_> {
             .map(|(p, _)| p)
             .chain(set.pods.iter().map(|(p, _)| p));
         warnings.extend(gpu_share_warnings(pods, profiles.as_deref().unwrap_or(&[])));
+        if let Some(t) = replay.as_mut().and_then(|r| r.trace.as_mut()) {
+            use crate::sched::plugins::registry::{ExtensionPoint, Plugin};
+            t.gpu_share = (profiles.iter().flatten()).any(|p| {
+                p.scheduler_name == t.scheduler_name
+                    && p.framework
+                        .runs(ExtensionPoint::Filter, Plugin::OpenGpuShare)
+            });
+        }
         let message_format = (self.options.message_format)
             .or(sd.spec.scheduler.message_format.map(Into::into))
             .unwrap_or_default();

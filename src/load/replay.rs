@@ -75,6 +75,9 @@ pub struct ReplayTrace {
     pub scheduler_name: String,
     /// The LocalQueue the rows' jobs are queued in (Kueue), if any.
     pub local_queue: Option<String>,
+    /// The profile serving the rows' pods runs `Open-Gpu-Share`: a row's GPUs are a share
+    /// (`gpu_milli` of each) through its annotations instead of a device plugin's resource.
+    pub gpu_share: bool,
 }
 
 /// GPU feature discovery's product label.
@@ -246,6 +249,7 @@ fn trace(
             .to_string()
         }),
         gpu_resource: (spec.gpu_resource.clone()).unwrap_or_else(|| "nvidia.com/gpu".into()),
+        gpu_share: false,
         priorities: spec.priorities.clone(),
         scheduler_name: (spec.scheduler_name.clone())
             .unwrap_or_else(|| super::DEFAULT_SCHEDULER.to_string()),

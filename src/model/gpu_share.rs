@@ -64,13 +64,23 @@ impl GpuShare {
     }
 }
 
-/// `IsNodeAccessibleToPodByType`.
+/// `IsNodeAccessibleToPodByType`: no list accepts any node; a list never a node without a
+/// model; else a model it names, or none when it names no model (`"|"`).
 pub fn accepts(models: &str, node_model: &str) -> bool {
-    let mut named = models.split('|').filter(|m| !m.is_empty()).peekable();
-    if named.peek().is_none() {
+    if models.is_empty() {
         return true;
     }
-    !node_model.is_empty() && named.any(|m| m == node_model)
+    if node_model.is_empty() {
+        return false;
+    }
+    let mut named = false;
+    for m in models.split('|').filter(|m| !m.is_empty()) {
+        if m == node_model {
+            return true;
+        }
+        named = true;
+    }
+    !named
 }
 
 /// `GpuIdStrToIntList`: `"2-3-4"` → [2, 3, 4]; `None` when a part is not a number.
@@ -114,7 +124,8 @@ mod tests {
                 .milli,
             1
         );
-        assert!(accepts("|", "") && accepts("", "T4"));
+        assert!(accepts("", "T4") && accepts("", "") && accepts("|", "T4"));
+        assert!(!accepts("|", "") && !accepts("T4", ""));
     }
 
     #[test]

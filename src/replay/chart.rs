@@ -40,11 +40,11 @@ pub fn write_replay_charts(
         let (scale, x_axis) = time_unit(r.end_ms);
         let x = |at: u64| at as f64 / scale;
         let mut gpus: Vec<(String, Vec<(f64, f64)>)> = (r.series.pools.iter().enumerate())
-            .filter(|(i, _)| points.iter().any(|p| p.pool_allocated_gpus[*i] > 0))
+            .filter(|(i, _)| points.iter().any(|p| p.pool_allocated_gpus[*i].0 > 0))
             .map(|(i, pool)| {
                 let line = points
                     .iter()
-                    .map(|p| (x(p.at_ms), p.pool_allocated_gpus[i] as f64));
+                    .map(|p| (x(p.at_ms), p.pool_allocated_gpus[i].as_f64()));
                 (pool.clone(), line.collect())
             })
             .collect();
@@ -52,7 +52,7 @@ pub fn write_replay_charts(
             "fragmented (free, too few for the largest pending request)".into(),
             points
                 .iter()
-                .map(|p| (x(p.at_ms), p.fragmented_gpus as f64))
+                .map(|p| (x(p.at_ms), p.fragmented_gpus.as_f64()))
                 .collect(),
         ));
         let mut pods = vec![

@@ -32,9 +32,9 @@ pub struct Group {
     pub job_wait: Histogram,
     /// Per pod still pending at the end: how long it had waited (a lower bound of its wait).
     pub pending_wait: Histogram,
-    /// GPUs × the run time the workload asked for (ms), for pods with a known run time.
+    /// GPU milli × the run time the workload asked for (ms), for pods with a known run time.
     pub gpu_ms_requested: u128,
-    /// GPUs × the time pods held them (ms).
+    /// GPU milli × the time pods held them (ms).
     pub gpu_ms_used: u128,
     pub preemptions: u64,
     /// Evictions of jobs by Kueue's PodsReady timeout (`waitForPodsReady`).
@@ -62,10 +62,12 @@ pub struct Sample {
     pub pending: u64,
     /// Pods whose job waits for Kueue's admission (they do not exist yet).
     pub queued: u64,
+    /// GPU milli allocated, of capacity, and fragmented (free on nodes with less than the
+    /// largest pending request).
     pub allocated_gpus: i64,
     pub capacity_gpus: i64,
     pub fragmented_gpus: i64,
-    /// Per pool: GPUs allocated.
+    /// Per pool: GPU milli allocated.
     pub pools: Vec<i64>,
 }
 
@@ -117,14 +119,53 @@ impl Series {
     }
 }
 
-/// The GPUs a pod asks for (the first GPU resource it names).
-pub fn pod_gpus(requests: &crate::model::resources::ResourceList) -> i64 {
-    gpus(requests).unwrap_or(0)
+/// The replay counts GPUs in milli, so that a pod sharing a GPU (`Open-Gpu-Share`) counts
+/// its share: 1000 is one GPU.
+pub const GPU_MILLI: i64 = 1000;
+
+/// The GPU milli a pod holds: its share (milli of each of its GPUs) when it has one, else the
+/// whole GPUs it asks for (the first GPU resource it names).
+pub fn pod_gpu_milli(pod: &crate::model::Pod) -> i64 {
+    match pod.gpu_share.as_deref() {
+        Some(s) => s.milli.saturating_mul(i64::from(s.count)),
+        None => gpus(&pod.requests).unwrap_or(0).saturating_mul(GPU_MILLI),
+    }
 }
 
-/// A node's GPUs (its allocatable of the first GPU resource it lists).
-pub fn node_gpus(node: &Node) -> i64 {
-    gpus(&node.allocatable).unwrap_or(0)
+/// A node's GPU milli (its allocatable of the first GPU resource it lists).
+pub fn node_gpu_milli(node: &Node) -> i64 {
+    gpus(&node.allocatable)
+        .unwrap_or(0)
+        .saturating_mul(GPU_MILLI)
+}
+
+/// GPUs counted in milli, written as GPUs: a whole number while they are whole, else with
+/// three decimals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct GpuCount(pub i64);
+
+impl GpuCount {
+    pub fn as_f64(self) -> f64 {
+        self.0 as f64 / GPU_MILLI as f64
+    }
+}
+
+impl std::fmt::Display for GpuCount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 % GPU_MILLI {
+            0 => write!(f, "{}", self.0 / GPU_MILLI),
+            _ => write!(f, "{:.3}", self.as_f64()),
+        }
+    }
+}
+
+impl serde::Serialize for GpuCount {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 % GPU_MILLI {
+            0 => s.serialize_i64(self.0 / GPU_MILLI),
+            _ => s.serialize_f64(self.as_f64()),
+        }
+    }
 }
 
 /// A node's pool as the placement charts name it: `pool (GPU product)`.
@@ -150,19 +191,19 @@ pub struct Metrics {
     node_pool: Vec<usize>,
     node_capacity: Vec<i64>,
     node_used: Vec<i64>,
-    /// Per pool, GPUs of capacity and in use now (kept as pods bind and go, so an event
+    /// Per pool, GPU milli of capacity and in use now (kept as pods bind and go, so an event
     /// costs the pools, not the nodes).
     pool_capacity: Vec<i64>,
     pool_used: Vec<i64>,
-    /// Nodes with GPUs by their free GPUs: free → (nodes): what fragmentation reads.
+    /// Nodes with GPUs by their free GPU milli: free → (nodes): what fragmentation reads.
     free_nodes: BTreeMap<i64, u64>,
     /// The user's fixed step, streamed, and its next sample time.
     stream_step: Option<u64>,
     next_stream: u64,
-    /// Per pool: GPU·ms allocated and GPU·ms of capacity, integrated over the run.
+    /// Per pool: GPU milli·ms allocated and of capacity, integrated over the run.
     pub pool_used_ms: Vec<u128>,
     pub pool_capacity_ms: Vec<u128>,
-    /// Pending pods' GPU requests (request → how many), for the fragmentation view.
+    /// Pending pods' GPU milli (request → how many), for the fragmentation view.
     pending_gpus: BTreeMap<i64, u64>,
     pub running: u64,
     pub pending: u64,
@@ -249,7 +290,7 @@ impl Metrics {
             .iter()
             .map(|n| self.pool_index(&pool_name(n)))
             .collect();
-        self.node_capacity = nodes.iter().map(node_gpus).collect();
+        self.node_capacity = nodes.iter().map(node_gpu_milli).collect();
         self.node_used = (0..nodes.len())
             .map(|i| used.get(i).copied().unwrap_or(0))
             .collect();

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::engine::Ended;
 use super::histogram::Histogram;
-use super::metrics::{Group, Sample};
+use super::metrics::{GPU_MILLI, GpuCount, Group, Sample};
 use crate::trace::clock::format_duration;
 
 /// The report's version (bumped when a field changes meaning).
@@ -98,9 +98,13 @@ pub struct GroupReport {
     pub gpu_hours_used: f64,
 }
 
-fn hours(gpu_ms: u128) -> f64 {
-    // Rounded to a thousandth of a GPU-hour, so the JSON is stable.
-    (gpu_ms as f64 / 3_600_000.0 * 1000.0).round() / 1000.0
+/// GPU-hours of GPU milli·ms, rounded to a thousandth of a GPU-hour so the JSON is stable.
+fn hours(gpu_milli_ms: u128) -> f64 {
+    let gpu_ms = match gpu_milli_ms % GPU_MILLI as u128 {
+        0 => (gpu_milli_ms / GPU_MILLI as u128) as f64,
+        _ => gpu_milli_ms as f64 / GPU_MILLI as f64,
+    };
+    (gpu_ms / 3_600_000.0 * 1000.0).round() / 1000.0
 }
 
 impl GroupReport {
@@ -155,10 +159,10 @@ pub struct PointReport {
     pub pending: u64,
     /// Pods whose job waits for Kueue's admission.
     pub queued: u64,
-    pub allocated_gpus: i64,
-    pub capacity_gpus: i64,
-    pub fragmented_gpus: i64,
-    pub pool_allocated_gpus: Vec<i64>,
+    pub allocated_gpus: GpuCount,
+    pub capacity_gpus: GpuCount,
+    pub fragmented_gpus: GpuCount,
+    pub pool_allocated_gpus: Vec<GpuCount>,
 }
 
 impl From<&Sample> for PointReport {
@@ -168,10 +172,10 @@ impl From<&Sample> for PointReport {
             running: s.running,
             pending: s.pending,
             queued: s.queued,
-            allocated_gpus: s.allocated_gpus,
-            capacity_gpus: s.capacity_gpus,
-            fragmented_gpus: s.fragmented_gpus,
-            pool_allocated_gpus: s.pools.clone(),
+            allocated_gpus: GpuCount(s.allocated_gpus),
+            capacity_gpus: GpuCount(s.capacity_gpus),
+            fragmented_gpus: GpuCount(s.fragmented_gpus),
+            pool_allocated_gpus: s.pools.iter().copied().map(GpuCount).collect(),
         }
     }
 }
@@ -382,6 +386,6 @@ pub fn point_row(p: &PointReport) -> Vec<String> {
         p.capacity_gpus.to_string(),
         p.fragmented_gpus.to_string(),
     ];
-    row.extend(p.pool_allocated_gpus.iter().map(i64::to_string));
+    row.extend(p.pool_allocated_gpus.iter().map(GpuCount::to_string));
     row
 }

@@ -1,7 +1,10 @@
 //! A trace's rows as pods: one pod per row, or a gang of `nodes` pods that split the row's
 //! resources evenly (Helios and Acme give a job's totals over its nodes). The pod asks for
 //! the row's CPU, memory and GPUs, in the queue's namespace, with the GPU models it may run on
-//! as a required node affinity on the model label (openb `gpu_spec`, a `|`-OR list).
+//! as a required node affinity on the model label (openb `gpu_spec`, a `|`-OR list). When the
+//! pods' profile runs `Open-Gpu-Share`, a row's GPUs are instead what the FGD simulator's
+//! annotations say (`model::gpu_share`): `gpu_milli` of each of its GPUs, on the models of
+//! `gpu_spec`, and no device plugin's resource.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -16,6 +19,7 @@ use crate::load::kueue::POD_SET_MAIN;
 use crate::load::kueue::QUEUE_NAME_LABEL;
 use crate::load::replay::ReplayTrace;
 use crate::model::Pod;
+use crate::model::gpu_share::GpuShare;
 use crate::model::resources::{
     CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY, ResourceList,
 };
@@ -28,7 +32,8 @@ const JOB_NAME_LABEL: &str = crate::resolve::job::JOB_NAME_LABELS[0];
 /// What the conversion had to interpret, for one warning each.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Interpreted {
-    /// Rows asking for a share of one GPU (openb `gpu_milli` < 1000): replayed as a whole GPU.
+    /// Rows asking for a share of one GPU (openb `gpu_milli` < 1000) without `Open-Gpu-Share`:
+    /// replayed as a whole GPU.
     pub shared_gpus: u64,
     /// Rows whose priority value is neither an integer nor in `priorities`: priority 0.
     pub unknown_priorities: u64,
@@ -58,6 +63,8 @@ struct Shape {
     cpu: i64,
     memory: i64,
     gpus: i64,
+    /// Milli of each GPU, when they are a share (`Open-Gpu-Share`); 0 otherwise.
+    milli: i64,
     models: Sym,
 }
 
@@ -66,6 +73,7 @@ struct Parts {
     requests: Shared<ResourceList>,
     score_requests: Shared<ResourceList>,
     affinity: Shared<Option<Affinity>>,
+    gpu_share: Option<Arc<GpuShare>>,
 }
 
 /// How many shapes [`TracePods`] remembers: a trace repeats a few, and one whose every row
@@ -78,6 +86,7 @@ impl Parts {
             requests: self.requests.share(),
             score_requests: self.score_requests.share(),
             affinity: self.affinity.share(),
+            gpu_share: self.gpu_share.clone(),
         }
     }
 
@@ -89,7 +98,7 @@ impl Parts {
         if shape.memory > 0 {
             requests.insert(MEMORY.to_string(), shape.memory);
         }
-        if shape.gpus > 0 {
+        if shape.gpus > 0 && shape.milli == 0 {
             requests.insert(spec.gpu_resource.clone(), shape.gpus);
         }
         let mut score = requests.clone();
@@ -100,7 +109,15 @@ impl Parts {
             .entry(MEMORY.to_string())
             .or_insert(DEFAULT_MEMORY_REQUEST);
         let models: Vec<String> = symbols.models(shape.models).map(str::to_string).collect();
-        let affinity = (!models.is_empty()).then(|| Affinity {
+        let gpu_share = (shape.milli > 0).then(|| {
+            Arc::new(GpuShare {
+                milli: shape.milli,
+                count: u32::try_from(shape.gpus).unwrap_or(u32::MAX),
+                models: models.join("|"),
+                index: None,
+            })
+        });
+        let affinity = (!models.is_empty() && gpu_share.is_none()).then(|| Affinity {
             node_affinity: Some(NodeAffinity {
                 required_during_scheduling_ignored_during_execution: Some(NodeSelector {
                     node_selector_terms: vec![NodeSelectorTerm {
@@ -120,6 +137,7 @@ impl Parts {
             requests: requests.into(),
             score_requests: score.into(),
             affinity: affinity.into(),
+            gpu_share,
         }
     }
 }
@@ -157,7 +175,7 @@ impl<'t> TracePods<'t> {
         let priority = self.priority(symbols.name(r.priority));
         let nodes = u64::from(r.nodes.max(1));
         let mut gpus = u64::from(r.gpu_count);
-        if r.gpu_count == 1 && r.gpu_milli > 0 && r.gpu_milli < 1000 {
+        if r.gpu_count == 1 && r.gpu_milli > 0 && r.gpu_milli < 1000 && !self.spec.gpu_share {
             self.interpreted.shared_gpus += 1;
         }
         if r.gpu_milli == 0 {
@@ -176,6 +194,10 @@ impl<'t> TracePods<'t> {
             gpus: match gpus {
                 0 => 0,
                 g => per_pod(g),
+            },
+            milli: match self.spec.gpu_share && gpus > 0 {
+                true => i64::from(r.gpu_milli),
+                false => 0,
             },
             models: r.gpu_models,
         };
@@ -202,6 +224,7 @@ impl<'t> TracePods<'t> {
                     requests: parts.requests.share(),
                     score_requests: parts.score_requests.share(),
                     affinity: parts.affinity.share(),
+                    gpu_share: parts.gpu_share.clone(),
                     labels: labels.share(),
                     ..Pod::default()
                 })
@@ -302,7 +325,7 @@ impl<'t> TracePods<'t> {
         let mut out = Vec::new();
         if i.shared_gpus > 0 {
             out.push(format!(
-                "{file}: {} rows ask for a share of one GPU; replayed as a whole GPU (GPU sharing is not simulated)",
+                "{file}: {} rows ask for a share of one GPU; replayed as a whole GPU (a profile running Open-Gpu-Share replays them as shares)",
                 i.shared_gpus
             ));
         }
@@ -347,6 +370,7 @@ mod tests {
             priorities: BTreeMap::new(),
             scheduler_name: "default-scheduler".into(),
             local_queue: None,
+            gpu_share: false,
         }
     }
 

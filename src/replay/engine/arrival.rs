@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::{Engine, Job, Live, Timer, queue_pod};
 use crate::model::Pod;
-use crate::replay::metrics::pod_gpus;
+use crate::replay::metrics::pod_gpu_milli;
 use crate::replay::source::Arrival;
 use crate::sched::plan::DependsOnStatus;
 use crate::sched::queue::Time;
@@ -82,7 +82,7 @@ impl Engine<'_, '_> {
             return None;
         }
         self.next_pod += 1;
-        let gpus = pod_gpus(&pod.requests);
+        let gpus = pod_gpu_milli(&pod);
         if let Some(i) = scenario_pod {
             self.scenario_ids[i] = Some(id);
         }

@@ -22,7 +22,7 @@ use crate::load::Scenario;
 use crate::load::replay::Replay;
 use crate::model::Pod;
 use crate::model::pod::GangScheduler;
-use crate::replay::metrics::{Metrics, PodLife, Sample, pod_gpus};
+use crate::replay::metrics::{GpuCount, Metrics, PodLife, Sample, pod_gpu_milli};
 use crate::replay::source::{Plan, Sources, TimedStep};
 use crate::sched::cluster::Cluster;
 use crate::sched::cycle::{PodPhase, Scheduler, existing_pod_id};
@@ -64,7 +64,8 @@ pub struct PodRecord {
     pub queue: String,
     pub priority: i32,
     pub class: String,
-    pub gpus: i64,
+    /// Its GPUs (a share counts its milli).
+    pub gpus: GpuCount,
     pub arrival: u64,
     /// When Kueue first admitted its job (its pods exist from then on); `None` without Kueue.
     pub admitted: Option<u64>,
@@ -116,6 +117,7 @@ struct Live {
     generation: u32,
     attempts: u32,
     preemptions: u32,
+    /// Its GPU milli (see `metrics::pod_gpu_milli`).
     gpus: i64,
     /// Its last failed cycle's message, until it binds.
     message: Option<Box<str>>,
@@ -240,7 +242,7 @@ impl<'s, 'o> Engine<'s, 'o> {
         for (i, p) in existing.iter().enumerate() {
             if let Some(node) = p.node_name.as_deref().and_then(|n| s.cluster.index_of(n)) {
                 s.bind(node, existing_pod_id(i), p);
-                metrics.bound(node, pod_gpus(&p.requests));
+                metrics.bound(node, pod_gpu_milli(p));
             }
         }
         metrics.declare_pools(crate::replay::added_nodes(&scenario.steps));
@@ -711,7 +713,7 @@ impl<'s, 'o> Engine<'s, 'o> {
                 queue: job.queue.clone(),
                 priority: job.priority,
                 class: job.class.clone(),
-                gpus: live.gpus,
+                gpus: GpuCount(live.gpus),
                 arrival: live.arrival,
                 admitted: job.admitted,
                 first_bind: live.first_bind,

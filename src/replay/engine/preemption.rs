@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use super::{Engine, Timer, queue_pod};
 use crate::model::Pod;
-use crate::replay::metrics::pod_gpus;
+use crate::replay::metrics::pod_gpu_milli;
 use crate::sched::cycle::{Nominating, PodOutcome};
 use crate::sched::hints::Payload;
 use crate::sched::queue::{Action, ClusterEvent, PodId, QueuedPod, Resource, Time};
@@ -255,7 +255,7 @@ impl Engine<'_, '_> {
         let pod = Arc::new((*pod).clone());
         self.s.unbind(node, victim);
         self.s.dra_pod_deleted(victim);
-        self.metrics.unbound(node, pod_gpus(&pod.requests));
+        self.metrics.unbound(node, pod_gpu_milli(&pod));
         self.existing_evicted += 1;
         self.assigned_pod_deleted(Some(pod));
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{Engine, queue_pod};
 use crate::model::{Node, Pod};
-use crate::replay::metrics::pod_gpus;
+use crate::replay::metrics::pod_gpu_milli;
 use crate::sched::hints::{self, Payload};
 use crate::sched::plan::Event;
 use crate::sched::queue::{Action, ClusterEvent, Resource, Time};
@@ -138,7 +138,7 @@ impl Engine<'_, '_> {
         if pod_id > u32::MAX as usize {
             self.s.unbind(node, pod_id);
             self.metrics
-                .unbound(node, pod_gpus(&self.s.pod_handle(pod_id).requests));
+                .unbound(node, pod_gpu_milli(&self.s.pod_handle(pod_id)));
             self.existing_evicted += 1;
             self.assigned_pod_deleted(None);
             return;
@@ -179,7 +179,7 @@ impl Engine<'_, '_> {
         let used: Vec<i64> = (0..self.s.cluster.len())
             .map(|n| {
                 (self.s.bound_ids(n).into_iter())
-                    .map(|id| pod_gpus(&self.s.pod_handle(id).requests))
+                    .map(|id| pod_gpu_milli(&self.s.pod_handle(id)))
                     .sum()
             })
             .collect();

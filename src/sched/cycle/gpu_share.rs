@@ -9,6 +9,23 @@ use crate::sched::gpu_share::policy::{self, Candidate, Policy};
 use crate::sched::gpu_share::{self as share, Demand};
 use crate::sched::profile::GpuSel;
 
+/// What the GPU-sharing scores cost to compute, kept while it holds (as `schedsim fgd`'s run
+/// keeps it): per node F(n) at the node's usage version, and per policy and pod demand each
+/// node's raw score at its version. Every input of a score — the node's free CPU, its
+/// devices, its pods' tags — changes only with a bind or unbind, which moves the version.
+#[derive(Debug, Default)]
+pub(crate) struct GpuScoreCache {
+    frag: Vec<(u32, f64)>,
+    shapes: HashMap<(Policy, Demand), Vec<(u32, i64)>>,
+}
+
+/// The demands [`GpuScoreCache`] keeps scores for before it starts again (a few hundred bytes
+/// to a few hundred KB each: 16 bytes a node).
+const SHAPES_KEPT: usize = 256;
+
+/// Not computed yet (versions start at 0).
+const UNSEEN: u32 = u32::MAX;
+
 /// The GPUs a bound pod holds (its Reserve), to give back when it leaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GpuTaken {
@@ -163,6 +180,47 @@ impl<'a> Scheduler<'a> {
         }
     }
 
+    /// A node's raw score under `policy` for `demand`, from the cache while the node is
+    /// unchanged.
+    fn gpu_raw_score(
+        &self,
+        cache: &mut GpuScoreCache,
+        policy: Policy,
+        demand: &Demand,
+        node: usize,
+    ) -> i64 {
+        let version = self.cluster.version(node);
+        let n = self.cluster.len();
+        if let Some(scores) = cache.shapes.get(&(policy, demand.clone()))
+            && scores[node].0 == version
+        {
+            return scores[node].1;
+        }
+        let typical: &[Typical] = match policy {
+            Policy::Fgd => &self.fgd_typical,
+            _ => &[],
+        };
+        let mut candidate = self.gpu_candidate(node, &[]);
+        if !typical.is_empty() {
+            cache.frag.resize(n, (UNSEEN, 0.0));
+            if cache.frag[node].0 != version {
+                cache.frag[node] = (version, node_frag(candidate.view, typical));
+            }
+            candidate.frag = cache.frag[node].1;
+        }
+        let score = policy::score(policy, candidate, demand, typical).0;
+        let key = (policy, demand.clone());
+        if cache.shapes.len() >= SHAPES_KEPT && !cache.shapes.contains_key(&key) {
+            cache.shapes.clear();
+        }
+        let scores = cache
+            .shapes
+            .entry(key)
+            .or_insert_with(|| vec![(UNSEEN, 0); n]);
+        scores[node] = (version, score);
+        score
+    }
+
     /// The weighted scores of the GPU-sharing score plugins the profile runs, per feasible
     /// node (empty when it runs none). BestFitScore is normalised over the feasible nodes
     /// (its NormalizeScore); RandomScore gives 100 to one feasible node drawn at PreScore
@@ -190,16 +248,11 @@ impl<'a> Scheduler<'a> {
                 }
                 Policy::Fgd if pod.requests.is_empty() => vec![100; self.feasible.len()],
                 _ => {
-                    let typical: &[Typical] = match policy {
-                        Policy::Fgd => &self.fgd_typical,
-                        _ => &[],
-                    };
+                    let mut cache = std::mem::take(&mut self.gpu_score_cache);
                     let raw: Vec<i64> = (self.feasible.iter())
-                        .map(|f| {
-                            let c = self.gpu_candidate(f.node as usize, typical);
-                            policy::score(policy, c, &demand, typical).0
-                        })
+                        .map(|f| self.gpu_raw_score(&mut cache, policy, &demand, f.node as usize))
                         .collect();
+                    self.gpu_score_cache = cache;
                     match policy {
                         Policy::BestFit => {
                             let lo = raw.iter().copied().min().unwrap_or(0);

@@ -355,6 +355,8 @@ pub struct Scheduler<'a> {
     victims_terminate: bool,
     /// FGDScore's target workload: the scenario's pods by class ([`Self::new`]).
     fgd_typical: Vec<crate::sched::gpu_share::frag::Typical>,
+    /// The GPU-sharing scores of unchanged nodes.
+    gpu_score_cache: gpu_share::GpuScoreCache,
 }
 
 /// A pod the scheduler knows, held independently of the scheduler's borrow: the scenario's
@@ -561,6 +563,7 @@ impl<'a> Scheduler<'a> {
             nominated_here: Vec::new(),
             victims_terminate: false,
             fgd_typical: fgd_typical(config, pods, existing),
+            gpu_score_cache: Default::default(),
         }
     }
 
@@ -655,6 +658,7 @@ impl<'a> Scheduler<'a> {
         self.topology = Default::default();
         self.profiles = CompiledProfile::compile(&self.config.profiles(), &self.cluster.table);
         self.dra.reindex(&self.cluster.nodes);
+        self.gpu_score_cache = Default::default();
         self.dra_cache.get_mut().reindex(self.cluster.len());
         self.bound_with_anti_affinity = 0;
         self.bound_with_pod_affinity = 0;

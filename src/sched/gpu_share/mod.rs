@@ -34,7 +34,7 @@ use crate::model::{Node, Pod, resources};
 
 /// What the policies and fragmentation read of a pod (`simontype.PodResource`): its CPU
 /// (the scorers' non-zero request), k GPUs of μ milli each, the models it accepts.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Demand {
     pub cpu_milli: i64,
     /// k: GPUs, or 1 for a pod sharing one; 0 for a pod without GPUs.
