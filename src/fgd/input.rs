@@ -245,9 +245,7 @@ impl<'p> Table<'p> {
 }
 
 /// The FGD simulator's annotations and labels (`pkg/type/open-gpu-share/utils/const.go`).
-const GPU_MILLI: &str = "alibabacloud.com/gpu-milli";
-const GPU_COUNT: &str = "alibabacloud.com/gpu-count";
-const GPU_MODEL: &str = "alibabacloud.com/gpu-card-model";
+use crate::model::gpu_share::{GPU_COUNT, GPU_MILLI, GPU_MODEL};
 
 /// Whether a list is given as Kubernetes objects (the reference's `node_yaml/` and converted
 /// pod files) rather than CSV: by the file's extension.
