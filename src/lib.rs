@@ -16,6 +16,7 @@ pub mod kueue;
 pub mod limits;
 pub mod load;
 pub mod model;
+pub mod plan;
 pub mod replay;
 pub mod report;
 pub mod resolve;

@@ -6,6 +6,7 @@ pub mod completions;
 pub mod fgd;
 pub mod generate;
 pub mod migrate;
+pub mod plan;
 pub mod replay;
 pub mod resolve;
 pub mod run;
@@ -55,6 +56,11 @@ pub enum Command {
     /// GpuClustering, GpuPacking, BestFit, FGD) × seeds on the openb cluster, written as the
     /// reference simulator's allocation and fragmentation CSVs.
     Fgd(fgd::FgdArgs),
+    /// The cheapest nodes to add for a goal (`spec.plan`: candidate node types with prices
+    /// and bounds; every pod placed, named workloads placed, at most N pending, GPU
+    /// allocation): searched in order of cost with the exact simulator, per candidate alone
+    /// and mixed, with the cost frontier and why one node fewer misses the goal.
+    Plan(plan::PlanArgs),
     /// Combine the JSON outputs of `sweep --shard I/N` runs into the sweep's aggregates.
     Merge(sweep::MergeArgs),
     /// Run the scenarios and enforce their `spec.expect` (exit 1 when one is unmet); writes
@@ -178,6 +184,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Merge(args) => sweep::merge(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Fgd(args) => fgd::run(&args),
+        Command::Plan(args) => plan::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Completions(args) => completions::run(&args),
         Command::Generate(args) => generate::run(&args),

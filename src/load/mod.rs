@@ -22,6 +22,7 @@ mod objects;
 mod origin;
 pub mod paths;
 mod pdb;
+pub mod plan;
 pub mod pod_group;
 pub mod priority;
 pub mod replay;
@@ -120,6 +121,7 @@ pub struct Loaded {
 /// and the others still load.
 pub fn load_files(files: &[PathBuf], overrides: &LoadOptions) -> Loaded {
     let mut loader = Loader {
+        plan_counts: None,
         cache: HashMap::new(),
         options: overrides,
     };
@@ -177,6 +179,8 @@ pub struct LoadOptions {
 struct Loader<'o> {
     cache: HashMap<PathBuf, Rc<Vec<Rc<Document>>>>,
     options: &'o LoadOptions,
+    /// `schedsim plan`: how many nodes of each `spec.plan` candidate to add.
+    plan_counts: Option<Vec<u32>>,
 }
 
 type Errors = Vec<InputError>;
@@ -228,7 +232,7 @@ impl Loader<'_> {
                 if n == 1 { "" } else { "s" }
             ));
         }
-        let nodes = self.nodes(
+        let mut nodes = self.nodes(
             file,
             doc,
             list("nodes"),
@@ -236,6 +240,9 @@ impl Loader<'_> {
             &mut errors,
             &mut warnings,
         )?;
+        if let (Some(counts), Some(plan)) = (self.plan_counts.clone(), &sd.spec.plan) {
+            nodes.extend(nodes::plan_nodes(file, doc, plan, &counts, &mut errors)?);
+        }
         let node_names: HashSet<&str> = nodes.iter().map(|(n, _)| n.name.as_str()).collect();
         let origins = self.origins(
             file,

@@ -102,37 +102,92 @@ pub(super) fn pool_nodes(
     item: &Value,
 ) -> Result<Vec<(Node, Origin)>, Errors> {
     let p: PoolItem = doc.decode(file, path, item).map_err(|e| vec![e])?;
-    let template_path = join_path(path, "pool.template");
+    let at = Copies {
+        name_path: join_path(path, "pool.namePrefix"),
+        template_path: join_path(path, "pool.template"),
+        count_path: join_path(path, "pool.count"),
+    };
+    template_copies(
+        file,
+        doc,
+        &at,
+        &p.pool.template,
+        &p.pool.name_prefix,
+        p.pool.count,
+    )
+}
+
+/// The nodes `schedsim plan` adds: `counts[i]` copies of `spec.plan.candidates[i]`'s
+/// template, named `plan-<name>-<index>`, in the pool `plan-<name>`.
+pub(super) fn plan_nodes(
+    file: &Path,
+    doc: &Rc<Document>,
+    plan: &super::scenario::PlanSpec,
+    counts: &[u32],
+    errors: &mut Errors,
+) -> Result<Vec<(Node, Origin)>, Errors> {
+    let mut out = Vec::new();
+    for (i, (c, &count)) in plan.candidates.iter().zip(counts).enumerate() {
+        let path = format!("spec.plan.candidates[{i}]");
+        let at = Copies {
+            name_path: join_path(&path, "name"),
+            template_path: join_path(&path, "template"),
+            count_path: join_path(&path, "max"),
+        };
+        let prefix = format!("plan-{}-", c.name);
+        match template_copies(file, doc, &at, &c.template, &prefix, count) {
+            Ok(mut nodes) => out.append(&mut nodes),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    Ok(out)
+}
+
+/// Where a set of template copies is written: the field that names them, the template and
+/// the count.
+struct Copies {
+    name_path: String,
+    template_path: String,
+    count_path: String,
+}
+
+/// `count` copies of a Node template, named `<prefix><index>` (zero-padded so they sort),
+/// in the pool named by the prefix.
+fn template_copies(
+    file: &Path,
+    doc: &Rc<Document>,
+    at: &Copies,
+    template: &Value,
+    name_prefix: &str,
+    count: u32,
+) -> Result<Vec<(Node, Origin)>, Errors> {
+    let template_path = &at.template_path;
     let template: k8s::Node = doc
-        .decode(file, &template_path, &p.pool.template)
+        .decode(file, template_path, template)
         .map_err(|e| vec![e])?;
-    let origin = Origin::new(file, doc, &template_path);
-    let base = origin.check(|errs| objects::node_from_k8s(&template, &template_path, errs))?;
-    if crate::limits::NODES.exceeded_by(u64::from(p.pool.count)) {
+    let origin = Origin::new(file, doc, template_path);
+    let base = origin.check(|errs| objects::node_from_k8s(&template, template_path, errs))?;
+    if crate::limits::NODES.exceeded_by(u64::from(count)) {
         return Err(vec![doc.error(
             file,
-            &join_path(path, "pool.count"),
-            crate::limits::NODES.message(format!("a pool of {} nodes", p.pool.count)),
+            &at.count_path,
+            crate::limits::NODES.message(format!("a pool of {count} nodes")),
         )]);
     }
-    let width = (p.pool.count.max(1) - 1).to_string().len();
-    if p.pool.count > 0 {
+    let width = (count.max(1) - 1).to_string().len();
+    if count > 0 {
         check_pool_meta(
             &origin,
-            path,
+            &at.name_path,
             &template,
-            format!("{}{:0width$}", p.pool.name_prefix, p.pool.count - 1),
+            format!("{name_prefix}{:0width$}", count - 1),
         )?;
     }
-    let pool_name = p
-        .pool
-        .name_prefix
-        .trim_end_matches(['-', '_', '.'])
-        .to_string();
-    Ok((0..p.pool.count)
+    let pool_name = name_prefix.trim_end_matches(['-', '_', '.']).to_string();
+    Ok((0..count)
         .map(|i| {
             let mut n = base.clone();
-            n.name = format!("{}{:0width$}", p.pool.name_prefix, i);
+            n.name = format!("{name_prefix}{i:0width$}");
             n.labels
                 .insert("kubernetes.io/hostname".into(), n.name.clone());
             n.pool = Some(pool_name.clone());
@@ -147,7 +202,7 @@ pub(super) fn pool_nodes(
 /// fault, and is reported there.
 fn check_pool_meta(
     origin: &Origin,
-    item_path: &str,
+    name_path: &str,
     template: &k8s::Node,
     name: String,
 ) -> Result<(), Errors> {
@@ -159,11 +214,7 @@ fn check_pool_meta(
     let errs = crate::model::validate::object_meta("Node", &meta, "");
     let errs: Errors = (errs.into_iter())
         .map(|e| match e.path.as_str() {
-            "metadata.name" => (origin.doc).error(
-                &origin.file,
-                &join_path(item_path, "pool.namePrefix"),
-                e.message,
-            ),
+            "metadata.name" => (origin.doc).error(&origin.file, name_path, e.message),
             _ => (origin.doc).error(&origin.file, &join_path(&origin.path, &e.path), e.message),
         })
         .collect();

@@ -85,6 +85,10 @@ pub struct ScenarioSpec {
     /// What `schedsim sweep` varies from run to run.
     #[serde(default)]
     pub sweep: SweepSpec,
+    /// What `schedsim plan` may add to the cluster and the goal the additions must reach
+    /// (`run` ignores it).
+    #[serde(default)]
+    pub plan: Option<PlanSpec>,
     /// Outcomes `schedsim check` enforces (see `check::ExpectSpec`).
     #[serde(default)]
     #[schemars(with = "Vec<crate::load::expect::ExpectSpec>")]
@@ -338,6 +342,56 @@ impl From<MessageFormatSpec> for MessageFormat {
 #[serde(deny_unknown_fields)]
 pub struct FileRef {
     pub file: String,
+}
+
+/// `spec.plan`: the node types `schedsim plan` may add, and the goal.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlanSpec {
+    /// What the cluster with the additions must reach; every condition given must hold
+    /// (none given: every pod placed).
+    #[serde(default)]
+    pub goal: PlanGoal,
+    /// The node types that may be added.
+    pub candidates: Vec<PlanCandidate>,
+}
+
+/// The goal of a plan.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlanGoal {
+    /// Every workload pod scheduled.
+    #[serde(default)]
+    pub all_placed: Option<bool>,
+    /// At most this many workload pods not scheduled.
+    #[serde(default)]
+    pub pending_pods_at_most: Option<u64>,
+    /// These workloads (`namespace/name` of a TrainJob, Job, …, as the report names them)
+    /// fully placed: every pod scheduled.
+    #[serde(default)]
+    pub workloads_placed: Vec<String>,
+    /// GPU allocation of the whole cluster, additions included, at least this percentage.
+    #[serde(default)]
+    pub gpu_allocation_at_least: Option<f64>,
+}
+
+/// A node type `schedsim plan` may add: new nodes `plan-<name>-<i>` from a Node template
+/// (as a `spec.nodes` pool's), DaemonSets' pods and all.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlanCandidate {
+    /// Names the type, its pool and its nodes: a DNS label.
+    pub name: String,
+    /// The Node every added node of this type is a copy of.
+    pub template: Value,
+    /// Price per node-hour (any currency); without one a node costs 1, so the cheapest plan is
+    /// the one with the fewest nodes.
+    #[serde(default)]
+    pub price_per_hour: Option<f64>,
+    /// How many may be added: at least `min` (default 0), at most `max`.
+    #[serde(default)]
+    pub min: u32,
+    pub max: u32,
 }
 
 /// `{pool: {count, namePrefix, template}}`: `count` copies of a Node template.

@@ -71,6 +71,7 @@ impl<'o> SweepLoader<'o> {
     pub fn new(options: &'o LoadOptions) -> Self {
         SweepLoader {
             loader: Loader {
+                plan_counts: None,
                 cache: HashMap::new(),
                 options,
             },

@@ -1,0 +1,74 @@
+//! `schedsim plan`: the cheapest nodes to add to each scenario with `spec.plan` for its goal
+//! (`crate::plan`).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::OutputArgs;
+use crate::error::exit_code;
+use crate::load::LoadOptions;
+use crate::load::plan::PlanLoader;
+use crate::plan::{self, SearchOptions};
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Scenario files or folders (default: the bundled `scenarios/`); those with
+    /// `spec.plan` are planned.
+    pub paths: Vec<PathBuf>,
+    /// Points (counts of added nodes) simulated at most per scenario; each is one whole run.
+    #[arg(long, default_value_t = SearchOptions::default().max_evaluations)]
+    pub max_evaluations: usize,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+pub fn run(args: &PlanArgs) -> i32 {
+    let paths = match args.paths.is_empty() {
+        true => vec![super::run::default_scenarios()],
+        false => args.paths.clone(),
+    };
+    let files = match crate::load::scenario_files(&paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit_code::BAD_INPUT;
+        }
+    };
+    let options = LoadOptions::default();
+    let mut loader = PlanLoader::new(&options);
+    let (targets, mut errors) = loader.targets(&files);
+    let search = SearchOptions {
+        max_evaluations: args.max_evaluations,
+    };
+    let mut reports = Vec::new();
+    for target in &targets {
+        match plan::plan(&mut loader, target, search) {
+            Ok(r) => reports.push(r),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    for e in &errors {
+        eprintln!("error: {e}");
+    }
+    if targets.is_empty() && errors.is_empty() {
+        eprintln!(
+            "error: no scenario with spec.plan in {}",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return exit_code::BAD_INPUT;
+    }
+    let json = serde_json::to_string_pretty(&serde_json::json!({ "plans": reports }))
+        .expect("plan reports serialize");
+    let code = args
+        .output
+        .emit("plan", &(json + "\n"), &plan::report::render(&reports));
+    match errors.is_empty() {
+        true => code,
+        false => exit_code::BAD_INPUT,
+    }
+}

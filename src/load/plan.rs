@@ -1,0 +1,137 @@
+//! Loading for `schedsim plan`: the scenarios with `spec.plan`, their candidates checked, and
+//! each evaluated point — the scenario with some nodes of each candidate added — loaded as a
+//! scenario of its own (the added nodes get their DaemonSets' pods as any node does).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use super::scenario::{self, PlanSpec, ScenarioDoc};
+use super::{LoadOptions, Loader, Scenario};
+use crate::error::InputError;
+use crate::yaml::Document;
+
+/// A scenario with `spec.plan`, not loaded yet.
+#[derive(Debug)]
+pub struct PlanTarget {
+    pub name: String,
+    pub file: PathBuf,
+    pub spec: PlanSpec,
+    doc: Rc<Document>,
+}
+
+/// Reads plan scenarios and loads them with additions; files read once are kept parsed.
+pub struct PlanLoader<'o> {
+    loader: Loader<'o>,
+}
+
+impl<'o> PlanLoader<'o> {
+    pub fn new(options: &'o LoadOptions) -> Self {
+        PlanLoader {
+            loader: Loader {
+                cache: HashMap::new(),
+                options,
+                plan_counts: None,
+            },
+        }
+    }
+
+    /// The scenarios of the files that have `spec.plan` (their candidates checked), and the
+    /// errors of those that cannot be read.
+    pub fn targets(&mut self, files: &[PathBuf]) -> (Vec<PlanTarget>, Vec<InputError>) {
+        let (mut out, mut errors) = (Vec::new(), Vec::new());
+        for file in files {
+            let docs = match self.loader.documents(file) {
+                Ok(d) => d,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            let scenarios = (docs.iter())
+                .filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND));
+            for doc in scenarios {
+                let sd: ScenarioDoc = match doc.decode(file, "", &doc.value) {
+                    Ok(sd) => sd,
+                    Err(e) => {
+                        errors.push(e);
+                        continue;
+                    }
+                };
+                let Some(spec) = sd.spec.plan else { continue };
+                match check(file, doc, &spec) {
+                    Ok(()) => out.push(PlanTarget {
+                        name: sd.metadata.name,
+                        file: file.clone(),
+                        spec,
+                        doc: Rc::clone(doc),
+                    }),
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+        (out, errors)
+    }
+
+    /// The target's scenario with `counts[i]` nodes of candidate `i` added.
+    pub fn load(
+        &mut self,
+        target: &PlanTarget,
+        counts: &[u32],
+    ) -> Result<Scenario, Vec<InputError>> {
+        self.loader.plan_counts = Some(counts.to_vec());
+        let scenario = self.loader.scenario(&target.file, &target.doc);
+        self.loader.plan_counts = None;
+        scenario
+    }
+}
+
+/// `spec.plan` beyond its types: candidates named once each with a DNS label (it names their
+/// nodes), `min` ≤ `max`, prices not negative, a goal's percentage within 0–100.
+fn check(file: &std::path::Path, doc: &Document, spec: &PlanSpec) -> Result<(), InputError> {
+    let at = |path: String, message: String| doc.error(file, &path, message);
+    if spec.candidates.is_empty() {
+        return Err(at(
+            "spec.plan.candidates".into(),
+            "a plan needs candidates".into(),
+        ));
+    }
+    for (i, c) in spec.candidates.iter().enumerate() {
+        let path = format!("spec.plan.candidates[{i}]");
+        let problems = crate::model::labels::dns1123_label_errors(
+            &c.name,
+            crate::model::labels::LenUnit::Characters,
+        );
+        if !problems.is_empty() {
+            let message = format!("Invalid value: {:?}: {}", c.name, problems.join("; "));
+            return Err(at(format!("{path}.name"), message));
+        }
+        if spec.candidates[..i].iter().any(|o| o.name == c.name) {
+            return Err(at(
+                format!("{path}.name"),
+                format!("duplicate candidate {:?}", c.name),
+            ));
+        }
+        if c.min > c.max {
+            let message = format!("min {} is above max {}", c.min, c.max);
+            return Err(at(format!("{path}.min"), message));
+        }
+        if let Some(p) = c.price_per_hour
+            && !(p.is_finite() && p >= 0.0)
+        {
+            return Err(at(
+                format!("{path}.pricePerHour"),
+                format!("{p} is not a price"),
+            ));
+        }
+    }
+    if let Some(g) = spec.goal.gpu_allocation_at_least
+        && !(0.0..=100.0).contains(&g)
+    {
+        let message = format!("{g} is not a percentage (0 to 100)");
+        return Err(at("spec.plan.goal.gpuAllocationAtLeast".into(), message));
+    }
+    Ok(())
+}

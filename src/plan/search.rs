@@ -1,0 +1,366 @@
+//! The search over points (counts of added nodes per candidate), in order of cost.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+
+use rayon::prelude::*;
+
+use super::bound::Bound;
+use super::goal::{Reached, judge};
+use super::report::{
+    Answer, CandidateAnswer, FewerNode, FrontierPoint, PendingPod, PlanReport, Status,
+};
+use crate::error::InputError;
+use crate::load::Scenario;
+use crate::load::plan::{PlanLoader, PlanTarget};
+
+/// How far the search may go.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchOptions {
+    /// Points simulated at most (each is one whole run of the scenario).
+    pub max_evaluations: usize,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            max_evaluations: 256,
+        }
+    }
+}
+
+/// Points the cost-ordered walk may visit (simulated or ruled out by the bound) before it
+/// stops: memory for the visited set, whatever the budget.
+const MAX_VISITED: usize = 1_000_000;
+
+/// Points simulated together (in parallel): a constant, so the points simulated — the
+/// report's — are the same at any thread count.
+const BATCH: usize = 8;
+
+/// Pending pods a point keeps for the report ("why not one node fewer").
+const PENDING_KEPT: usize = 20;
+
+/// One simulated point.
+#[derive(Debug, Clone)]
+struct Evaluation {
+    reached: Reached,
+    pending: Vec<PendingPod>,
+}
+
+/// The search's state: the scenario, the bound, the points simulated.
+struct Search<'l, 'o> {
+    loader: &'l mut PlanLoader<'o>,
+    target: &'l PlanTarget,
+    bound: Bound,
+    /// Cost of one node of each candidate, in millionths.
+    prices: Vec<i128>,
+    least: Vec<u32>,
+    most: Vec<u32>,
+    evaluated: HashMap<Vec<u32>, Evaluation>,
+    /// The order points were simulated in (the frontier reads it).
+    order: Vec<Vec<u32>>,
+    budget: usize,
+    /// Points the bound ruled out.
+    ruled_out: usize,
+}
+
+/// The cheapest point that meets the target's goal, per candidate alone and mixed.
+pub fn plan(
+    loader: &mut PlanLoader<'_>,
+    target: &PlanTarget,
+    options: SearchOptions,
+) -> Result<PlanReport, Vec<InputError>> {
+    let candidates = &target.spec.candidates;
+    let least: Vec<u32> = candidates.iter().map(|c| c.min).collect();
+    let most: Vec<u32> = candidates.iter().map(|c| c.max).collect();
+    let base = loader.load(target, &least)?;
+    let one_more: Vec<Scenario> = (0..candidates.len())
+        .map(|t| {
+            let mut counts = least.clone();
+            counts[t] += 1;
+            loader.load(target, &counts)
+        })
+        .collect::<Result<_, _>>()?;
+    let bound = Bound::new(&target.spec.goal, &base, &one_more);
+    drop((base, one_more));
+    let prices = (candidates.iter())
+        .map(|c| (c.price_per_hour.unwrap_or(1.0) * 1e6).round() as i128)
+        .collect();
+    let mut s = Search {
+        loader,
+        target,
+        bound,
+        prices,
+        least,
+        most,
+        evaluated: HashMap::new(),
+        order: Vec::new(),
+        budget: options.max_evaluations.max(1),
+        ruled_out: 0,
+    };
+    // Each candidate alone, then every mix, both in order of cost.
+    let per_candidate: Vec<CandidateAnswer> = match candidates.len() {
+        1 => Vec::new(),
+        n => (0..n)
+            .map(|t| s.walk(Some(t)))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .enumerate()
+            .map(|(t, found)| s.candidate_answer(t, found))
+            .collect(),
+    };
+    let found = s.walk(None)?;
+    // Why not one node fewer: simulated even where the bound rules it out, for the pods it
+    // leaves pending and their messages.
+    if let Some(p) = &found.point {
+        let fewer: Vec<Vec<u32>> = (0..p.len())
+            .filter(|&t| p[t] > s.least[t])
+            .map(|t| {
+                let mut q = p.clone();
+                q[t] -= 1;
+                q
+            })
+            .collect();
+        s.evaluate(&fewer)?;
+    }
+    Ok(s.report(found, per_candidate))
+}
+
+/// What a walk found: the cheapest point meeting the goal, and whether every cheaper point
+/// was simulated or ruled out (else the budget ran out first).
+struct Found {
+    point: Option<Vec<u32>>,
+    proven: bool,
+}
+
+impl Search<'_, '_> {
+    fn cost(&self, counts: &[u32]) -> i128 {
+        (self.prices.iter().zip(counts))
+            .map(|(p, &k)| p * i128::from(k))
+            .sum()
+    }
+
+    fn extra(&self, counts: &[u32]) -> Vec<u32> {
+        (counts.iter().zip(&self.least))
+            .map(|(k, l)| k - l)
+            .collect()
+    }
+
+    /// Walks the points from the least in order of cost (ties: fewer nodes of the first
+    /// candidates), only candidate `only` varying when given, simulating a batch at a time
+    /// those the bound allows, until one meets the goal and no cheaper one is left.
+    fn walk(&mut self, only: Option<usize>) -> Result<Found, Vec<InputError>> {
+        let mut heap: BinaryHeap<Reverse<(i128, Vec<u32>)>> = BinaryHeap::new();
+        let mut seen: HashSet<Vec<u32>> = HashSet::new();
+        heap.push(Reverse((self.cost(&self.least), self.least.clone())));
+        seen.insert(self.least.clone());
+        let mut best: Option<(i128, Vec<u32>)> = None;
+        // The visited set filled up: some points were never walked.
+        let mut truncated = false;
+        loop {
+            let mut batch: Vec<Vec<u32>> = Vec::new();
+            while batch.len() < BATCH {
+                let Some(Reverse((cost, point))) = heap.pop() else {
+                    break;
+                };
+                if best.as_ref().is_some_and(|(c, _)| cost >= *c) {
+                    heap.push(Reverse((cost, point)));
+                    break;
+                }
+                for t in 0..point.len() {
+                    if only.is_some_and(|o| o != t) || point[t] >= self.most[t] {
+                        continue;
+                    }
+                    let mut next = point.clone();
+                    next[t] += 1;
+                    if seen.len() >= MAX_VISITED {
+                        truncated = true;
+                    } else if seen.insert(next.clone()) {
+                        heap.push(Reverse((self.cost(&next), next)));
+                    }
+                }
+                if self.bound.short_of(&self.extra(&point)).is_some() {
+                    self.ruled_out += 1;
+                    continue;
+                }
+                if self.evaluated.contains_key(&point) || self.budget > 0 {
+                    batch.push(point);
+                } else {
+                    // Out of budget: what is left is unknown.
+                    return Ok(Found {
+                        point: best.map(|(_, p)| p),
+                        proven: false,
+                    });
+                }
+                if !self.evaluated.contains_key(batch.last().expect("pushed")) {
+                    self.budget -= 1;
+                }
+                if self.budget == 0 {
+                    break;
+                }
+            }
+            if batch.is_empty() {
+                // Every point cheaper than the best is simulated or ruled out; without a
+                // best, none meets the goal (or the visited set is full).
+                return Ok(Found {
+                    proven: !truncated,
+                    point: best.map(|(_, p)| p),
+                });
+            }
+            self.evaluate(&batch)?;
+            for point in batch {
+                let cost = self.cost(&point);
+                if self.evaluated[&point].reached.met
+                    && best.as_ref().is_none_or(|(c, p)| (cost, &point) < (*c, p))
+                {
+                    best = Some((cost, point));
+                }
+            }
+            if self.budget == 0 && best.is_none() {
+                return Ok(Found {
+                    point: None,
+                    proven: false,
+                });
+            }
+        }
+    }
+
+    /// Simulates the points not simulated yet: loaded one after another, run in parallel.
+    fn evaluate(&mut self, points: &[Vec<u32>]) -> Result<(), Vec<InputError>> {
+        let fresh: Vec<&Vec<u32>> = (points.iter())
+            .filter(|p| !self.evaluated.contains_key(*p))
+            .collect();
+        let scenarios: Vec<Scenario> = (fresh.iter())
+            .map(|p| self.loader.load(self.target, p))
+            .collect::<Result<_, _>>()?;
+        let goal = &self.target.spec.goal;
+        let results: Vec<Evaluation> = (scenarios.par_iter())
+            .map(|scenario| {
+                let report = crate::simulate(scenario);
+                let pending = (report.pods.iter())
+                    .filter(|p| {
+                        !matches!(
+                            p.status,
+                            crate::sched::PodPhase::Scheduled | crate::sched::PodPhase::Succeeded
+                        )
+                    })
+                    .take(PENDING_KEPT)
+                    .map(|p| PendingPod {
+                        pod: format!("{}/{}", p.namespace, p.name),
+                        message: p.message.clone(),
+                    })
+                    .collect();
+                Evaluation {
+                    reached: judge(goal, &report),
+                    pending,
+                }
+            })
+            .collect();
+        for (p, e) in fresh.into_iter().zip(results) {
+            self.order.push(p.clone());
+            self.evaluated.insert(p.clone(), e);
+        }
+        Ok(())
+    }
+
+    fn named(&self, counts: &[u32]) -> BTreeMap<String, u32> {
+        (self.target.spec.candidates.iter().zip(counts))
+            .map(|(c, &k)| (c.name.clone(), k))
+            .collect()
+    }
+
+    fn candidate_answer(&self, t: usize, found: Found) -> CandidateAnswer {
+        let name = self.target.spec.candidates[t].name.clone();
+        let mut most = self.least.clone();
+        most[t] = self.most[t];
+        CandidateAnswer {
+            candidate: name,
+            count: found.point.as_ref().map(|p| p[t]),
+            cost: found.point.as_ref().map(|p| self.cost(p) as f64 / 1e6),
+            proven: found.proven,
+            short_of_at_most: self.bound.short_of(&self.extra(&most)).map(str::to_string),
+        }
+    }
+
+    fn report(&self, found: Found, per_candidate: Vec<CandidateAnswer>) -> PlanReport {
+        let candidates = &self.target.spec.candidates;
+        let all_most = self
+            .bound
+            .short_of(&self.extra(&self.most))
+            .map(str::to_string);
+        let status = match (&found.point, found.proven) {
+            (Some(_), true) => Status::Optimal,
+            (Some(_), false) => Status::BestFound,
+            (None, _) if all_most.is_some() => Status::Infeasible,
+            (None, true) => Status::Infeasible,
+            (None, false) => Status::Unknown,
+        };
+        let answer = found.point.as_ref().map(|p| Answer {
+            added: self.named(p),
+            nodes: p.iter().map(|&k| u64::from(k)).sum(),
+            cost: self.cost(p) as f64 / 1e6,
+            reached: self.evaluated[p].reached.clone(),
+        });
+        // Why not one node fewer: each candidate of the answer with one node less.
+        let fewer = (found.point.iter())
+            .flat_map(|p| {
+                (0..p.len())
+                    .filter(|&t| p[t] > self.least[t])
+                    .map(move |t| {
+                        let mut q = p.clone();
+                        q[t] -= 1;
+                        (t, q)
+                    })
+            })
+            .map(|(t, q)| FewerNode {
+                candidate: candidates[t].name.clone(),
+                added: self.named(&q),
+                cost: self.cost(&q) as f64 / 1e6,
+                short_of: self.bound.short_of(&self.extra(&q)).map(str::to_string),
+                reached: self.evaluated.get(&q).map(|e| e.reached.clone()),
+                pending: self
+                    .evaluated
+                    .get(&q)
+                    .map(|e| e.pending.clone())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        // The frontier: points in order of cost, each with fewer pending pods than every
+        // cheaper one.
+        let mut points: Vec<&Vec<u32>> = self.order.iter().collect();
+        points.sort_by_key(|p| (self.cost(p), (*p).clone()));
+        let all: Vec<FrontierPoint> = (points.into_iter())
+            .map(|p| {
+                let reached = &self.evaluated[p].reached;
+                FrontierPoint {
+                    added: self.named(p),
+                    cost: self.cost(p) as f64 / 1e6,
+                    pending_pods: reached.pending_pods,
+                    met: reached.met,
+                }
+            })
+            .collect();
+        let mut frontier: Vec<FrontierPoint> = Vec::new();
+        for p in &all {
+            if frontier
+                .last()
+                .is_none_or(|f| p.pending_pods < f.pending_pods)
+            {
+                frontier.push(p.clone());
+            }
+        }
+        PlanReport {
+            name: self.target.name.clone(),
+            file: self.target.file.display().to_string(),
+            status,
+            answer,
+            short_of_at_most: all_most,
+            per_candidate,
+            why_not_fewer: fewer,
+            frontier,
+            points: all,
+            evaluations: self.evaluated.len(),
+            ruled_out_by_bound: self.ruled_out,
+        }
+    }
+}
