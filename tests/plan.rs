@@ -37,6 +37,11 @@ fn the_cheapest_mix_of_a100_and_t4_nodes() {
         alone,
         [("a100".into(), Some(4), true), ("t4".into(), None, true)]
     );
+    // T4s alone: the trainers' group (A100 nodes only) is short of GPUs at any count.
+    assert_eq!(
+        r.per_candidate[1].short_of_at_most.as_deref(),
+        Some("nvidia.com/gpu")
+    );
     // One node fewer of either: pods pend, with kube-scheduler's message.
     assert_eq!(r.why_not_fewer.len(), 2);
     for f in &r.why_not_fewer {
@@ -54,21 +59,26 @@ fn the_cheapest_mix_of_a100_and_t4_nodes() {
 /// still finds the cheapest point past it.
 #[test]
 fn placement_that_is_not_monotone_in_the_nodes_added() {
-    let r = plan_of("tests/data/plan/non-monotone.yaml");
-    let pending = |cpu: u32, gpu: u32| {
-        (r.points.iter())
-            .find(|p| p.added["cpu"] == cpu && p.added["gpu"] == gpu)
-            .map(|p| p.pending_pods)
+    let file = "tests/data/plan/non-monotone.yaml";
+    let options = LoadOptions::default();
+    let mut loader = PlanLoader::new(&options);
+    let (targets, _) = loader.targets(&[PathBuf::from(file)]);
+    let mut pending = |cpu: u32, gpu: u32| {
+        let scenario = loader.load(&targets[0], &[cpu, gpu]).unwrap();
+        goal::judge(&targets[0].spec.goal, &schedsim::simulate(&scenario)).pending_pods
     };
-    assert_eq!(pending(0, 0), Some(1));
-    assert_eq!(
-        pending(1, 0),
-        Some(2),
-        "one more node, one more pod pending"
-    );
-    assert_eq!(pending(1, 1), Some(1));
+    assert_eq!(pending(0, 0), 1);
+    assert_eq!(pending(1, 0), 2, "one more node, one more pod pending");
+    assert_eq!(pending(1, 1), 1);
+    assert_eq!(pending(1, 2), 0);
+    let r = plan_of(file);
     assert_eq!(r.status, Status::Optimal);
     assert_eq!((count(&r, "cpu"), count(&r, "gpu")), (1, 2));
+    // The solver walked past the failing points to it.
+    let simulated = |cpu: u32, gpu: u32| {
+        (r.points.iter()).any(|p| p.added["cpu"] == cpu && p.added["gpu"] == gpu && !p.met)
+    };
+    assert!(simulated(1, 0) && simulated(1, 1));
 }
 
 /// One candidate: the answer is the least count whose run meets the goal, as a scan of every

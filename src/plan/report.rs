@@ -63,6 +63,9 @@ pub struct PlanReport {
     /// Every simulated point, by cost: placement is not monotone in the nodes added, and
     /// these show where it is not.
     pub points: Vec<FrontierPoint>,
+    /// No point meeting the goal costs less: every candidate at its floor (the nodes the
+    /// resource bound says its pods need at least).
+    pub lower_bound_cost: f64,
     /// Points simulated, and points the resource bound ruled out without a simulation.
     pub evaluations: usize,
     pub ruled_out_by_bound: usize,
@@ -214,10 +217,16 @@ pub fn render(reports: &[PlanReport]) -> String {
         }
         let _ = writeln!(
             out,
-            "  searched: {} point{} simulated, {} ruled out by the resource bound",
+            "  searched: {} point{} simulated, {} ruled out by the resource bound; no answer costs less than {:.2}/h{}",
             r.evaluations,
             if r.evaluations == 1 { "" } else { "s" },
-            r.ruled_out_by_bound
+            r.ruled_out_by_bound,
+            r.lower_bound_cost,
+            match (&r.answer, r.status) {
+                (Some(a), Status::BestFound) =>
+                    format!(" (gap {:.2}/h)", a.cost - r.lower_bound_cost),
+                _ => String::new(),
+            }
         );
         if !r.per_candidate.is_empty() {
             let rows = r.per_candidate.iter().map(|c| CandidateRow {

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use rayon::prelude::*;
 
 use super::bound::Bound;
+use super::estimate::Estimator;
 use super::goal::{Reached, judge};
 use super::report::{
     Answer, CandidateAnswer, FewerNode, FrontierPoint, PendingPod, PlanReport, Status,
@@ -24,7 +25,7 @@ pub struct SearchOptions {
 impl Default for SearchOptions {
     fn default() -> Self {
         SearchOptions {
-            max_evaluations: 256,
+            max_evaluations: 128,
         }
     }
 }
@@ -32,6 +33,9 @@ impl Default for SearchOptions {
 /// Points the cost-ordered walk may visit (simulated or ruled out by the bound) before it
 /// stops: memory for the visited set, whatever the budget.
 const MAX_VISITED: usize = 1_000_000;
+
+/// Rounds of the bin-packing estimate before the walk.
+const GREEDY_ROUNDS: usize = 16;
 
 /// Points simulated together (in parallel): a constant, so the points simulated — the
 /// report's — are the same at any thread count.
@@ -45,6 +49,8 @@ const PENDING_KEPT: usize = 20;
 struct Evaluation {
     reached: Reached,
     pending: Vec<PendingPod>,
+    /// The nodes the bin-packing estimate would add for its pending pods.
+    more: Vec<u32>,
 }
 
 /// The search's state: the scenario, the bound, the points simulated.
@@ -52,9 +58,12 @@ struct Search<'l, 'o> {
     loader: &'l mut PlanLoader<'o>,
     target: &'l PlanTarget,
     bound: Bound,
+    estimator: Estimator,
     /// Cost of one node of each candidate, in millionths.
     prices: Vec<i128>,
     least: Vec<u32>,
+    /// Per candidate, the count below which the bound rules every point out.
+    floors: Vec<u32>,
     most: Vec<u32>,
     evaluated: HashMap<Vec<u32>, Evaluation>,
     /// The order points were simulated in (the frontier reads it).
@@ -73,16 +82,27 @@ pub fn plan(
     let candidates = &target.spec.candidates;
     let least: Vec<u32> = candidates.iter().map(|c| c.min).collect();
     let most: Vec<u32> = candidates.iter().map(|c| c.max).collect();
-    let base = loader.load(target, &least)?;
-    let one_more: Vec<Scenario> = (0..candidates.len())
+    let none = vec![0; candidates.len()];
+    let base = loader.load(target, &none)?;
+    let one: Vec<Scenario> = (0..candidates.len())
         .map(|t| {
-            let mut counts = least.clone();
-            counts[t] += 1;
+            let mut counts = none.clone();
+            counts[t] = 1;
             loader.load(target, &counts)
         })
         .collect::<Result<_, _>>()?;
-    let bound = Bound::new(&target.spec.goal, &base, &one_more);
-    drop((base, one_more));
+    let bound = Bound::new(&target.spec.goal, &base, &one);
+    let estimator = Estimator {
+        templates: one.iter().map(|s| s.nodes.last().cloned()).collect(),
+        per_node: bound.per_node.clone(),
+        prices: (candidates.iter())
+            .map(|c| (c.price_per_hour.unwrap_or(1.0) * 1e6).round() as i128)
+            .collect(),
+        config: base.config.clone(),
+    };
+    drop((base, one));
+    // Below a candidate's floor no point meets the goal: the walks start there.
+    let floors = bound.floors();
     let prices = (candidates.iter())
         .map(|c| (c.price_per_hour.unwrap_or(1.0) * 1e6).round() as i128)
         .collect();
@@ -90,8 +110,10 @@ pub fn plan(
         loader,
         target,
         bound,
+        estimator,
         prices,
         least,
+        floors,
         most,
         evaluated: HashMap::new(),
         order: Vec::new(),
@@ -109,7 +131,13 @@ pub fn plan(
             .map(|(t, found)| s.candidate_answer(t, found))
             .collect(),
     };
-    let found = s.walk(None)?;
+    // A first answer from the bin-packing estimate, bettered candidate by candidate; the walk
+    // in order of cost then proves it cheapest or finds a cheaper one.
+    let incumbent = match s.greedy()? {
+        Some(x) => Some(s.descend(x)?),
+        None => None,
+    };
+    let found = s.walk_from(None, incumbent)?;
     // Why not one node fewer: simulated even where the bound rules it out, for the pods it
     // leaves pending and their messages.
     if let Some(p) = &found.point {
@@ -140,21 +168,111 @@ impl Search<'_, '_> {
             .sum()
     }
 
-    fn extra(&self, counts: &[u32]) -> Vec<u32> {
-        (counts.iter().zip(&self.least))
-            .map(|(k, l)| k - l)
-            .collect()
-    }
-
     /// Walks the points from the least in order of cost (ties: fewer nodes of the first
     /// candidates), only candidate `only` varying when given, simulating a batch at a time
     /// those the bound allows, until one meets the goal and no cheaper one is left.
     fn walk(&mut self, only: Option<usize>) -> Result<Found, Vec<InputError>> {
+        self.walk_from(only, None)
+    }
+
+    /// The start of the walks: each candidate at its floor (and its min).
+    fn start(&self) -> Vec<u32> {
+        (0..self.least.len())
+            .map(|t| self.least[t].max(self.floors[t]).min(self.most[t]))
+            .collect()
+    }
+
+    /// Simulates one point against the budget; `None` when the budget is spent.
+    fn try_point(&mut self, x: &[u32]) -> Result<Option<&Evaluation>, Vec<InputError>> {
+        if !self.evaluated.contains_key(x) {
+            if self.budget == 0 {
+                return Ok(None);
+            }
+            self.budget -= 1;
+            self.evaluate(&[x.to_vec()])?;
+        }
+        Ok(self.evaluated.get(x))
+    }
+
+    /// From the start, adds what the estimate says the pending pods need, until a point
+    /// meets the goal (a few rounds at most).
+    fn greedy(&mut self) -> Result<Option<Vec<u32>>, Vec<InputError>> {
+        let mut x = self.start();
+        for _ in 0..GREEDY_ROUNDS {
+            let Some(e) = self.try_point(&x)? else {
+                return Ok(None);
+            };
+            if e.reached.met {
+                return Ok(Some(x));
+            }
+            let more = e.more.clone();
+            let next: Vec<u32> = (0..x.len())
+                .map(|t| x[t].saturating_add(more[t]).min(self.most[t]))
+                .collect();
+            if next == x {
+                return Ok(None);
+            }
+            x = next;
+        }
+        Ok(None)
+    }
+
+    /// Lowers each candidate's count of a point that meets the goal, in turn, to the least
+    /// that still meets it by bisection (placement is not monotone: the walk, not this, is
+    /// what proves an answer cheapest).
+    fn descend(&mut self, mut x: Vec<u32>) -> Result<(i128, Vec<u32>), Vec<InputError>> {
+        let start = self.start();
+        for t in 0..x.len() {
+            let (mut lo, mut hi) = (start[t], x[t]);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                let mut y = x.clone();
+                y[t] = mid;
+                let met = match self.bound.short_of(&y) {
+                    Some(_) => false,
+                    None => match self.try_point(&y)? {
+                        Some(e) => e.reached.met,
+                        None => break,
+                    },
+                };
+                match met {
+                    true => hi = mid,
+                    false => lo = mid + 1,
+                }
+            }
+            x[t] = hi;
+        }
+        Ok((self.cost(&x), x))
+    }
+
+    fn walk_from(
+        &mut self,
+        only: Option<usize>,
+        incumbent: Option<(i128, Vec<u32>)>,
+    ) -> Result<Found, Vec<InputError>> {
+        // The bound only grows with nodes: short at the most, short everywhere.
+        let mut most = self.least.clone();
+        for t in (0..most.len()).filter(|&t| only.is_none_or(|o| o == t)) {
+            most[t] = self.most[t];
+        }
+        if self.bound.short_of(&most).is_some() {
+            return Ok(Found {
+                point: None,
+                proven: true,
+            });
+        }
         let mut heap: BinaryHeap<Reverse<(i128, Vec<u32>)>> = BinaryHeap::new();
         let mut seen: HashSet<Vec<u32>> = HashSet::new();
-        heap.push(Reverse((self.cost(&self.least), self.least.clone())));
-        seen.insert(self.least.clone());
-        let mut best: Option<(i128, Vec<u32>)> = None;
+        // From the floors of the candidates that vary (the points below are ruled out).
+        let start: Vec<u32> = (0..self.least.len())
+            .map(|t| match only.is_none_or(|o| o == t) {
+                true => self.least[t].max(self.floors[t]).min(self.most[t]),
+                false => self.least[t],
+            })
+            .collect();
+        heap.push(Reverse((self.cost(&start), start.clone())));
+        seen.insert(start);
+        let mut best: Option<(i128, Vec<u32>)> = incumbent;
         // The visited set filled up: some points were never walked.
         let mut truncated = false;
         loop {
@@ -179,7 +297,7 @@ impl Search<'_, '_> {
                         heap.push(Reverse((self.cost(&next), next)));
                     }
                 }
-                if self.bound.short_of(&self.extra(&point)).is_some() {
+                if self.bound.short_of(&point).is_some() {
                     self.ruled_out += 1;
                     continue;
                 }
@@ -234,9 +352,22 @@ impl Search<'_, '_> {
             .map(|p| self.loader.load(self.target, p))
             .collect::<Result<_, _>>()?;
         let goal = &self.target.spec.goal;
+        let estimator = &self.estimator;
         let results: Vec<Evaluation> = (scenarios.par_iter())
             .map(|scenario| {
                 let report = crate::simulate(scenario);
+                let unplaced: Vec<&crate::model::Pod> =
+                    (scenario.workloads.iter().zip(&report.pods))
+                        .filter(|(_, p)| {
+                            !matches!(
+                                p.status,
+                                crate::sched::PodPhase::Scheduled
+                                    | crate::sched::PodPhase::Succeeded
+                            )
+                        })
+                        .map(|(pod, _)| pod)
+                        .collect();
+                let more = estimator.more(&unplaced);
                 let pending = (report.pods.iter())
                     .filter(|p| {
                         !matches!(
@@ -253,6 +384,7 @@ impl Search<'_, '_> {
                 Evaluation {
                     reached: judge(goal, &report),
                     pending,
+                    more,
                 }
             })
             .collect();
@@ -278,16 +410,13 @@ impl Search<'_, '_> {
             count: found.point.as_ref().map(|p| p[t]),
             cost: found.point.as_ref().map(|p| self.cost(p) as f64 / 1e6),
             proven: found.proven,
-            short_of_at_most: self.bound.short_of(&self.extra(&most)).map(str::to_string),
+            short_of_at_most: self.bound.short_of(&most).map(str::to_string),
         }
     }
 
     fn report(&self, found: Found, per_candidate: Vec<CandidateAnswer>) -> PlanReport {
         let candidates = &self.target.spec.candidates;
-        let all_most = self
-            .bound
-            .short_of(&self.extra(&self.most))
-            .map(str::to_string);
+        let all_most = self.bound.short_of(&self.most).map(str::to_string);
         let status = match (&found.point, found.proven) {
             (Some(_), true) => Status::Optimal,
             (Some(_), false) => Status::BestFound,
@@ -316,7 +445,7 @@ impl Search<'_, '_> {
                 candidate: candidates[t].name.clone(),
                 added: self.named(&q),
                 cost: self.cost(&q) as f64 / 1e6,
-                short_of: self.bound.short_of(&self.extra(&q)).map(str::to_string),
+                short_of: self.bound.short_of(&q).map(str::to_string),
                 reached: self.evaluated.get(&q).map(|e| e.reached.clone()),
                 pending: self
                     .evaluated
@@ -359,6 +488,7 @@ impl Search<'_, '_> {
             why_not_fewer: fewer,
             frontier,
             points: all,
+            lower_bound_cost: self.cost(&self.start()) as f64 / 1e6,
             evaluations: self.evaluated.len(),
             ruled_out_by_bound: self.ruled_out,
         }
