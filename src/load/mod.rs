@@ -200,6 +200,34 @@ impl Loader<'_> {
         Ok(docs)
     }
 
+    /// Every Scenario document of the files, decoded (its outline: the parts are read when
+    /// it loads), with its file; the files and documents that cannot be read go to `errors`.
+    fn scenario_docs(
+        &mut self,
+        files: &[PathBuf],
+        errors: &mut Errors,
+    ) -> Vec<(PathBuf, Rc<Document>, ScenarioDoc)> {
+        let mut out = Vec::new();
+        for file in files {
+            let docs = match self.documents(file) {
+                Ok(d) => d,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            let scenarios = (docs.iter())
+                .filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND));
+            for doc in scenarios {
+                match doc.decode(file, "", &doc.value) {
+                    Ok(sd) => out.push((file.clone(), Rc::clone(doc), sd)),
+                    Err(e) => errors.push(e),
+                }
+            }
+        }
+        out
+    }
+
     /// One Scenario document, part by part. Errors of every part are collected; a product
     /// limit stops the load at once.
     fn scenario(&mut self, file: &Path, doc: &Rc<Document>) -> Result<Scenario, Errors> {

@@ -6,9 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use serde_json::Value;
-
-use super::scenario::{self, PlanSpec, ScenarioDoc};
+use super::scenario::PlanSpec;
 use super::{LoadOptions, Loader, Scenario};
 use crate::error::InputError;
 use crate::yaml::Document;
@@ -42,34 +40,16 @@ impl<'o> PlanLoader<'o> {
     /// errors of those that cannot be read.
     pub fn targets(&mut self, files: &[PathBuf]) -> (Vec<PlanTarget>, Vec<InputError>) {
         let (mut out, mut errors) = (Vec::new(), Vec::new());
-        for file in files {
-            let docs = match self.loader.documents(file) {
-                Ok(d) => d,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
-                }
-            };
-            let scenarios = (docs.iter())
-                .filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND));
-            for doc in scenarios {
-                let sd: ScenarioDoc = match doc.decode(file, "", &doc.value) {
-                    Ok(sd) => sd,
-                    Err(e) => {
-                        errors.push(e);
-                        continue;
-                    }
-                };
-                let Some(spec) = sd.spec.plan else { continue };
-                match check(file, doc, &spec) {
-                    Ok(()) => out.push(PlanTarget {
-                        name: sd.metadata.name,
-                        file: file.clone(),
-                        spec,
-                        doc: Rc::clone(doc),
-                    }),
-                    Err(e) => errors.push(e),
-                }
+        for (file, doc, sd) in self.loader.scenario_docs(files, &mut errors) {
+            let Some(spec) = sd.spec.plan else { continue };
+            match check(&file, &doc, &spec) {
+                Ok(()) => out.push(PlanTarget {
+                    name: sd.metadata.name,
+                    file,
+                    spec,
+                    doc,
+                }),
+                Err(e) => errors.push(e),
             }
         }
         (out, errors)

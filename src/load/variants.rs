@@ -5,9 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use serde_json::Value;
-
-use super::scenario::{self, ScenarioDoc};
+use super::scenario;
 use super::{LoadOptions, Loader, Scenario, suggestion};
 use crate::error::InputError;
 use crate::yaml::Document;
@@ -88,69 +86,50 @@ impl<'o> SweepLoader<'o> {
     ) -> (Vec<SweepPlan>, Vec<InputError>) {
         let (mut out, mut errors) = (Vec::new(), Vec::new());
         let mut dimensions_seen: Vec<String> = Vec::new();
-        for file in files {
-            let docs = match self.loader.documents(file) {
-                Ok(d) => d,
+        for (file, doc, sd) in self.loader.scenario_docs(files, &mut errors) {
+            let dimensions = &sd.spec.variants;
+            dimensions_seen.extend(dimensions.iter().map(|d| d.dimension.clone()));
+            let combos = match matrix(&file, &doc, dimensions, select) {
+                Ok(c) => c,
                 Err(e) => {
                     errors.push(e);
                     continue;
                 }
             };
-            for doc in docs
+            let variants = combos
                 .iter()
-                .filter(|d| d.value.get("kind").and_then(Value::as_str) == Some(scenario::KIND))
-            {
-                let sd: ScenarioDoc = match doc.decode(file, "", &doc.value) {
-                    Ok(sd) => sd,
-                    Err(e) => {
-                        errors.push(e);
-                        continue;
-                    }
-                };
-                let dimensions = &sd.spec.variants;
-                dimensions_seen.extend(dimensions.iter().map(|d| d.dimension.clone()));
-                let combos = match matrix(file, doc, dimensions, select) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        errors.push(e);
-                        continue;
-                    }
-                };
-                let variants = combos
-                    .iter()
-                    .map(|combo| {
-                        let options: Vec<(String, String)> = combo
-                            .iter()
-                            .map(|&(d, o)| {
-                                let dim = &dimensions[d];
-                                (dim.dimension.clone(), dim.options[o].name.clone())
-                            })
-                            .collect();
-                        let name = match options.is_empty() {
-                            true => "base".to_string(),
-                            false => options
-                                .iter()
-                                .map(|(d, o)| format!("{d}={o}"))
-                                .collect::<Vec<_>>()
-                                .join(","),
-                        };
-                        VariantName { name, options }
-                    })
-                    .collect();
-                out.push(SweepPlan {
-                    name: sd.metadata.name.clone(),
-                    file: file.clone(),
-                    sweep: sd.spec.sweep.clone(),
-                    replay: sd.spec.replay.is_some(),
-                    variants,
-                    doc: doc.clone(),
-                    combos,
-                    patched: dimensions
+                .map(|combo| {
+                    let options: Vec<(String, String)> = combo
                         .iter()
-                        .map(|d| d.options.iter().map(|o| o.patch.is_some()).collect())
-                        .collect(),
-                });
-            }
+                        .map(|&(d, o)| {
+                            let dim = &dimensions[d];
+                            (dim.dimension.clone(), dim.options[o].name.clone())
+                        })
+                        .collect();
+                    let name = match options.is_empty() {
+                        true => "base".to_string(),
+                        false => options
+                            .iter()
+                            .map(|(d, o)| format!("{d}={o}"))
+                            .collect::<Vec<_>>()
+                            .join(","),
+                    };
+                    VariantName { name, options }
+                })
+                .collect();
+            out.push(SweepPlan {
+                name: sd.metadata.name.clone(),
+                file: file.clone(),
+                sweep: sd.spec.sweep.clone(),
+                replay: sd.spec.replay.is_some(),
+                variants,
+                doc: doc.clone(),
+                combos,
+                patched: dimensions
+                    .iter()
+                    .map(|d| d.options.iter().map(|o| o.patch.is_some()).collect())
+                    .collect(),
+            });
         }
         for (dimension, _) in select {
             if !dimensions_seen.contains(dimension) {
