@@ -168,3 +168,49 @@ fn a_bad_plan_names_its_field() {
         "{err}"
     );
 }
+
+/// `spec.plan.expect`: met by the bundled plan; a tighter limit exits 1 and names it.
+#[test]
+fn plan_expectations_gate_ci() {
+    let r = plan_of("scenarios/plan-gpu-nodes.yaml");
+    assert!(r.unmet.is_empty(), "{:?}", r.unmet);
+    let dir = tempdir("plan-expect");
+    let file = dir.join("tight.yaml");
+    let text = std::fs::read_to_string("scenarios/plan-gpu-nodes.yaml")
+        .unwrap()
+        .replace(
+            "addedAtMost: {a100: 2, t4: 3}",
+            "addedAtMost: {a100: 1, t4: 3}",
+        );
+    std::fs::write(&file, text).unwrap();
+    let o = schedsim(&[
+        "plan",
+        file.to_str().unwrap(),
+        "--format",
+        "table",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("UNMET: expected at most 1 a100 node(s) added, the answer adds 2"),
+        "{out}"
+    );
+    // A limit on a candidate that does not exist is an input error.
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("a100: 1,", "h100: 1,");
+    std::fs::write(&file, text).unwrap();
+    let o = schedsim(&[
+        "plan",
+        file.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("spec.plan.expect.addedAtMost.h100: no candidate is named \"h100\"")
+    );
+}

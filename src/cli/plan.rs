@@ -67,8 +67,11 @@ pub fn run(args: &PlanArgs) -> i32 {
     let code = args
         .output
         .emit("plan", &(json + "\n"), &plan::report::render(&reports));
-    match errors.is_empty() {
-        true => code,
-        false => exit_code::BAD_INPUT,
+    if !errors.is_empty() {
+        return exit_code::BAD_INPUT;
+    }
+    match (code, reports.iter().any(|r| !r.unmet.is_empty())) {
+        (exit_code::SUCCESS, true) => exit_code::EXPECTATIONS_NOT_MET,
+        _ => code,
     }
 }

@@ -107,6 +107,14 @@ fn check(file: &std::path::Path, doc: &Document, spec: &PlanSpec) -> Result<(), 
             ));
         }
     }
+    if let Some(e) = &spec.expect {
+        for name in e.added_at_most.keys() {
+            if !spec.candidates.iter().any(|c| &c.name == name) {
+                let message = format!("no candidate is named {name:?}");
+                return Err(at(format!("spec.plan.expect.addedAtMost.{name}"), message));
+            }
+        }
+    }
     if let Some(g) = spec.goal.gpu_allocation_at_least
         && !(0.0..=100.0).contains(&g)
     {

@@ -354,6 +354,28 @@ pub struct PlanSpec {
     pub goal: PlanGoal,
     /// The node types that may be added.
     pub candidates: Vec<PlanCandidate>,
+    /// What `schedsim plan` enforces of its answer (exit 1 when one is unmet): for CI, "the
+    /// current plan still needs at most 4 more H100 nodes".
+    #[serde(default)]
+    pub expect: Option<PlanExpect>,
+}
+
+/// Limits on a plan's answer; every one given must hold.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlanExpect {
+    /// An answer exists within the candidates' `max` (`true`), or none does (`false`).
+    #[serde(default)]
+    pub feasible: Option<bool>,
+    /// Per candidate: at most this many nodes of it in the answer.
+    #[serde(default)]
+    pub added_at_most: std::collections::BTreeMap<String, u32>,
+    /// At most this many nodes added in all.
+    #[serde(default)]
+    pub nodes_at_most: Option<u64>,
+    /// The answer costs at most this per hour.
+    #[serde(default)]
+    pub cost_at_most: Option<f64>,
 }
 
 /// The goal of a plan.

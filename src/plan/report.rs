@@ -66,6 +66,9 @@ pub struct PlanReport {
     /// No point meeting the goal costs less: every candidate at its floor (the nodes the
     /// resource bound says its pods need at least).
     pub lower_bound_cost: f64,
+    /// `spec.plan.expect`, judged: one line per limit not met (empty when all hold).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unmet: Vec<String>,
     /// Points simulated, and points the resource bound ruled out without a simulation.
     pub evaluations: usize,
     pub ruled_out_by_bound: usize,
@@ -126,6 +129,45 @@ pub struct FrontierPoint {
     pub cost: f64,
     pub pending_pods: u64,
     pub met: bool,
+}
+
+/// The limits of `expect` the report's answer breaks, one line each.
+pub fn unmet(expect: &crate::load::scenario::PlanExpect, r: &PlanReport) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(f) = expect.feasible
+        && f != r.answer.is_some()
+    {
+        out.push(match f {
+            true => format!("expected an answer, the search says {:?}", r.status),
+            false => "expected no answer, one was found".to_string(),
+        });
+    }
+    let Some(a) = &r.answer else { return out };
+    for (name, &most) in &expect.added_at_most {
+        let got = a.added.get(name).copied().unwrap_or(0);
+        if got > most {
+            out.push(format!(
+                "expected at most {most} {name} node(s) added, the answer adds {got}"
+            ));
+        }
+    }
+    if let Some(most) = expect.nodes_at_most
+        && a.nodes > most
+    {
+        out.push(format!(
+            "expected at most {most} nodes added, the answer adds {}",
+            a.nodes
+        ));
+    }
+    if let Some(most) = expect.cost_at_most
+        && a.cost > most
+    {
+        out.push(format!(
+            "expected a cost of at most {most:.2}/h, the answer costs {:.2}/h",
+            a.cost
+        ));
+    }
+    out
 }
 
 fn added(a: &BTreeMap<String, u32>) -> String {
@@ -214,6 +256,9 @@ pub fn render(reports: &[PlanReport]) -> String {
                 f.candidate,
                 added(&f.added)
             );
+        }
+        for u in &r.unmet {
+            let _ = writeln!(out, "  UNMET: {u}");
         }
         let _ = writeln!(
             out,

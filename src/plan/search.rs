@@ -151,7 +151,11 @@ pub fn plan(
             .collect();
         s.evaluate(&fewer)?;
     }
-    Ok(s.report(found, per_candidate))
+    let mut report = s.report(found, per_candidate);
+    if let Some(expect) = &target.spec.expect {
+        report.unmet = super::report::unmet(expect, &report);
+    }
+    Ok(report)
 }
 
 /// What a walk found: the cheapest point meeting the goal, and whether every cheaper point
@@ -489,6 +493,7 @@ impl Search<'_, '_> {
             frontier,
             points: all,
             lower_bound_cost: self.cost(&self.start()) as f64 / 1e6,
+            unmet: Vec::new(),
             evaluations: self.evaluated.len(),
             ruled_out_by_bound: self.ruled_out,
         }
