@@ -3,6 +3,7 @@
 //! six score plugins.
 
 use super::*;
+use crate::model::gpu_share::MILLI;
 use crate::sched::cluster;
 use crate::sched::gpu_share::frag::{NodeView, Typical, node_frag};
 use crate::sched::gpu_share::policy::{self, Candidate, Policy};
@@ -91,7 +92,7 @@ impl<'a> Scheduler<'a> {
             }
             let devices = gpus.plugin_devices(demand.gpus);
             let milli = match gpus.replicas {
-                1 => share_milli(),
+                1 => MILLI,
                 _ => gpus.replica_milli(),
             };
             return (!devices.is_empty()).then(|| self.take_gpus(node, devices, milli, tag));
@@ -107,7 +108,7 @@ impl<'a> Scheduler<'a> {
         // The Filter's answer decides whether it fits; the selection, which GPUs.
         let fit = share::allocate(&gpus.left, want)?;
         let devices = match (
-            want.index.is_some() || want.milli >= share_milli() || want.count != 1,
+            want.index.is_some() || want.milli >= MILLI || want.count != 1,
             sel,
         ) {
             // Indices given, whole GPUs (`AllocateExclusiveGpuId`: the lowest free), and
@@ -269,9 +270,4 @@ impl<'a> Scheduler<'a> {
         }
         total
     }
-}
-
-/// One GPU's milli.
-fn share_milli() -> i64 {
-    crate::model::gpu_share::MILLI
 }
