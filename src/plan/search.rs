@@ -92,20 +92,18 @@ pub fn plan(
         })
         .collect::<Result<_, _>>()?;
     let bound = Bound::new(&target.spec.goal, &base, &one);
+    let prices: Vec<i128> = (candidates.iter())
+        .map(|c| (c.price_per_hour.unwrap_or(1.0) * 1e6).round() as i128)
+        .collect();
     let estimator = Estimator {
         templates: one.iter().map(|s| s.nodes.last().cloned()).collect(),
         per_node: bound.per_node.clone(),
-        prices: (candidates.iter())
-            .map(|c| (c.price_per_hour.unwrap_or(1.0) * 1e6).round() as i128)
-            .collect(),
+        prices: prices.clone(),
         config: base.config.clone(),
     };
     drop((base, one));
     // Below a candidate's floor no point meets the goal: the walks start there.
     let floors = bound.floors();
-    let prices = (candidates.iter())
-        .map(|c| (c.price_per_hour.unwrap_or(1.0) * 1e6).round() as i128)
-        .collect();
     let mut s = Search {
         loader,
         target,
@@ -120,17 +118,18 @@ pub fn plan(
         budget: options.max_evaluations.max(1),
         ruled_out: 0,
     };
-    // Each candidate alone, then every mix, both in order of cost.
-    let per_candidate: Vec<CandidateAnswer> = match candidates.len() {
-        1 => Vec::new(),
-        n => (0..n)
-            .map(|t| s.walk(Some(t)))
-            .collect::<Result<Vec<_>, _>>()?
-            .into_iter()
-            .enumerate()
-            .map(|(t, found)| s.candidate_answer(t, found))
-            .collect(),
-    };
+    // Each candidate alone, each with a share of the budget (half of it for them all), then
+    // every mix, both in order of cost.
+    let n = candidates.len();
+    let share = (s.budget / (2 * n)).max(1);
+    let mut per_candidate: Vec<CandidateAnswer> = Vec::new();
+    for t in (0..n).filter(|_| n > 1) {
+        let rest = s.budget;
+        s.budget = rest.min(share);
+        let found = s.walk(Some(t))?;
+        s.budget = rest - (rest.min(share) - s.budget);
+        per_candidate.push(s.candidate_answer(t, found));
+    }
     // A first answer from the bin-packing estimate, bettered candidate by candidate; the walk
     // in order of cost then proves it cheapest or finds a cheaper one.
     let incumbent = match s.greedy()? {
