@@ -96,7 +96,7 @@ impl Bound {
                     .collect();
                 let need = requests(members.iter().copied());
                 match (places.iter_mut()).find(|p| p.nodes == nodes && p.candidates == candidates) {
-                    Some(p) => add(&mut p.need, &need),
+                    Some(p) => resources::add(&mut p.need, &need),
                     None => places.push(Place {
                         nodes,
                         candidates,
@@ -107,7 +107,7 @@ impl Bound {
             for a in &places {
                 let mut need = ResourceList::new();
                 for b in places.iter().filter(|b| b.inside(a)) {
-                    add(&mut need, &b.need);
+                    resources::add(&mut need, &b.need);
                 }
                 let on = |i: usize| a.nodes[i / 64] & (1 << (i % 64)) != 0;
                 let names: std::collections::HashSet<&str> = (base.nodes.iter().enumerate())
@@ -190,12 +190,6 @@ impl Place {
     }
 }
 
-fn add(to: &mut ResourceList, from: &ResourceList) {
-    for (r, v) in from {
-        *to.entry(r.clone()).or_default() += v;
-    }
-}
-
 /// The workload pods the goal needs placed: all of them (`pendingPodsAtMost: N` spares the N
 /// largest of each resource: see [`requests_sparing`]), or the named workloads' alone; none
 /// for a GPU-allocation goal alone.
@@ -204,11 +198,7 @@ fn goal_pods<'s>(goal: &PlanGoal, s: &'s Scenario) -> Vec<&'s Pod> {
         || goal.pending_pods_at_most.is_some()
         || (goal.workloads_placed.is_empty() && goal.gpu_allocation_at_least.is_none());
     let named = |p: &&Pod| {
-        let key = format!(
-            "{}/{}",
-            p.namespace,
-            p.workload.as_deref().unwrap_or(&p.name)
-        );
+        let key = super::goal::workload_key(&p.namespace, p.workload.as_deref(), &p.name);
         goal.workloads_placed.contains(&key)
     };
     match every_pod {
@@ -256,9 +246,7 @@ pub(super) fn pod_requests(p: &Pod) -> ResourceList {
 fn requests<'p>(pods: impl Iterator<Item = &'p Pod>) -> ResourceList {
     let mut out = ResourceList::new();
     for p in pods {
-        for (r, v) in pod_requests(p) {
-            *out.entry(r).or_default() += v;
-        }
+        resources::add(&mut out, &pod_requests(p));
     }
     out
 }
@@ -266,9 +254,7 @@ fn requests<'p>(pods: impl Iterator<Item = &'p Pod>) -> ResourceList {
 fn capacity<'n>(nodes: impl Iterator<Item = &'n Node>) -> ResourceList {
     let mut out = ResourceList::new();
     for n in nodes {
-        for (r, &v) in &n.allocatable {
-            *out.entry(r.clone()).or_default() += v;
-        }
+        resources::add(&mut out, &n.allocatable);
     }
     out
 }

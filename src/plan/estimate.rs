@@ -4,7 +4,7 @@
 //! cheaply by its requests, and per candidate as many nodes as the groups' requests sum to.
 //! Only a guess: the search simulates every point it proposes.
 
-use crate::model::resources::ResourceList;
+use crate::model::resources::{self, ResourceList};
 use crate::model::{Node, Pod};
 use crate::sched::SchedulerConfig;
 
@@ -27,7 +27,7 @@ impl Estimator {
         for p in pending {
             let r = pod_requests(p);
             match groups.iter_mut().find(|(q, _)| alike(q, p)) {
-                Some((_, sum)) => add(sum, &r),
+                Some((_, sum)) => resources::add(sum, &r),
                 None => groups.push((p, r)),
             }
         }
@@ -45,7 +45,7 @@ impl Estimator {
                 })
                 .min();
             if let Some((_, t)) = cheapest {
-                add(&mut per_candidate[t], sum);
+                resources::add(&mut per_candidate[t], sum);
             }
         }
         (0..n)
@@ -68,11 +68,5 @@ impl Estimator {
             k = k.max((v + per - 1) / per);
         }
         Some(u32::try_from(k).unwrap_or(u32::MAX))
-    }
-}
-
-fn add(to: &mut ResourceList, from: &ResourceList) {
-    for (r, v) in from {
-        *to.entry(r.clone()).or_default() += v;
     }
 }

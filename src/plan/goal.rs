@@ -22,7 +22,7 @@ pub struct Reached {
 }
 
 /// Whether a pod counts as placed: bound (or ran to completion).
-fn placed(status: PodPhase) -> bool {
+pub fn placed(status: PodPhase) -> bool {
     matches!(status, PodPhase::Scheduled | PodPhase::Succeeded)
 }
 
@@ -38,7 +38,8 @@ pub fn judge(goal: &PlanGoal, report: &ScenarioReport) -> Reached {
     };
     let workloads_not_placed: Vec<String> = (goal.workloads_placed.iter())
         .filter(|w| {
-            let pods = report.pods.iter().filter(|p| workload_key(p) == **w);
+            let pods = (report.pods.iter())
+                .filter(|p| workload_key(&p.namespace, p.workload.as_deref(), &p.name) == **w);
             let mut any = false;
             let all = pods.inspect(|_| any = true).all(|p| placed(p.status));
             !(any && all)
@@ -65,10 +66,6 @@ pub fn judge(goal: &PlanGoal, report: &ScenarioReport) -> Reached {
 
 /// `namespace/workload` of a pod of a workload, `namespace/name` of a plain pod: what
 /// `workloadsPlaced` names.
-pub fn workload_key(p: &crate::report::model::PodReport) -> String {
-    format!(
-        "{}/{}",
-        p.namespace,
-        p.workload.as_deref().unwrap_or(&p.name)
-    )
+pub fn workload_key(namespace: &str, workload: Option<&str>, name: &str) -> String {
+    format!("{namespace}/{}", workload.unwrap_or(name))
 }

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::bound::Bound;
 use super::estimate::Estimator;
-use super::goal::{Reached, judge};
+use super::goal::{Reached, judge, placed};
 use super::report::{
     Answer, CandidateAnswer, FewerNode, FrontierPoint, PendingPod, PlanReport, Status,
 };
@@ -361,23 +361,12 @@ impl Search<'_, '_> {
                 let report = crate::simulate(scenario);
                 let unplaced: Vec<&crate::model::Pod> =
                     (scenario.workloads.iter().zip(&report.pods))
-                        .filter(|(_, p)| {
-                            !matches!(
-                                p.status,
-                                crate::sched::PodPhase::Scheduled
-                                    | crate::sched::PodPhase::Succeeded
-                            )
-                        })
+                        .filter(|(_, p)| !placed(p.status))
                         .map(|(pod, _)| pod)
                         .collect();
                 let more = estimator.more(&unplaced);
                 let pending = (report.pods.iter())
-                    .filter(|p| {
-                        !matches!(
-                            p.status,
-                            crate::sched::PodPhase::Scheduled | crate::sched::PodPhase::Succeeded
-                        )
-                    })
+                    .filter(|p| !placed(p.status))
                     .take(PENDING_KEPT)
                     .map(|p| PendingPod {
                         pod: format!("{}/{}", p.namespace, p.name),

@@ -11,9 +11,7 @@ use serde::Serialize;
 use crate::model::Pod;
 use crate::model::gpu_share::MILLI;
 use crate::sched::Outcome;
-use crate::sched::cluster::{CPU, Cluster};
-use crate::sched::gpu_share::frag::{self, Amounts, CATEGORIES, CATEGORY_NAMES, NodeView, Typical};
-use crate::sched::gpu_share::{Demand, NodeGpus};
+use crate::sched::gpu_share::frag::{self, Amounts, CATEGORIES, CATEGORY_NAMES, Typical};
 
 /// One node's GPUs at the end of the run.
 #[derive(Debug, Clone, Serialize)]
@@ -88,8 +86,7 @@ impl GpuShareView {
         if cluster.gpus.iter().all(|g| g.left.is_empty()) {
             return None;
         }
-        let demands: Vec<Demand> = workloads.iter().chain(existing).map(Demand::of).collect();
-        let typical = frag::typical_pods(&demands);
+        let typical = frag::target_workload(workloads.iter().chain(existing));
         let mut total: Amounts = [0.0; CATEGORIES];
         let mut gpu_milli = 0;
         let nodes = (0..cluster.len())
@@ -99,7 +96,7 @@ impl GpuShareView {
                     return None;
                 }
                 gpu_milli += gpus.left.len() as i64 * MILLI;
-                let amounts = frag::node_amounts(view(cluster, i, gpus), &typical);
+                let amounts = frag::node_amounts(cluster.gpu_view(i), &typical);
                 for (t, a) in total.iter_mut().zip(amounts) {
                     *t += a;
                 }
@@ -129,16 +126,6 @@ impl GpuShareView {
                     .collect(),
             },
         })
-    }
-}
-
-fn view<'a>(cluster: &Cluster, node: usize, gpus: &'a NodeGpus) -> NodeView<'a> {
-    let r = cluster.resources(node);
-    NodeView {
-        cpu_left: r.allocatable[CPU] - r.requested[CPU],
-        gpu_left: &gpus.left,
-        model: &gpus.model,
-        replica_milli: gpus.replica_milli(),
     }
 }
 

@@ -245,6 +245,20 @@ impl Cluster {
         self.version[node] = self.version[node].wrapping_add(1);
     }
 
+    /// What GPU sharing's policies and fragmentation read of a node: its free CPU (allocatable
+    /// less the exact requests bound there, as the FGD simulator's `NodeResource` has it) and
+    /// its devices.
+    pub fn gpu_view(&self, node: usize) -> crate::sched::gpu_share::frag::NodeView<'_> {
+        let gpus = &self.gpus[node];
+        let r = self.resources(node);
+        crate::sched::gpu_share::frag::NodeView {
+            cpu_left: r.allocatable[CPU] - r.requested[CPU],
+            gpu_left: &gpus.left,
+            model: &gpus.model,
+            replica_milli: gpus.replica_milli(),
+        }
+    }
+
     /// The resources (table bits) the node's allocatable lists.
     pub fn published(&self, node: usize) -> &ResourceSet {
         &self.published[node]

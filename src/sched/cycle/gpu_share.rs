@@ -4,8 +4,7 @@
 
 use super::*;
 use crate::model::gpu_share::MILLI;
-use crate::sched::cluster;
-use crate::sched::gpu_share::frag::{NodeView, Typical, node_frag};
+use crate::sched::gpu_share::frag::{Typical, node_frag};
 use crate::sched::gpu_share::policy::{self, Candidate, Policy};
 use crate::sched::gpu_share::{self as share, Demand};
 use crate::sched::profile::GpuSel;
@@ -162,14 +161,7 @@ impl<'a> Scheduler<'a> {
 
     /// What the policies read of a node.
     fn gpu_candidate<'s>(&'s self, node: usize, typical: &[Typical]) -> Candidate<'s> {
-        let gpus = &self.cluster.gpus[node];
-        let r = self.cluster.resources(node);
-        let view = NodeView {
-            cpu_left: r.allocatable[cluster::CPU] - r.requested[cluster::CPU],
-            gpu_left: &gpus.left,
-            model: &gpus.model,
-            replica_milli: gpus.replica_milli(),
-        };
+        let view = self.cluster.gpu_view(node);
         Candidate {
             view,
             frag: if typical.is_empty() {
@@ -177,7 +169,7 @@ impl<'a> Scheduler<'a> {
             } else {
                 node_frag(view, typical)
             },
-            tags: gpus.tags(),
+            tags: self.cluster.gpus[node].tags(),
         }
     }
 

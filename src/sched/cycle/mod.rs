@@ -133,7 +133,7 @@ fn fgd_typical(
     pods: &[Pod],
     existing: &[Pod],
 ) -> Vec<crate::sched::gpu_share::frag::Typical> {
-    use crate::sched::gpu_share::{Demand, frag, policy::Policy};
+    use crate::sched::gpu_share::{frag, policy::Policy};
     let uses_fgd = config.profiles().iter().any(|p| {
         p.framework
             .runs(ExtensionPoint::Score, Plugin::of_policy(Policy::Fgd))
@@ -142,8 +142,7 @@ fn fgd_typical(
     if !uses_fgd {
         return Vec::new();
     }
-    let demands: Vec<Demand> = pods.iter().chain(existing).map(Demand::of).collect();
-    frag::typical_pods(&demands)
+    frag::target_workload(pods.iter().chain(existing))
 }
 
 /// Pod ids: workload pods are `0..pods.len()`, existing pods count down from `usize::MAX`.

@@ -73,6 +73,13 @@ pub fn typical_pods<'a>(pods: impl IntoIterator<Item = &'a Demand>) -> Vec<Typic
         .collect()
 }
 
+/// The target workload of a scenario's pods (its workloads and existing pods), as the FGD
+/// simulator makes it of the pods it is given.
+pub fn target_workload<'p>(pods: impl Iterator<Item = &'p crate::model::Pod>) -> Vec<Typical> {
+    let demands: Vec<Demand> = pods.map(Demand::of).collect();
+    typical_pods(&demands)
+}
+
 /// What fragmentation reads of a node: its free CPU, its devices' free milli, its model, and
 /// the milli of one time-slicing replica (1000 on a node that is not time-sliced).
 #[derive(Debug, Clone, Copy)]
