@@ -1,6 +1,5 @@
 //! Running the built binary as a user does, from the project folder.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 pub fn schedsim(args: &[&str]) -> Output {
@@ -39,16 +38,31 @@ fn succeeded(args: &[&str], o: Output) -> Vec<u8> {
     o.stdout
 }
 
-/// A fresh, empty folder private to this process and thread.
-pub fn tempdir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "schedsim-test-{tag}-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh, empty folder, removed when the returned guard drops (a failed test keeps nothing
+/// behind on the disk either, since the guard drops while the panic unwinds).
+pub fn tempdir(tag: &str) -> TempDir {
+    TempDir(
+        tempfile::Builder::new()
+            .prefix(&format!("schedsim-test-{tag}-"))
+            .tempdir()
+            .expect("create a temporary folder"),
+    )
+}
+
+/// A temporary folder that reads as a `Path` and is removed on drop.
+pub struct TempDir(tempfile::TempDir);
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::path::Path> for TempDir {
+    fn as_ref(&self) -> &std::path::Path {
+        self.0.path()
+    }
 }
 
 /// A chart `report::chart` wrote: its SVG text, once its PNG beside it is checked to be one.
