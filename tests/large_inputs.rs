@@ -371,7 +371,7 @@ fn folders_find_scenarios_in_any_yaml_or_json_spelling() {
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(&dir, dir.join("sub/loop")).unwrap();
-    let files = scenario_files(&[dir.to_path_buf()]).unwrap();
+    let files = scenario_files(std::slice::from_ref(&dir)).unwrap();
     let names: Vec<_> = files
         .iter()
         .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
@@ -461,7 +461,7 @@ fn generated_files_all_describe_the_bench_cluster() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let mut files = scenario_files(&[dir.to_path_buf()]).unwrap();
+    let mut files = scenario_files(std::slice::from_ref(&dir)).unwrap();
     // The Kueue benchmark: the same nodes, TrainJobs through ClusterQueues.
     let kueue = files
         .iter()

@@ -1,5 +1,6 @@
 //! Running the built binary as a user does, from the project folder.
 
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 pub fn schedsim(args: &[&str]) -> Output {
@@ -38,30 +39,43 @@ fn succeeded(args: &[&str], o: Output) -> Vec<u8> {
     o.stdout
 }
 
-/// A fresh, empty folder, removed when the returned guard drops (a failed test keeps nothing
-/// behind on the disk either, since the guard drops while the panic unwinds).
-pub fn tempdir(tag: &str) -> TempDir {
-    TempDir(
-        tempfile::Builder::new()
-            .prefix(&format!("schedsim-test-{tag}-"))
-            .tempdir()
-            .expect("create a temporary folder"),
-    )
+/// A fresh, empty folder private to this process and thread. The folders of earlier test
+/// processes that have ended are removed first (once per process), so runs do not pile up
+/// on the disk.
+pub fn tempdir(tag: &str) -> PathBuf {
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(remove_ended_processes_folders);
+    let dir = std::env::temp_dir().join(format!(
+        "schedsim-test-{tag}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
-/// A temporary folder that reads as a `Path` and is removed on drop.
-pub struct TempDir(tempfile::TempDir);
-
-impl std::ops::Deref for TempDir {
-    type Target = std::path::Path;
-    fn deref(&self) -> &std::path::Path {
-        self.0.path()
-    }
-}
-
-impl AsRef<std::path::Path> for TempDir {
-    fn as_ref(&self) -> &std::path::Path {
-        self.0.path()
+/// Removes `schedsim-test-<tag>-<pid>-…` folders whose process no longer runs.
+fn remove_ended_processes_folders() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("schedsim-test-") else {
+            continue;
+        };
+        // `<tag>-<pid>-ThreadId(<n>)`: the pid is the part before the thread id.
+        let pid = rest
+            .rsplit_once("-ThreadId")
+            .and_then(|(head, _)| head.rsplit_once('-'))
+            .and_then(|(_, pid)| pid.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
