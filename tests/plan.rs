@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use common::cli::{ok_with_threads, schedsim, tempdir};
 use schedsim::load::LoadOptions;
 use schedsim::load::plan::PlanLoader;
-use schedsim::plan::report::Status;
+use schedsim::plan::removal::RemovalStatus;
+use schedsim::plan::report::{AddReport, Status};
 use schedsim::plan::{PlanReport, SearchOptions, goal, plan};
 
 fn plan_of(file: &str) -> PlanReport {
@@ -19,14 +20,19 @@ fn plan_of(file: &str) -> PlanReport {
     plan(&mut loader, &targets[0], SearchOptions::default()).unwrap()
 }
 
-fn count(r: &PlanReport, candidate: &str) -> u32 {
+/// The plan's nodes to add.
+fn adding(file: &str) -> AddReport {
+    plan_of(file).add.expect("the plan has candidates")
+}
+
+fn count(r: &AddReport, candidate: &str) -> u32 {
     r.answer.as_ref().unwrap().added[candidate]
 }
 
 /// `scenarios/plan-gpu-nodes.yaml`, worked by hand in its comment.
 #[test]
 fn the_cheapest_mix_of_a100_and_t4_nodes() {
-    let r = plan_of("scenarios/plan-gpu-nodes.yaml");
+    let r = adding("scenarios/plan-gpu-nodes.yaml");
     assert_eq!(r.status, Status::Optimal);
     assert_eq!((count(&r, "a100"), count(&r, "t4")), (2, 3));
     assert!((r.answer.as_ref().unwrap().cost - 79.04).abs() < 1e-9);
@@ -71,7 +77,7 @@ fn placement_that_is_not_monotone_in_the_nodes_added() {
     assert_eq!(pending(1, 0), 2, "one more node, one more pod pending");
     assert_eq!(pending(1, 1), 1);
     assert_eq!(pending(1, 2), 0);
-    let r = plan_of(file);
+    let r = adding(file);
     assert_eq!(r.status, Status::Optimal);
     assert_eq!((count(&r, "cpu"), count(&r, "gpu")), (1, 2));
     // The solver walked past the failing points to it.
@@ -124,7 +130,10 @@ fn one_candidate_equals_the_brute_force_scan() {
             let scenario = loader.load(t, &[k]).unwrap();
             goal::judge(&t.spec.goal, &schedsim::simulate(&scenario)).met
         });
-        let r = plan(&mut loader, t, SearchOptions::default()).unwrap();
+        let r = plan(&mut loader, t, SearchOptions::default())
+            .unwrap()
+            .add
+            .unwrap();
         assert_eq!(r.answer.as_ref().map(|a| a.added["gpu"]), scan, "{y}");
     }
 }
@@ -212,5 +221,197 @@ fn plan_expectations_gate_ci() {
     assert!(
         String::from_utf8_lossy(&o.stderr)
             .contains("spec.plan.expect.addedAtMost.h100: no candidate is named \"h100\"")
+    );
+}
+
+/// The removal part of a plan read from `scenarios/plan-consolidate.yaml` with `edits`
+/// (`(from, to)` text replacements) applied.
+fn removal_of(
+    tag: &str,
+    edits: &[(&str, &str)],
+    options: SearchOptions,
+) -> schedsim::plan::removal::RemovalReport {
+    let mut text = std::fs::read_to_string("scenarios/plan-consolidate.yaml").unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from}");
+        text = text.replace(from, to);
+    }
+    let file = tempdir(tag).join("s.yaml");
+    std::fs::write(&file, text).unwrap();
+    let load = LoadOptions::default();
+    let mut loader = PlanLoader::new(&load);
+    let (targets, errors) = loader.targets(std::slice::from_ref(&file));
+    assert!(errors.is_empty(), "{errors:?}");
+    let r = plan(&mut loader, &targets[0], options).unwrap();
+    r.remove.expect("the plan has removal groups")
+}
+
+/// `scenarios/plan-consolidate.yaml`, worked in its comment: the Ray head's budget blocks its
+/// GPU node; the web budget lets one CPU node go; the answer is proven by the budget bound.
+#[test]
+fn consolidation_honours_the_disruption_budgets() {
+    let r = plan_of("scenarios/plan-consolidate.yaml").remove.unwrap();
+    assert_eq!(r.nodes, ["cpu-0", "gpu-0"]);
+    assert_eq!(r.status, RemovalStatus::Optimal);
+    assert!((r.savings - 4.296).abs() < 1e-9 && (r.upper_bound_savings - 4.296).abs() < 1e-9);
+    let blocked: Vec<(&str, &str, &str)> = (r.blocked.iter())
+        .map(|b| (b.node.as_str(), b.reason.as_str(), b.message.as_str()))
+        .collect();
+    assert_eq!(
+        blocked,
+        [(
+            "gpu-1",
+            "NotEnoughPdb",
+            "not enough pod disruption budget to move ml/ray-head-0"
+        )]
+    );
+    // Every pod of a removed node lands on a node that stays; DaemonSet pods go with theirs.
+    assert!(!r.moves.is_empty());
+    for m in &r.moves {
+        assert!(
+            r.nodes.contains(&m.from) && !r.nodes.contains(&m.to),
+            "{m:?}"
+        );
+        assert!(!m.pod.starts_with("monitoring/"), "{m:?}");
+    }
+    assert!(r.moves.iter().any(|m| m.pod.starts_with("ml/notebooks-")));
+    insta::assert_snapshot!(schedsim::plan::report::render(&[plan_of(
+        "scenarios/plan-consolidate.yaml"
+    )]));
+}
+
+/// A budget that allows no disruption blocks every node with one of its pods; without the
+/// web budget, capacity alone limits the CPU nodes, and the next node says why.
+#[test]
+fn budgets_and_capacity_limit_the_cpu_nodes() {
+    let none = removal_of(
+        "consolidate-web-zero",
+        &[("minAvailable: 3", "maxUnavailable: 0")],
+        SearchOptions::default(),
+    );
+    assert_eq!(none.removed["cpu"], 0);
+    assert_eq!(
+        none.blocked.iter().filter(|b| b.group == "cpu").count(),
+        4,
+        "{:?}",
+        none.blocked
+    );
+    let free = removal_of(
+        "consolidate-no-web-budget",
+        &[("minAvailable: 3", "maxUnavailable: 4")],
+        SearchOptions::default(),
+    );
+    // Each CPU node runs a web (2.5 CPUs) and an api (2 CPUs) replica and has 3.4 CPUs free:
+    // one node's pods fit on the other three, two nodes' 9 CPUs do not fit on two nodes' 6.8.
+    assert_eq!(free.removed["cpu"], 1, "{free:?}");
+    let why = free.why_not_more.as_ref().expect("a next node was tried");
+    assert_eq!(why.group, "cpu");
+    assert!(
+        why.pending
+            .iter()
+            .any(|p| p.message.contains("Insufficient cpu")),
+        "{why:?}"
+    );
+}
+
+/// Pods CA will not move block their node: a bare pod (no controller), and a pod annotated
+/// `safe-to-evict: "false"`; the annotation `"true"` lets even a bare pod move.
+#[test]
+fn drainability_rules_block_nodes() {
+    let bare = "  workloads:\n    - {apiVersion: v1, kind: Pod, metadata: {name: debug, namespace: shop}, spec: {nodeSelector: {kubernetes.io/hostname: cpu-3}, containers: [{name: c, image: busybox:1.37, resources: {requests: {cpu: 100m}}}]}}\n";
+    let r = removal_of(
+        "consolidate-bare",
+        &[
+            ("  workloads:\n", bare),
+            ("minAvailable: 3", "maxUnavailable: 4"),
+        ],
+        SearchOptions::default(),
+    );
+    let b = (r.blocked.iter())
+        .find(|b| b.node == "cpu-3")
+        .expect("cpu-3 blocked");
+    assert_eq!(
+        (b.reason.as_str(), b.message.as_str()),
+        ("NotReplicated", "shop/debug is not replicated")
+    );
+    let safe = bare.replace(
+        "namespace: shop}",
+        "namespace: shop, annotations: {cluster-autoscaler.kubernetes.io/safe-to-evict: \"true\"}}",
+    );
+    let r = removal_of(
+        "consolidate-safe",
+        &[
+            ("  workloads:\n", &safe),
+            ("minAvailable: 3", "maxUnavailable: 4"),
+        ],
+        SearchOptions::default(),
+    );
+    assert!(
+        r.blocked.iter().all(|b| b.node != "cpu-3"),
+        "{:?}",
+        r.blocked
+    );
+    let not_safe = bare.replace("namespace: shop}", "namespace: shop, annotations: {cluster-autoscaler.kubernetes.io/safe-to-evict: \"false\"}}");
+    let r = removal_of(
+        "consolidate-not-safe",
+        &[
+            ("  workloads:\n", &not_safe),
+            ("minAvailable: 3", "maxUnavailable: 4"),
+        ],
+        SearchOptions::default(),
+    );
+    let b = (r.blocked.iter())
+        .find(|b| b.node == "cpu-3")
+        .expect("cpu-3 blocked");
+    // Not replicated comes first in CA's order.
+    assert_eq!(b.reason, "NotReplicated");
+}
+
+/// Across the nodes removed together, a budget counts every pod that moves (CA's
+/// remaining-budget tracker): on 16-CPU nodes capacity lets two CPU nodes go, the web budget
+/// (one disruption) only one.
+#[test]
+fn a_budget_counts_pods_across_the_nodes_removed() {
+    let bigger = ("{cpu: \"8\", memory: 32Gi", "{cpu: \"16\", memory: 32Gi");
+    let r = removal_of("consolidate-16", &[bigger], SearchOptions::default());
+    assert_eq!(r.removed["cpu"], 1, "{r:?}");
+    assert!(r.ruled_out_by_budgets > 0);
+    let r = removal_of(
+        "consolidate-16-free",
+        &[bigger, ("minAvailable: 3", "maxUnavailable: 4")],
+        SearchOptions::default(),
+    );
+    assert_eq!(r.removed["cpu"], 2, "{r:?}");
+}
+
+/// `expect.removedAtLeast` and `savingsAtLeast` gate CI: exit 1 naming the limit.
+#[test]
+fn removal_expectations_gate_ci() {
+    let dir = tempdir("consolidate-expect");
+    let file = dir.join("s.yaml");
+    let text = std::fs::read_to_string("scenarios/plan-consolidate.yaml")
+        .unwrap()
+        .replace(
+            "  plan:\n",
+            "  plan:\n    expect: {removedAtLeast: {cpu: 2}, savingsAtLeast: 5}\n",
+        );
+    std::fs::write(&file, text).unwrap();
+    let o = schedsim(&[
+        "plan",
+        file.to_str().unwrap(),
+        "--format",
+        "table",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("UNMET: expected at least 2 cpu node(s) removable, the answer removes 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("UNMET: expected savings of at least 5.00/h, the answer saves 4.30/h"),
+        "{out}"
     );
 }

@@ -72,10 +72,10 @@ impl<'o> PlanLoader<'o> {
 /// nodes), `min` ≤ `max`, prices not negative, a goal's percentage within 0–100.
 fn check(file: &std::path::Path, doc: &Document, spec: &PlanSpec) -> Result<(), InputError> {
     let at = |path: String, message: String| doc.error(file, &path, message);
-    if spec.candidates.is_empty() {
+    if spec.candidates.is_empty() && spec.remove.is_empty() {
         return Err(at(
-            "spec.plan.candidates".into(),
-            "a plan needs candidates".into(),
+            "spec.plan".into(),
+            "a plan needs candidates (nodes to add) or remove (nodes that may go)".into(),
         ));
     }
     for (i, c) in spec.candidates.iter().enumerate() {
@@ -107,12 +107,70 @@ fn check(file: &std::path::Path, doc: &Document, spec: &PlanSpec) -> Result<(), 
             ));
         }
     }
+    for (i, g) in spec.remove.iter().enumerate() {
+        let path = format!("spec.plan.remove[{i}]");
+        let problems = crate::model::labels::dns1123_label_errors(
+            &g.name,
+            crate::model::labels::LenUnit::Characters,
+        );
+        if !problems.is_empty() {
+            let message = format!("Invalid value: {:?}: {}", g.name, problems.join("; "));
+            return Err(at(format!("{path}.name"), message));
+        }
+        if spec.remove[..i].iter().any(|o| o.name == g.name) {
+            return Err(at(
+                format!("{path}.name"),
+                format!("duplicate group {:?}", g.name),
+            ));
+        }
+        if g.pool.is_none() && g.selector.is_none() {
+            let message = "a removal group names its nodes by pool or selector".to_string();
+            return Err(at(path, message));
+        }
+        let mut errs = Vec::new();
+        let selector_path = format!("{path}.selector");
+        crate::model::validate::selector::label_selector(
+            g.selector.as_ref(),
+            false,
+            &selector_path,
+            &mut errs,
+        );
+        if let Some(e) = errs.into_iter().next() {
+            return Err(at(e.path, e.message));
+        }
+        if let Some(p) = g.price_per_hour
+            && !(p.is_finite() && p >= 0.0)
+        {
+            return Err(at(
+                format!("{path}.pricePerHour"),
+                format!("{p} is not a price"),
+            ));
+        }
+    }
     if let Some(e) = &spec.expect {
         for name in e.added_at_most.keys() {
             if !spec.candidates.iter().any(|c| &c.name == name) {
                 let message = format!("no candidate is named {name:?}");
                 return Err(at(format!("spec.plan.expect.addedAtMost.{name}"), message));
             }
+        }
+        for name in e.removed_at_least.keys() {
+            if !spec.remove.iter().any(|g| &g.name == name) {
+                let message = format!("no removal group is named {name:?}");
+                return Err(at(
+                    format!("spec.plan.expect.removedAtLeast.{name}"),
+                    message,
+                ));
+            }
+        }
+        let adds = e.feasible.is_some() || e.nodes_at_most.is_some() || e.cost_at_most.is_some();
+        if adds && spec.candidates.is_empty() {
+            let message = "limits on the nodes added, but the plan has no candidates".to_string();
+            return Err(at("spec.plan.expect".into(), message));
+        }
+        if e.savings_at_least.is_some() && spec.remove.is_empty() {
+            let message = "savingsAtLeast, but the plan has no removal groups".to_string();
+            return Err(at("spec.plan.expect.savingsAtLeast".into(), message));
         }
     }
     if let Some(g) = spec.goal.gpu_allocation_at_least

@@ -353,7 +353,12 @@ pub struct PlanSpec {
     #[serde(default)]
     pub goal: PlanGoal,
     /// The node types that may be added.
+    #[serde(default)]
     pub candidates: Vec<PlanCandidate>,
+    /// The existing nodes that may go (consolidation): the most valuable set whose pods all
+    /// move elsewhere, as cluster-autoscaler's scale-down simulates a drain.
+    #[serde(default)]
+    pub remove: Vec<PlanRemoval>,
     /// What `schedsim plan` enforces of its answer (exit 1 when one is unmet): for CI, "the
     /// current plan still needs at most 4 more H100 nodes".
     #[serde(default)]
@@ -376,6 +381,12 @@ pub struct PlanExpect {
     /// The answer costs at most this per hour.
     #[serde(default)]
     pub cost_at_most: Option<f64>,
+    /// Per removal group: at least this many of its nodes can go.
+    #[serde(default)]
+    pub removed_at_least: std::collections::BTreeMap<String, u32>,
+    /// The nodes that can go save at least this per hour.
+    #[serde(default)]
+    pub savings_at_least: Option<f64>,
 }
 
 /// The goal of a plan.
@@ -414,6 +425,29 @@ pub struct PlanCandidate {
     #[serde(default)]
     pub min: u32,
     pub max: u32,
+}
+
+/// Existing nodes `schedsim plan` may remove: those of `pool` and matching `selector` (both
+/// when both are given).
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlanRemoval {
+    /// Names the group in the answer: a DNS label.
+    pub name: String,
+    /// Nodes of this pool, as reports name it (the `spec.nodes` pool, else the first pool
+    /// label such as `karpenter.sh/nodepool`).
+    #[serde(default)]
+    pub pool: Option<String>,
+    /// Nodes whose labels match this label selector (`matchLabels`, `matchExpressions`).
+    #[serde(default)]
+    #[schemars(with = "Option<Value>")]
+    pub selector: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+    /// Price per node-hour saved by removing one (default 1: the most nodes removed).
+    #[serde(default)]
+    pub price_per_hour: Option<f64>,
+    /// At most this many of them removed (default: any number).
+    #[serde(default)]
+    pub max: Option<u32>,
 }
 
 /// `{pool: {count, namePrefix, template}}`: `count` copies of a Node template.

@@ -222,6 +222,7 @@ pub fn pod_from_k8s(
         gpu_share: (pod.metadata.annotations.as_ref())
             .and_then(super::gpu_share::GpuShare::of)
             .map(std::sync::Arc::new),
+        drain: drain_facts(pod),
         pod_group: PodGroupRef::of(
             pod.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()),
             pod.metadata
@@ -229,6 +230,40 @@ pub fn pod_from_k8s(
                 .as_ref()
                 .unwrap_or(&BTreeMap::new()),
         ),
+    }
+}
+
+/// What cluster-autoscaler's drainability rules read of the pod (`model::pod::DrainFacts`).
+fn drain_facts(pod: &k8s::Pod) -> super::pod::DrainFacts {
+    let annotations = pod.metadata.annotations.as_ref();
+    let annotation = |key: &str| annotations.and_then(|a| a.get(key)).map(String::as_str);
+    let spec = pod.spec.as_ref();
+    // `getNonBlockingVolumes`: the annotation's comma-separated volume names.
+    let named_safe: Vec<&str> =
+        (annotation("cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"))
+            .map(|v| v.split(',').collect())
+            .unwrap_or_default();
+    let blocking_local_storage = (spec.and_then(|s| s.volumes.as_ref()).into_iter().flatten())
+        .filter(|v| {
+            v.host_path.is_some()
+                || v.empty_dir
+                    .as_ref()
+                    .is_some_and(|e| e.medium.as_deref() != Some("Memory"))
+        })
+        .any(|v| !named_safe.contains(&v.name.as_str()));
+    let phase = (pod.status.as_ref()).and_then(|s| s.phase.as_deref());
+    let restart = spec.and_then(|s| s.restart_policy.as_deref());
+    let terminal = phase == Some("Failed")
+        || (phase == Some("Succeeded") && matches!(restart, Some("Never" | "OnFailure")));
+    super::pod::DrainFacts {
+        mirror: annotation("kubernetes.io/config.mirror").is_some(),
+        safe_to_evict: match annotation("cluster-autoscaler.kubernetes.io/safe-to-evict") {
+            Some("true") => Some(true),
+            Some("false") => Some(false),
+            _ => None,
+        },
+        blocking_local_storage,
+        terminal,
     }
 }
 

@@ -85,6 +85,28 @@ pub struct Pod {
     pub extended_requests: Vec<ContainerExtendedRequest>,
     /// Its share of GPUs from the FGD simulator's annotations (`Open-Gpu-Share`).
     pub gpu_share: Option<std::sync::Arc<super::gpu_share::GpuShare>>,
+    /// What cluster-autoscaler's drainability rules read of it (`schedsim plan`'s removals).
+    pub drain: DrainFacts,
+}
+
+/// What cluster-autoscaler's drainability rules (`simulator/drainability/rules`, helpers in
+/// `utils/drain/drain.go` and `utils/pod/pod.go`) read of a pod beyond its controller and
+/// namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DrainFacts {
+    /// The `kubernetes.io/config.mirror` annotation: a static pod's mirror (`IsMirrorPod`),
+    /// which goes with its node.
+    pub mirror: bool,
+    /// `cluster-autoscaler.kubernetes.io/safe-to-evict`: `"true"` is `Some(true)`, `"false"`
+    /// `Some(false)`, any other value is no annotation.
+    pub safe_to_evict: Option<bool>,
+    /// A `hostPath` volume, or an `emptyDir` not in memory, that the
+    /// `cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes` annotation does not name
+    /// (`HasBlockingLocalStorage`).
+    pub blocking_local_storage: bool,
+    /// `IsPodTerminal`: phase `Failed`, or `Succeeded` with `restartPolicy` `Never` or
+    /// `OnFailure`.
+    pub terminal: bool,
 }
 
 impl Clone for Pod {
@@ -124,6 +146,7 @@ impl Clone for Pod {
             resource_claim_statuses: self.resource_claim_statuses.clone(),
             extended_requests: self.extended_requests.clone(),
             gpu_share: self.gpu_share.clone(),
+            drain: self.drain,
         }
     }
 }

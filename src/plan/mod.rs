@@ -12,8 +12,10 @@
 //! answer does not depend on the thread count.
 
 pub mod bound;
+pub mod drainability;
 pub mod estimate;
 pub mod goal;
+pub mod removal;
 pub mod report;
 pub mod search;
 

@@ -41,11 +41,26 @@ impl Status {
     }
 }
 
+/// A scenario's plan: the nodes to add (when it has candidates) and the nodes that can go
+/// (when it has removal groups).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanReport {
     pub name: String,
     pub file: String,
+    #[serde(flatten)]
+    pub add: Option<AddReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remove: Option<super::removal::RemovalReport>,
+    /// `spec.plan.expect`, judged: one line per limit not met (empty when all hold).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unmet: Vec<String>,
+}
+
+/// The cheapest nodes to add.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AddReport {
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<Answer>,
@@ -66,9 +81,6 @@ pub struct PlanReport {
     /// No point meeting the goal costs less: every candidate at its floor (the nodes the
     /// resource bound says its pods need at least).
     pub lower_bound_cost: f64,
-    /// `spec.plan.expect`, judged: one line per limit not met (empty when all hold).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unmet: Vec<String>,
     /// Points simulated, and points the resource bound ruled out without a simulation.
     pub evaluations: usize,
     pub ruled_out_by_bound: usize,
@@ -131,8 +143,34 @@ pub struct FrontierPoint {
     pub met: bool,
 }
 
-/// The limits of `expect` the report's answer breaks, one line each.
+/// The limits of `expect` the report's answers break, one line each.
 pub fn unmet(expect: &crate::load::scenario::PlanExpect, r: &PlanReport) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(a) = &r.add {
+        out.extend(add_unmet(expect, a));
+    }
+    if let Some(rm) = &r.remove {
+        for (name, &least) in &expect.removed_at_least {
+            let got = rm.removed.get(name).copied().unwrap_or(0);
+            if got < least {
+                out.push(format!(
+                    "expected at least {least} {name} node(s) removable, the answer removes {got}"
+                ));
+            }
+        }
+        if let Some(least) = expect.savings_at_least
+            && rm.savings < least
+        {
+            out.push(format!(
+                "expected savings of at least {least:.2}/h, the answer saves {:.2}/h",
+                rm.savings
+            ));
+        }
+    }
+    out
+}
+
+fn add_unmet(expect: &crate::load::scenario::PlanExpect, r: &AddReport) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(f) = expect.feasible
         && f != r.answer.is_some()
@@ -206,8 +244,24 @@ struct CandidateRow {
 /// The reports as text.
 pub fn render(reports: &[PlanReport]) -> String {
     let mut out = String::new();
-    for r in reports {
-        let _ = writeln!(out, "Plan {} ({})", r.name, r.file);
+    for plan in reports {
+        let _ = writeln!(out, "Plan {} ({})", plan.name, plan.file);
+        if let Some(r) = &plan.add {
+            render_add(&mut out, r);
+        }
+        if let Some(r) = &plan.remove {
+            render_remove(&mut out, r);
+        }
+        for u in &plan.unmet {
+            let _ = writeln!(out, "  UNMET: {u}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn render_add(out: &mut String, r: &AddReport) {
+    {
         let _ = writeln!(out, "  status: {}", r.status.text());
         match &r.answer {
             Some(a) => {
@@ -257,9 +311,6 @@ pub fn render(reports: &[PlanReport]) -> String {
                 added(&f.added)
             );
         }
-        for u in &r.unmet {
-            let _ = writeln!(out, "  UNMET: {u}");
-        }
         let _ = writeln!(
             out,
             "  searched: {} point{} simulated, {} ruled out by the resource bound; no answer costs less than {:.2}/h{}",
@@ -293,7 +344,102 @@ pub fn render(reports: &[PlanReport]) -> String {
             met: if f.met { "met" } else { "-" },
         });
         let _ = writeln!(out, "{}", Table::new(rows).with(Style::rounded()));
-        out.push('\n');
     }
-    out
+}
+
+#[derive(Tabled)]
+struct RemovalRow {
+    #[tabled(rename = "Removal group")]
+    group: String,
+    #[tabled(rename = "Nodes")]
+    candidates: u32,
+    #[tabled(rename = "Blocked")]
+    blocked: usize,
+    #[tabled(rename = "Can go")]
+    removed: u32,
+}
+
+/// Blocked nodes and moves listed in the text, at most; the JSON lists them all.
+const BLOCKED_SHOWN: usize = 10;
+
+fn render_remove(out: &mut String, r: &super::removal::RemovalReport) {
+    use super::removal::RemovalStatus;
+    let status = match r.status {
+        RemovalStatus::Optimal => "optimal (no set saves more)",
+        RemovalStatus::BestFound => "best found (the upper bound leaves room for more)",
+    };
+    let _ = writeln!(out, "  removal: {status}");
+    let _ = writeln!(
+        out,
+        "  can go: {} node{} ({:.2}/h saved; no set saves more than {:.2}/h), {} pod{} moved",
+        r.nodes.len(),
+        if r.nodes.len() == 1 { "" } else { "s" },
+        r.savings,
+        r.upper_bound_savings,
+        r.moves.len(),
+        if r.moves.len() == 1 { "" } else { "s" },
+    );
+    if !r.nodes.is_empty() {
+        let _ = writeln!(out, "    {}", r.nodes.join(", "));
+    }
+    for m in r.moves.iter().take(BLOCKED_SHOWN) {
+        let _ = writeln!(out, "    move {}: {} → {}", m.pod, m.from, m.to);
+    }
+    if r.moves.len() > BLOCKED_SHOWN {
+        let _ = writeln!(
+            out,
+            "    {} more moves (see the JSON)",
+            r.moves.len() - BLOCKED_SHOWN
+        );
+    }
+    if let Some(w) = &r.why_not_more {
+        let why = match (&w.budget, w.pending.first()) {
+            (Some(b), _) => format!("PodDisruptionBudget {b} allows no more disruptions"),
+            (None, Some(p)) => format!(
+                "{} pod{} would not move, e.g. {}: {}",
+                w.pending.len(),
+                if w.pending.len() == 1 { "" } else { "s" },
+                p.pod,
+                p.message
+            ),
+            (None, None) => "not simulated".into(),
+        };
+        let _ = writeln!(out, "  why not {} ({}) as well: {why}", w.node, w.group);
+    }
+    for b in r.blocked.iter().take(BLOCKED_SHOWN) {
+        let _ = writeln!(
+            out,
+            "  blocked: {} ({}): {} [{}]",
+            b.node, b.group, b.message, b.reason
+        );
+    }
+    if r.blocked.len() > BLOCKED_SHOWN {
+        let _ = writeln!(
+            out,
+            "  blocked: {} more (see the JSON)",
+            r.blocked.len() - BLOCKED_SHOWN
+        );
+    }
+    if r.pending_before > 0 {
+        let _ = writeln!(
+            out,
+            "  {} pod{} pending before any removal (they stay pending)",
+            r.pending_before,
+            if r.pending_before == 1 { "" } else { "s" }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  searched: {} set{} simulated, {} ruled out by the disruption budgets",
+        r.evaluations,
+        if r.evaluations == 1 { "" } else { "s" },
+        r.ruled_out_by_budgets
+    );
+    let rows = r.candidates.iter().map(|(g, &n)| RemovalRow {
+        group: g.clone(),
+        candidates: n,
+        blocked: r.blocked.iter().filter(|b| &b.group == g).count(),
+        removed: r.removed.get(g).copied().unwrap_or(0),
+    });
+    let _ = writeln!(out, "{}", Table::new(rows).with(Style::rounded()));
 }

@@ -9,7 +9,7 @@ use super::bound::Bound;
 use super::estimate::Estimator;
 use super::goal::{Reached, judge, placed};
 use super::report::{
-    Answer, CandidateAnswer, FewerNode, FrontierPoint, PendingPod, PlanReport, Status,
+    AddReport, Answer, CandidateAnswer, FewerNode, FrontierPoint, PendingPod, PlanReport, Status,
 };
 use crate::error::InputError;
 use crate::load::Scenario;
@@ -73,17 +73,45 @@ struct Search<'l, 'o> {
     ruled_out: usize,
 }
 
-/// The cheapest point that meets the target's goal, per candidate alone and mixed.
+/// The target's plan: the cheapest nodes to add for its goal (with candidates), and the
+/// existing nodes that can go (with removal groups).
 pub fn plan(
     loader: &mut PlanLoader<'_>,
     target: &PlanTarget,
     options: SearchOptions,
 ) -> Result<PlanReport, Vec<InputError>> {
+    let base = loader.load(target, &vec![0; target.spec.candidates.len()])?;
+    let remove = (!target.spec.remove.is_empty())
+        .then(|| super::removal::remove(&base, &target.spec.remove, options.max_evaluations));
+    let add = match target.spec.candidates.is_empty() {
+        true => None,
+        false => Some(add(loader, target, options, base)?),
+    };
+    let mut report = PlanReport {
+        name: target.name.clone(),
+        file: target.file.display().to_string(),
+        add,
+        remove,
+        unmet: Vec::new(),
+    };
+    if let Some(expect) = &target.spec.expect {
+        report.unmet = super::report::unmet(expect, &report);
+    }
+    Ok(report)
+}
+
+/// The cheapest point that meets the target's goal, per candidate alone and mixed; `base` is
+/// the scenario with nothing added.
+fn add(
+    loader: &mut PlanLoader<'_>,
+    target: &PlanTarget,
+    options: SearchOptions,
+    base: Scenario,
+) -> Result<AddReport, Vec<InputError>> {
     let candidates = &target.spec.candidates;
     let least: Vec<u32> = candidates.iter().map(|c| c.min).collect();
     let most: Vec<u32> = candidates.iter().map(|c| c.max).collect();
     let none = vec![0; candidates.len()];
-    let base = loader.load(target, &none)?;
     let one: Vec<Scenario> = (0..candidates.len())
         .map(|t| {
             let mut counts = none.clone();
@@ -150,11 +178,7 @@ pub fn plan(
             .collect();
         s.evaluate(&fewer)?;
     }
-    let mut report = s.report(found, per_candidate);
-    if let Some(expect) = &target.spec.expect {
-        report.unmet = super::report::unmet(expect, &report);
-    }
-    Ok(report)
+    Ok(s.report(found, per_candidate))
 }
 
 /// What a walk found: the cheapest point meeting the goal, and whether every cheaper point
@@ -406,7 +430,7 @@ impl Search<'_, '_> {
         }
     }
 
-    fn report(&self, found: Found, per_candidate: Vec<CandidateAnswer>) -> PlanReport {
+    fn report(&self, found: Found, per_candidate: Vec<CandidateAnswer>) -> AddReport {
         let candidates = &self.target.spec.candidates;
         let all_most = self.bound.short_of(&self.most).map(str::to_string);
         let status = match (&found.point, found.proven) {
@@ -470,9 +494,7 @@ impl Search<'_, '_> {
                 frontier.push(p.clone());
             }
         }
-        PlanReport {
-            name: self.target.name.clone(),
-            file: self.target.file.display().to_string(),
+        AddReport {
             status,
             answer,
             short_of_at_most: all_most,
@@ -481,7 +503,6 @@ impl Search<'_, '_> {
             frontier,
             points: all,
             lower_bound_cost: self.cost(&self.start()) as f64 / 1e6,
-            unmet: Vec::new(),
             evaluations: self.evaluated.len(),
             ruled_out_by_bound: self.ruled_out,
         }

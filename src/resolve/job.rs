@@ -147,6 +147,13 @@ pub fn job_pods(job: &Job, path: &str, gates: &FeatureGates) -> Result<Vec<Pod>,
         template.labels.insert(label.to_string(), name.clone());
     }
     template.workload = Some(name.clone());
+    // The Job controller creates its pods with the Job as their controller reference.
+    template.controller = Some(std::sync::Arc::new(crate::model::pod::ControllerRef {
+        api_version: "batch/v1".into(),
+        kind: "Job".into(),
+        name: name.clone(),
+        uid: job.metadata.uid.clone().unwrap_or_default(),
+    }));
     Ok((0..count.max(0))
         .map(|i| {
             let mut p = template.clone();
