@@ -415,3 +415,90 @@ fn removal_expectations_gate_ci() {
         "{out}"
     );
 }
+
+/// Random small clusters, every subset of their nodes judged: the answer can go, no subset
+/// that can go saves more than the upper bound, and an `optimal` answer saves as much as the
+/// best subset.
+#[test]
+fn removal_against_every_subset() {
+    use rand::{RngExt, SeedableRng};
+    let dir = tempdir("removal-subsets");
+    let mut saving_cases = 0;
+    for case in 0..24u64 {
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(case);
+        let nodes: usize = rng.random_range(3..=5);
+        let mut y = String::from(
+            "apiVersion: schedsim.io/v1alpha1\nkind: Scenario\nmetadata: {name: subsets}\nspec:\n  scheduler: {seed: 2}\n  nodes:\n",
+        );
+        for n in 0..nodes {
+            let pool = if n.is_multiple_of(2) { "a" } else { "b" };
+            let cpu = rng.random_range(4..=12);
+            y += &format!(
+                "    - {{apiVersion: v1, kind: Node, metadata: {{name: n{n}, labels: {{karpenter.sh/nodepool: {pool}}}}}, status: {{allocatable: {{cpu: '{cpu}', memory: 64Gi, pods: '110'}}}}}}\n"
+            );
+        }
+        let pods = rng.random_range(3..=9);
+        let guarded = rng.random_range(0..=pods);
+        let min_available = rng.random_range(0..=guarded);
+        y += &format!(
+            "  objects:\n    - {{apiVersion: policy/v1, kind: PodDisruptionBudget, metadata: {{name: web, namespace: s}}, spec: {{minAvailable: {min_available}, selector: {{matchLabels: {{app: web}}}}}}}}\n  workloads:\n"
+        );
+        for p in 0..pods {
+            let app = if p < guarded { "web" } else { "batch" };
+            let cpu = rng.random_range(1..=4);
+            y += &format!(
+                "    - {{apiVersion: v1, kind: Pod, metadata: {{name: p{p}, namespace: s, labels: {{app: {app}}}, ownerReferences: [{{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: u, controller: true}}]}}, spec: {{containers: [{{name: c, image: i, resources: {{requests: {{cpu: '{cpu}'}}}}}}]}}}}\n"
+            );
+        }
+        let (price_a, price_b) = (rng.random_range(1..=5), rng.random_range(1..=5));
+        y += &format!(
+            "  plan:\n    remove:\n      - {{name: a, pool: a, pricePerHour: {price_a}}}\n      - {{name: b, pool: b, pricePerHour: {price_b}}}\n"
+        );
+        let file = dir.join(format!("case-{case}.yaml"));
+        std::fs::write(&file, &y).unwrap();
+        let load = LoadOptions::default();
+        let mut loader = PlanLoader::new(&load);
+        let (targets, errors) = loader.targets(std::slice::from_ref(&file));
+        assert!(errors.is_empty(), "{errors:?}");
+        let t = &targets[0];
+        let r = plan(&mut loader, t, SearchOptions::default())
+            .unwrap()
+            .remove
+            .unwrap();
+        let scenario = loader.load(t, &[]).unwrap();
+        let price = |n: usize| if n.is_multiple_of(2) { price_a } else { price_b } as f64;
+        let mut best = 0.0f64;
+        let mut bound = 0.0;
+        for mask in 0u32..(1 << nodes) {
+            let set: Vec<String> = (0..nodes)
+                .filter(|n| mask & (1 << n) != 0)
+                .map(|n| format!("n{n}"))
+                .collect();
+            let (ok, b) = schedsim::plan::removal::can_go(&scenario, &t.spec.remove, &set);
+            bound = b;
+            if ok {
+                let saved: f64 = (0..nodes).filter(|n| mask & (1 << n) != 0).map(price).sum();
+                best = best.max(saved);
+            }
+        }
+        let (ok, _) = schedsim::plan::removal::can_go(&scenario, &t.spec.remove, &r.nodes);
+        assert!(ok, "case {case}: the answer {:?} cannot go\n{y}", r.nodes);
+        assert!(r.savings <= best + 1e-9, "case {case}");
+        assert!(
+            bound + 1e-9 >= best,
+            "case {case}: bound {bound} below {best}\n{y}"
+        );
+        saving_cases += usize::from(best > 0.0);
+        if r.status == RemovalStatus::Optimal {
+            assert!(
+                (r.savings - best).abs() < 1e-9,
+                "case {case}: optimal {} but {best}\n{y}",
+                r.savings
+            );
+        }
+    }
+    assert!(
+        saving_cases >= 8,
+        "{saving_cases} cases where a node can go"
+    );
+}

@@ -23,7 +23,8 @@
 //! on the savings (per resource and per budget, a fractional knapsack over what the removed
 //! nodes take out of the cluster's free capacity) says when the answer is proven the best.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use k8s_openapi::api::core::v1::Taint;
 use rayon::prelude::*;
@@ -182,6 +183,17 @@ struct Candidate {
     moving: Vec<usize>,
 }
 
+/// What the proof walk found: a set saving more than the incumbent, and whether no set saves
+/// more than the answer (the walk's find, or else the incumbent).
+struct Walk {
+    found: Option<(Vec<usize>, Vec<Move>)>,
+    proven: bool,
+}
+
+/// Drop lists the proof walk may visit before it stops: memory for its heap, whatever the
+/// budget.
+const MAX_VISITED: usize = 200_000;
+
 /// What one simulated set came to.
 #[derive(Debug, Clone)]
 enum Verdict {
@@ -200,6 +212,7 @@ struct Search<'a> {
     candidates: Vec<Candidate>,
     /// Per budget: disruptions it allows at the end of the run.
     allowed: Vec<i32>,
+    dims: Dimensions,
     budget: usize,
     evaluations: usize,
     ruled_out: usize,
@@ -211,91 +224,23 @@ pub fn remove(
     groups: &[PlanRemoval],
     max_evaluations: usize,
 ) -> RemovalReport {
-    let settled = Settled::of(scenario);
-    let budgets = &scenario.config.pdbs;
-    let all = settled.on_node.iter().flatten().enumerate();
-    let mut tracker = Budgets::new(budgets, all.clone(), |_| true, |_, _| true);
-    // Every pod is bound: counted healthy as the simulation counts them when it binds them.
-    for (id, pod) in all {
-        tracker.count(id, pod, 1);
-    }
-    let allowed: Vec<i32> = (0..budgets.len())
-        .map(|i| tracker.counts(i).disruptions_allowed)
-        .collect();
-    let mut candidates = Vec::new();
-    let mut blocked = Vec::new();
-    let mut matched: BTreeMap<String, u32> = groups.iter().map(|g| (g.name.clone(), 0)).collect();
-    for (n, node) in settled.nodes.iter().enumerate() {
-        let Some(group) = groups.iter().position(|g| selects(g, node)) else {
-            continue;
-        };
-        *matched
-            .get_mut(&groups[group].name)
-            .expect("every group counted") += 1;
-        let mut moving = Vec::new();
-        let mut blocker = None;
-        for (i, pod) in settled.on_node[n].iter().enumerate() {
-            match drain(pod, budgets, &allowed) {
-                Drain::Stays => {}
-                Drain::Moves if pod.resource_claims.is_empty() => moving.push(i),
-                Drain::Moves => {
-                    blocker = Some((
-                        pod,
-                        "NotSimulated".to_string(),
-                        "schedsim: moving a pod with ResourceClaims is not simulated".to_string(),
-                    ));
-                    break;
-                }
-                Drain::Blocks { reason, message } => {
-                    blocker = Some((pod, reason.to_string(), message));
-                    break;
-                }
-            }
-        }
-        match blocker {
-            Some((pod, reason, message)) => blocked.push(BlockedNode {
-                node: node.name.clone(),
-                group: groups[group].name.clone(),
-                pod: pod.key(),
-                reason,
-                message,
-            }),
-            None => candidates.push(Candidate {
-                node: n,
-                group,
-                price: (groups[group].price_per_hour.unwrap_or(1.0) * 1e6).round() as i128,
-                moving,
-            }),
-        }
-    }
-    // Disruption order: nodes with fewer pods to move first, then the dearer, then by name.
-    candidates.sort_by(|a, b| {
-        (
-            a.moving.len(),
-            std::cmp::Reverse(a.price),
-            &settled.nodes[a.node].name,
-        )
-            .cmp(&(
-                b.moving.len(),
-                std::cmp::Reverse(b.price),
-                &settled.nodes[b.node].name,
-            ))
-    });
-    let mut s = Search {
-        scenario,
-        groups,
-        settled,
-        candidates,
-        allowed,
-        budget: max_evaluations.max(1),
-        evaluations: 0,
-        ruled_out: 0,
-    };
+    let (mut s, blocked, matched) = Search::new(scenario, groups, max_evaluations);
     let bound = s.upper_bound();
-    let (chosen, moves, why_not_more) = s.search(bound);
-    let savings: i128 = chosen.iter().map(|&c| s.candidates[c].price).sum();
+    let (mut chosen, mut moves, mut why_not_more) = s.search(bound);
+    let mut savings: i128 = chosen.iter().map(|&c| s.candidates[c].price).sum();
     let all_go = chosen.len() == s.capped(&(0..s.candidates.len()).collect::<Vec<_>>()).len();
-    let status = match all_go || savings as f64 >= bound - 0.5 {
+    let mut proven = all_go || savings as f64 >= bound - 0.5;
+    if !proven {
+        let walk = s.prove(savings);
+        proven = walk.proven;
+        if let Some((set, set_moves)) = walk.found {
+            savings = set.iter().map(|&c| s.candidates[c].price).sum();
+            (chosen, moves) = (set, set_moves);
+            // Asked of the greedy pass's set, not of this one.
+            why_not_more = None;
+        }
+    }
+    let status = match proven {
         true => RemovalStatus::Optimal,
         false => RemovalStatus::BestFound,
     };
@@ -323,6 +268,117 @@ pub fn remove(
         pending_before: s.settled.pending,
         evaluations: s.evaluations,
         ruled_out_by_budgets: s.ruled_out,
+    }
+}
+
+/// Whether the named nodes can go together (none blocked, the budgets allow their pods, and
+/// every pod lands elsewhere), and what the search's upper bound on the savings is: the
+/// judge `remove` uses, for tests that compare its answer with every set.
+pub fn can_go(scenario: &Scenario, groups: &[PlanRemoval], nodes: &[String]) -> (bool, f64) {
+    let (mut s, _, _) = Search::new(scenario, groups, usize::MAX);
+    let set: Option<Vec<usize>> = (nodes.iter())
+        .map(|name| {
+            (0..s.candidates.len()).find(|&c| &s.settled.nodes[s.candidates[c].node].name == name)
+        })
+        .collect();
+    let bound = s.upper_bound() / 1e6;
+    let ok = set.is_some_and(|set| matches!(s.evaluate(&[set])[0], Verdict::Moved(_)));
+    (ok, bound)
+}
+
+impl<'a> Search<'a> {
+    /// The scenario's end state, its nodes judged: the groups' candidates in disruption
+    /// order, the blocked nodes, and the nodes each group selects.
+    fn new(
+        scenario: &'a Scenario,
+        groups: &'a [PlanRemoval],
+        max_evaluations: usize,
+    ) -> (Search<'a>, Vec<BlockedNode>, BTreeMap<String, u32>) {
+        let settled = Settled::of(scenario);
+        let budgets = &scenario.config.pdbs;
+        let all = settled.on_node.iter().flatten().enumerate();
+        let mut tracker = Budgets::new(budgets, all.clone(), |_| true, |_, _| true);
+        // Every pod is bound: counted healthy as the simulation counts them when it binds them.
+        for (id, pod) in all {
+            tracker.count(id, pod, 1);
+        }
+        let allowed: Vec<i32> = (0..budgets.len())
+            .map(|i| tracker.counts(i).disruptions_allowed)
+            .collect();
+        let mut candidates = Vec::new();
+        let mut blocked = Vec::new();
+        let mut matched: BTreeMap<String, u32> =
+            groups.iter().map(|g| (g.name.clone(), 0)).collect();
+        for (n, node) in settled.nodes.iter().enumerate() {
+            let Some(group) = groups.iter().position(|g| selects(g, node)) else {
+                continue;
+            };
+            *matched
+                .get_mut(&groups[group].name)
+                .expect("every group counted") += 1;
+            let mut moving = Vec::new();
+            let mut blocker = None;
+            for (i, pod) in settled.on_node[n].iter().enumerate() {
+                match drain(pod, budgets, &allowed) {
+                    Drain::Stays => {}
+                    Drain::Moves if pod.resource_claims.is_empty() => moving.push(i),
+                    Drain::Moves => {
+                        blocker = Some((
+                            pod,
+                            "NotSimulated".to_string(),
+                            "schedsim: moving a pod with ResourceClaims is not simulated"
+                                .to_string(),
+                        ));
+                        break;
+                    }
+                    Drain::Blocks { reason, message } => {
+                        blocker = Some((pod, reason.to_string(), message));
+                        break;
+                    }
+                }
+            }
+            match blocker {
+                Some((pod, reason, message)) => blocked.push(BlockedNode {
+                    node: node.name.clone(),
+                    group: groups[group].name.clone(),
+                    pod: pod.key(),
+                    reason,
+                    message,
+                }),
+                None => candidates.push(Candidate {
+                    node: n,
+                    group,
+                    price: (groups[group].price_per_hour.unwrap_or(1.0) * 1e6).round() as i128,
+                    moving,
+                }),
+            }
+        }
+        // Disruption order: nodes with fewer pods to move first, then the dearer, then by name.
+        candidates.sort_by(|a, b| {
+            (
+                a.moving.len(),
+                std::cmp::Reverse(a.price),
+                &settled.nodes[a.node].name,
+            )
+                .cmp(&(
+                    b.moving.len(),
+                    std::cmp::Reverse(b.price),
+                    &settled.nodes[b.node].name,
+                ))
+        });
+        let mut s = Search {
+            scenario,
+            groups,
+            settled,
+            candidates,
+            allowed,
+            dims: Dimensions::default(),
+            budget: max_evaluations.max(1),
+            evaluations: 0,
+            ruled_out: 0,
+        };
+        s.dims = s.dimensions();
+        (s, blocked, matched)
     }
 }
 
@@ -434,6 +490,107 @@ impl Search<'_> {
             next = rest.iter().position(|&c| c == last).expect("in rest") + 1;
         }
         (chosen, moves, why_not)
+    }
+
+    /// The proof walk: the sets of candidates in order of savings, highest first — the
+    /// candidates dropped from all of them, the cheapest drops first (each subset once: a
+    /// drop list grows by the next candidate or swaps its last for the next). A set over its
+    /// group's `max` is passed over; one over a dimension's capacity is ruled out; the others
+    /// are simulated, a batch at a time in parallel. The first that can go saves the most.
+    /// The walk ends proven at the incumbent's savings, or unproven when the budget or
+    /// [`MAX_VISITED`] runs out.
+    fn prove(&mut self, incumbent: i128) -> Walk {
+        let n = self.candidates.len();
+        let mut items: Vec<usize> = (0..n).collect();
+        items.sort_by_key(|&c| (self.candidates[c].price, c));
+        let total: i128 = self.candidates.iter().map(|c| c.price).sum();
+        let dims = self.dims.capacity.len();
+        let full: Vec<i64> = (0..dims)
+            .map(|k| self.dims.weights.iter().map(|w| w[k]).sum())
+            .collect();
+        let mut group_size = vec![0u32; self.groups.len()];
+        for c in &self.candidates {
+            group_size[c.group] += 1;
+        }
+        let mut heap: BinaryHeap<Reverse<(i128, Vec<u32>)>> = BinaryHeap::new();
+        heap.push(Reverse((0, Vec::new())));
+        let mut visited = 0usize;
+        loop {
+            let mut batch: Vec<Vec<usize>> = Vec::new();
+            let mut ended = None;
+            while batch.len() < BATCH {
+                let Some(Reverse((dropped_price, dropped))) = heap.pop() else {
+                    ended = Some(true);
+                    break;
+                };
+                if total - dropped_price <= incumbent {
+                    ended = Some(true);
+                    break;
+                }
+                visited += 1;
+                if visited > MAX_VISITED {
+                    ended = Some(false);
+                    break;
+                }
+                let next = dropped.last().map_or(0, |&l| l as usize + 1);
+                if next < n {
+                    let price = |i: usize| self.candidates[items[i]].price;
+                    let mut grown = dropped.clone();
+                    grown.push(next as u32);
+                    heap.push(Reverse((dropped_price + price(next), grown)));
+                    if let Some(&last) = dropped.last() {
+                        let mut swapped = dropped.clone();
+                        *swapped.last_mut().expect("not empty") = next as u32;
+                        let p = dropped_price - price(last as usize) + price(next);
+                        heap.push(Reverse((p, swapped)));
+                    }
+                }
+                let mut gone = vec![false; n];
+                for &i in &dropped {
+                    gone[items[i as usize]] = true;
+                }
+                let mut kept_per_group = group_size.clone();
+                let mut sums = full.clone();
+                for (c, _) in gone.iter().enumerate().filter(|(_, g)| **g) {
+                    kept_per_group[self.candidates[c].group] -= 1;
+                    for (k, sum) in sums.iter_mut().enumerate() {
+                        *sum -= self.dims.weights[c][k];
+                    }
+                }
+                let over_max = (self.groups.iter().zip(&kept_per_group))
+                    .any(|(g, &k)| g.max.is_some_and(|m| k > m));
+                if over_max {
+                    continue;
+                }
+                if (sums.iter().zip(&self.dims.capacity)).any(|(s, c)| s > c) {
+                    self.ruled_out += 1;
+                    continue;
+                }
+                batch.push((0..n).filter(|&c| !gone[c]).collect());
+            }
+            let room = self.budget.saturating_sub(self.evaluations);
+            if batch.len() > room {
+                batch.truncate(room);
+                ended = Some(false);
+            }
+            let verdicts = self.evaluate(&batch);
+            if let Some((set, Verdict::Moved(moves))) = batch
+                .into_iter()
+                .zip(verdicts)
+                .find(|(_, v)| matches!(v, Verdict::Moved(_)))
+            {
+                return Walk {
+                    found: Some((set, moves)),
+                    proven: true,
+                };
+            }
+            if let Some(proven) = ended {
+                return Walk {
+                    found: None,
+                    proven,
+                };
+            }
+        }
     }
 
     fn not_removed(&self, c: usize, v: &Verdict) -> NotRemoved {
@@ -565,11 +722,11 @@ impl Search<'_> {
         }
     }
 
-    /// No set of the candidates saves more per hour (millionths): per resource and per budget,
-    /// a fractional knapsack of what each removed node takes out of the cluster's free
-    /// capacity (its pods that move, plus its own free room) against the free capacity of
-    /// every node; and per group, its dearest `max` nodes.
-    fn upper_bound(&self) -> f64 {
+    /// What each candidate takes out of the cluster, per dimension — each resource (its pods
+    /// that move, plus its own free room, against the free room of every node) and each budget
+    /// (its pods the budget selects, against the disruptions it allows). A set can go only if
+    /// its sum stays within every capacity.
+    fn dimensions(&self) -> Dimensions {
         let settled = &self.settled;
         let free: Vec<ResourceList> = (settled.nodes.iter().zip(&settled.on_node))
             .map(|(node, pods)| {
@@ -589,40 +746,46 @@ impl Search<'_> {
         let mut resources: Vec<&String> = free.iter().flat_map(|f| f.keys()).collect();
         resources.sort();
         resources.dedup();
-        let mut best = f64::INFINITY;
+        let mut d = Dimensions {
+            capacity: Vec::new(),
+            weights: vec![Vec::new(); self.candidates.len()],
+        };
         for r in resources {
-            let capacity: i64 = free.iter().map(|f| f.get(r).copied().unwrap_or(0)).sum();
-            let items: Vec<(i128, i64)> = (self.candidates.iter())
-                .map(|c| {
-                    let pods = &settled.on_node[c.node];
-                    let moving: i64 = (c.moving.iter())
-                        .map(|&i| match r.as_str() {
-                            "pods" => 1,
-                            _ => pods[i].requests.get(r).copied().unwrap_or(0),
-                        })
-                        .sum();
-                    (c.price, moving + free[c.node].get(r).copied().unwrap_or(0))
-                })
+            d.capacity
+                .push(free.iter().map(|f| f.get(r).copied().unwrap_or(0)).sum());
+            for (c, w) in self.candidates.iter().zip(&mut d.weights) {
+                let pods = &settled.on_node[c.node];
+                let moving: i64 = (c.moving.iter())
+                    .map(|&i| match r.as_str() {
+                        "pods" => 1,
+                        _ => pods[i].requests.get(r).copied().unwrap_or(0),
+                    })
+                    .sum();
+                w.push(moving + free[c.node].get(r).copied().unwrap_or(0));
+            }
+        }
+        for (b, budget) in self.scenario.config.pdbs.iter().enumerate() {
+            d.capacity.push(i64::from(self.allowed[b].max(0)));
+            for (c, w) in self.candidates.iter().zip(&mut d.weights) {
+                let pods = &settled.on_node[c.node];
+                let covered = (c.moving.iter()).filter(|&&i| budget.selects(&pods[i]));
+                w.push(covered.count() as i64);
+            }
+        }
+        d
+    }
+
+    /// No set of the candidates saves more per hour (millionths): per dimension, the
+    /// fractional knapsack of the candidates' prices and weights; and per group, its dearest
+    /// `max` nodes.
+    fn upper_bound(&self) -> f64 {
+        let d = &self.dims;
+        let mut best = f64::INFINITY;
+        for (k, &capacity) in d.capacity.iter().enumerate() {
+            let items: Vec<(i128, i64)> = (self.candidates.iter().zip(&d.weights))
+                .map(|(c, w)| (c.price, w[k]))
                 .collect();
             best = best.min(fractional_knapsack(&items, capacity));
-        }
-        let budgets = &self.scenario.config.pdbs;
-        for (b, budget) in budgets.iter().enumerate() {
-            let items: Vec<(i128, i64)> = (self.candidates.iter())
-                .map(|c| {
-                    let pods = &settled.on_node[c.node];
-                    let covered = c
-                        .moving
-                        .iter()
-                        .filter(|&&i| budget.selects(&pods[i]))
-                        .count();
-                    (c.price, covered as i64)
-                })
-                .collect();
-            best = best.min(fractional_knapsack(
-                &items,
-                i64::from(self.allowed[b].max(0)),
-            ));
         }
         let per_group: i128 = (0..self.groups.len())
             .map(|g| {
@@ -637,6 +800,15 @@ impl Search<'_> {
             .sum();
         best.min(per_group as f64)
     }
+}
+
+/// Per dimension (resources, then budgets): what the cluster has, and what each candidate
+/// takes of it when removed.
+#[derive(Debug, Clone, Default)]
+struct Dimensions {
+    capacity: Vec<i64>,
+    /// Per candidate, per dimension.
+    weights: Vec<Vec<i64>>,
 }
 
 /// The fractional knapsack's optimum: items `(value, weight)` taken whole by value per weight
