@@ -375,7 +375,7 @@ fn a_budget_counts_pods_across_the_nodes_removed() {
     let bigger = ("{cpu: \"8\", memory: 32Gi", "{cpu: \"16\", memory: 32Gi");
     let r = removal_of("consolidate-16", &[bigger], SearchOptions::default());
     assert_eq!(r.removed["cpu"], 1, "{r:?}");
-    assert!(r.ruled_out_by_budgets > 0);
+    assert!(r.ruled_out > 0);
     let r = removal_of(
         "consolidate-16-free",
         &[bigger, ("minAvailable: 3", "maxUnavailable: 4")],
@@ -500,5 +500,82 @@ fn removal_against_every_subset() {
     assert!(
         saving_cases >= 8,
         "{saving_cases} cases where a node can go"
+    );
+}
+
+/// `tests/data/plan/gang.yaml`, worked in its comment: a gang that needs two new nodes of one
+/// type. One node short, the GPUs add up (the bound cannot rule it out), and the gang binds
+/// all or nothing: both trainers pend where plain pods would leave one.
+#[test]
+fn a_gang_needs_two_nodes_of_one_type() {
+    let r = adding("tests/data/plan/gang.yaml");
+    assert_eq!(r.status, Status::Optimal);
+    assert_eq!((count(&r, "a100"), count(&r, "t4")), (2, 0));
+    let fewer = &r.why_not_fewer[0];
+    assert_eq!(fewer.added["a100"], 1);
+    assert_eq!(fewer.short_of, None, "simulated, not ruled out");
+    assert_eq!(fewer.reached.as_ref().unwrap().pending_pods, 2);
+    assert!(
+        fewer
+            .pending
+            .iter()
+            .all(|p| p.pod.starts_with("ml/trainer-"))
+    );
+    // The same pods without the gang: one node short leaves one pending.
+    let text = std::fs::read_to_string("tests/data/plan/gang.yaml")
+        .unwrap()
+        .replace(", labels: {scheduling.x-k8s.io/pod-group: pretrain}", "");
+    let file = tempdir("plan-no-gang").join("s.yaml");
+    std::fs::write(&file, text).unwrap();
+    let r = adding(file.to_str().unwrap());
+    let fewer = &r.why_not_fewer[0];
+    assert_eq!(fewer.reached.as_ref().unwrap().pending_pods, 1);
+}
+
+/// A candidate made from a dumped node, as cluster-autoscaler makes a template: its labels,
+/// GPU taint and allocatable kept; its cordon, the autoscaler's taint and its identity gone.
+#[test]
+fn a_dumped_node_as_the_template() {
+    let file = PathBuf::from("tests/data/plan/from-node.yaml");
+    let options = LoadOptions::default();
+    let mut loader = PlanLoader::new(&options);
+    let (targets, errors) = loader.targets(std::slice::from_ref(&file));
+    assert!(errors.is_empty(), "{errors:?}");
+    let scenario = loader.load(&targets[0], &[1]).unwrap();
+    let added = scenario.nodes.last().unwrap();
+    assert_eq!(added.name, "plan-p4d-0");
+    assert_eq!(added.labels["kubernetes.io/hostname"], "plan-p4d-0");
+    assert_eq!(
+        added.labels["node.kubernetes.io/instance-type"],
+        "p4d.24xlarge"
+    );
+    let taints: Vec<&str> = added.taints.iter().map(|t| t.key.as_str()).collect();
+    assert_eq!(taints, ["nvidia.com/gpu"]);
+    assert!(!added.unschedulable);
+    assert_eq!(added.allocatable["cpu"], 95_690);
+    let r = adding("tests/data/plan/from-node.yaml");
+    assert_eq!(count(&r, "p4d"), 2);
+    // A name the file does not hold is an input error at the field.
+    let dir = tempdir("plan-from-node");
+    std::fs::copy(
+        "tests/data/plan/nodes-dump.yaml",
+        dir.join("nodes-dump.yaml"),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("name: ip-10-0-1-17.ec2.internal}", "name: ip-10-0-9-9}");
+    std::fs::write(dir.join("s.yaml"), text).unwrap();
+    let o = schedsim(&[
+        "plan",
+        dir.join("s.yaml").to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("spec.plan.candidates[0].fromNode.name: no Node named \"ip-10-0-9-9\" in \"nodes-dump.yaml\""),
+        "{err}"
     );
 }

@@ -269,7 +269,7 @@ impl Loader<'_> {
             &mut warnings,
         )?;
         if let (Some(counts), Some(plan)) = (self.plan_counts.clone(), &sd.spec.plan) {
-            nodes.extend(nodes::plan_nodes(file, doc, plan, &counts, &mut errors)?);
+            nodes.extend(self.plan_nodes(file, doc, plan, &counts, &mut errors)?);
         }
         let node_names: HashSet<&str> = nodes.iter().map(|(n, _)| n.name.as_str()).collect();
         let origins = self.origins(

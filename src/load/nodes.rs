@@ -92,7 +92,110 @@ impl Loader<'_> {
             objects::node_from_k8s(k, at, errs)
         })
     }
+
+    /// The nodes `schedsim plan` adds: `counts[i]` copies of `spec.plan.candidates[i]`'s
+    /// template (or of the node it names), named `plan-<name>-<index>`, in the pool
+    /// `plan-<name>`.
+    pub(super) fn plan_nodes(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        plan: &super::scenario::PlanSpec,
+        counts: &[u32],
+        errors: &mut Errors,
+    ) -> Result<Vec<(Node, Origin)>, Errors> {
+        let mut out = Vec::new();
+        for (i, (c, &count)) in plan.candidates.iter().zip(counts).enumerate() {
+            let path = format!("spec.plan.candidates[{i}]");
+            let (template, template_path) = match (&c.template, &c.from_node) {
+                (Some(t), _) => (t.clone(), join_path(&path, "template")),
+                (None, Some(from)) => {
+                    let at = join_path(&path, "fromNode");
+                    match self.node_template(file, doc, &at, from) {
+                        Ok(t) => (t, at),
+                        Err(mut e) => {
+                            errors.append(&mut e);
+                            continue;
+                        }
+                    }
+                }
+                (None, None) => continue,
+            };
+            let at = Copies {
+                name_path: join_path(&path, "name"),
+                template_path,
+                count_path: join_path(&path, "max"),
+            };
+            let prefix = format!("plan-{}-", c.name);
+            match template_copies(file, doc, &at, &template, &prefix, count) {
+                Ok(mut nodes) => out.append(&mut nodes),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The Node `from.name` of `from.file`, made a template as cluster-autoscaler makes one
+    /// from a node of a group (`simulator/node_info_utils.go` `createSanitizedNode`, taints
+    /// through `utils/taints` `SanitizeTaints`): its identity dropped (the copies get their own
+    /// name and hostname label), its taints without the autoscaler's own and without the
+    /// node lifecycle controller's condition taints (a new node is ready), not cordoned; its
+    /// labels, remaining taints and allocatable kept.
+    fn node_template(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        at: &str,
+        from: &super::scenario::FromNode,
+    ) -> Result<Value, Errors> {
+        let item = serde_json::json!({ "file": from.file });
+        let origins = self.resolve_item(file, doc, at, &item)?;
+        let node = (origins.iter()).find(|o| {
+            o.kind() == Some("Node")
+                && o.value()["metadata"]["name"].as_str() == Some(from.name.as_str())
+        });
+        let Some(node) = node else {
+            return Err(vec![doc.error(
+                file,
+                &join_path(at, "name"),
+                format!("no Node named {:?} in {:?}", from.name, from.file),
+            )]);
+        };
+        let mut t = node.value().clone();
+        if let Some(meta) = t["metadata"].as_object_mut() {
+            meta.retain(|k, _| matches!(k.as_str(), "labels" | "annotations"));
+        }
+        if let Some(spec) = t["spec"].as_object_mut() {
+            spec.retain(|k, _| k == "taints");
+            if let Some(taints) = spec.get_mut("taints").and_then(Value::as_array_mut) {
+                taints.retain(|taint| {
+                    let key = taint["key"].as_str().unwrap_or_default();
+                    !SANITIZED_TAINTS.contains(&key)
+                });
+            }
+        }
+        if let Some(status) = t["status"].as_object_mut() {
+            status.retain(|k, _| matches!(k.as_str(), "allocatable" | "capacity"));
+        }
+        Ok(t)
+    }
 }
+
+/// Taints a template made from an existing node drops: cluster-autoscaler's own
+/// (`ToBeDeletedByClusterAutoscaler`, `DeletionCandidateOfClusterAutoscaler`) and the node
+/// lifecycle controller's condition taints, which a new, ready node does not have.
+const SANITIZED_TAINTS: &[&str] = &[
+    "ToBeDeletedByClusterAutoscaler",
+    "DeletionCandidateOfClusterAutoscaler",
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+    "node.kubernetes.io/unschedulable",
+    "node.kubernetes.io/memory-pressure",
+    "node.kubernetes.io/disk-pressure",
+    "node.kubernetes.io/pid-pressure",
+    "node.kubernetes.io/network-unavailable",
+    "node.kubernetes.io/out-of-service",
+];
 
 /// `count` Nodes from a template, named `<namePrefix><index>` (zero-padded so they sort).
 pub(super) fn pool_nodes(
@@ -115,32 +218,6 @@ pub(super) fn pool_nodes(
         &p.pool.name_prefix,
         p.pool.count,
     )
-}
-
-/// The nodes `schedsim plan` adds: `counts[i]` copies of `spec.plan.candidates[i]`'s
-/// template, named `plan-<name>-<index>`, in the pool `plan-<name>`.
-pub(super) fn plan_nodes(
-    file: &Path,
-    doc: &Rc<Document>,
-    plan: &super::scenario::PlanSpec,
-    counts: &[u32],
-    errors: &mut Errors,
-) -> Result<Vec<(Node, Origin)>, Errors> {
-    let mut out = Vec::new();
-    for (i, (c, &count)) in plan.candidates.iter().zip(counts).enumerate() {
-        let path = format!("spec.plan.candidates[{i}]");
-        let at = Copies {
-            name_path: join_path(&path, "name"),
-            template_path: join_path(&path, "template"),
-            count_path: join_path(&path, "max"),
-        };
-        let prefix = format!("plan-{}-", c.name);
-        match template_copies(file, doc, &at, &c.template, &prefix, count) {
-            Ok(mut nodes) => out.append(&mut nodes),
-            Err(mut e) => errors.append(&mut e),
-        }
-    }
-    Ok(out)
 }
 
 /// Where a set of template copies is written: the field that names them, the template and

@@ -94,6 +94,10 @@ fn check(file: &std::path::Path, doc: &Document, spec: &PlanSpec) -> Result<(), 
                 format!("duplicate candidate {:?}", c.name),
             ));
         }
+        if c.template.is_some() == c.from_node.is_some() {
+            let message = "a candidate has a template or fromNode (one of them)".to_string();
+            return Err(at(path, message));
+        }
         if c.min > c.max {
             let message = format!("min {} is above max {}", c.min, c.max);
             return Err(at(format!("{path}.min"), message));

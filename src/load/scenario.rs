@@ -415,8 +415,14 @@ pub struct PlanGoal {
 pub struct PlanCandidate {
     /// Names the type, its pool and its nodes: a DNS label.
     pub name: String,
-    /// The Node every added node of this type is a copy of.
-    pub template: Value,
+    /// The Node every added node of this type is a copy of (or `fromNode`).
+    #[serde(default)]
+    pub template: Option<Value>,
+    /// An existing node as the template, as cluster-autoscaler makes a node group's template
+    /// from one of its nodes: a Node of a file (a `kubectl get nodes -o yaml|json` dump, a
+    /// List, a folder), by name.
+    #[serde(default)]
+    pub from_node: Option<FromNode>,
     /// Price per node-hour (any currency); without one a node costs 1, so the cheapest plan is
     /// the one with the fewest nodes.
     #[serde(default)]
@@ -448,6 +454,14 @@ pub struct PlanRemoval {
     /// At most this many of them removed (default: any number).
     #[serde(default)]
     pub max: Option<u32>,
+}
+
+/// `spec.plan.candidates[].fromNode`: the Node named `name` in `file`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FromNode {
+    pub file: String,
+    pub name: String,
 }
 
 /// `{pool: {count, namePrefix, template}}`: `count` copies of a Node template.

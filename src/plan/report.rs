@@ -359,6 +359,9 @@ struct RemovalRow {
     removed: u32,
 }
 
+/// Nodes that can go listed in the text, at most; the JSON lists them all.
+const NODES_SHOWN: usize = 20;
+
 /// Blocked nodes and moves listed in the text, at most; the JSON lists them all.
 const BLOCKED_SHOWN: usize = 10;
 
@@ -380,7 +383,17 @@ fn render_remove(out: &mut String, r: &super::removal::RemovalReport) {
         if r.moves.len() == 1 { "" } else { "s" },
     );
     if !r.nodes.is_empty() {
-        let _ = writeln!(out, "    {}", r.nodes.join(", "));
+        let shown: Vec<&str> = r
+            .nodes
+            .iter()
+            .take(NODES_SHOWN)
+            .map(String::as_str)
+            .collect();
+        let more = match r.nodes.len().saturating_sub(NODES_SHOWN) {
+            0 => String::new(),
+            n => format!(", … {n} more (see the JSON)"),
+        };
+        let _ = writeln!(out, "    {}{more}", shown.join(", "));
     }
     for m in r.moves.iter().take(BLOCKED_SHOWN) {
         let _ = writeln!(out, "    move {}: {} → {}", m.pod, m.from, m.to);
@@ -430,10 +443,10 @@ fn render_remove(out: &mut String, r: &super::removal::RemovalReport) {
     }
     let _ = writeln!(
         out,
-        "  searched: {} set{} simulated, {} ruled out by the disruption budgets",
+        "  searched: {} set{} simulated, {} ruled out by a budget or a resource",
         r.evaluations,
         if r.evaluations == 1 { "" } else { "s" },
-        r.ruled_out_by_budgets
+        r.ruled_out
     );
     let rows = r.candidates.iter().map(|(g, &n)| RemovalRow {
         group: g.clone(),
