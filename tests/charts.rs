@@ -132,3 +132,48 @@ fn the_kueue_quota_chart_splits_usage_into_nominal_and_borrowed() {
     );
     assert!(dir.join("kueue-quota.png").exists());
 }
+
+/// `plan --charts`: the cost frontier marks every simulated point, the per-candidate chart
+/// has a line per candidate with points, the removal bars add up to each group's nodes, and
+/// plan.html holds them all, self-contained.
+#[test]
+fn plan_charts_show_the_frontier_and_the_removals() {
+    let out = tempdir("plan-charts");
+    ok(&[
+        "plan",
+        "scenarios/plan-gpu-nodes.yaml",
+        "scenarios/plan-consolidate.yaml",
+        "--charts",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    let plans = report["plans"].as_array().unwrap();
+    let add = (plans.iter())
+        .find(|p| p["name"] == "plan-gpu-nodes")
+        .unwrap();
+    let frontier = common::cli::chart_svg(&out.join("plan-gpu-nodes-plan"), "cost-frontier");
+    let labels = texts(&frontier);
+    assert!(labels.iter().any(|t| t == "simulated points"), "{labels:?}");
+    assert!(labels.iter().any(|t| t == "answer"));
+    // One mark per simulated point, per frontier point and for the answer.
+    let marks =
+        add["points"].as_array().unwrap().len() + add["frontier"].as_array().unwrap().len() + 1;
+    assert_eq!(frontier.matches("<circle").count(), marks);
+    let per = common::cli::chart_svg(&out.join("plan-gpu-nodes-plan"), "per-candidate");
+    assert!(texts(&per).iter().any(|t| t == "a100"));
+    let removal = common::cli::chart_svg(&out.join("plan-consolidate-plan"), "removal");
+    let labels = texts(&removal);
+    for group in ["cpu", "gpu"] {
+        assert!(labels.iter().any(|t| t == group), "{labels:?}");
+    }
+    let page = std::fs::read_to_string(out.join("plan.html")).unwrap();
+    assert_eq!(page.matches("<svg").count(), 3);
+    assert!(page.contains("<pre>Plan plan-consolidate") && page.contains("\nPlan plan-gpu-nodes"));
+    for external in ["<link", "<script", "src=\"http", "href=\"http"] {
+        assert!(!page.contains(external), "{external}");
+    }
+}

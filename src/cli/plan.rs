@@ -19,6 +19,11 @@ pub struct PlanArgs {
     /// Points (counts of added nodes) simulated at most per scenario; each is one whole run.
     #[arg(long, default_value_t = SearchOptions::default().max_evaluations)]
     pub max_evaluations: usize,
+    /// Also draw charts (SVG and PNG) into `<out>/<scenario>-plan/` — the cost frontier beside
+    /// every simulated point, pending pods per candidate alone, the nodes of each removal
+    /// group that can go — and `<out>/plan.html` with the tables and charts.
+    #[arg(long)]
+    pub charts: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -42,9 +47,13 @@ pub fn run(args: &PlanArgs) -> i32 {
         max_evaluations: args.max_evaluations,
     };
     let mut reports = Vec::new();
+    let mut specs = Vec::new();
     for target in &targets {
         match plan::plan(&mut loader, target, search) {
-            Ok(r) => reports.push(r),
+            Ok(r) => {
+                reports.push(r);
+                specs.push(&target.spec);
+            }
             Err(mut e) => errors.append(&mut e),
         }
     }
@@ -64,9 +73,15 @@ pub fn run(args: &PlanArgs) -> i32 {
     }
     let json = serde_json::to_string_pretty(&serde_json::json!({ "plans": reports }))
         .expect("plan reports serialize");
-    let code = args
-        .output
-        .emit("plan", &(json + "\n"), &plan::report::render(&reports));
+    let table = plan::report::render(&reports);
+    let mut code = args.output.emit("plan", &(json + "\n"), &table);
+    let pairs: Vec<_> = reports.iter().zip(specs).collect();
+    if args.charts
+        && let Err(e) = plan::chart::write_plan_charts(&pairs, &table, &args.output.out)
+    {
+        eprintln!("error: cannot write charts: {e}");
+        code = exit_code::BAD_INPUT;
+    }
     if !errors.is_empty() {
         return exit_code::BAD_INPUT;
     }

@@ -21,6 +21,16 @@ pub struct Reached {
     pub workloads_not_placed: Vec<String>,
 }
 
+/// A pod not placed, with kube-scheduler's message: what "why not one node fewer" and "why
+/// not more" show.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingPod {
+    /// `namespace/name`.
+    pub pod: String,
+    pub message: String,
+}
+
 /// Whether a pod counts as placed: bound (or ran to completion).
 pub fn placed(status: PodPhase) -> bool {
     matches!(status, PodPhase::Scheduled | PodPhase::Succeeded)

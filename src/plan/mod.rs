@@ -12,6 +12,7 @@
 //! answer does not depend on the thread count.
 
 pub mod bound;
+pub mod chart;
 pub mod drainability;
 pub mod estimate;
 pub mod goal;

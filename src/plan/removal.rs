@@ -31,7 +31,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::drainability::{Drain, drain};
-use super::report::PendingPod;
+use super::goal::PendingPod;
 use crate::load::Scenario;
 use crate::load::scenario::PlanRemoval;
 use crate::model::resources::ResourceList;

@@ -127,12 +127,7 @@ pub struct FewerNode {
     pub pending: Vec<PendingPod>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PendingPod {
-    pub pod: String,
-    pub message: String,
-}
+pub use super::goal::PendingPod;
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

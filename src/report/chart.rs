@@ -109,6 +109,14 @@ pub(crate) enum Chart {
         lines: Vec<(String, Vec<(f64, f64)>)>,
         steps: bool,
     },
+    /// Series of points over an x axis, each point marked; a series joined as steps when it
+    /// says so (a plan's cost frontier beside its simulated points).
+    Points {
+        caption: String,
+        x_axis: &'static str,
+        y_axis: &'static str,
+        series: Vec<PointSeries>,
+    },
     /// Lines over an x axis, each with a shaded band around it: points (x, low, middle, high),
     /// a median over seeds between two quantiles.
     Bands {
@@ -118,6 +126,9 @@ pub(crate) enum Chart {
         lines: Vec<(String, Vec<[f64; 4]>)>,
     },
 }
+
+/// A series of [`Chart::Points`]: its name, its points, and whether they are joined as steps.
+pub(crate) type PointSeries = (String, Vec<(f64, f64)>, bool);
 
 /// The placement map: per pool, its nodes (for big clusters, the pool as one row), each a row
 /// of GPU cells coloured by the workload holding them.
@@ -161,6 +172,7 @@ impl Chart {
                 (1100, 470 + 20 * lines.len() as u32)
             }
             Chart::Bands { lines, .. } => (1100, 470 + 20 * lines.len() as u32),
+            Chart::Points { series, .. } => (1100, 470 + 20 * series.len() as u32),
             Chart::Boxes { rows, .. } => (1200, 130 + 34 * rows.len() as u32),
             Chart::Bars { bars, series, .. } => {
                 let legend = if series.len() > 1 {
@@ -209,6 +221,12 @@ impl Chart {
                 y_axis,
                 lines,
             } => draw_bands(area, caption, (x_axis, y_axis), lines),
+            Chart::Points {
+                caption,
+                x_axis,
+                y_axis,
+                series,
+            } => draw_points(area, caption, (x_axis, y_axis), series),
         }
     }
 }
@@ -796,6 +814,48 @@ where
             .map_err(|e| e.to_string())?;
     }
     draw_legend(&legend_area, lines.iter().map(|(name, _)| name))
+}
+
+/// Marked points with a legend, a series joined as steps when it says so. The axes start at 0.
+fn draw_points<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    caption: &str,
+    (x_axis, y_axis): (&str, &str),
+    series: &[PointSeries],
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let points = || series.iter().flat_map(|(_, p, _)| p.iter());
+    let max_x = points().map(|p| p.0).fold(1.0f64, f64::max);
+    let max_y = points().map(|p| p.1).fold(1.0f64, f64::max);
+    let (chart_area, legend_area) = area.split_vertically(420);
+    let mut chart = xy_chart(
+        &chart_area,
+        caption,
+        (x_axis, y_axis),
+        (max_x * 1.05, max_y * 1.1),
+    )?;
+    for (i, (_, points, joined)) in series.iter().enumerate() {
+        if *joined {
+            // Each value holds until the next point's.
+            let mut steps: Vec<(f64, f64)> = Vec::new();
+            for &(x, y) in points {
+                if let Some(&(_, last)) = steps.last() {
+                    steps.push((x, last));
+                }
+                steps.push((x, y));
+            }
+            chart
+                .draw_series(LineSeries::new(steps, colour(i).stroke_width(2)))
+                .map_err(|e| e.to_string())?;
+        }
+        let marks = points
+            .iter()
+            .map(|&p| Circle::new(p, 4, colour(i).filled()));
+        chart.draw_series(marks).map_err(|e| e.to_string())?;
+    }
+    draw_legend(&legend_area, series.iter().map(|(name, _, _)| name))
 }
 
 /// Lines with a legend, each over a shaded band from its low to its high points (the band
