@@ -579,3 +579,43 @@ fn a_dumped_node_as_the_template() {
         "{err}"
     );
 }
+
+/// A Kueue quota goal on `scenarios/kueue-cohort-borrowing.yaml`: team-a's four 8-GPU jobs
+/// need 32 GPUs; the cohort lends it at most 8 (its borrowingLimit, team-b's lendingLimit),
+/// so its nominal quota must be 24 — three steps of 8. One step fewer, train-4 waits.
+#[test]
+fn the_smallest_nominal_quota_that_admits_the_named_workloads() {
+    let plan = "  plan:\n    goal:\n      workloadsAdmitted: [team-a/train-1, team-a/train-2, team-a/train-3, team-a/train-4]\n    candidates:\n      - name: team-a-h100\n        quota: {clusterQueue: team-a, flavor: h100, resource: nvidia.com/gpu, step: \"8\"}\n        max: 6\n";
+    let text = std::fs::read_to_string("scenarios/kueue-cohort-borrowing.yaml").unwrap() + plan;
+    let dir = tempdir("plan-kueue-quota");
+    let file = dir.join("s.yaml");
+    std::fs::write(&file, &text).unwrap();
+    let r = adding(file.to_str().unwrap());
+    assert_eq!(r.status, Status::Optimal);
+    let a = r.answer.as_ref().unwrap();
+    assert_eq!((a.added["team-a-h100"], a.nodes), (3, 0));
+    assert_eq!(a.quotas[0].nominal_quota, "24");
+    let fewer = &r.why_not_fewer[0];
+    assert_eq!(
+        fewer.reached.as_ref().unwrap().workloads_not_admitted,
+        ["team-a/train-4"]
+    );
+    // A queue, flavor or resource the scenario does not have is an input error at the field.
+    std::fs::write(
+        &file,
+        text.replace("flavor: h100, resource", "flavor: a100, resource"),
+    )
+    .unwrap();
+    let o = schedsim(&[
+        "plan",
+        file.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("spec.plan.candidates[0].quota: ClusterQueue \"team-a\" has no quota of \"nvidia.com/gpu\" for flavor \"a100\""),
+        "{err}"
+    );
+}

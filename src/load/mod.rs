@@ -309,6 +309,9 @@ impl Loader<'_> {
         );
         let runtimes = self.runtimes(origins, &mut errors, &mut warnings);
         let mut kueue_objects = self.kueue_objects(routed.kueue, &mut errors, &mut warnings);
+        if let (Some(counts), Some(plan)) = (&self.plan_counts, &sd.spec.plan) {
+            plan_quotas(file, doc, plan, counts, &mut kueue_objects, &mut errors);
+        }
         self.kueue_updates(
             file,
             doc,
@@ -746,6 +749,36 @@ fn scenario_outline(value: &Value) -> Value {
         (k.clone(), v)
     });
     Value::Object(fields.collect())
+}
+
+/// `schedsim plan`'s quota candidates: each sets its ClusterQueue's nominal quota of a flavor
+/// and resource to its count × step.
+fn plan_quotas(
+    file: &Path,
+    doc: &Document,
+    plan: &scenario::PlanSpec,
+    counts: &[u32],
+    objects: &mut crate::kueue::admission::Objects,
+    errors: &mut Errors,
+) {
+    for (i, (c, &k)) in plan.candidates.iter().zip(counts).enumerate() {
+        let Some(q) = &c.quota else { continue };
+        let Ok(step) = q.step_units() else { continue };
+        let quota = (objects.cluster_queues.iter_mut())
+            .find(|cq| cq.name == q.cluster_queue)
+            .and_then(|cq| cq.quotas.get_mut(&(q.flavor.clone(), q.resource.clone())));
+        match quota {
+            Some(quota) => quota.nominal = step.saturating_mul(i64::from(k)),
+            None => errors.push(doc.error(
+                file,
+                &format!("spec.plan.candidates[{i}].quota"),
+                format!(
+                    "ClusterQueue {:?} has no quota of {:?} for flavor {:?}",
+                    q.cluster_queue, q.resource, q.flavor
+                ),
+            )),
+        }
+    }
 }
 
 /// What is surprising about the pods' GPU-sharing annotations (`model::gpu_share`): the API

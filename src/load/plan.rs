@@ -94,9 +94,17 @@ fn check(file: &std::path::Path, doc: &Document, spec: &PlanSpec) -> Result<(), 
                 format!("duplicate candidate {:?}", c.name),
             ));
         }
-        if c.template.is_some() == c.from_node.is_some() {
-            let message = "a candidate has a template or fromNode (one of them)".to_string();
+        let given = [
+            c.template.is_some(),
+            c.from_node.is_some(),
+            c.quota.is_some(),
+        ];
+        if given.iter().filter(|g| **g).count() != 1 {
+            let message = "a candidate has one of template, fromNode and quota".to_string();
             return Err(at(path, message));
+        }
+        if let Some(Err(e)) = c.quota.as_ref().map(|q| q.step_units()) {
+            return Err(at(format!("{path}.quota.step"), e));
         }
         if c.min > c.max {
             let message = format!("min {} is above max {}", c.min, c.max);

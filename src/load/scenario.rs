@@ -406,6 +406,9 @@ pub struct PlanGoal {
     /// GPU allocation of the whole cluster, additions included, at least this percentage.
     #[serde(default)]
     pub gpu_allocation_at_least: Option<f64>,
+    /// These workloads (`namespace/name`, as the Kueue report names them) admitted by Kueue.
+    #[serde(default)]
+    pub workloads_admitted: Vec<String>,
 }
 
 /// A node type `schedsim plan` may add: new nodes `plan-<name>-<i>` from a Node template
@@ -423,6 +426,10 @@ pub struct PlanCandidate {
     /// List, a folder), by name.
     #[serde(default)]
     pub from_node: Option<FromNode>,
+    /// Not nodes but a ClusterQueue's nominal quota (Kueue): the count is how many `step`s of
+    /// it the queue gets.
+    #[serde(default)]
+    pub quota: Option<PlanQuota>,
     /// Price per node-hour (any currency); without one a node costs 1, so the cheapest plan is
     /// the one with the fewest nodes.
     #[serde(default)]
@@ -454,6 +461,45 @@ pub struct PlanRemoval {
     /// At most this many of them removed (default: any number).
     #[serde(default)]
     pub max: Option<u32>,
+}
+
+/// `spec.plan.candidates[].quota`: the nominal quota of `resource` for `flavor` in the
+/// ClusterQueue `clusterQueue`, set to the candidate's count × `step` (what the queue says is
+/// replaced).
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PlanQuota {
+    pub cluster_queue: String,
+    pub flavor: String,
+    pub resource: String,
+    /// One unit of the count, a quantity (default `"1"`: one GPU, one CPU).
+    #[serde(default)]
+    pub step: Option<String>,
+}
+
+impl PlanQuota {
+    /// `step` in Kueue's units for the resource (CPU in millicores), or why it is not a
+    /// quantity.
+    pub fn step_units(&self) -> Result<i64, String> {
+        let text = self.step.as_deref().unwrap_or("1");
+        let q: crate::model::quantity::Quantity =
+            text.parse().map_err(|e| format!("{text:?}: {e}"))?;
+        match crate::kueue::api::safe_value(&q, self.resource == "cpu") {
+            v if v > 0 => Ok(v),
+            _ => Err(format!("{text:?} is not a positive quantity")),
+        }
+    }
+
+    /// The nominal quota at `count` steps, as a quantity (CPU in millicores when not whole).
+    pub fn nominal_quota(&self, count: u32) -> String {
+        use crate::model::quantity::{Format, Quantity};
+        let units = self
+            .step_units()
+            .unwrap_or(0)
+            .saturating_mul(i64::from(count));
+        let scale = if self.resource == "cpu" { -3 } else { 0 };
+        Quantity::from_decimal(units.into(), scale, Format::DecimalSI).canonical()
+    }
 }
 
 /// `spec.plan.candidates[].fromNode`: the Node named `name` in `file`.

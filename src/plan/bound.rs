@@ -46,7 +46,10 @@ impl Bound {
         let published: std::collections::HashSet<&String> = (std::iter::once(base).chain(one))
             .flat_map(|s| s.nodes.iter().flat_map(|n| n.allocatable.keys()))
             .collect();
-        let templates: Vec<Option<&Node>> = one.iter().map(|s| s.nodes.last()).collect();
+        // A candidate that adds no node (a quota) has no template.
+        let templates: Vec<Option<&Node>> = (one.iter())
+            .map(|s| s.nodes.last().filter(|_| s.nodes.len() > base.nodes.len()))
+            .collect();
         let per_node: Vec<ResourceList> = (one.iter())
             .map(|s| {
                 let (have_t, have) = (capacity(s.nodes.iter()), capacity(base.nodes.iter()));
@@ -196,7 +199,9 @@ impl Place {
 fn goal_pods<'s>(goal: &PlanGoal, s: &'s Scenario) -> Vec<&'s Pod> {
     let every_pod = goal.all_placed == Some(true)
         || goal.pending_pods_at_most.is_some()
-        || (goal.workloads_placed.is_empty() && goal.gpu_allocation_at_least.is_none());
+        || (goal.workloads_placed.is_empty()
+            && goal.gpu_allocation_at_least.is_none()
+            && goal.workloads_admitted.is_empty());
     let named = |p: &&Pod| {
         let key = super::goal::workload_key(&p.namespace, p.workload.as_deref(), &p.name);
         goal.workloads_placed.contains(&key)

@@ -19,6 +19,9 @@ pub struct Reached {
     /// The named workloads with a pod not scheduled.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workloads_not_placed: Vec<String>,
+    /// The named workloads Kueue did not admit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workloads_not_admitted: Vec<String>,
 }
 
 /// A pod not placed, with kube-scheduler's message: what "why not one node fewer" and "why
@@ -56,13 +59,25 @@ pub fn judge(goal: &PlanGoal, report: &ScenarioReport) -> Reached {
         })
         .cloned()
         .collect();
+    // Kueue's report names a workload `namespace/name`; one it never saw is not admitted.
+    let workloads_not_admitted: Vec<String> = (goal.workloads_admitted.iter())
+        .filter(|w| {
+            let admitted = (report.kueue.iter().flat_map(|k| &k.workloads))
+                .find(|k| format!("{}/{}", k.namespace, k.name) == **w)
+                .is_some_and(|k| k.admitted);
+            !admitted
+        })
+        .cloned()
+        .collect();
     let none_given = goal.all_placed.is_none()
         && goal.pending_pods_at_most.is_none()
         && goal.workloads_placed.is_empty()
-        && goal.gpu_allocation_at_least.is_none();
+        && goal.gpu_allocation_at_least.is_none()
+        && goal.workloads_admitted.is_empty();
     let met = (goal.all_placed != Some(true) && !none_given || pending_pods == 0)
         && goal.pending_pods_at_most.is_none_or(|n| pending_pods <= n)
         && workloads_not_placed.is_empty()
+        && workloads_not_admitted.is_empty()
         && goal
             .gpu_allocation_at_least
             .is_none_or(|g| gpu_allocation >= g);
@@ -71,6 +86,7 @@ pub fn judge(goal: &PlanGoal, report: &ScenarioReport) -> Reached {
         pending_pods,
         gpu_allocation: (gpu_allocation * 100.0).round() / 100.0,
         workloads_not_placed,
+        workloads_not_admitted,
     }
 }
 

@@ -89,12 +89,28 @@ pub struct AddReport {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
-    /// Nodes added per candidate.
+    /// Nodes added per candidate (steps of a quota candidate).
     pub added: BTreeMap<String, u32>,
+    /// Nodes added in all.
     pub nodes: u64,
+    /// The nominal quotas of the quota candidates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub quotas: Vec<QuotaSetting>,
     /// Per hour.
     pub cost: f64,
     pub reached: Reached,
+}
+
+/// A ClusterQueue's nominal quota in the answer.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaSetting {
+    pub candidate: String,
+    pub cluster_queue: String,
+    pub flavor: String,
+    pub resource: String,
+    /// As a Kubernetes quantity.
+    pub nominal_quota: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -271,6 +287,18 @@ fn render_add(out: &mut String, r: &AddReport) {
                     if a.reached.pending_pods == 1 { "" } else { "s" },
                     a.reached.gpu_allocation
                 );
+                for q in &a.quotas {
+                    let _ = writeln!(
+                        out,
+                        "    ClusterQueue {} flavor {} {}: nominalQuota {} ({} × {})",
+                        q.cluster_queue,
+                        q.flavor,
+                        q.resource,
+                        q.nominal_quota,
+                        a.added.get(&q.candidate).copied().unwrap_or(0),
+                        q.candidate
+                    );
+                }
             }
             None => {
                 if let Some(short) = &r.short_of_at_most {

@@ -9,7 +9,8 @@ use super::bound::Bound;
 use super::estimate::Estimator;
 use super::goal::{Reached, judge, placed};
 use super::report::{
-    AddReport, Answer, CandidateAnswer, FewerNode, FrontierPoint, PendingPod, PlanReport, Status,
+    AddReport, Answer, CandidateAnswer, FewerNode, FrontierPoint, PendingPod, PlanReport,
+    QuotaSetting, Status,
 };
 use crate::error::InputError;
 use crate::load::Scenario;
@@ -124,7 +125,14 @@ fn add(
         .map(|c| (c.price_per_hour.unwrap_or(1.0) * 1e6).round() as i128)
         .collect();
     let estimator = Estimator {
-        templates: one.iter().map(|s| s.nodes.last().cloned()).collect(),
+        // A candidate that adds no node (a quota) has no template.
+        templates: (one.iter())
+            .map(|s| {
+                (s.nodes.len() > base.nodes.len())
+                    .then(|| s.nodes.last().cloned())
+                    .flatten()
+            })
+            .collect(),
         per_node: bound.per_node.clone(),
         prices: prices.clone(),
         config: base.config.clone(),
@@ -442,7 +450,20 @@ impl Search<'_, '_> {
         };
         let answer = found.point.as_ref().map(|p| Answer {
             added: self.named(p),
-            nodes: p.iter().map(|&k| u64::from(k)).sum(),
+            nodes: (candidates.iter().zip(p))
+                .filter(|(c, _)| c.quota.is_none())
+                .map(|(_, &k)| u64::from(k))
+                .sum(),
+            quotas: (candidates.iter().zip(p))
+                .filter_map(|(c, &k)| c.quota.as_ref().map(|q| (c, q, k)))
+                .map(|(c, q, k)| QuotaSetting {
+                    candidate: c.name.clone(),
+                    cluster_queue: q.cluster_queue.clone(),
+                    flavor: q.flavor.clone(),
+                    resource: q.resource.clone(),
+                    nominal_quota: q.nominal_quota(k),
+                })
+                .collect(),
             cost: self.cost(p) as f64 / 1e6,
             reached: self.evaluated[p].reached.clone(),
         });
