@@ -619,3 +619,38 @@ fn the_smallest_nominal_quota_that_admits_the_named_workloads() {
         "{err}"
     );
 }
+
+/// `tests/data/plan/dra-gpus.yaml`, worked in its comment: DRA-backed node types, each added
+/// node publishing its own copy of NVIDIA's ResourceSlice.
+#[test]
+fn a_dra_backed_gpu_type() {
+    let r = adding("tests/data/plan/dra-gpus.yaml");
+    assert_eq!(r.status, Status::Optimal);
+    assert_eq!((count(&r, "a100"), count(&r, "h100")), (0, 2));
+    let fewer = &r.why_not_fewer[0];
+    assert_eq!(fewer.added["h100"], 1);
+    assert!(
+        fewer.pending[0]
+            .message
+            .contains("cannot allocate all claims"),
+        "{:?}",
+        fewer.pending
+    );
+    // Each added node has its own slice, as the driver on it would publish it.
+    let file = PathBuf::from("tests/data/plan/dra-gpus.yaml");
+    let options = LoadOptions::default();
+    let mut loader = PlanLoader::new(&options);
+    let (targets, _) = loader.targets(std::slice::from_ref(&file));
+    let report = schedsim::simulate(&loader.load(&targets[0], &[0, 2]).unwrap());
+    let nodes: Vec<&str> = (report.dra_claims.iter())
+        .flat_map(|c| c.devices.iter())
+        .map(|d| d.split('/').nth(1).unwrap_or_default())
+        .collect();
+    assert_eq!(nodes.len(), 12, "three claims of four GPUs");
+    assert!(
+        nodes
+            .iter()
+            .all(|p| *p == "plan-h100-0" || *p == "plan-h100-1"),
+        "{nodes:?}"
+    );
+}

@@ -252,7 +252,7 @@ impl Loader<'_> {
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
 
-        let routed = self.route_objects(file, doc, list("objects"), &mut errors);
+        let mut routed = self.route_objects(file, doc, list("objects"), &mut errors);
         if routed.terminal_pods > 0 {
             let n = routed.terminal_pods;
             warnings.push(format!(
@@ -319,6 +319,11 @@ impl Loader<'_> {
             &mut kueue_objects,
             &mut errors,
         );
+        if let (Some(_), Some(plan)) = (&self.plan_counts, &sd.spec.plan) {
+            routed
+                .dra
+                .extend(self.plan_slices(file, doc, plan, &nodes, &mut errors));
+        }
         let mut inventory = self.dra_objects(routed.dra, &gates, &mut errors, &mut warnings);
         let mut budgets = self.budgets(routed.budgets, &mut errors);
 

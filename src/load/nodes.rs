@@ -135,6 +135,68 @@ impl Loader<'_> {
         Ok(out)
     }
 
+    /// The ResourceSlices of the nodes `schedsim plan` adds: per node of a candidate with
+    /// `resourceSlices`, a copy of each, made the node's as the DRA driver on it would publish
+    /// it (`spec.nodeName`, `spec.pool.name` and the owning Node's name set to the node's;
+    /// named `<node>-<template name or index>`).
+    pub(super) fn plan_slices(
+        &mut self,
+        file: &Path,
+        doc: &Rc<Document>,
+        plan: &super::scenario::PlanSpec,
+        nodes: &[(Node, Origin)],
+        errors: &mut Errors,
+    ) -> Vec<Origin> {
+        let mut out = Vec::new();
+        for (i, c) in plan.candidates.iter().enumerate() {
+            let pool = format!("plan-{}", c.name);
+            let added: Vec<&Node> = (nodes.iter().map(|(n, _)| n))
+                .filter(|n| n.pool.as_deref() == Some(pool.as_str()))
+                .collect();
+            if added.is_empty() {
+                continue;
+            }
+            let mut templates = Vec::new();
+            for (j, item) in c.resource_slices.iter().enumerate() {
+                let path = format!("spec.plan.candidates[{i}].resourceSlices[{j}]");
+                match self.resolve_item(file, doc, &path, item) {
+                    Ok(origins) => templates.extend(origins),
+                    Err(mut e) => errors.append(&mut e),
+                }
+            }
+            for node in added {
+                for (j, t) in templates.iter().enumerate() {
+                    let mut copy = t.doc.nested(&t.path);
+                    let v = &mut copy.value;
+                    let name = v["metadata"]["name"].as_str().map(str::to_string);
+                    if let Some(meta) = v["metadata"].as_object_mut() {
+                        meta.remove("generateName");
+                        meta.remove("uid");
+                        let name = name.unwrap_or_else(|| format!("slice-{j}"));
+                        meta.insert("name".into(), format!("{}-{name}", node.name).into());
+                        for owner in (meta.get_mut("ownerReferences"))
+                            .and_then(Value::as_array_mut)
+                            .into_iter()
+                            .flatten()
+                            .filter(|o| o["kind"] == "Node")
+                        {
+                            owner["name"] = node.name.clone().into();
+                            owner["uid"] = format!("plan-{}", node.name).into();
+                        }
+                    }
+                    if let Some(spec) = v["spec"].as_object_mut() {
+                        spec.insert("nodeName".into(), node.name.clone().into());
+                        if let Some(pool) = spec.get_mut("pool").and_then(Value::as_object_mut) {
+                            pool.insert("name".into(), node.name.clone().into());
+                        }
+                    }
+                    out.push(Origin::new(&t.file, &Rc::new(copy), ""));
+                }
+            }
+        }
+        out
+    }
+
     /// The Node `from.name` of `from.file`, made a template as cluster-autoscaler makes one
     /// from a node of a group (`simulator/node_info_utils.go` `createSanitizedNode`, taints
     /// through `utils/taints` `SanitizeTaints`): its identity dropped (the copies get their own

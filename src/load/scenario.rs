@@ -430,6 +430,11 @@ pub struct PlanCandidate {
     /// it the queue gets.
     #[serde(default)]
     pub quota: Option<PlanQuota>,
+    /// DRA: the ResourceSlices each added node publishes, as its driver would (inline, or
+    /// `{file: PATH}` as in `spec.objects`). Each copy gets the node's name as its `nodeName`,
+    /// its pool's name and its owner, and a name of its own.
+    #[serde(default)]
+    pub resource_slices: Vec<Value>,
     /// Price per node-hour (any currency); without one a node costs 1, so the cheapest plan is
     /// the one with the fewest nodes.
     #[serde(default)]
