@@ -42,7 +42,22 @@ impl<'o> PlanLoader<'o> {
         let (mut out, mut errors) = (Vec::new(), Vec::new());
         for (file, doc, sd) in self.loader.scenario_docs(files, &mut errors) {
             let Some(spec) = sd.spec.plan else { continue };
-            match check(&file, &doc, &spec) {
+            let checked = check(&file, &doc, &spec).and_then(|()| {
+                match (spec.goal.over_time(), sd.spec.replay.is_some()) {
+                    (true, false) => Err(doc.error(
+                        &file,
+                        "spec.plan.goal",
+                        "a wait goal needs spec.replay: each point is replayed over time",
+                    )),
+                    (true, true) if !spec.goal.workloads_admitted.is_empty() => Err(doc.error(
+                        &file,
+                        "spec.plan.goal.workloadsAdmitted",
+                        "workloadsAdmitted is judged on one run, not with a wait goal's replay",
+                    )),
+                    _ => Ok(()),
+                }
+            });
+            match checked {
                 Ok(()) => out.push(PlanTarget {
                     name: sd.metadata.name,
                     file,
@@ -183,6 +198,20 @@ fn check(file: &std::path::Path, doc: &Document, spec: &PlanSpec) -> Result<(), 
         if e.savings_at_least.is_some() && spec.remove.is_empty() {
             let message = "savingsAtLeast, but the plan has no removal groups".to_string();
             return Err(at("spec.plan.expect.savingsAtLeast".into(), message));
+        }
+    }
+    let waits = (spec
+        .goal
+        .wait_p95_at_most
+        .iter()
+        .map(|w| ("waitP95AtMost".to_string(), w)))
+    .chain(
+        (spec.goal.queue_wait_p95_at_most.iter())
+            .map(|(q, w)| (format!("queueWaitP95AtMost.{q}"), w)),
+    );
+    for (field, w) in waits {
+        if let Err(e) = crate::trace::clock::parse_duration(w) {
+            return Err(at(format!("spec.plan.goal.{field}"), e));
         }
     }
     if let Some(g) = spec.goal.gpu_allocation_at_least

@@ -409,6 +409,21 @@ pub struct PlanGoal {
     /// These workloads (`namespace/name`, as the Kueue report names them) admitted by Kueue.
     #[serde(default)]
     pub workloads_admitted: Vec<String>,
+    /// With `spec.replay`: the 95th percentile of every pod's wait (first bind − arrival; a
+    /// pod never bound waits forever) at most this duration (`30m`, `2h`). Each point is then
+    /// replayed over time instead of scheduled at once.
+    #[serde(default)]
+    pub wait_p95_at_most: Option<String>,
+    /// With `spec.replay`: per queue (as the replay's report names queues), the same.
+    #[serde(default)]
+    pub queue_wait_p95_at_most: std::collections::BTreeMap<String, String>,
+}
+
+impl PlanGoal {
+    /// Whether the goal is about waits, so that each point is replayed over time.
+    pub fn over_time(&self) -> bool {
+        self.wait_p95_at_most.is_some() || !self.queue_wait_p95_at_most.is_empty()
+    }
 }
 
 /// A node type `schedsim plan` may add: new nodes `plan-<name>-<i>` from a Node template

@@ -142,6 +142,15 @@ impl Bound {
         Bound { covers, per_node }
     }
 
+    /// This bound without its covers: a replay's pods come and go, so the requests of all of
+    /// them at once bound nothing.
+    pub fn without_covers(self) -> Bound {
+        Bound {
+            covers: Vec::new(),
+            per_node: self.per_node,
+        }
+    }
+
     /// The fewest nodes of each candidate any point meeting the goal has: where a cover
     /// counts one candidate's nodes alone, that candidate must bring its shortfall.
     pub fn floors(&self) -> Vec<u32> {

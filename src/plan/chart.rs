@@ -76,33 +76,49 @@ fn charts(r: &PlanReport, spec: &PlanSpec) -> Vec<(&'static str, Chart)> {
     out
 }
 
-/// Pending pods against the cost of every simulated point, the frontier (the fewest pending
-/// pods found at each cost or less) as steps, and the answer.
+/// Pending pods (for a wait goal, the p95 wait) against the cost of every simulated point, the
+/// frontier (the best found at each cost or less) as steps, and the answer. A point whose p95
+/// is "never" has no place on a wait axis and is left out.
 fn frontier(add: &AddReport) -> Chart {
-    let xy = |p: &FrontierPoint| (p.cost, p.pending_pods as f64);
+    let waits = add.points.iter().any(|p| p.wait_p95_ms.is_some());
+    let xy = |p: &FrontierPoint| match waits {
+        true => p
+            .wait_p95_ms
+            .flatten()
+            .map(|ms| (p.cost, ms as f64 / 60_000.0)),
+        false => Some((p.cost, p.pending_pods as f64)),
+    };
     let mut series = vec![
         (
             "simulated points".to_string(),
-            add.points.iter().map(xy).collect(),
+            add.points.iter().filter_map(xy).collect(),
             false,
         ),
         (
-            "frontier: fewest pending pods at that cost or less".to_string(),
-            add.frontier.iter().map(xy).collect(),
+            "frontier: the best found at that cost or less".to_string(),
+            add.frontier.iter().filter_map(xy).collect(),
             true,
         ),
     ];
-    if let Some(a) = &add.answer {
-        series.push((
-            "answer".to_string(),
-            vec![(a.cost, a.reached.pending_pods as f64)],
-            false,
-        ));
+    let answer = (add.answer.as_ref())
+        .and_then(|a| (add.points.iter()).find(|p| p.added == a.added && p.met));
+    if let Some(point) = answer.and_then(xy) {
+        series.push(("answer".to_string(), vec![point], false));
     }
+    let (caption, y_axis) = match waits {
+        true => (
+            "Cost frontier: pod wait p95 per replayed point",
+            "pod wait p95 (minutes)",
+        ),
+        false => (
+            "Cost frontier: pending pods per simulated point",
+            "pending pods",
+        ),
+    };
     Chart::Points {
-        caption: "Cost frontier: pending pods per simulated point".into(),
+        caption: caption.into(),
         x_axis: "cost per hour",
-        y_axis: "pending pods",
+        y_axis,
         series,
     }
 }

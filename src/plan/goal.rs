@@ -22,6 +22,81 @@ pub struct Reached {
     /// The named workloads Kueue did not admit.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workloads_not_admitted: Vec<String>,
+    /// Replayed: the 95th percentile of the pods' waits in ms (`None`: a pod in the top 5 %
+    /// was never bound).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_p95_ms: Option<Option<u64>>,
+    /// Replayed: the queues whose p95 wait is over their limit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queues_over: Vec<String>,
+}
+
+/// One replayed pod, as a wait goal reads it.
+#[derive(Debug, Clone)]
+pub struct Waited {
+    pub queue: String,
+    /// `namespace/job` (the pod's own name when it has no job).
+    pub workload: String,
+    /// First bind − arrival; `None`: never bound.
+    pub wait: Option<u64>,
+}
+
+/// The nearest-rank 95th percentile of `waits`, a never-bound pod (`None`) waiting forever:
+/// `None` when one of those is the percentile, or no pod waited.
+fn p95(mut waits: Vec<Option<u64>>) -> Option<u64> {
+    if waits.is_empty() {
+        return Some(0);
+    }
+    waits.sort_by_key(|w| w.unwrap_or(u64::MAX));
+    let rank = ((0.95 * waits.len() as f64).ceil() as usize).clamp(1, waits.len());
+    waits[rank - 1]
+}
+
+/// The goal on a replay: its pods' waits, and its report's GPU allocation (GPU-hours used over
+/// capacity). A pod counts as placed once bound.
+pub fn judge_replay(
+    goal: &PlanGoal,
+    report: &crate::replay::ReplayReport,
+    pods: &[Waited],
+) -> Reached {
+    use crate::trace::clock::parse_duration;
+    let limit = |w: &String| parse_duration(w).unwrap_or(0);
+    let pending_pods = pods.iter().filter(|p| p.wait.is_none()).count() as u64;
+    let overall = p95(pods.iter().map(|p| p.wait).collect());
+    let queues_over: Vec<String> = (goal.queue_wait_p95_at_most.iter())
+        .filter(|(queue, w)| {
+            let waits = pods.iter().filter(|p| &p.queue == *queue).map(|p| p.wait);
+            p95(waits.collect()).is_none_or(|p| p > limit(w))
+        })
+        .map(|(q, _)| q.clone())
+        .collect();
+    let workloads_not_placed: Vec<String> = (goal.workloads_placed.iter())
+        .filter(|w| {
+            let mut of = pods.iter().filter(|p| &p.workload == *w).peekable();
+            of.peek().is_none() || of.any(|p| p.wait.is_none())
+        })
+        .cloned()
+        .collect();
+    let wait_ok =
+        (goal.wait_p95_at_most.as_ref()).is_none_or(|w| overall.is_some_and(|p| p <= limit(w)));
+    let met = (goal.all_placed != Some(true) || pending_pods == 0)
+        && goal.pending_pods_at_most.is_none_or(|n| pending_pods <= n)
+        && workloads_not_placed.is_empty()
+        && goal.workloads_admitted.is_empty()
+        && goal
+            .gpu_allocation_at_least
+            .is_none_or(|g| report.gpu_allocation_percent >= g)
+        && wait_ok
+        && queues_over.is_empty();
+    Reached {
+        met,
+        pending_pods,
+        gpu_allocation: report.gpu_allocation_percent,
+        workloads_not_placed,
+        workloads_not_admitted: Vec::new(),
+        wait_p95_ms: Some(overall),
+        queues_over,
+    }
 }
 
 /// A pod not placed, with kube-scheduler's message: what "why not one node fewer" and "why
@@ -87,6 +162,8 @@ pub fn judge(goal: &PlanGoal, report: &ScenarioReport) -> Reached {
         gpu_allocation: (gpu_allocation * 100.0).round() / 100.0,
         workloads_not_placed,
         workloads_not_admitted,
+        wait_p95_ms: None,
+        queues_over: Vec::new(),
     }
 }
 

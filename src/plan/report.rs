@@ -151,7 +151,22 @@ pub struct FrontierPoint {
     pub added: BTreeMap<String, u32>,
     pub cost: f64,
     pub pending_pods: u64,
+    /// Replayed (a wait goal): the pods' p95 wait in ms (`None`: never).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_p95_ms: Option<Option<u64>>,
     pub met: bool,
+}
+
+impl FrontierPoint {
+    /// What the frontier lowers: the p95 wait for a wait goal (never bound last), then the
+    /// pending pods.
+    pub fn worse_than(&self, other: &FrontierPoint) -> bool {
+        let key = |p: &FrontierPoint| {
+            let wait = p.wait_p95_ms.map(|w| w.unwrap_or(u64::MAX));
+            (wait, p.pending_pods)
+        };
+        key(self) >= key(other)
+    }
 }
 
 /// The limits of `expect` the report's answers break, one line each.
@@ -219,6 +234,14 @@ fn add_unmet(expect: &crate::load::scenario::PlanExpect, r: &AddReport) -> Vec<S
     out
 }
 
+/// A p95 wait: a duration, or "never" when a pod never bound is the percentile.
+fn wait_text(p95: Option<u64>) -> String {
+    p95.map_or(
+        "never (pods never bound)".into(),
+        crate::trace::clock::format_duration,
+    )
+}
+
 fn added(a: &BTreeMap<String, u32>) -> String {
     let parts: Vec<String> = (a.iter())
         .filter(|(_, k)| **k > 0)
@@ -238,6 +261,8 @@ struct FrontierRow {
     cost: String,
     #[tabled(rename = "Pending pods")]
     pending: u64,
+    #[tabled(rename = "Wait p95")]
+    wait: String,
     #[tabled(rename = "Goal")]
     met: &'static str,
 }
@@ -287,6 +312,9 @@ fn render_add(out: &mut String, r: &AddReport) {
                     if a.reached.pending_pods == 1 { "" } else { "s" },
                     a.reached.gpu_allocation
                 );
+                if let Some(p95) = a.reached.wait_p95_ms {
+                    let _ = writeln!(out, "    replayed: pod wait p95 {}", wait_text(p95));
+                }
                 for q in &a.quotas {
                     let _ = writeln!(
                         out,
@@ -316,7 +344,11 @@ fn render_add(out: &mut String, r: &AddReport) {
             };
             let why = match &f.reached {
                 Some(reached) => format!(
-                    "{} pending pod{}{}",
+                    "{}{} pending pod{}{}",
+                    match reached.wait_p95_ms {
+                        Some(p95) => format!("pod wait p95 {}, ", wait_text(p95)),
+                        None => String::new(),
+                    },
                     reached.pending_pods,
                     if reached.pending_pods == 1 { "" } else { "s" },
                     f.pending
@@ -364,6 +396,7 @@ fn render_add(out: &mut String, r: &AddReport) {
             added: added(&f.added),
             cost: format!("{:.2}", f.cost),
             pending: f.pending_pods,
+            wait: f.wait_p95_ms.map_or("-".into(), wait_text),
             met: if f.met { "met" } else { "-" },
         });
         let _ = writeln!(out, "{}", Table::new(rows).with(Style::rounded()));

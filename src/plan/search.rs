@@ -120,7 +120,10 @@ fn add(
             loader.load(target, &counts)
         })
         .collect::<Result<_, _>>()?;
-    let bound = Bound::new(&target.spec.goal, &base, &one);
+    let bound = match target.spec.goal.over_time() {
+        true => Bound::new(&target.spec.goal, &base, &one).without_covers(),
+        false => Bound::new(&target.spec.goal, &base, &one),
+    };
     let prices: Vec<i128> = (candidates.iter())
         .map(|c| (c.price_per_hour.unwrap_or(1.0) * 1e6).round() as i128)
         .collect();
@@ -187,6 +190,43 @@ fn add(
         s.evaluate(&fewer)?;
     }
     Ok(s.report(found, per_candidate))
+}
+
+/// A point judged by replaying it over time (a wait goal): its pods' waits, and the first
+/// pods never bound with their last messages.
+fn replayed(
+    goal: &crate::load::scenario::PlanGoal,
+    scenario: &Scenario,
+    candidates: usize,
+) -> Result<Evaluation, InputError> {
+    use crate::replay::{PodRecord, Sinks};
+    let mut pods: Vec<super::goal::Waited> = Vec::new();
+    let mut pending: Vec<PendingPod> = Vec::new();
+    let mut record = |r: &PodRecord| {
+        let job = if r.job.is_empty() { &r.name } else { &r.job };
+        pods.push(super::goal::Waited {
+            queue: r.queue.clone(),
+            workload: format!("{}/{job}", r.namespace),
+            wait: r.first_bind.map(|b| b.saturating_sub(r.arrival)),
+        });
+        if r.first_bind.is_none() && pending.len() < PENDING_KEPT {
+            pending.push(PendingPod {
+                pod: format!("{}/{}", r.namespace, r.name),
+                message: r.message.clone().unwrap_or_default(),
+            });
+        }
+    };
+    let sinks = Sinks {
+        pod_record: Some(&mut record),
+        sample: None,
+        progress: None,
+    };
+    let report = crate::replay::replay(scenario, sinks)?;
+    Ok(Evaluation {
+        reached: super::goal::judge_replay(goal, &report, &pods),
+        pending,
+        more: vec![0; candidates],
+    })
 }
 
 /// What a walk found: the cheapest point meeting the goal, and whether every cheaper point
@@ -388,6 +428,17 @@ impl Search<'_, '_> {
             .collect::<Result<_, _>>()?;
         let goal = &self.target.spec.goal;
         let estimator = &self.estimator;
+        if goal.over_time() {
+            let results: Vec<Evaluation> = (scenarios.par_iter())
+                .map(|scenario| replayed(goal, scenario, self.most.len()))
+                .collect::<Result<_, InputError>>()
+                .map_err(|e| vec![e])?;
+            for (p, e) in fresh.into_iter().zip(results) {
+                self.order.push(p.clone());
+                self.evaluated.insert(p.clone(), e);
+            }
+            return Ok(());
+        }
         let results: Vec<Evaluation> = (scenarios.par_iter())
             .map(|scenario| {
                 let report = crate::simulate(scenario);
@@ -491,8 +542,8 @@ impl Search<'_, '_> {
                     .unwrap_or_default(),
             })
             .collect();
-        // The frontier: points in order of cost, each with fewer pending pods than every
-        // cheaper one.
+        // The frontier: points in order of cost, each better than every cheaper one (fewer
+        // pending pods; for a wait goal, a lower p95 wait first).
         let mut points: Vec<&Vec<u32>> = self.order.iter().collect();
         points.sort_by_key(|p| (self.cost(p), (*p).clone()));
         let all: Vec<FrontierPoint> = (points.into_iter())
@@ -502,16 +553,14 @@ impl Search<'_, '_> {
                     added: self.named(p),
                     cost: self.cost(p) as f64 / 1e6,
                     pending_pods: reached.pending_pods,
+                    wait_p95_ms: reached.wait_p95_ms,
                     met: reached.met,
                 }
             })
             .collect();
         let mut frontier: Vec<FrontierPoint> = Vec::new();
         for p in &all {
-            if frontier
-                .last()
-                .is_none_or(|f| p.pending_pods < f.pending_pods)
-            {
+            if frontier.last().is_none_or(|f| !p.worse_than(f)) {
                 frontier.push(p.clone());
             }
         }
