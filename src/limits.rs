@@ -96,8 +96,17 @@ pub const FGD_ARRIVALS: Limit = Limit {
     default: 10_000_000,
 };
 
+/// Points (or removal sets) one `schedsim plan` search may simulate (`--max-evaluations`):
+/// each keeps its result — the goal reached and up to 20 pending pods with their messages,
+/// a few kilobytes — for the frontier and the report.
+pub const PLAN_EVALUATIONS: Limit = Limit {
+    what: "simulations in one plan search (--max-evaluations)",
+    env: "SCHEDSIM_MAX_PLAN_EVALUATIONS",
+    default: 100_000,
+};
+
 /// Every limit, for the README and `--help` texts.
-pub const ALL: [Limit; 11] = [
+pub const ALL: [Limit; 12] = [
     FILE_BYTES,
     DOCUMENTS,
     ALIAS_EXPANSION,
@@ -109,6 +118,7 @@ pub const ALL: [Limit; 11] = [
     REPLAY_PODS,
     GPU_DEVICES,
     FGD_ARRIVALS,
+    PLAN_EVALUATIONS,
 ];
 
 impl Limit {

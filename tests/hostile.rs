@@ -329,7 +329,7 @@ fn synthetic_counts_past_the_limits_are_refused_up_front() {
     let dir = common::cli::tempdir("synthetic-counts");
     let out = dir.join("generated");
     let out = out.to_str().unwrap();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (
             &["generate", "--nodes", "2000000", "--out", out],
             "--nodes 2000000 exceeds schedsim's limit of 1000000 nodes in one scenario (raise it with the environment variable SCHEDSIM_MAX_NODES=N)",
@@ -353,6 +353,17 @@ fn synthetic_counts_past_the_limits_are_refused_up_front() {
         (
             &["bench", "--resolve", "20000000"],
             "--resolve 20000000 exceeds schedsim's limit of 10000000 pods",
+        ),
+        (
+            &[
+                "plan",
+                "scenarios/plan-gpu-nodes.yaml",
+                "--max-evaluations",
+                "1000000000",
+                "--out",
+                out,
+            ],
+            "--max-evaluations 1000000000 exceeds schedsim's limit of 100000 simulations in one plan search (--max-evaluations) (raise it with the environment variable SCHEDSIM_MAX_PLAN_EVALUATIONS=N)",
         ),
     ];
     for (args, expected) in cases {

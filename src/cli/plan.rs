@@ -40,6 +40,12 @@ pub fn run(args: &PlanArgs) -> i32 {
             return exit_code::BAD_INPUT;
         }
     };
+    let limit = crate::limits::PLAN_EVALUATIONS;
+    if limit.exceeded_by(args.max_evaluations as u64) {
+        let asked = format!("--max-evaluations {}", args.max_evaluations);
+        eprintln!("error: {}", limit.message(asked));
+        return exit_code::BAD_INPUT;
+    }
     let options = LoadOptions::default();
     let mut loader = PlanLoader::new(&options);
     let (targets, mut errors) = loader.targets(&files);
