@@ -399,7 +399,14 @@ fn render_add(out: &mut String, r: &AddReport) {
             wait: f.wait_p95_ms.map_or("-".into(), wait_text),
             met: if f.met { "met" } else { "-" },
         });
-        let _ = writeln!(out, "{}", Table::new(rows).with(Style::rounded()));
+        let mut table = Table::new(rows);
+        table.with(Style::rounded());
+        if r.frontier.iter().all(|f| f.wait_p95_ms.is_none()) {
+            // The fourth column: waits, only for a wait goal.
+            use tabled::settings::{Remove, object::Columns};
+            table.with(Remove::column(Columns::one(3)));
+        }
+        let _ = writeln!(out, "{table}");
     }
 }
 
