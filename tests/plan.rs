@@ -25,6 +25,26 @@ fn adding(file: &str) -> AddReport {
     plan_of(file).add.expect("the plan has candidates")
 }
 
+/// `schedsim plan FILE --format table`, its reports into FILE's folder: the exit code and what
+/// it printed (stdout, then stderr).
+fn plan_cli(file: &std::path::Path) -> (Option<i32>, String) {
+    let dir = file.parent().unwrap();
+    let o = schedsim(&[
+        "plan",
+        file.to_str().unwrap(),
+        "--format",
+        "table",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.code(), printed)
+}
+
 fn count(r: &AddReport, candidate: &str) -> u32 {
     r.answer.as_ref().unwrap().added[candidate]
 }
@@ -163,14 +183,9 @@ fn a_bad_plan_names_its_field() {
         .unwrap()
         .replace("        max: 3\n        template:\n          metadata: {labels: {node-role: cpu}}", "        min: 4\n        max: 3\n        template:\n          metadata: {labels: {node-role: cpu}}");
     std::fs::write(&file, text).unwrap();
-    let o = schedsim(&[
-        "plan",
-        file.to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let (code, printed) = plan_cli(&file);
+    assert_eq!(code, Some(2));
+    let err = &printed;
     assert!(
         err.contains("bad.yaml:")
             && err.contains("spec.plan.candidates[0].min: min 4 is above max 3"),
@@ -192,16 +207,9 @@ fn plan_expectations_gate_ci() {
             "addedAtMost: {a100: 1, t4: 3}",
         );
     std::fs::write(&file, text).unwrap();
-    let o = schedsim(&[
-        "plan",
-        file.to_str().unwrap(),
-        "--format",
-        "table",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let (code, printed) = plan_cli(&file);
+    assert_eq!(code, Some(1));
+    let out = &printed;
     assert!(
         out.contains("UNMET: expected at most 1 a100 node(s) added, the answer adds 2"),
         "{out}"
@@ -211,17 +219,9 @@ fn plan_expectations_gate_ci() {
         .unwrap()
         .replace("a100: 1,", "h100: 1,");
     std::fs::write(&file, text).unwrap();
-    let o = schedsim(&[
-        "plan",
-        file.to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&o.stderr)
-            .contains("spec.plan.expect.addedAtMost.h100: no candidate is named \"h100\"")
-    );
+    let (code, printed) = plan_cli(&file);
+    assert_eq!(code, Some(2));
+    assert!(printed.contains("spec.plan.expect.addedAtMost.h100: no candidate is named \"h100\""));
 }
 
 /// The removal part of a plan read from `scenarios/plan-consolidate.yaml` with `edits`
@@ -396,16 +396,9 @@ fn removal_expectations_gate_ci() {
             "  plan:\n    expect: {removedAtLeast: {cpu: 2}, savingsAtLeast: 5}\n",
         );
     std::fs::write(&file, text).unwrap();
-    let o = schedsim(&[
-        "plan",
-        file.to_str().unwrap(),
-        "--format",
-        "table",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let (code, printed) = plan_cli(&file);
+    assert_eq!(code, Some(1));
+    let out = &printed;
     assert!(
         out.contains("UNMET: expected at least 2 cpu node(s) removable, the answer removes 1"),
         "{out}"
@@ -566,14 +559,9 @@ fn a_dumped_node_as_the_template() {
         .unwrap()
         .replace("name: ip-10-0-1-17.ec2.internal}", "name: ip-10-0-9-9}");
     std::fs::write(dir.join("s.yaml"), text).unwrap();
-    let o = schedsim(&[
-        "plan",
-        dir.join("s.yaml").to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let (code, printed) = plan_cli(&dir.join("s.yaml"));
+    assert_eq!(code, Some(2));
+    let err = &printed;
     assert!(
         err.contains("spec.plan.candidates[0].fromNode.name: no Node named \"ip-10-0-9-9\" in \"nodes-dump.yaml\""),
         "{err}"
@@ -606,14 +594,9 @@ fn the_smallest_nominal_quota_that_admits_the_named_workloads() {
         text.replace("flavor: h100, resource", "flavor: a100, resource"),
     )
     .unwrap();
-    let o = schedsim(&[
-        "plan",
-        file.to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let (code, printed) = plan_cli(&file);
+    assert_eq!(code, Some(2));
+    let err = &printed;
     assert!(
         err.contains("spec.plan.candidates[0].quota: ClusterQueue \"team-a\" has no quota of \"nvidia.com/gpu\" for flavor \"a100\""),
         "{err}"
@@ -688,15 +671,7 @@ fn the_fewest_nodes_for_a_p95_wait() {
         plan("{waitP95AtMost: 5m}").replace("  replay: {}\n", ""),
     )
     .unwrap();
-    let o = schedsim(&[
-        "plan",
-        file.to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&o.stderr)
-            .contains("spec.plan.goal: a wait goal needs spec.replay")
-    );
+    let (code, printed) = plan_cli(&file);
+    assert_eq!(code, Some(2));
+    assert!(printed.contains("spec.plan.goal: a wait goal needs spec.replay"));
 }

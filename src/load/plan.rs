@@ -95,20 +95,8 @@ fn check(file: &std::path::Path, doc: &Document, spec: &PlanSpec) -> Result<(), 
     }
     for (i, c) in spec.candidates.iter().enumerate() {
         let path = format!("spec.plan.candidates[{i}]");
-        let problems = crate::model::labels::dns1123_label_errors(
-            &c.name,
-            crate::model::labels::LenUnit::Characters,
-        );
-        if !problems.is_empty() {
-            let message = format!("Invalid value: {:?}: {}", c.name, problems.join("; "));
-            return Err(at(format!("{path}.name"), message));
-        }
-        if spec.candidates[..i].iter().any(|o| o.name == c.name) {
-            return Err(at(
-                format!("{path}.name"),
-                format!("duplicate candidate {:?}", c.name),
-            ));
-        }
+        let before = spec.candidates[..i].iter().map(|o| o.name.as_str());
+        name_once(&c.name, before, "candidate").map_err(|m| at(format!("{path}.name"), m))?;
         let given = [
             c.template.is_some(),
             c.from_node.is_some(),
@@ -125,31 +113,12 @@ fn check(file: &std::path::Path, doc: &Document, spec: &PlanSpec) -> Result<(), 
             let message = format!("min {} is above max {}", c.min, c.max);
             return Err(at(format!("{path}.min"), message));
         }
-        if let Some(p) = c.price_per_hour
-            && !(p.is_finite() && p >= 0.0)
-        {
-            return Err(at(
-                format!("{path}.pricePerHour"),
-                format!("{p} is not a price"),
-            ));
-        }
+        price(c.price_per_hour).map_err(|m| at(format!("{path}.pricePerHour"), m))?;
     }
     for (i, g) in spec.remove.iter().enumerate() {
         let path = format!("spec.plan.remove[{i}]");
-        let problems = crate::model::labels::dns1123_label_errors(
-            &g.name,
-            crate::model::labels::LenUnit::Characters,
-        );
-        if !problems.is_empty() {
-            let message = format!("Invalid value: {:?}: {}", g.name, problems.join("; "));
-            return Err(at(format!("{path}.name"), message));
-        }
-        if spec.remove[..i].iter().any(|o| o.name == g.name) {
-            return Err(at(
-                format!("{path}.name"),
-                format!("duplicate group {:?}", g.name),
-            ));
-        }
+        let before = spec.remove[..i].iter().map(|o| o.name.as_str());
+        name_once(&g.name, before, "group").map_err(|m| at(format!("{path}.name"), m))?;
         if g.pool.is_none() && g.selector.is_none() {
             let message = "a removal group names its nodes by pool or selector".to_string();
             return Err(at(path, message));
@@ -165,14 +134,7 @@ fn check(file: &std::path::Path, doc: &Document, spec: &PlanSpec) -> Result<(), 
         if let Some(e) = errs.into_iter().next() {
             return Err(at(e.path, e.message));
         }
-        if let Some(p) = g.price_per_hour
-            && !(p.is_finite() && p >= 0.0)
-        {
-            return Err(at(
-                format!("{path}.pricePerHour"),
-                format!("{p} is not a price"),
-            ));
-        }
+        price(g.price_per_hour).map_err(|m| at(format!("{path}.pricePerHour"), m))?;
     }
     if let Some(e) = &spec.expect {
         for name in e.added_at_most.keys() {
@@ -221,4 +183,30 @@ fn check(file: &std::path::Path, doc: &Document, spec: &PlanSpec) -> Result<(), 
         return Err(at("spec.plan.goal.gpuAllocationAtLeast".into(), message));
     }
     Ok(())
+}
+
+/// A name of the plan's (it names nodes or groups in the answer): a DNS label, not used by
+/// one `before` it.
+fn name_once<'n>(
+    name: &str,
+    mut before: impl Iterator<Item = &'n str>,
+    what: &str,
+) -> Result<(), String> {
+    let problems =
+        crate::model::labels::dns1123_label_errors(name, crate::model::labels::LenUnit::Characters);
+    if !problems.is_empty() {
+        return Err(format!("Invalid value: {name:?}: {}", problems.join("; ")));
+    }
+    match before.any(|o| o == name) {
+        true => Err(format!("duplicate {what} {name:?}")),
+        false => Ok(()),
+    }
+}
+
+/// A price per hour: finite and not negative.
+fn price(p: Option<f64>) -> Result<(), String> {
+    match p {
+        Some(p) if !(p.is_finite() && p >= 0.0) => Err(format!("{p} is not a price")),
+        _ => Ok(()),
+    }
 }
