@@ -8,6 +8,7 @@ pub mod check;
 pub mod cli;
 pub mod dra;
 pub mod error;
+pub mod explain;
 pub mod features;
 pub mod fgd;
 pub mod generate;

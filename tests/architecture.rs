@@ -8,8 +8,8 @@ use regex::Regex;
 
 /// The layers, top to bottom: a module may import the modules after it, never those before.
 const LAYERS: &[&str] = &[
-    "cli", "generate", "bench", "plan", "sweep", "fgd", "replay", "check", "report", "load",
-    "kueue", "resolve", "sched", "dra", "model", "trace", "yaml",
+    "cli", "generate", "bench", "plan", "sweep", "fgd", "replay", "check", "explain", "report",
+    "load", "kueue", "resolve", "sched", "dra", "model", "trace", "yaml",
 ];
 
 /// Leaf utilities any layer may use; they import no layer.

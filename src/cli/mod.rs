@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod completions;
+pub mod explain;
 pub mod fgd;
 pub mod generate;
 pub mod migrate;
@@ -61,6 +62,11 @@ pub enum Command {
     /// allocation): searched in order of cost with the exact simulator, per candidate alone
     /// and mixed, with the cost frontier and why one node fewer misses the goal.
     Plan(plan::PlanArgs),
+    /// Why pods landed where they did, or pend: for chosen pods (by name, workload, or every
+    /// pending one) their last cycle node by node — each node's first failing Filter plugin,
+    /// each scored node's score per Score plugin (raw, normalized, weight), the ranking, the
+    /// tie the seeded pick broke, and `--node` set beside the chosen node.
+    Explain(explain::ExplainArgs),
     /// Combine the JSON outputs of `sweep --shard I/N` runs into the sweep's aggregates.
     Merge(sweep::MergeArgs),
     /// Run the scenarios and enforce their `spec.expect` (exit 1 when one is unmet); writes
@@ -185,6 +191,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Replay(args) => replay::run(&args),
         Command::Fgd(args) => fgd::run(&args),
         Command::Plan(args) => plan::run(&args),
+        Command::Explain(args) => explain::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Completions(args) => completions::run(&args),
         Command::Generate(args) => generate::run(&args),

@@ -592,6 +592,7 @@ impl Loader<'_> {
                 node_sampling: (self.options.node_sampling)
                     .or(sd.spec.scheduler.node_sampling)
                     .unwrap_or_default(),
+                explain: None,
             },
             warnings,
             expectations,

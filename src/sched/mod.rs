@@ -6,6 +6,7 @@ pub mod cycle;
 pub mod device_room;
 pub mod diagnosis;
 pub mod dra_manager;
+pub mod explain;
 pub mod framework;
 pub mod gang;
 pub mod gpu_share;

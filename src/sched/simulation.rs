@@ -27,6 +27,8 @@ pub struct Outcome {
     /// Per workload pod: the GPU indices `Open-Gpu-Share` reserved for it on its node (empty
     /// when it holds none).
     pub gpu_indices: Vec<Vec<usize>>,
+    /// `schedsim explain`: the last cycle of each workload pod asked about, by pod index.
+    pub explained: std::collections::BTreeMap<usize, crate::sched::explain::Explanation>,
 }
 
 /// The name of the state before the first timeline step.
@@ -155,8 +157,10 @@ pub fn schedule_plan(
                 .unwrap_or_default()
         })
         .collect();
+    let explained = std::mem::take(&mut run.s.explained).into_iter().collect();
     Outcome {
         gpu_indices,
+        explained,
         pods,
         preempted_existing: run.evicted_existing,
         cluster: run.s.cluster,

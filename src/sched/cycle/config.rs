@@ -51,6 +51,9 @@ pub struct SchedulerConfig {
     pub pdbs: Arc<Vec<crate::sched::pdb::Budget>>,
     /// kube-scheduler's node sampling (`percentageOfNodesToScore`), or every node examined.
     pub node_sampling: NodeSampling,
+    /// `schedsim explain`: the workload pods (`namespace/name`) whose cycles are recorded
+    /// node by node ([`crate::sched::explain`]); none when `None`.
+    pub explain: Option<Arc<std::collections::HashSet<String>>>,
 }
 
 impl SchedulerConfig {

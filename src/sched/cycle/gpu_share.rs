@@ -219,7 +219,13 @@ impl<'a> Scheduler<'a> {
     /// (its NormalizeScore); RandomScore gives 100 to one feasible node drawn at PreScore
     /// (counted in node order), 0 to the others; FGDScore gives 100 to a pod without
     /// requests.
-    pub(super) fn gpu_scores(&mut self, pod: &Pod) -> Vec<i64> {
+    /// The GPU-sharing score plugins' weighted sum per feasible node; `parts` gets each
+    /// plugin's normalized scores and weight (for an explained cycle).
+    pub(super) fn gpu_scores(
+        &mut self,
+        pod: &Pod,
+        mut parts: Option<&mut Vec<(&'static str, i64, Vec<i64>)>>,
+    ) -> Vec<i64> {
         let weights = self.compiled().weights.gpu_share;
         if weights.iter().all(|w| *w == 0) {
             return Vec::new();
@@ -256,8 +262,11 @@ impl<'a> Scheduler<'a> {
                     }
                 }
             };
-            for (t, s) in total.iter_mut().zip(scores) {
+            for (t, s) in total.iter_mut().zip(&scores) {
                 *t += weight * s;
+            }
+            if let Some(parts) = parts.as_deref_mut() {
+                parts.push((Plugin::of_policy(policy).name(), weight, scores));
             }
         }
         total

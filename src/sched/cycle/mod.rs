@@ -50,6 +50,7 @@ mod compiled;
 mod config;
 mod diagnose;
 mod dra;
+mod explain;
 mod gpu_share;
 mod label_index;
 mod nominated;
@@ -334,6 +335,12 @@ pub struct Scheduler<'a> {
     preemption_draw: Option<usize>,
     /// DynamicResources: the claims as the run changed them and the devices in use.
     pub(crate) dra: DraManager,
+    /// `schedsim explain`: the current cycle's record while it runs, and each explained
+    /// pod's last cycle (by pod id).
+    explaining: Option<crate::sched::explain::Explanation>,
+    /// The nodes' names while the node list stands, shared by the explanations.
+    node_names: Option<Arc<[String]>>,
+    pub(crate) explained: HashMap<usize, crate::sched::explain::Explanation>,
     /// DynamicResources' Filter verdicts per claim shape and node.
     dra_cache: std::cell::RefCell<dynamic_resources::FilterCache>,
     /// DynamicResources' state for the pod in the cycle; `None` when its PreFilter did not run.
@@ -563,6 +570,9 @@ impl<'a> Scheduler<'a> {
             victims_terminate: false,
             fgd_typical: fgd_typical(config, pods, existing),
             gpu_score_cache: Default::default(),
+            explaining: None,
+            node_names: None,
+            explained: HashMap::default(),
         }
     }
 
@@ -620,6 +630,7 @@ impl<'a> Scheduler<'a> {
         self.mutations += 1;
         self.changes.forget(self.mutations);
         self.failures.clear();
+        self.node_names = None;
         let all: Vec<&Pod> = self.existing.iter().chain(self.pods).collect();
         self.tree.follow(&self.cluster.nodes, &nodes);
         self.tree_position = walk::tree_positions(&self.tree, &nodes);
@@ -701,7 +712,11 @@ impl<'a> Scheduler<'a> {
         self.dra_cycle = None;
         self.trim_templates();
         self.forget_empty_groups();
+        let explained = self.explains(pod);
         let outcome = self.cycle(id, pod, gang_reject);
+        if explained {
+            self.record_explanation(id, &outcome);
+        }
         if let (PodPhase::Scheduled, Some(node)) = (outcome.phase, outcome.node) {
             self.dra_reserve(node, pod);
         }
@@ -834,6 +849,10 @@ impl<'a> Scheduler<'a> {
             ControlFlow::Continue(evaluated) => evaluated,
             ControlFlow::Break(outcome) => return outcome,
         };
+        if self.explains(pod) {
+            self.explaining =
+                Some(self.start_explanation(pod, t, &request, &bound_filters, &evaluated));
+        }
         let mut outcome = self.decide(
             pod,
             t,
@@ -904,7 +923,12 @@ impl<'a> Scheduler<'a> {
                         nominating: Nominating::Clear,
                     }
                 }
-                _ => scheduled(self.select_host(pod, spread)),
+                _ => {
+                    let mut explaining = self.explaining.take();
+                    let node = self.select_host(pod, request, spread, explaining.as_mut());
+                    self.explaining = explaining;
+                    scheduled(node)
+                }
             },
         }
     }

@@ -750,6 +750,22 @@ fn score_by_class(spread: &Spread, feasible: &[usize], tally: &Tally) -> Option<
 
 /// [`score`] node by node, for any constraints.
 fn score_each(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
+    normalize_raw(&raw_each(spread, feasible, tally))
+}
+
+/// Score's raw scores over the feasible nodes (for `schedsim explain`): `None` for a node
+/// without every topology key, which scores 0.
+pub fn raw_scores(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<Option<i64>> {
+    (raw_each(spread, feasible, tally).into_iter())
+        .map(|s| (s != IGNORED).then_some(s))
+        .collect()
+}
+
+/// A raw score's stand-in for a node Score ignores.
+const IGNORED: i64 = i64::MIN;
+
+/// Score: per feasible node, `Σ count·ln(domains+2) + (maxSkew−1)` rounded, or [`IGNORED`].
+fn raw_each(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
     let ignored = |node: usize| spread.require_all_topologies && !spread.has_all_keys[node];
     let live = feasible.iter().filter(|&&n| !ignored(n)).count();
     // Per constraint, a node's term `count·weight + (maxSkew−1)`: read per domain from a table
@@ -782,7 +798,6 @@ fn score_each(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
             Term::PerDomain(table)
         })
         .collect();
-    const IGNORED: i64 = i64::MIN;
     let mut terms = terms;
     let mut raw: Vec<i64> = Vec::with_capacity(feasible.len());
     for &node in feasible {
@@ -802,6 +817,12 @@ fn score_each(spread: &Spread, feasible: &[usize], tally: &Tally) -> Vec<i64> {
         }
         raw.push(round(score));
     }
+    raw
+}
+
+/// NormalizeScore: `100·(max+min−s)/max` (100 everywhere when the maximum is 0), 0 for an
+/// ignored node.
+fn normalize_raw(raw: &[i64]) -> Vec<i64> {
     let scored = raw.iter().copied().filter(|&s| s != IGNORED);
     let min = scored.clone().min().unwrap_or(i64::MAX);
     let max = scored.max().unwrap_or(0).max(0);

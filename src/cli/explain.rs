@@ -1,0 +1,92 @@
+//! `schedsim explain`: what chosen pods' last scheduling cycles saw, node by node
+//! (`crate::explain`).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::OutputArgs;
+use crate::error::exit_code;
+use crate::explain::{self, Ask, ExplainReport};
+use crate::load::LoadOptions;
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Scenario files or folders (default: the bundled `scenarios/`).
+    pub paths: Vec<PathBuf>,
+    /// A pod to explain, `namespace/name` (repeatable).
+    #[arg(long = "pod")]
+    pub pods: Vec<String>,
+    /// Every pod of a workload (TrainJob, Job, Determined task …), `namespace/name`
+    /// (repeatable).
+    #[arg(long = "workload")]
+    pub workloads: Vec<String>,
+    /// Every pod the run leaves unscheduled (the default when no pod or workload is named).
+    #[arg(long)]
+    pub pending: bool,
+    /// Scored nodes listed per pod, best first; the others are counted.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// List every node: its verdict and scores.
+    #[arg(long)]
+    pub all_nodes: bool,
+    /// A node to set beside the chosen one, plugin by plugin ("why not there"; repeatable).
+    #[arg(long = "node")]
+    pub nodes: Vec<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+pub fn run(args: &ExplainArgs) -> i32 {
+    let paths = match args.paths.is_empty() {
+        true => vec![super::run::default_scenarios()],
+        false => args.paths.clone(),
+    };
+    let files = match crate::load::scenario_files(&paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit_code::BAD_INPUT;
+        }
+    };
+    let loaded = crate::load::load_files(&files, &LoadOptions::default());
+    for e in &loaded.errors {
+        eprintln!("error: {e}");
+    }
+    let ask = Ask {
+        pods: args.pods.clone(),
+        workloads: args.workloads.clone(),
+        pending: args.pending || (args.pods.is_empty() && args.workloads.is_empty()),
+        top: args.top,
+        all_nodes: args.all_nodes,
+        nodes: args.nodes.clone(),
+    };
+    let report = ExplainReport {
+        schema_version: explain::report::SCHEMA_VERSION,
+        scenarios: (loaded.scenarios.iter())
+            .map(|s| explain::explain(s, &ask))
+            .collect(),
+    };
+    let asked: Vec<&String> = (args.pods.iter().chain(&args.workloads))
+        .filter(|key| !named_anywhere(&loaded.scenarios, key))
+        .collect();
+    for key in &asked {
+        eprintln!("warning: no pod or workload {key:?} in the scenarios");
+    }
+    let json = serde_json::to_string_pretty(&report).expect("explanations serialize");
+    let code = args
+        .output
+        .emit("explain", &(json + "\n"), &explain::report::render(&report));
+    match loaded.errors.is_empty() {
+        true => code,
+        false => exit_code::BAD_INPUT,
+    }
+}
+
+/// Whether some scenario has a workload pod or workload `namespace/name`.
+fn named_anywhere(scenarios: &[crate::load::Scenario], key: &str) -> bool {
+    (scenarios.iter().flat_map(|s| &s.workloads)).any(|p| {
+        p.key() == key
+            || (p.workload.as_ref()).is_some_and(|w| format!("{}/{w}", p.namespace) == key)
+    })
+}

@@ -1,0 +1,69 @@
+//! `schedsim explain` (issue 29): for chosen pods, what their last scheduling cycle saw — every
+//! node's Filter verdict, summarized by reason; each scored node's score per Score plugin
+//! (raw, normalized, weight, weighted), its total and rank; the tie the seeded pick broke; and,
+//! for a node asked about, why it lost to the chosen one, plugin by plugin.
+//!
+//! The run is the scenario's `run`, with the chosen pods' cycles recorded
+//! ([`crate::sched::explain`]): recording reads what the cycle computes and draws nothing, so
+//! placements are those of `run` (tested).
+
+pub mod report;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::load::Scenario;
+use crate::sched::PodPhase;
+pub use report::{ExplainReport, PodExplanation};
+
+/// Which pods to explain and how much to show.
+#[derive(Debug, Clone, Default)]
+pub struct Ask {
+    /// `namespace/name` of pods.
+    pub pods: Vec<String>,
+    /// `namespace/workload`: every pod of these workloads.
+    pub workloads: Vec<String>,
+    /// Every pod the run leaves unscheduled.
+    pub pending: bool,
+    /// Scored nodes listed per pod, best first (the rest summarized).
+    pub top: usize,
+    /// Every node's verdict and scores, not only the top ones.
+    pub all_nodes: bool,
+    /// Nodes to compare with the chosen one ("why not there").
+    pub nodes: Vec<String>,
+}
+
+/// The explanations of `ask`'s pods in one scenario.
+pub fn explain(scenario: &Scenario, ask: &Ask) -> report::ScenarioExplanation {
+    let run = |config: &crate::sched::SchedulerConfig| {
+        crate::sched::schedule_plan(
+            scenario.nodes.clone(),
+            &scenario.existing_pods,
+            &scenario.workloads,
+            &scenario.steps,
+            config,
+        )
+    };
+    let mut wanted: HashSet<String> = (scenario.workloads.iter())
+        .filter(|p| {
+            let key = p.key();
+            let workload = p.workload.as_ref().map(|w| format!("{}/{w}", p.namespace));
+            ask.pods.contains(&key) || workload.is_some_and(|w| ask.workloads.contains(&w))
+        })
+        .map(|p| p.key())
+        .collect();
+    if ask.pending {
+        // Which pods pend is known after a run; the explained run schedules the same.
+        let plain = run(&scenario.config);
+        for (p, o) in scenario.workloads.iter().zip(&plain.pods) {
+            if !matches!(o.phase, PodPhase::Scheduled | PodPhase::Succeeded) {
+                wanted.insert(p.key());
+            }
+        }
+    }
+    let mut config = scenario.config.clone();
+    config.explain = Some(Arc::new(wanted));
+    config.drop_node_verdicts = false;
+    let outcome = run(&config);
+    report::ScenarioExplanation::new(scenario, &outcome, ask)
+}

@@ -1,0 +1,413 @@
+//! The explanations as JSON and text: per pod, the infeasible nodes by reason, the scored
+//! nodes ranked with each plugin's part, the tie, and the nodes asked about beside the chosen.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+use tabled::builder::Builder;
+use tabled::settings::Style;
+
+use super::Ask;
+use crate::load::Scenario;
+use crate::sched::explain::{
+    Explanation, FEASIBLE, NOT_EVALUATED, PluginScore, ScoredNode, Verdict,
+};
+use crate::sched::{Outcome, PodPhase};
+
+/// The JSON's shape version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplainReport {
+    pub schema_version: u32,
+    pub scenarios: Vec<ScenarioExplanation>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScenarioExplanation {
+    pub name: String,
+    pub file: String,
+    pub pods: Vec<PodExplanation>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodExplanation {
+    /// `namespace/name`.
+    pub pod: String,
+    pub status: PodPhase,
+    pub node: Option<String>,
+    /// kube-scheduler's message for a pod that is not scheduled.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// Its last cycle, when it had one (a pod never created, or one waiting at its gates
+    /// before any cycle, has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycle: Option<Cycle>,
+}
+
+/// One pod's last scheduling cycle.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cycle {
+    pub profile: String,
+    pub nodes: usize,
+    pub evaluated_nodes: usize,
+    pub feasible_nodes: usize,
+    /// Nodes that passed the filters that ran but that the Filter pass did not reach
+    /// (`percentageOfNodesToScore`).
+    pub not_evaluated: usize,
+    /// Score plugins that ran, with their weights.
+    pub weights: Vec<Weight>,
+    /// The infeasible nodes per first failing Filter plugin and reason, most first.
+    pub infeasible: Vec<ReasonCount>,
+    /// The scored nodes, best total first (then by name), `top` of them unless every node was
+    /// asked for.
+    pub ranked: Vec<RankedNode>,
+    /// Scored nodes not in `ranked`.
+    pub more_scored: usize,
+    /// The node the cycle chose (the pod may still have been left unscheduled after it, by
+    /// a gang's Permit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<String>,
+    /// The nodes sharing the best total, when more than one: the seeded pick chose one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tie: Vec<String>,
+    /// The nodes asked about, beside the chosen one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compared: Vec<Comparison>,
+    /// Every node's verdict (`--all-nodes`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub all_nodes: Vec<NodeLine>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Weight {
+    pub plugin: &'static str,
+    pub weight: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasonCount {
+    pub plugin: String,
+    pub reason: String,
+    pub nodes: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RankedNode {
+    /// 1 + the nodes with a higher total.
+    pub rank: usize,
+    pub node: String,
+    pub total: i64,
+    pub scores: Vec<Score>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Score {
+    pub plugin: &'static str,
+    pub raw: i64,
+    pub normalized: i64,
+    pub weight: i64,
+    pub weighted: i64,
+}
+
+/// A node asked about, beside the chosen one.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Comparison {
+    pub node: String,
+    pub verdict: Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<i64>,
+    /// Its total equals the chosen node's: the seeded pick decided between them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tied: bool,
+    /// Per plugin where it differs from the chosen node: its weighted part there and on the
+    /// chosen node.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<Difference>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Difference {
+    pub plugin: &'static str,
+    pub here: i64,
+    pub chosen: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeLine {
+    pub node: String,
+    pub verdict: Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<i64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scores: Vec<Score>,
+}
+
+fn score(s: &PluginScore) -> Score {
+    Score {
+        plugin: s.plugin,
+        raw: s.raw,
+        normalized: s.normalized,
+        weight: s.weight,
+        weighted: s.weighted(),
+    }
+}
+
+impl ScenarioExplanation {
+    pub fn new(scenario: &Scenario, outcome: &Outcome, ask: &Ask) -> Self {
+        let end = &outcome.cluster.nodes;
+        let pods = (outcome.explained.iter())
+            .map(|(&i, e)| {
+                let pod = &scenario.workloads[i];
+                let o = &outcome.pods[i];
+                PodExplanation {
+                    pod: pod.key(),
+                    status: o.phase,
+                    node: o.node.map(|n| end[n].name.clone()),
+                    message: o.message.clone(),
+                    cycle: Some(Cycle::new(e, ask)),
+                }
+            })
+            .collect();
+        ScenarioExplanation {
+            name: scenario.name.clone(),
+            file: scenario.file.display().to_string(),
+            pods,
+        }
+    }
+}
+
+impl Cycle {
+    fn new(e: &Explanation, ask: &Ask) -> Self {
+        let names = &e.node_names;
+        let name = |n: usize| names[n].clone();
+        let mut per_failure = vec![0usize; e.failures.len()];
+        let mut not_evaluated = 0;
+        for &v in &e.verdicts {
+            match v {
+                FEASIBLE => {}
+                NOT_EVALUATED => not_evaluated += 1,
+                i => per_failure[i as usize] += 1,
+            }
+        }
+        let mut infeasible: Vec<ReasonCount> = (e.failures.iter().zip(per_failure))
+            .filter(|(_, nodes)| *nodes > 0)
+            .map(|((plugin, reason), nodes)| ReasonCount {
+                plugin: plugin.clone(),
+                reason: reason.clone(),
+                nodes,
+            })
+            .collect();
+        infeasible.sort_by_key(|r| std::cmp::Reverse(r.nodes));
+        let mut scored: Vec<&ScoredNode> = e.scored.iter().collect();
+        scored.sort_by(|a, b| {
+            (b.total.cmp(&a.total)).then_with(|| names[a.node].cmp(&names[b.node]))
+        });
+        let rank_of = |total: i64| 1 + scored.iter().filter(|s| s.total > total).count();
+        let shown = match ask.all_nodes {
+            true => scored.len(),
+            false => ask.top.min(scored.len()),
+        };
+        let ranked = (scored.iter().take(shown))
+            .map(|s| RankedNode {
+                rank: rank_of(s.total),
+                node: name(s.node),
+                total: s.total,
+                scores: s.scores.iter().map(score).collect(),
+            })
+            .collect();
+        let scored_at = |n: usize| e.scored.iter().find(|s| s.node == n);
+        let chosen = e.chosen.and_then(scored_at);
+        let compared = (ask.nodes.iter())
+            .filter_map(|asked| names.iter().position(|n| n == asked))
+            .map(|n| compare(e.verdict(n), scored_at(n), chosen, name(n), &rank_of))
+            .collect();
+        let all_nodes = match ask.all_nodes {
+            true => (0..e.verdicts.len())
+                .map(|n| {
+                    let s = scored_at(n);
+                    NodeLine {
+                        node: name(n),
+                        verdict: e.verdict(n),
+                        total: s.map(|s| s.total),
+                        scores: s.iter().flat_map(|s| s.scores.iter().map(score)).collect(),
+                    }
+                })
+                .collect(),
+            false => Vec::new(),
+        };
+        Cycle {
+            profile: e.profile.clone(),
+            nodes: e.verdicts.len(),
+            evaluated_nodes: e.evaluated_nodes,
+            feasible_nodes: e.feasible_nodes,
+            not_evaluated,
+            weights: (e.weights.iter())
+                .map(|&(plugin, weight)| Weight { plugin, weight })
+                .collect(),
+            infeasible,
+            ranked,
+            more_scored: scored.len() - shown,
+            chosen: e.chosen.map(name),
+            tie: match e.ties.len() {
+                0 | 1 => Vec::new(),
+                _ => e.ties.iter().map(|&n| name(n)).collect(),
+            },
+            compared,
+            all_nodes,
+        }
+    }
+}
+
+/// A node beside the chosen one: where their weighted parts differ.
+fn compare(
+    verdict: Verdict,
+    here: Option<&ScoredNode>,
+    chosen: Option<&ScoredNode>,
+    node: String,
+    rank_of: &dyn Fn(i64) -> usize,
+) -> Comparison {
+    let differences = match (here, chosen) {
+        (Some(h), Some(c)) => (h.scores.iter())
+            .filter_map(|s| {
+                let theirs = c.scores.iter().find(|o| o.plugin == s.plugin)?;
+                (s.weighted() != theirs.weighted()).then(|| Difference {
+                    plugin: s.plugin,
+                    here: s.weighted(),
+                    chosen: theirs.weighted(),
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Comparison {
+        node,
+        verdict,
+        rank: here.map(|h| rank_of(h.total)),
+        total: here.map(|h| h.total),
+        tied: here.is_some_and(|h| chosen.is_some_and(|c| c.total == h.total)),
+        differences,
+    }
+}
+
+/// The explanations as text.
+pub fn render(report: &ExplainReport) -> String {
+    let mut out = String::new();
+    for s in &report.scenarios {
+        let _ = writeln!(out, "Scenario {} ({})", s.name, s.file);
+        if s.pods.is_empty() {
+            let _ = writeln!(out, "  no pod to explain");
+        }
+        for p in &s.pods {
+            render_pod(&mut out, p);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn render_pod(out: &mut String, p: &PodExplanation) {
+    let placed = match &p.node {
+        Some(n) if p.status == PodPhase::Scheduled => format!("scheduled on {n}"),
+        _ => format!("{:?}: {}", p.status, p.message),
+    };
+    let _ = writeln!(out, "\nPod {}: {placed}", p.pod);
+    let Some(c) = &p.cycle else { return };
+    let _ = writeln!(
+        out,
+        "  profile {}; {} nodes: {} evaluated, {} feasible{}",
+        c.profile,
+        c.nodes,
+        c.evaluated_nodes,
+        c.feasible_nodes,
+        match c.not_evaluated {
+            0 => String::new(),
+            n => format!(", {n} passed but not reached (percentageOfNodesToScore)"),
+        }
+    );
+    for r in &c.infeasible {
+        let _ = writeln!(
+            out,
+            "  {} node(s) failed {}: {}",
+            r.nodes, r.plugin, r.reason
+        );
+    }
+    if !c.ranked.is_empty() {
+        let mut b = Builder::default();
+        let mut head = vec!["Rank".to_string(), "Node".into(), "Total".into()];
+        head.extend(
+            c.weights
+                .iter()
+                .map(|w| format!("{} ×{}", w.plugin, w.weight)),
+        );
+        b.push_record(head);
+        for r in &c.ranked {
+            let mut row = vec![r.rank.to_string(), r.node.clone(), r.total.to_string()];
+            for w in &c.weights {
+                row.push(match r.scores.iter().find(|s| s.plugin == w.plugin) {
+                    Some(s) if s.raw != s.normalized => format!("{} (raw {})", s.normalized, s.raw),
+                    Some(s) => s.normalized.to_string(),
+                    None => "-".into(),
+                });
+            }
+            b.push_record(row);
+        }
+        let _ = writeln!(out, "{}", b.build().with(Style::rounded()));
+        if c.more_scored > 0 {
+            let _ = writeln!(
+                out,
+                "  … {} more scored node(s) (--top, --all-nodes)",
+                c.more_scored
+            );
+        }
+    }
+    if !c.tie.is_empty() {
+        let _ = writeln!(
+            out,
+            "  tie: {} nodes share the best total ({}); the seeded pick chose {}",
+            c.tie.len(),
+            c.tie.join(", "),
+            c.chosen.as_deref().unwrap_or("-")
+        );
+    }
+    for cmp in &c.compared {
+        let why = match (&cmp.verdict, cmp.total) {
+            (Verdict::Failed { plugin, reason }, _) => format!("failed {plugin}: {reason}"),
+            (Verdict::NotEvaluated, _) => {
+                "passed, but the Filter pass stopped before it (percentageOfNodesToScore)".into()
+            }
+            (Verdict::Feasible, None) => "feasible, not scored (the only feasible node)".into(),
+            (Verdict::Feasible, Some(t)) => {
+                let parts: Vec<String> = (cmp.differences.iter())
+                    .map(|d| format!("{} {} vs {}", d.plugin, d.here, d.chosen))
+                    .collect();
+                format!(
+                    "total {t}, rank {}{}{}",
+                    cmp.rank.unwrap_or(0),
+                    match cmp.tied {
+                        true => "; tied with the chosen node, and the seeded pick decided",
+                        false => "",
+                    },
+                    match parts.is_empty() {
+                        true => String::new(),
+                        false => format!("; weighted parts here vs chosen: {}", parts.join(", ")),
+                    }
+                )
+            }
+        };
+        let _ = writeln!(out, "  why not {}: {why}", cmp.node);
+    }
+}

@@ -1,0 +1,128 @@
+//! Recording a cycle for `schedsim explain` ([`crate::sched::explain`]): the Filter verdicts
+//! of every node, from the same per-node checks the diagnosis of a pending pod runs; the
+//! scores come from `select_host` itself, so an explanation is what the cycle computed.
+
+use super::*;
+use crate::sched::explain::{Explanation, FEASIBLE, NOT_EVALUATED};
+use crate::sched::framework::names;
+use crate::sched::plugins::registry::Plugin;
+
+impl<'a> Scheduler<'a> {
+    /// Whether the run records this pod's cycles.
+    pub(super) fn explains(&self, pod: &Pod) -> bool {
+        (self.config.explain.as_ref()).is_some_and(|pods| pods.contains(&pod.key()))
+    }
+
+    /// After a Filter pass that found feasible nodes: every node's verdict, the profile's
+    /// Score weights; the scores follow in `select_host`.
+    pub(super) fn start_explanation(
+        &self,
+        pod: &Pod,
+        t: usize,
+        request: &PodRequest,
+        bound_filters: &BoundPodFilters,
+        evaluated: &Evaluated,
+    ) -> Explanation {
+        let (d, _) = self.diagnose(pod, t, request, bound_filters, true);
+        let mut feasible = vec![false; self.cluster.len()];
+        for f in &self.feasible {
+            feasible[f.node as usize] = true;
+        }
+        let verdicts = (0..self.cluster.len())
+            .map(|n| match (d.node_status.get(n), feasible[n]) {
+                (_, true) => FEASIBLE,
+                (Some(&s), false) if s != PASS => s,
+                _ => NOT_EVALUATED,
+            })
+            .collect();
+        Explanation {
+            profile: self.profile().scheduler_name.clone(),
+            evaluated_nodes: evaluated.nodes,
+            feasible_nodes: evaluated.feasible,
+            failures: failures(&d),
+            verdicts,
+            scored: Vec::new(),
+            weights: self.score_weights(),
+            ties: Vec::new(),
+            chosen: None,
+            node_names: Arc::from([]),
+        }
+    }
+
+    /// Keeps the explanation of pod `id`'s cycle that ended in `outcome`: the one the cycle
+    /// built, or, for a cycle that found no feasible node (or stopped before the Filter
+    /// pass), the verdicts its diagnosis gives each node.
+    pub(super) fn record_explanation(&mut self, id: usize, outcome: &PodOutcome) {
+        let mut e = match self.explaining.take() {
+            Some(e) => e,
+            None => {
+                let d = outcome.diagnosis.as_deref();
+                let verdicts = (0..self.cluster.len())
+                    .map(|n| match d.and_then(|d| d.node_status.get(n)) {
+                        Some(&s) if s != PASS => s,
+                        Some(_) => FEASIBLE,
+                        None => NOT_EVALUATED,
+                    })
+                    .collect();
+                Explanation {
+                    profile: self.profile().scheduler_name.clone(),
+                    evaluated_nodes: outcome.evaluated.as_ref().map_or(0, |e| e.nodes),
+                    feasible_nodes: outcome.evaluated.as_ref().map_or(0, |e| e.feasible),
+                    failures: d.map(failures).unwrap_or_default(),
+                    verdicts,
+                    scored: Vec::new(),
+                    weights: self.score_weights(),
+                    ties: Vec::new(),
+                    chosen: None,
+                    node_names: Arc::from([]),
+                }
+            }
+        };
+        e.node_names = self.node_names();
+        // The node the cycle chose; a later step (a gang's Permit, preemption) may still
+        // leave the pod unscheduled.
+        if outcome.phase == PodPhase::Scheduled {
+            e.chosen = outcome.node;
+        }
+        self.explained.insert(id, e);
+    }
+
+    /// The nodes' names, made once per node list.
+    fn node_names(&mut self) -> Arc<[String]> {
+        let nodes = &self.cluster.nodes;
+        (self.node_names)
+            .get_or_insert_with(|| nodes.iter().map(|n| n.name.clone()).collect())
+            .clone()
+    }
+
+    /// The Score plugins of the cycle's profile with their weights, those that run.
+    fn score_weights(&self) -> Vec<(&'static str, i64)> {
+        let w = self.compiled().weights;
+        let gpu = (crate::sched::gpu_share::policy::Policy::ALL.into_iter())
+            .zip(w.gpu_share)
+            .map(|(p, weight)| (Plugin::of_policy(p).name(), weight));
+        [
+            (names::NODE_RESOURCES_FIT, w.node_resources_fit),
+            (
+                names::NODE_RESOURCES_BALANCED_ALLOCATION,
+                w.balanced_allocation,
+            ),
+            (names::TAINT_TOLERATION, w.taint_toleration),
+            (names::NODE_AFFINITY, w.node_affinity),
+            (names::POD_TOPOLOGY_SPREAD, w.pod_topology_spread),
+            (names::INTER_POD_AFFINITY, w.inter_pod_affinity),
+        ]
+        .into_iter()
+        .chain(gpu)
+        .filter(|(_, weight)| *weight != 0)
+        .collect()
+    }
+}
+
+/// The diagnosis' statuses as the explanation keeps them: plugin and reasons, joined as
+/// kube-scheduler joins them (node verdicts index them).
+fn failures(d: &Diagnosis) -> Vec<(String, String)> {
+    (d.statuses.iter())
+        .map(|s| (s.plugin.to_string(), s.reasons.join(", ")))
+        .collect()
+}

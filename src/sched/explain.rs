@@ -1,0 +1,96 @@
+//! What a scheduling cycle saw, for `schedsim explain` (issue 29): every node's Filter verdict,
+//! and each feasible node's score per Score plugin (raw, normalized, weight) with the total and
+//! the tie the seeded pick broke. Recorded only for the pods asked about, in their last cycle.
+
+use serde::Serialize;
+
+/// One explained cycle. Kept compact, since every pending pod of a cluster may be explained:
+/// two bytes of verdict per node, and parts only for the nodes that were scored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explanation {
+    /// The profile (`schedulerName`) that ran the cycle.
+    pub profile: String,
+    /// Nodes the Filter pass looked at before it stopped (`percentageOfNodesToScore`), and
+    /// those it found feasible.
+    pub evaluated_nodes: usize,
+    pub feasible_nodes: usize,
+    /// The distinct failures: the Filter plugin and its reason (kube-scheduler's text).
+    pub failures: Vec<(String, String)>,
+    /// Per node, in node order: [`FEASIBLE`], [`NOT_EVALUATED`], or an index into `failures`.
+    pub verdicts: Vec<u16>,
+    /// The nodes that were scored, in the Filter pass's order.
+    pub scored: Vec<ScoredNode>,
+    /// The Score plugins that ran, with their weights, in the profile's order.
+    pub weights: Vec<(&'static str, i64)>,
+    /// The nodes that share the best total (node indices), when the scores ran.
+    pub ties: Vec<usize>,
+    /// The node the cycle chose (by the seeded pick among `ties` when there are several),
+    /// even when a later step (a gang's Permit) left the pod unscheduled.
+    pub chosen: Option<usize>,
+    /// The nodes' names at the cycle (a timeline may change the node list later).
+    pub node_names: std::sync::Arc<[String]>,
+}
+
+/// Passed every Filter plugin.
+pub const FEASIBLE: u16 = u16::MAX;
+/// Passed the filters that ran, but the Filter pass had found enough feasible nodes before it
+/// reached this one (`percentageOfNodesToScore`).
+pub const NOT_EVALUATED: u16 = u16::MAX - 1;
+
+/// A scored node: each plugin's part, and the total.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoredNode {
+    pub node: usize,
+    pub scores: Vec<PluginScore>,
+    /// Σ weight × normalized score.
+    pub total: i64,
+}
+
+/// A node's Filter verdict, for the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Verdict {
+    /// Passed every Filter plugin.
+    Feasible,
+    /// The first Filter plugin that failed it, and its reason.
+    Failed { plugin: String, reason: String },
+    /// Passed the filters that ran, but the Filter pass stopped before it.
+    NotEvaluated,
+}
+
+impl Explanation {
+    /// Node `n`'s verdict.
+    pub fn verdict(&self, n: usize) -> Verdict {
+        match self.verdicts[n] {
+            FEASIBLE => Verdict::Feasible,
+            NOT_EVALUATED => Verdict::NotEvaluated,
+            i => {
+                let (plugin, reason) = &self.failures[i as usize];
+                Verdict::Failed {
+                    plugin: plugin.clone(),
+                    reason: reason.clone(),
+                }
+            }
+        }
+    }
+}
+
+/// One Score plugin's part of a node's total.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginScore {
+    pub plugin: &'static str,
+    /// What Score returned, before NormalizeScore (the same as `normalized` for the plugins
+    /// that have no NormalizeScore).
+    pub raw: i64,
+    /// 0–100 after NormalizeScore.
+    pub normalized: i64,
+    pub weight: i64,
+}
+
+impl PluginScore {
+    /// Its contribution to the total.
+    pub fn weighted(&self) -> i64 {
+        self.weight * self.normalized
+    }
+}

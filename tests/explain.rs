@@ -1,0 +1,92 @@
+//! `schedsim explain`: the explained cycle is the run's — the chosen node is where the run
+//! placed the pod and has the best total, each total is the sum of its weighted parts — and
+//! the text and "why not there" for a small scenario.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::cli::ok;
+use schedsim::explain::{Ask, explain};
+use schedsim::load::{LoadOptions, load_files, scenario_files};
+use schedsim::sched::PodPhase;
+use schedsim::sched::explain::Verdict;
+
+/// Every pod of every bundled scenario explained with every node listed: what the explained
+/// run did is what `run` did, and the scores add up.
+#[test]
+fn explained_cycles_are_the_runs_own() {
+    let files = scenario_files(&[PathBuf::from("scenarios")]).unwrap();
+    let loaded = load_files(&files, &LoadOptions::default());
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let mut scored = 0;
+    for scenario in &loaded.scenarios {
+        let ask = Ask {
+            pods: scenario.workloads.iter().map(|p| p.key()).collect(),
+            top: 0,
+            all_nodes: true,
+            ..Default::default()
+        };
+        let explained = explain(scenario, &ask);
+        let report = schedsim::simulate(scenario);
+        for p in &explained.pods {
+            let run = (report.pods.iter())
+                .find(|r| format!("{}/{}", r.namespace, r.name) == p.pod)
+                .unwrap();
+            // Recording changes nothing the run does.
+            assert_eq!(
+                (p.status, &p.node),
+                (run.status, &run.node),
+                "{}: {}",
+                scenario.name,
+                p.pod
+            );
+            let Some(c) = &p.cycle else { continue };
+            for n in &c.all_nodes {
+                if let Some(total) = n.total {
+                    let sum: i64 = n.scores.iter().map(|s| s.weighted).sum();
+                    assert_eq!(sum, total, "{}: {} on {}", scenario.name, p.pod, n.node);
+                    assert_eq!(n.verdict, Verdict::Feasible);
+                }
+            }
+            if p.status == PodPhase::Scheduled
+                && let Some(best) = c.ranked.first()
+            {
+                scored += 1;
+                let chosen = c.chosen.as_ref().unwrap();
+                assert_eq!(
+                    Some(chosen),
+                    p.node.as_ref(),
+                    "{}: {}",
+                    scenario.name,
+                    p.pod
+                );
+                let on_chosen = c.ranked.iter().find(|r| &r.node == chosen).unwrap();
+                assert_eq!(on_chosen.total, best.total, "{}: {}", scenario.name, p.pod);
+                assert!(c.tie.is_empty() || c.tie.contains(chosen));
+            }
+        }
+    }
+    assert!(scored > 50, "{scored} scored cycles checked");
+}
+
+/// The text for a pod, and "why not there": the node asked about beside the chosen one.
+#[test]
+fn why_not_there() {
+    let out = ok(&[
+        "explain",
+        "scenarios/gangs.yaml",
+        "--pod",
+        "research/orphan-0",
+        "--node",
+        "h100-0",
+        "--node",
+        "h100-2",
+        "--format",
+        "table",
+        "--out",
+        common::cli::tempdir("explain-why").to_str().unwrap(),
+    ]);
+    insta::assert_snapshot!(out);
+    assert!(out.contains("why not h100-0: total 480, rank 3; weighted parts here vs chosen: NodeResourcesFit 83 vs 87"), "{out}");
+}
