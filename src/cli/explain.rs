@@ -38,21 +38,13 @@ pub struct ExplainArgs {
 }
 
 pub fn run(args: &ExplainArgs) -> i32 {
-    let paths = match args.paths.is_empty() {
-        true => vec![super::run::default_scenarios()],
-        false => args.paths.clone(),
+    let loaded = match super::load_scenarios(
+        &super::paths_or_default(&args.paths),
+        &LoadOptions::default(),
+    ) {
+        Ok(l) => l,
+        Err(code) => return code,
     };
-    let files = match crate::load::scenario_files(&paths) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit_code::BAD_INPUT;
-        }
-    };
-    let loaded = crate::load::load_files(&files, &LoadOptions::default());
-    for e in &loaded.errors {
-        eprintln!("error: {e}");
-    }
     let ask = Ask {
         pods: args.pods.clone(),
         workloads: args.workloads.clone(),

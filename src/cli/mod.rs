@@ -150,6 +150,25 @@ pub fn leave_out_replays(loaded: &mut crate::load::Loaded) {
 
 /// Loads the scenarios under `paths`, printing every load error; `Err(exit code)` when the
 /// paths themselves are wrong.
+/// The paths given, or the bundled scenarios when none is.
+pub fn paths_or_default(paths: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    match paths.is_empty() {
+        true => vec![run::default_scenarios()],
+        false => paths.to_vec(),
+    }
+}
+
+/// The scenario files of the paths given (the bundled scenarios when none is), or exit code 2
+/// with the error said.
+pub fn scenario_files_or_exit(
+    paths: &[std::path::PathBuf],
+) -> Result<Vec<std::path::PathBuf>, i32> {
+    crate::load::scenario_files(&paths_or_default(paths)).map_err(|e| {
+        eprintln!("error: {e}");
+        exit_code::BAD_INPUT
+    })
+}
+
 pub fn load_scenarios(
     paths: &[std::path::PathBuf],
     options: &crate::load::LoadOptions,

@@ -29,16 +29,10 @@ pub struct PlanArgs {
 }
 
 pub fn run(args: &PlanArgs) -> i32 {
-    let paths = match args.paths.is_empty() {
-        true => vec![super::run::default_scenarios()],
-        false => args.paths.clone(),
-    };
-    let files = match crate::load::scenario_files(&paths) {
+    let paths = super::paths_or_default(&args.paths);
+    let files = match super::scenario_files_or_exit(&paths) {
         Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit_code::BAD_INPUT;
-        }
+        Err(code) => return code,
     };
     let limit = crate::limits::PLAN_EVALUATIONS;
     if limit.exceeded_by(args.max_evaluations as u64) {

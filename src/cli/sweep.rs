@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::run::default_scenarios;
 use crate::error::exit_code;
 use crate::load::{LoadOptions, Selection, SweepLoader};
 use crate::report;
@@ -106,17 +105,10 @@ pub(super) fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 }
 
 pub fn run(args: &SweepArgs) -> i32 {
-    let paths = if args.paths.is_empty() {
-        vec![default_scenarios()]
-    } else {
-        args.paths.clone()
-    };
-    let files = match crate::load::scenario_files(&paths) {
+    let paths = super::paths_or_default(&args.paths);
+    let files = match super::scenario_files_or_exit(&paths) {
         Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit_code::BAD_INPUT;
-        }
+        Err(code) => return code,
     };
     let options = LoadOptions {
         scheduler_config: args.scheduler_config.clone(),

@@ -35,11 +35,21 @@ impl<'a> Scheduler<'a> {
                 _ => NOT_EVALUATED,
             })
             .collect();
+        self.explanation(evaluated, failures(&d), verdicts)
+    }
+
+    /// An explanation with its verdicts, before the scores.
+    fn explanation(
+        &self,
+        evaluated: &Evaluated,
+        failures: Vec<(String, String)>,
+        verdicts: Vec<u16>,
+    ) -> Explanation {
         Explanation {
             profile: self.profile().scheduler_name.clone(),
             evaluated_nodes: evaluated.nodes,
             feasible_nodes: evaluated.feasible,
-            failures: failures(&d),
+            failures,
             verdicts,
             scored: Vec::new(),
             weights: self.score_weights(),
@@ -64,18 +74,11 @@ impl<'a> Scheduler<'a> {
                         None => NOT_EVALUATED,
                     })
                     .collect();
-                Explanation {
-                    profile: self.profile().scheduler_name.clone(),
-                    evaluated_nodes: outcome.evaluated.as_ref().map_or(0, |e| e.nodes),
-                    feasible_nodes: outcome.evaluated.as_ref().map_or(0, |e| e.feasible),
-                    failures: d.map(failures).unwrap_or_default(),
-                    verdicts,
-                    scored: Vec::new(),
-                    weights: self.score_weights(),
-                    ties: Vec::new(),
-                    chosen: None,
-                    node_names: Arc::from([]),
-                }
+                let evaluated = outcome.evaluated.unwrap_or(Evaluated {
+                    nodes: 0,
+                    feasible: 0,
+                });
+                self.explanation(&evaluated, d.map(failures).unwrap_or_default(), verdicts)
             }
         };
         e.node_names = self.node_names();
