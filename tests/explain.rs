@@ -90,3 +90,27 @@ fn why_not_there() {
     insta::assert_snapshot!(out);
     assert!(out.contains("why not h100-0: total 480, rank 3; weighted parts here vs chosen: NodeResourcesFit 83 vs 87"), "{out}");
 }
+
+/// A pod held at its scheduling gates never reaches a Filter pass: it is listed with its
+/// status and message, and no cycle.
+#[test]
+fn a_gated_pod_has_no_cycle() {
+    let files = scenario_files(&[PathBuf::from(
+        "scenarios/overrides-example-8-scheduling-gates.yaml",
+    )])
+    .unwrap();
+    let loaded = load_files(&files, &LoadOptions::default());
+    let ask = Ask {
+        pending: true,
+        top: 10,
+        ..Default::default()
+    };
+    let explained = explain(&loaded.scenarios[0], &ask);
+    let gated: Vec<_> = (explained.pods.iter())
+        .filter(|p| p.status == PodPhase::SchedulingGated)
+        .collect();
+    assert!(!gated.is_empty());
+    for p in gated {
+        assert!(p.cycle.is_none() && !p.message.is_empty(), "{}", p.pod);
+    }
+}

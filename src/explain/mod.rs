@@ -61,9 +61,10 @@ pub fn explain(scenario: &Scenario, ask: &Ask) -> report::ScenarioExplanation {
             }
         }
     }
+    let wanted = Arc::new(wanted);
     let mut config = scenario.config.clone();
-    config.explain = Some(Arc::new(wanted));
+    config.explain = Some(Arc::clone(&wanted));
     config.drop_node_verdicts = false;
     let outcome = run(&config);
-    report::ScenarioExplanation::new(scenario, &outcome, ask)
+    report::ScenarioExplanation::new(scenario, &outcome, &wanted, ask)
 }

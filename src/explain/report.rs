@@ -167,18 +167,25 @@ fn score(s: &PluginScore) -> Score {
 }
 
 impl ScenarioExplanation {
-    pub fn new(scenario: &Scenario, outcome: &Outcome, ask: &Ask) -> Self {
+    /// The `wanted` pods (`namespace/name`) of the run `outcome`, in arrival order; those
+    /// that never had a Filter pass have no cycle.
+    pub fn new(
+        scenario: &Scenario,
+        outcome: &Outcome,
+        wanted: &std::collections::HashSet<String>,
+        ask: &Ask,
+    ) -> Self {
         let end = &outcome.cluster.nodes;
-        let pods = (outcome.explained.iter())
-            .map(|(&i, e)| {
-                let pod = &scenario.workloads[i];
+        let pods = (scenario.workloads.iter().enumerate())
+            .filter(|(_, pod)| wanted.contains(&pod.key()))
+            .map(|(i, pod)| {
                 let o = &outcome.pods[i];
                 PodExplanation {
                     pod: pod.key(),
                     status: o.phase,
                     node: o.node.map(|n| end[n].name.clone()),
                     message: o.message.clone(),
-                    cycle: Some(Cycle::new(e, ask)),
+                    cycle: outcome.explained.get(&i).map(|e| Cycle::new(e, ask)),
                 }
             })
             .collect();

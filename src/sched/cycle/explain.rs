@@ -60,13 +60,18 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Keeps the explanation of pod `id`'s cycle that ended in `outcome`: the one the cycle
-    /// built, or, for a cycle that found no feasible node (or stopped before the Filter
-    /// pass), the verdicts its diagnosis gives each node.
+    /// built, or, for a cycle that found no feasible node (or stopped at a PreFilter), the
+    /// verdicts its diagnosis gives each node. A pod held at its gates, or never judged node
+    /// by node (no profile serves it, it is terminating), had no Filter pass to explain.
     pub(super) fn record_explanation(&mut self, id: usize, outcome: &PodOutcome) {
         let mut e = match self.explaining.take() {
             Some(e) => e,
             None => {
                 let d = outcome.diagnosis.as_deref();
+                let judged = d.is_some_and(|d| !d.node_status.is_empty());
+                if outcome.phase == PodPhase::SchedulingGated || !judged {
+                    return;
+                }
                 let verdicts = (0..self.cluster.len())
                     .map(|n| match d.and_then(|d| d.node_status.get(n)) {
                         Some(&s) if s != PASS => s,
