@@ -114,3 +114,34 @@ fn a_gated_pod_has_no_cycle() {
         assert!(p.cycle.is_none() && !p.message.is_empty(), "{}", p.pod);
     }
 }
+
+/// `--html`: a page per scenario and an index linking it, self-contained (no URL of any kind
+/// is fetched), the chosen node's row marked.
+#[test]
+fn the_html_pages_are_self_contained() {
+    let out = common::cli::tempdir("explain-html");
+    ok(&[
+        "explain",
+        "scenarios/gangs.yaml",
+        "--pod",
+        "research/orphan-0",
+        "--html",
+        "--format",
+        "json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let index = std::fs::read_to_string(out.join("explain.html")).unwrap();
+    assert!(
+        index.contains("<a href=\"explain-gangs.html\">gangs</a>"),
+        "{index}"
+    );
+    let page = std::fs::read_to_string(out.join("explain-gangs.html")).unwrap();
+    assert!(page.contains("<h2>research/orphan-0</h2>"));
+    assert_eq!(page.matches("<tr class=\"chosen\">").count(), 1);
+    for page in [&index, &page] {
+        for external in ["http://", "https://", "<link", "src="] {
+            assert!(!page.contains(external), "{external}");
+        }
+    }
+}

@@ -33,6 +33,10 @@ pub struct ExplainArgs {
     /// A node to set beside the chosen one, plugin by plugin ("why not there"; repeatable).
     #[arg(long = "node")]
     pub nodes: Vec<String>,
+    /// Also write one self-contained page per scenario (`<out>/explain-<scenario>.html`,
+    /// sortable tables) and `<out>/explain.html`, which links them.
+    #[arg(long)]
+    pub html: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -66,9 +70,15 @@ pub fn run(args: &ExplainArgs) -> i32 {
         eprintln!("warning: no pod or workload {key:?} in the scenarios");
     }
     let json = serde_json::to_string_pretty(&report).expect("explanations serialize");
-    let code = args
+    let mut code = args
         .output
         .emit("explain", &(json + "\n"), &explain::report::render(&report));
+    if args.html
+        && let Err(e) = explain::html::write_pages(&report, &args.output.out)
+    {
+        eprintln!("error: cannot write the pages: {e}");
+        code = exit_code::BAD_INPUT;
+    }
     match loaded.errors.is_empty() {
         true => code,
         false => exit_code::BAD_INPUT,
