@@ -7,7 +7,6 @@ use std::path::Path;
 
 use super::report::{Cycle, ExplainReport, PodExplanation, ScenarioExplanation};
 use crate::report::chart::{escape, folder};
-use crate::sched::explain::Verdict;
 
 /// Sorts a table by the clicked header's column: numbers as numbers, the rest as text; a
 /// second click reverses.
@@ -112,34 +111,11 @@ fn pod_section(html: &mut String, p: &PodExplanation) {
         );
     }
     for cmp in &c.compared {
-        let why = match (&cmp.verdict, cmp.total) {
-            (Verdict::Failed { plugin, reason }, _) => format!("failed {plugin}: {reason}"),
-            (Verdict::NotEvaluated, _) => "passed, but the Filter pass stopped before it".into(),
-            (Verdict::Feasible, None) => "feasible, not scored".into(),
-            (Verdict::Feasible, Some(t)) => {
-                let parts: Vec<String> = (cmp.differences.iter())
-                    .map(|d| format!("{} {} vs {}", d.plugin, d.here, d.chosen))
-                    .collect();
-                format!(
-                    "total {t}, rank {}{}{}",
-                    cmp.rank.unwrap_or(0),
-                    if cmp.tied {
-                        "; tied with the chosen node"
-                    } else {
-                        ""
-                    },
-                    match parts.is_empty() {
-                        true => String::new(),
-                        false => format!("; weighted parts here vs chosen: {}", parts.join(", ")),
-                    }
-                )
-            }
-        };
         let _ = writeln!(
             html,
             "<p>Why not {}: {}</p>",
             escape(&cmp.node),
-            escape(&why)
+            escape(&cmp.why())
         );
     }
 }

@@ -391,20 +391,27 @@ fn render_pod(out: &mut String, p: &PodExplanation) {
         );
     }
     for cmp in &c.compared {
-        let why = match (&cmp.verdict, cmp.total) {
+        let _ = writeln!(out, "  why not {}: {}", cmp.node, cmp.why());
+    }
+}
+
+impl Comparison {
+    /// Why this node is not the chosen one, in a line.
+    pub fn why(&self) -> String {
+        match (&self.verdict, self.total) {
             (Verdict::Failed { plugin, reason }, _) => format!("failed {plugin}: {reason}"),
             (Verdict::NotEvaluated, _) => {
                 "passed, but the Filter pass stopped before it (percentageOfNodesToScore)".into()
             }
             (Verdict::Feasible, None) => "feasible, not scored (the only feasible node)".into(),
             (Verdict::Feasible, Some(t)) => {
-                let parts: Vec<String> = (cmp.differences.iter())
+                let parts: Vec<String> = (self.differences.iter())
                     .map(|d| format!("{} {} vs {}", d.plugin, d.here, d.chosen))
                     .collect();
                 format!(
                     "total {t}, rank {}{}{}",
-                    cmp.rank.unwrap_or(0),
-                    match cmp.tied {
+                    self.rank.unwrap_or(0),
+                    match self.tied {
                         true => "; tied with the chosen node, and the seeded pick decided",
                         false => "",
                     },
@@ -414,7 +421,6 @@ fn render_pod(out: &mut String, p: &PodExplanation) {
                     }
                 )
             }
-        };
-        let _ = writeln!(out, "  why not {}: {why}", cmp.node);
+        }
     }
 }
