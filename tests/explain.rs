@@ -145,3 +145,112 @@ fn the_html_pages_are_self_contained() {
         }
     }
 }
+
+/// `schema/explain.schema.json` is `schedsim schema explain`, and a real `explain.json`
+/// (every node listed, a node compared) holds to it: each object's keys are the schema's, the
+/// required ones present, each value of its type.
+#[test]
+fn explain_json_holds_to_its_schema() {
+    let committed = std::fs::read_to_string("schema/explain.schema.json").unwrap();
+    assert!(
+        ok(&["schema", "explain"]) == committed,
+        "schema/explain.schema.json is stale: run `cargo run -- schema explain > schema/explain.schema.json`"
+    );
+    let schema: serde_json::Value = serde_json::from_str(&committed).unwrap();
+    let out = ok(&[
+        "explain",
+        "scenarios/gangs.yaml",
+        "--pending",
+        "--pod",
+        "research/orphan-0",
+        "--all-nodes",
+        "--node",
+        "h100-0",
+        "--format",
+        "json",
+        "--out",
+        common::cli::tempdir("explain-schema").to_str().unwrap(),
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut problems = Vec::new();
+    conforms(&schema, &schema, &report, "$", &mut problems);
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// The JSON Schema subset schemars writes: `$ref`, `type`, `properties`/`required`, `items`,
+/// `oneOf`/`anyOf`, `enum`, `const`.
+fn conforms(
+    root: &serde_json::Value,
+    s: &serde_json::Value,
+    v: &serde_json::Value,
+    at: &str,
+    problems: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    if let Some(r) = s["$ref"].as_str() {
+        let name = r.trim_start_matches("#/$defs/");
+        return conforms(root, &root["$defs"][name], v, at, problems);
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(branches) = s[key].as_array() {
+            let fits = branches.iter().any(|b| {
+                let mut p = Vec::new();
+                conforms(root, b, v, at, &mut p);
+                p.is_empty()
+            });
+            if !fits {
+                let mut first = Vec::new();
+                conforms(root, &branches[0], v, at, &mut first);
+                problems.push(format!("{at}: fits no branch of {key} ({first:?})"));
+            }
+            return;
+        }
+    }
+    if let Some(options) = s["enum"].as_array()
+        && !options.contains(v)
+    {
+        problems.push(format!("{at}: {v} not in {options:?}"));
+    }
+    if !s["const"].is_null() && &s["const"] != v {
+        problems.push(format!("{at}: {v} is not {}", s["const"]));
+    }
+    let types: Vec<&str> = match &s["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(t) => t.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let fits = |t: &str| match t {
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "string" => v.is_string(),
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "null" => v.is_null(),
+        _ => true,
+    };
+    if !types.is_empty() && !types.iter().any(|t| fits(t)) {
+        problems.push(format!("{at}: {v} is not {types:?}"));
+        return;
+    }
+    if let Some(o) = v.as_object() {
+        let props = s["properties"].as_object();
+        for (k, x) in o {
+            match props.and_then(|p| p.get(k)) {
+                Some(ps) => conforms(root, ps, x, &format!("{at}.{k}"), problems),
+                None if props.is_some() => problems.push(format!("{at}.{k}: not in the schema")),
+                None => {}
+            }
+        }
+        for r in s["required"].as_array().into_iter().flatten() {
+            if !o.contains_key(r.as_str().unwrap()) {
+                problems.push(format!("{at}: {r} missing"));
+            }
+        }
+    }
+    if let Some(a) = v.as_array() {
+        for (i, x) in a.iter().enumerate() {
+            conforms(root, &s["items"], x, &format!("{at}[{i}]"), problems);
+        }
+    }
+}

@@ -34,6 +34,15 @@ pub struct Cli {
     pub allow_any_path: bool,
 }
 
+/// What `schedsim schema` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaOf {
+    /// The Scenario input format.
+    Scenario,
+    /// `schedsim explain`'s `explain.json`.
+    Explain,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Schedule the workloads of scenario files and report placement and pending reasons.
@@ -78,8 +87,12 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
-    /// Print the JSON Schema of the Scenario format (editors validate and complete with it).
-    Schema,
+    /// Print the JSON Schema of the Scenario format (editors validate and complete with it),
+    /// or of an output (`schedsim schema explain`: `explain.json`).
+    Schema {
+        #[arg(value_enum, default_value_t = SchemaOf::Scenario)]
+        of: SchemaOf,
+    },
 }
 
 /// Where a command's reports go and what it prints.
@@ -214,8 +227,11 @@ pub fn main(cli: Cli) -> i32 {
         Command::Check(args) => check::run(&args),
         Command::Completions(args) => completions::run(&args),
         Command::Generate(args) => generate::run(&args),
-        Command::Schema => {
-            print!("{}", crate::load::scenario::schema_json());
+        Command::Schema { of } => {
+            match of {
+                SchemaOf::Scenario => print!("{}", crate::load::scenario::schema_json()),
+                SchemaOf::Explain => print!("{}", crate::explain::report::schema_json()),
+            }
             crate::error::exit_code::SUCCESS
         }
     }

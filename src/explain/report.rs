@@ -17,14 +17,14 @@ use crate::sched::{Outcome, PodPhase};
 /// The JSON's shape version.
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExplainReport {
     pub schema_version: u32,
     pub scenarios: Vec<ScenarioExplanation>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ScenarioExplanation {
     pub name: String,
@@ -32,7 +32,7 @@ pub struct ScenarioExplanation {
     pub pods: Vec<PodExplanation>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PodExplanation {
     /// `namespace/name`.
@@ -40,16 +40,18 @@ pub struct PodExplanation {
     pub status: PodPhase,
     pub node: Option<String>,
     /// kube-scheduler's message for a pod that is not scheduled.
+    #[serde(default)]
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
     /// Its last cycle, when it had one (a pod never created, or one waiting at its gates
     /// before any cycle, has none).
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cycle: Option<Cycle>,
 }
 
 /// One pod's last scheduling cycle.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Cycle {
     pub profile: String,
@@ -70,27 +72,31 @@ pub struct Cycle {
     pub more_scored: usize,
     /// The node the cycle chose (the pod may still have been left unscheduled after it, by
     /// a gang's Permit).
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chosen: Option<String>,
     /// The nodes sharing the best total, when more than one: the seeded pick chose one.
+    #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tie: Vec<String>,
     /// The nodes asked about, beside the chosen one.
+    #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compared: Vec<Comparison>,
     /// Every node's verdict (`--all-nodes`).
+    #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub all_nodes: Vec<NodeLine>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Weight {
     pub plugin: &'static str,
     pub weight: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReasonCount {
     pub plugin: String,
@@ -98,7 +104,7 @@ pub struct ReasonCount {
     pub nodes: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RankedNode {
     /// 1 + the nodes with a higher total.
@@ -108,7 +114,7 @@ pub struct RankedNode {
     pub scores: Vec<Score>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Score {
     pub plugin: &'static str,
@@ -119,25 +125,29 @@ pub struct Score {
 }
 
 /// A node asked about, beside the chosen one.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Comparison {
     pub node: String,
     pub verdict: Verdict,
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<usize>,
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<i64>,
     /// Its total equals the chosen node's: the seeded pick decided between them.
+    #[serde(default)]
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub tied: bool,
     /// Per plugin where it differs from the chosen node: its weighted part there and on the
     /// chosen node.
+    #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub differences: Vec<Difference>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Difference {
     pub plugin: &'static str,
@@ -145,13 +155,15 @@ pub struct Difference {
     pub chosen: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeLine {
     pub node: String,
     pub verdict: Verdict,
+    #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<i64>,
+    #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scores: Vec<Score>,
 }
@@ -308,6 +320,14 @@ fn compare(
         tied: here.is_some_and(|h| chosen.is_some_and(|c| c.total == h.total)),
         differences,
     }
+}
+
+/// The JSON Schema of `explain.json` (`schedsim schema explain`).
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(ExplainReport);
+    let mut text = serde_json::to_string_pretty(&schema).expect("schema serializes");
+    text.push('\n');
+    text
 }
 
 /// The explanations as text.

@@ -47,7 +47,7 @@ pub struct ScoredNode {
 }
 
 /// A node's Filter verdict, for the report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Verdict {
     /// Passed every Filter plugin.
