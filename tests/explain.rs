@@ -254,3 +254,38 @@ fn conforms(
         }
     }
 }
+
+/// `--selector` (`-l`) chooses pods by their labels as `kubectl -l` does; a bad one is an
+/// input error before anything runs.
+#[test]
+fn pods_chosen_by_a_label_selector() {
+    let dir = common::cli::tempdir("explain-selector");
+    let out = ok(&[
+        "explain",
+        "scenarios/gangs.yaml",
+        "-l",
+        "scheduling.x-k8s.io/pod-group in (sweep)",
+        "--format",
+        "json",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let pods: Vec<&str> = (report["scenarios"][0]["pods"].as_array().unwrap().iter())
+        .map(|p| p["pod"].as_str().unwrap())
+        .collect();
+    assert_eq!(pods, ["research/sweep-0", "research/sweep-1"]);
+    let o = common::cli::schedsim(&[
+        "explain",
+        "scenarios/gangs.yaml",
+        "-l",
+        "app in web",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("error: --selector \"app in web\": in takes a set")
+    );
+}

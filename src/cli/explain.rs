@@ -21,7 +21,12 @@ pub struct ExplainArgs {
     /// (repeatable).
     #[arg(long = "workload")]
     pub workloads: Vec<String>,
-    /// Every pod the run leaves unscheduled (the default when no pod or workload is named).
+    /// Every pod whose labels match this selector, as `kubectl -l` takes one
+    /// (`app=web,tier in (gpu)`).
+    #[arg(long, short = 'l')]
+    pub selector: Option<String>,
+    /// Every pod the run leaves unscheduled (the default when no pod, workload or selector
+    /// is given).
     #[arg(long)]
     pub pending: bool,
     /// Scored nodes listed per pod, best first; the others are counted.
@@ -42,6 +47,18 @@ pub struct ExplainArgs {
 }
 
 pub fn run(args: &ExplainArgs) -> i32 {
+    let selector = match args
+        .selector
+        .as_deref()
+        .map(explain::selector::Selector::parse)
+    {
+        Some(Err(e)) => {
+            eprintln!("error: --selector {e}");
+            return exit_code::BAD_INPUT;
+        }
+        Some(Ok(s)) => Some(s),
+        None => None,
+    };
     let loaded = match super::load_scenarios(
         &super::paths_or_default(&args.paths),
         &LoadOptions::default(),
@@ -49,10 +66,12 @@ pub fn run(args: &ExplainArgs) -> i32 {
         Ok(l) => l,
         Err(code) => return code,
     };
+    let named = !args.pods.is_empty() || !args.workloads.is_empty() || selector.is_some();
     let ask = Ask {
         pods: args.pods.clone(),
         workloads: args.workloads.clone(),
-        pending: args.pending || (args.pods.is_empty() && args.workloads.is_empty()),
+        selector,
+        pending: args.pending || !named,
         top: args.top,
         all_nodes: args.all_nodes,
         nodes: args.nodes.clone(),

@@ -9,6 +9,7 @@
 
 pub mod html;
 pub mod report;
+pub mod selector;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -24,6 +25,8 @@ pub struct Ask {
     pub pods: Vec<String>,
     /// `namespace/workload`: every pod of these workloads.
     pub workloads: Vec<String>,
+    /// Every pod whose labels match (`kubectl -l` syntax).
+    pub selector: Option<selector::Selector>,
     /// Every pod the run leaves unscheduled.
     pub pending: bool,
     /// Scored nodes listed per pod, best first (the rest summarized).
@@ -49,7 +52,9 @@ pub fn explain(scenario: &Scenario, ask: &Ask) -> report::ScenarioExplanation {
         .filter(|p| {
             let key = p.key();
             let workload = p.workload.as_ref().map(|w| format!("{}/{w}", p.namespace));
-            ask.pods.contains(&key) || workload.is_some_and(|w| ask.workloads.contains(&w))
+            ask.pods.contains(&key)
+                || workload.is_some_and(|w| ask.workloads.contains(&w))
+                || (ask.selector.as_ref()).is_some_and(|s| s.matches(&p.labels))
         })
         .map(|p| p.key())
         .collect();
