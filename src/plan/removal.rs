@@ -21,7 +21,9 @@
 //! prefix, in disruption order, that can go, found by a k-ary search; `multinodeconsolidation.go`)
 //! and extends it node by node in the same order as CA's scale-down does. A sound upper bound
 //! on the savings (per resource and per budget, a fractional knapsack over what the removed
-//! nodes take out of the cluster's free capacity) says when the answer is proven the best.
+//! nodes take out of the cluster's free capacity) says when the answer is proven the best;
+//! short of it, a proof walk visits the sets in order of savings down to the answer's (each
+//! ruled out by a capacity it exceeds, or simulated) and betters or proves it.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
