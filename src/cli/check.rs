@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use clap::Args;
 use rayon::prelude::*;
 
-use super::run::default_scenarios;
 use crate::error::exit_code;
 use crate::load::LoadOptions;
 use crate::report::{self, ScenarioReport, ci};
@@ -34,11 +33,7 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: &CheckArgs) -> i32 {
-    let paths = if args.paths.is_empty() {
-        vec![default_scenarios()]
-    } else {
-        args.paths.clone()
-    };
+    let paths = super::paths_or_default(&args.paths);
     let options = LoadOptions {
         scheduler_config: args.scheduler_config.clone(),
         node_sampling: args.node_sampling,

@@ -60,11 +60,7 @@ pub fn default_scenarios() -> PathBuf {
 }
 
 pub fn run(args: &RunArgs) -> i32 {
-    let paths = if args.paths.is_empty() {
-        vec![default_scenarios()]
-    } else {
-        args.paths.clone()
-    };
+    let paths = super::paths_or_default(&args.paths);
     let options = LoadOptions {
         message_format: args.message_format,
         scheduler_config: args.scheduler_config.clone(),

@@ -31,14 +31,28 @@ pub struct Reached {
     pub queues_over: Vec<String>,
 }
 
-/// One replayed pod, as a wait goal reads it.
-#[derive(Debug, Clone)]
+/// One replayed pod, as a wait goal reads it: a few bytes, as a trace holds millions.
+#[derive(Debug, Clone, Copy)]
 pub struct Waited {
-    pub queue: String,
-    /// `namespace/job` (the pod's own name when it has no job).
-    pub workload: String,
+    /// Its queue's place among the goal's `queueWaitP95AtMost` keys, when the goal names it.
+    pub queue: Option<u32>,
+    /// Its workload's (`namespace/job`, the pod's own name without a job) place in the goal's
+    /// `workloadsPlaced`, when the goal names it.
+    pub workload: Option<u32>,
     /// First bind − arrival; `None`: never bound.
     pub wait: Option<u64>,
+}
+
+impl Waited {
+    /// The record of a replayed pod in `queue`, of `workload`, for `goal`.
+    pub fn of(goal: &PlanGoal, queue: &str, workload: &str, wait: Option<u64>) -> Waited {
+        let place = |i: Option<usize>| i.map(|i| i as u32);
+        Waited {
+            queue: place(goal.queue_wait_p95_at_most.keys().position(|q| q == queue)),
+            workload: place(goal.workloads_placed.iter().position(|w| w == workload)),
+            wait,
+        }
+    }
 }
 
 /// The nearest-rank 95th percentile of `waits`, a never-bound pod (`None`) waiting forever:
@@ -63,19 +77,22 @@ pub fn judge_replay(
     let limit = |w: &String| parse_duration(w).unwrap_or(0);
     let pending_pods = pods.iter().filter(|p| p.wait.is_none()).count() as u64;
     let overall = p95(pods.iter().map(|p| p.wait).collect());
-    let queues_over: Vec<String> = (goal.queue_wait_p95_at_most.iter())
-        .filter(|(queue, w)| {
-            let waits = pods.iter().filter(|p| &p.queue == *queue).map(|p| p.wait);
+    let queues_over: Vec<String> = (goal.queue_wait_p95_at_most.iter().enumerate())
+        .filter(|(i, (_, w))| {
+            let of = |p: &&Waited| p.queue == Some(*i as u32);
+            let waits = pods.iter().filter(of).map(|p| p.wait);
             p95(waits.collect()).is_none_or(|p| p > limit(w))
         })
-        .map(|(q, _)| q.clone())
+        .map(|(_, (q, _))| q.clone())
         .collect();
-    let workloads_not_placed: Vec<String> = (goal.workloads_placed.iter())
-        .filter(|w| {
-            let mut of = pods.iter().filter(|p| &p.workload == *w).peekable();
+    let workloads_not_placed: Vec<String> = (goal.workloads_placed.iter().enumerate())
+        .filter(|(i, _)| {
+            let mut of = (pods.iter())
+                .filter(|p| p.workload == Some(*i as u32))
+                .peekable();
             of.peek().is_none() || of.any(|p| p.wait.is_none())
         })
-        .cloned()
+        .map(|(_, w)| w.clone())
         .collect();
     let wait_ok =
         (goal.wait_p95_at_most.as_ref()).is_none_or(|w| overall.is_some_and(|p| p <= limit(w)));

@@ -453,15 +453,15 @@ impl Search<'_> {
                 .count();
             s.groups[g].max.is_some_and(|m| taken as u32 >= m)
         };
-        let rest: Vec<usize> = (0..self.candidates.len())
-            .filter(|c| !order[..lo].contains(c))
+        // Later nodes in disruption order: the rest of `order`, then the nodes its cap left
+        // out (candidates are in disruption order already).
+        let mut in_order = vec![false; self.candidates.len()];
+        for &c in &order {
+            in_order[c] = true;
+        }
+        let rest: Vec<usize> = (order[lo..].iter().copied())
+            .chain((0..self.candidates.len()).filter(|&c| !in_order[c]))
             .collect();
-        let rest = {
-            // Later nodes in disruption order (the capped ones after the others).
-            let mut r = rest;
-            r.sort_by_key(|c| order.iter().position(|o| o == c).unwrap_or(usize::MAX));
-            r
-        };
         while next < rest.len() && self.evaluations < self.budget && (savings as f64) < bound - 0.5
         {
             let room = (self.budget - self.evaluations).min(BATCH);

@@ -204,11 +204,9 @@ fn replayed(
     let mut pending: Vec<PendingPod> = Vec::new();
     let mut record = |r: &PodRecord| {
         let job = if r.job.is_empty() { &r.name } else { &r.job };
-        pods.push(super::goal::Waited {
-            queue: r.queue.clone(),
-            workload: format!("{}/{job}", r.namespace),
-            wait: r.first_bind.map(|b| b.saturating_sub(r.arrival)),
-        });
+        let wait = r.first_bind.map(|b| b.saturating_sub(r.arrival));
+        let workload = format!("{}/{job}", r.namespace);
+        pods.push(super::goal::Waited::of(goal, &r.queue, &workload, wait));
         if r.first_bind.is_none() && pending.len() < PENDING_KEPT {
             pending.push(PendingPod {
                 pod: format!("{}/{}", r.namespace, r.name),
