@@ -19,7 +19,7 @@ fn explained_cycles_are_the_runs_own() {
     let files = scenario_files(&[PathBuf::from("scenarios")]).unwrap();
     let loaded = load_files(&files, &LoadOptions::default());
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-    let mut scored = 0;
+    let (mut scored, mut kueue_checked, mut preempting) = (0, 0, 0);
     for scenario in &loaded.scenarios {
         let ask = Ask {
             pods: scenario.workloads.iter().map(|p| p.key()).collect(),
@@ -41,7 +41,43 @@ fn explained_cycles_are_the_runs_own() {
                 scenario.name,
                 p.pod
             );
+            assert_eq!(p.gang, run.gang, "{}: {}", scenario.name, p.pod);
+            if let (Some(k), Some(kr)) = (&p.kueue, &report.kueue) {
+                kueue_checked += 1;
+                let (ns, name) = k.workload.split_once('/').unwrap();
+                let w = (kr.workloads.iter())
+                    .find(|w| w.namespace == ns && w.name == name)
+                    .unwrap();
+                assert_eq!(k.admitted, w.admitted, "{}: {}", scenario.name, p.pod);
+                assert_eq!(k.message, w.message, "{}: {}", scenario.name, p.pod);
+                if w.admitted {
+                    // The flavors explained are the admission's, resource by resource.
+                    for (ps, wps) in k.pod_sets.iter().zip(&w.pod_sets) {
+                        let flavors: std::collections::BTreeMap<String, String> =
+                            (ps.flavors.iter())
+                                .map(|f| (f.resource.clone(), f.flavor.clone()))
+                                .collect();
+                        assert_eq!(flavors, wps.flavors, "{}: {}", scenario.name, p.pod);
+                    }
+                }
+            }
             let Some(c) = &p.cycle else { continue };
+            // A pod placed by preemption: the candidate chosen is its node, and its victims
+            // are those the run evicted.
+            if let Some(pre) = c.preemption.as_ref().filter(|pre| !pre.earlier_cycle)
+                && let Some(chosen) = &pre.chosen
+            {
+                preempting += 1;
+                if let Some(node) = &run.node {
+                    assert_eq!(chosen, node, "{}: {}", scenario.name, p.pod);
+                }
+                let picked = pre.candidates.iter().find(|c| c.lost_on.is_none()).unwrap();
+                let mut victims: Vec<&String> = picked.victims.iter().map(|v| &v.pod).collect();
+                let mut evicted: Vec<&String> = run.preempted.iter().collect();
+                victims.sort();
+                evicted.sort();
+                assert_eq!(victims, evicted, "{}: {}", scenario.name, p.pod);
+            }
             for n in &c.all_nodes {
                 if let Some(total) = n.total {
                     let sum: i64 = n.scores.iter().map(|s| s.weighted).sum();
@@ -68,6 +104,11 @@ fn explained_cycles_are_the_runs_own() {
         }
     }
     assert!(scored > 50, "{scored} scored cycles checked");
+    assert!(
+        kueue_checked > 20,
+        "{kueue_checked} Kueue workloads checked"
+    );
+    assert!(preempting >= 3, "{preempting} preemptions checked");
 }
 
 /// The text for a pod, and "why not there": the node asked about beside the chosen one.

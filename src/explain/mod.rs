@@ -8,6 +8,8 @@
 //! placements are those of `run` (tested).
 
 pub mod html;
+pub mod kueue;
+pub mod preemption;
 pub mod report;
 pub mod selector;
 

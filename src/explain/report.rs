@@ -43,6 +43,15 @@ pub struct PodExplanation {
     #[serde(default)]
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// Its gang, for a gang member: how many members could be placed against `minMember`.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gang: Option<crate::sched::cycle::GangNote>,
+    /// Its Kueue workload, when one is queued: the flavor per resource and why others were
+    /// not taken.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kueue: Option<super::kueue::KueueExplanation>,
     /// Its last cycle, when it had one (a pod never created, or one waiting at its gates
     /// before any cycle, has none).
     #[serde(default)]
@@ -87,6 +96,10 @@ pub struct Cycle {
     #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub all_nodes: Vec<NodeLine>,
+    /// DefaultPreemption's dry run, when the cycle found no feasible node.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<super::preemption::PreemptionReport>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -197,6 +210,8 @@ impl ScenarioExplanation {
                     status: o.phase,
                     node: o.node.map(|n| end[n].name.clone()),
                     message: o.message.clone(),
+                    gang: o.gang.clone(),
+                    kueue: (scenario.kueue.as_ref()).and_then(|k| super::kueue::explain(k, pod)),
                     cycle: outcome.explained.get(&i).map(|e| Cycle::new(e, ask)),
                 }
             })
@@ -287,6 +302,8 @@ impl Cycle {
             },
             compared,
             all_nodes,
+            preemption: (e.preemption.as_ref())
+                .map(|p| super::preemption::PreemptionReport::new(p, names)),
         }
     }
 }
@@ -352,6 +369,12 @@ fn render_pod(out: &mut String, p: &PodExplanation) {
         _ => format!("{:?}: {}", p.status, p.message),
     };
     let _ = writeln!(out, "\nPod {}: {placed}", p.pod);
+    if let Some(g) = &p.gang {
+        let _ = writeln!(out, "  {}", g.summary());
+    }
+    if let Some(k) = &p.kueue {
+        super::kueue::render(out, k);
+    }
     let Some(c) = &p.cycle else { return };
     let _ = writeln!(
         out,
@@ -412,6 +435,9 @@ fn render_pod(out: &mut String, p: &PodExplanation) {
     }
     for cmp in &c.compared {
         let _ = writeln!(out, "  why not {}: {}", cmp.node, cmp.why());
+    }
+    if let Some(pre) = &c.preemption {
+        super::preemption::render(out, pre);
     }
 }
 

@@ -298,6 +298,9 @@ pub struct PodSetAssignment {
     pub flavors: SmallVec<[FlavorChoice; 4]>,
     /// `Status.reasons`, as found: [`Assignment::reasons`] words and sorts them.
     pub reasons: SmallVec<[Reason; 4]>,
+    /// Why the flavors tried before those that fit were not taken. Kueue drops these once a
+    /// flavor fits; they are kept for `schedsim explain` ([`Assignment::passed_over`]).
+    pub passed_over: SmallVec<[Reason; 4]>,
 }
 
 impl PodSetAssignment {
@@ -359,6 +362,16 @@ impl Assignment {
     /// A pod set's `Status.reasons`, worded and sorted as `Status.Message` sorts them.
     pub fn reasons(&self, ps: &PodSetAssignment) -> Vec<String> {
         let mut out: Vec<String> = (ps.reasons.iter()).map(|r| r.text(&self.groups)).collect();
+        out.sort();
+        out
+    }
+
+    /// Why a pod set's flavors that fit were not the first tried, worded as
+    /// [`Self::reasons`] words them.
+    pub fn passed_over(&self, ps: &PodSetAssignment) -> Vec<String> {
+        let mut out: Vec<String> = (ps.passed_over.iter())
+            .map(|r| r.text(&self.groups))
+            .collect();
         out.sort();
         out
     }
@@ -447,7 +460,7 @@ impl Assigner<'_> {
         for (i, ps) in pod_sets.iter().enumerate() {
             let requests = total_requests(ps, counts_pods);
             let mut chosen: SmallVec<[FlavorChoice; 4]> = SmallVec::new();
-            let mut reasons = SmallVec::new();
+            let (mut reasons, mut passed_over) = (SmallVec::new(), SmallVec::new());
             // Kueue ranges over a Go map here (random order); sorted order is one of its
             // orders, and the reasons are sorted before they are shown.
             for &(resource, quantity) in &requests {
@@ -465,11 +478,12 @@ impl Assigner<'_> {
                     refused,
                     (&requests, resource, group),
                     &assignment.usage,
-                    (&mut chosen, &mut reasons),
+                    (&mut chosen, &mut reasons, &mut passed_over),
                 );
                 if !found {
                     // The reasons are this resource's alone.
                     chosen.clear();
+                    passed_over.clear();
                     reasons.drain(..start);
                     break;
                 }
@@ -482,6 +496,7 @@ impl Assigner<'_> {
                 count: ps.count,
                 flavors: chosen,
                 reasons,
+                passed_over,
             };
             assignment.append(done, &requests);
             if failed {
@@ -493,13 +508,18 @@ impl Assigner<'_> {
 
     /// `findFlavorForPodSets`: the flavor for every resource of `resource`'s group (`group`),
     /// added to `chosen` with the reasons the other flavors were not (none when one fits)
-    /// added to `reasons`. Returns whether a flavor was found.
+    /// added to `reasons` (to `passed_over` when one fits). Returns whether a flavor was
+    /// found.
     fn find_flavor<'r>(
         &self,
         refused: impl Fn(usize, usize) -> Option<&'r Reason>,
         (requests, resource, group): (&[(&str, i64)], &str, Option<usize>),
         assigned: &[Usage],
-        (chosen, reasons): (&mut SmallVec<[FlavorChoice; 4]>, &mut SmallVec<[Reason; 4]>),
+        (chosen, reasons, passed_over): (
+            &mut SmallVec<[FlavorChoice; 4]>,
+            &mut SmallVec<[Reason; 4]>,
+            &mut SmallVec<[Reason; 4]>,
+        ),
     ) -> bool {
         let Some(g) = group else {
             let resource = resource.to_string();
@@ -561,7 +581,7 @@ impl Assigner<'_> {
             }
         }
         if best_mode.preemption == PreemptionMode::Fit {
-            reasons.truncate(start);
+            passed_over.extend(reasons.drain(start..));
         }
         chosen.extend_from_slice(&best);
         !best.is_empty()

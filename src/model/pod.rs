@@ -167,7 +167,19 @@ pub struct ContainerExtendedRequest {
 }
 
 /// How a pod names its gang. Each gang scheduler has its own marker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
 pub enum GangScheduler {
     /// scheduler-plugins' Coscheduling: label `scheduling.x-k8s.io/pod-group` naming a
     /// `scheduling.x-k8s.io/v1alpha1` PodGroup (Kubeflow Trainer's `podGroupPolicy.coscheduling`).

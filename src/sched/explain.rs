@@ -29,6 +29,39 @@ pub struct Explanation {
     pub chosen: Option<usize>,
     /// The nodes' names at the cycle (a timeline may change the node list later).
     pub node_names: std::sync::Arc<[String]>,
+    /// DefaultPreemption's dry run, when the cycle found no feasible node and it ran; kept
+    /// from an earlier cycle when a later one (the nominated pod's retry) did not preempt.
+    pub preemption: Option<Preemption>,
+}
+
+/// What DefaultPreemption's dry run found (`DryRunPreemption`) and how it picked
+/// (`pickOneNodeForPreemption`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preemption {
+    /// The nodes preemption might help (not `UnschedulableAndUnresolvable`).
+    pub might_help: usize,
+    /// The candidates, in the order the dry run found them (it starts at a random node and
+    /// stops once it has enough: `numCandidates`).
+    pub candidates: Vec<PreemptionCandidate>,
+    /// The candidate picked, by index.
+    pub chosen: Option<usize>,
+    /// Why there was no preemption (`preemption: …`), when there was none.
+    pub message: Option<String>,
+    /// From an earlier cycle of the pod (the one that nominated it).
+    pub earlier: bool,
+}
+
+/// A node where evicting lower-priority pods would make room.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreemptionCandidate {
+    pub node: usize,
+    /// `namespace/name` and priority, most important first.
+    pub victims: Vec<(String, i32)>,
+    /// Victims a PodDisruptionBudget protects.
+    pub pdb_violations: usize,
+    /// The first criterion of `pickOneNodeForPreemption` on which it lost to the chosen
+    /// candidate (`None` for the chosen one).
+    pub lost_on: Option<&'static str>,
 }
 
 /// Passed every Filter plugin.

@@ -192,6 +192,14 @@ impl Message {
         Message(Words::Assignment(Arc::clone(assignment)))
     }
 
+    /// The flavor assignment it words, when it words one.
+    pub fn assignment(&self) -> Option<&Assignment> {
+        match &self.0 {
+            Words::Assignment(a) => Some(a),
+            Words::Text(_) => None,
+        }
+    }
+
     pub fn text(&self) -> Cow<'_, str> {
         match &self.0 {
             Words::Text(t) => Cow::Borrowed(t),

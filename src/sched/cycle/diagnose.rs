@@ -203,7 +203,14 @@ impl<'a> Scheduler<'a> {
             reasons.extend(self.dra_post_filter(pod).map(str::to_string));
         }
         if preemption_at.is_some() {
-            match preemption::post_filter(self, pod, request, &might_help) {
+            let result = preemption::post_filter(self, pod, request, &might_help);
+            if let Some(mut p) = self.preemption_explained.take() {
+                if let preemption::Result::Fail(msg, _) = &result {
+                    p.message = Some(msg.clone());
+                }
+                self.explain_failure(&d).preemption = Some(p);
+            }
+            match result {
                 preemption::Result::Preempt {
                     node,
                     victims,

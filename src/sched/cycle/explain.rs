@@ -56,7 +56,34 @@ impl<'a> Scheduler<'a> {
             ties: Vec::new(),
             chosen: None,
             node_names: Arc::from([]),
+            preemption: None,
         }
+    }
+
+    /// The explanation of a cycle that found no feasible node: the one started after the
+    /// Filter pass, or one made from the diagnosis of a PreFilter's rejection.
+    pub(super) fn explain_failure(&mut self, d: &Diagnosis) -> &mut Explanation {
+        if self.explaining.is_none() {
+            let e = self.explanation_of(d, None);
+            self.explaining = Some(e);
+        }
+        self.explaining.as_mut().expect("set above")
+    }
+
+    /// An explanation (without scores) from a diagnosis' per-node statuses.
+    fn explanation_of(&self, d: &Diagnosis, evaluated: Option<Evaluated>) -> Explanation {
+        let verdicts = (0..self.cluster.len())
+            .map(|n| match d.node_status.get(n) {
+                Some(&s) if s != PASS => s,
+                Some(_) => FEASIBLE,
+                None => NOT_EVALUATED,
+            })
+            .collect();
+        let evaluated = evaluated.unwrap_or(Evaluated {
+            nodes: 0,
+            feasible: 0,
+        });
+        self.explanation(&evaluated, failures(d), verdicts)
     }
 
     /// Keeps the explanation of pod `id`'s cycle that ended in `outcome`: the one the cycle
@@ -66,26 +93,24 @@ impl<'a> Scheduler<'a> {
     pub(super) fn record_explanation(&mut self, id: usize, outcome: &PodOutcome) {
         let mut e = match self.explaining.take() {
             Some(e) => e,
-            None => {
-                let d = outcome.diagnosis.as_deref();
-                let judged = d.is_some_and(|d| !d.node_status.is_empty());
-                if outcome.phase == PodPhase::SchedulingGated || !judged {
-                    return;
+            None => match outcome.diagnosis.as_deref() {
+                Some(d)
+                    if outcome.phase != PodPhase::SchedulingGated && !d.node_status.is_empty() =>
+                {
+                    self.explanation_of(d, outcome.evaluated)
                 }
-                let verdicts = (0..self.cluster.len())
-                    .map(|n| match d.and_then(|d| d.node_status.get(n)) {
-                        Some(&s) if s != PASS => s,
-                        Some(_) => FEASIBLE,
-                        None => NOT_EVALUATED,
-                    })
-                    .collect();
-                let evaluated = outcome.evaluated.unwrap_or(Evaluated {
-                    nodes: 0,
-                    feasible: 0,
-                });
-                self.explanation(&evaluated, d.map(failures).unwrap_or_default(), verdicts)
-            }
+                _ => return,
+            },
         };
+        // A nominated pod's retry does not preempt again: the dry run that nominated it
+        // still explains why it went there.
+        if e.preemption.is_none() {
+            e.preemption = (self
+                .explained
+                .get(&id)
+                .and_then(|old| old.preemption.clone()))
+            .map(|p| crate::sched::explain::Preemption { earlier: true, ..p });
+        }
         e.node_names = self.node_names();
         // The node the cycle chose; a later step (a gang's Permit, preemption) may still
         // leave the pod unscheduled.

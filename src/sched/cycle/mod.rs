@@ -338,6 +338,8 @@ pub struct Scheduler<'a> {
     /// `schedsim explain`: the current cycle's record while it runs, and each explained
     /// pod's last cycle (by pod id).
     explaining: Option<crate::sched::explain::Explanation>,
+    /// The dry run of the current cycle's preemption, for `explaining`.
+    preemption_explained: Option<crate::sched::explain::Preemption>,
     /// The nodes' names while the node list stands, shared by the explanations.
     node_names: Option<Arc<[String]>>,
     pub(crate) explained: HashMap<usize, crate::sched::explain::Explanation>,
@@ -571,6 +573,7 @@ impl<'a> Scheduler<'a> {
             fgd_typical: fgd_typical(config, pods, existing),
             gpu_score_cache: Default::default(),
             explaining: None,
+            preemption_explained: None,
             node_names: None,
             explained: HashMap::default(),
         }
@@ -835,7 +838,9 @@ impl<'a> Scheduler<'a> {
             claims_shape,
             gpu_share: pod.gpu_share.clone(),
         });
-        if let Some(key) = &failure_key
+        // An explained pod runs its cycle in full: a failure replayed for pods alike keeps
+        // no dry run to explain (the outcome is the same either way).
+        if let Some(key) = failure_key.as_ref().filter(|_| !self.explains(pod))
             && let Some(outcome) = self.fail_again(key, pod, t, &request, &bound_filters)
         {
             return outcome;

@@ -38,7 +38,7 @@ impl PodPhase {
 }
 
 /// What a gang member's report says about its gang.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GangNote {
     /// `namespace/name` of the PodGroup.

@@ -120,6 +120,9 @@ pub(crate) fn post_filter(
     might_help: &[u32],
 ) -> Result {
     if let Some(reason) = not_eligible(s, pod, might_help) {
+        if s.explains(pod) {
+            s.preemption_explained = Some(explain(s, might_help.len(), &[], None));
+        }
         return Result::Fail(format!("preemption: {reason}"), Nominating::Noop);
     }
     // Nodes never tried keep the "absent" status of the new FitError; only counts are needed
@@ -173,7 +176,12 @@ pub(crate) fn post_filter(
             }
         }
     }
-    if let Some(best) = pick_one_node(candidates.into_list()) {
+    let candidates = candidates.into_list();
+    let picked = pick_one_node(&candidates);
+    if s.explains(pod) {
+        s.preemption_explained = Some(explain(s, might_help.len(), &candidates, picked));
+    }
+    if let Some(best) = picked.map(|i| &candidates[i]) {
         let victims = best.victims.iter().map(|v| (best.node, v.pod)).collect();
         return Result::Preempt {
             node: best.node,
@@ -383,28 +391,85 @@ fn pdb_order(s: &Scheduler<'_>, potential: &[Bound]) -> (Vec<usize>, Vec<bool>) 
 /// `pickOneNodeForPreemption`: the fewest PodDisruptionBudget violations, then the lowest
 /// highest victim priority, the lowest sum of priorities (each offset by MaxInt32+1 to stay
 /// positive), the fewest victims, the latest start among the highest-priority victims
-/// (`GetEarliestPodStartTime`), then the first candidate.
-fn pick_one_node(candidates: Vec<Candidate>) -> Option<Candidate> {
-    candidates.into_iter().min_by_key(|c| {
-        let highest = c
-            .victims
-            .iter()
-            .map(|v| v.priority)
-            .max()
-            .unwrap_or(i32::MIN);
-        let sum: i64 = (c.victims.iter())
-            .map(|v| i64::from(v.priority) + i64::from(i32::MAX) + 1)
-            .sum();
-        let earliest_of_highest = (c.victims.iter())
-            .filter(|v| v.priority == highest)
-            .map(|v| v.started.clone())
-            .min();
-        (
-            c.pdb_violations,
-            highest,
-            sum,
-            c.victims.len(),
-            Reverse(earliest_of_highest),
-        )
-    })
+/// (`GetEarliestPodStartTime`), then the first candidate. Returns its index.
+fn pick_one_node(candidates: &[Candidate]) -> Option<usize> {
+    (0..candidates.len()).min_by_key(|&i| pick_key(&candidates[i]))
+}
+
+/// A candidate's place in `pickOneNodeForPreemption`'s order, criterion by criterion.
+type PickKey = (usize, i32, i64, usize, Reverse<Option<StartKey>>);
+
+/// What [`pick_one_node`] compares, in its order ([`CRITERIA`] names them).
+fn pick_key(c: &Candidate) -> PickKey {
+    let highest = (c.victims.iter().map(|v| v.priority).max()).unwrap_or(i32::MIN);
+    let sum: i64 = (c.victims.iter())
+        .map(|v| i64::from(v.priority) + i64::from(i32::MAX) + 1)
+        .sum();
+    let earliest_of_highest = (c.victims.iter())
+        .filter(|v| v.priority == highest)
+        .map(|v| v.started.clone())
+        .min();
+    (
+        c.pdb_violations,
+        highest,
+        sum,
+        c.victims.len(),
+        Reverse(earliest_of_highest),
+    )
+}
+
+/// The criteria of `pickOneNodeForPreemption`, in order, as the explanation names them.
+pub const CRITERIA: [&str; 6] = [
+    "fewest PodDisruptionBudget violations",
+    "lowest highest victim priority",
+    "lowest sum of victim priorities",
+    "fewest victims",
+    "latest start of the highest-priority victims",
+    "found first",
+];
+
+/// The first criterion on which candidate key `lost` ranks after `won`.
+fn lost_on(won: &PickKey, lost: &PickKey) -> &'static str {
+    let differs = [
+        won.0 != lost.0,
+        won.1 != lost.1,
+        won.2 != lost.2,
+        won.3 != lost.3,
+        won.4 != lost.4,
+    ];
+    let at = differs
+        .iter()
+        .position(|&d| d)
+        .unwrap_or(CRITERIA.len() - 1);
+    CRITERIA[at]
+}
+
+/// The dry run for `schedsim explain`: the candidates with their victims by name, and on
+/// which criterion each lost to the one picked.
+fn explain(
+    s: &Scheduler<'_>,
+    might_help: usize,
+    candidates: &[Candidate],
+    picked: Option<usize>,
+) -> crate::sched::explain::Preemption {
+    let won = picked.map(|i| pick_key(&candidates[i]));
+    let candidates = (candidates.iter().enumerate())
+        .map(|(i, c)| crate::sched::explain::PreemptionCandidate {
+            node: c.node,
+            victims: (c.victims.iter())
+                .map(|v| (s.bound_pod(v.pod).key(), v.priority))
+                .collect(),
+            pdb_violations: c.pdb_violations,
+            lost_on: (won.as_ref())
+                .filter(|_| picked != Some(i))
+                .map(|w| lost_on(w, &pick_key(c))),
+        })
+        .collect();
+    crate::sched::explain::Preemption {
+        might_help,
+        candidates,
+        chosen: picked,
+        message: None,
+        earlier: false,
+    }
 }
