@@ -55,6 +55,11 @@ impl Clone for PodSet {
     }
 }
 
+/// A pod set's flavors as they are found.
+type Choices = SmallVec<[FlavorChoice; 4]>;
+/// Reasons as they are found.
+type Reasons = SmallVec<[Reason; 4]>;
+
 /// `FlavorAssignmentMode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mode {
@@ -515,11 +520,7 @@ impl Assigner<'_> {
         refused: impl Fn(usize, usize) -> Option<&'r Reason>,
         (requests, resource, group): (&[(&str, i64)], &str, Option<usize>),
         assigned: &[Usage],
-        (chosen, reasons, passed_over): (
-            &mut SmallVec<[FlavorChoice; 4]>,
-            &mut SmallVec<[Reason; 4]>,
-            &mut SmallVec<[Reason; 4]>,
-        ),
+        (chosen, reasons, passed_over): (&mut Choices, &mut Reasons, &mut Reasons),
     ) -> bool {
         let Some(g) = group else {
             let resource = resource.to_string();
