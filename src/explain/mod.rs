@@ -9,6 +9,7 @@
 
 pub mod html;
 pub mod kueue;
+pub mod pre_filter;
 pub mod preemption;
 pub mod report;
 pub mod selector;

@@ -10,9 +10,12 @@ use tabled::settings::Style;
 use super::Ask;
 use crate::load::Scenario;
 use crate::sched::explain::{
-    Explanation, FEASIBLE, NOT_EVALUATED, PluginScore, ScoredNode, Verdict,
+    Explanation, FEASIBLE, NOT_EVALUATED, PluginScore, PreFilterState, ScoredNode, Verdict,
 };
 use crate::sched::{Outcome, PodPhase};
+
+/// Domains listed per count without `--all-nodes`, however small `--top` is.
+const MIN_DOMAINS_SHOWN: usize = 10;
 
 /// The JSON's shape version.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -96,6 +99,11 @@ pub struct Cycle {
     #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub all_nodes: Vec<NodeLine>,
+    /// What PreFilter and PreScore computed for the pod, once: NodeAffinity's nodes and
+    /// terms, PodTopologySpread's and InterPodAffinity's counts per domain.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "PreFilterState::is_empty")]
+    pub pre_filter: PreFilterState,
     /// DefaultPreemption's dry run, when the cycle found no feasible node.
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -302,6 +310,10 @@ impl Cycle {
             },
             compared,
             all_nodes,
+            pre_filter: super::pre_filter::shown(
+                &e.pre_filter,
+                (!ask.all_nodes).then_some(ask.top.max(MIN_DOMAINS_SHOWN)),
+            ),
             preemption: (e.preemption.as_ref())
                 .map(|p| super::preemption::PreemptionReport::new(p, names)),
         }
@@ -388,6 +400,7 @@ fn render_pod(out: &mut String, p: &PodExplanation) {
             n => format!(", {n} passed but not reached (percentageOfNodesToScore)"),
         }
     );
+    super::pre_filter::render(out, &c.pre_filter);
     for r in &c.infeasible {
         let _ = writeln!(
             out,

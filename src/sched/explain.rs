@@ -29,6 +29,8 @@ pub struct Explanation {
     pub chosen: Option<usize>,
     /// The nodes' names at the cycle (a timeline may change the node list later).
     pub node_names: std::sync::Arc<[String]>,
+    /// What the PreFilter and PreScore plugins computed for the pod, shown once per cycle.
+    pub pre_filter: PreFilterState,
     /// DefaultPreemption's dry run, when the cycle found no feasible node and it ran; kept
     /// from an earlier cycle when a later one (the nominated pod's retry) did not preempt.
     pub preemption: Option<Preemption>,
@@ -127,3 +129,58 @@ impl PluginScore {
         self.weight * self.normalized
     }
 }
+
+/// The PreFilter/PreScore results that narrow or weigh the nodes, once per cycle: the nodes
+/// NodeAffinity's PreFilter names and the pod's node constraints; PodTopologySpread's
+/// matching pods per domain (Filter's global minimum too); InterPodAffinity's counts per
+/// topology pair.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreFilterState {
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_affinity: Option<NodeAffinityState>,
+    /// `whenUnsatisfiable: DoNotSchedule` constraints (Filter).
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub topology_spread_filter: Vec<SpreadCounts>,
+    /// `ScheduleAnyway` constraints, the profile's defaults included (Score).
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub topology_spread_score: Vec<SpreadCounts>,
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inter_pod_affinity: Option<AffinityCounts>,
+}
+
+impl PreFilterState {
+    pub fn is_empty(&self) -> bool {
+        *self == PreFilterState::default()
+    }
+}
+
+/// NodeAffinity's view of the pod: what its PreFilter narrows to, and what Filter checks.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeAffinityState {
+    /// PreFilter's result (`PreFilterResult.NodeNames`, from `matchFields` on
+    /// `metadata.name`): every other node is "node(s) didn't satisfy plugin(s)
+    /// [NodeAffinity]".
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_names: Option<Vec<String>>,
+    #[serde(default)]
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub node_selector: std::collections::BTreeMap<String, String>,
+    /// The pod's required node affinity terms (any one must match; within a term, all).
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub required_terms: Vec<String>,
+    /// The profile's `addedAffinity` required terms, checked before the pod's own.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profile_terms: Vec<String>,
+}
+
+pub use crate::sched::plugins::inter_pod_affinity::AffinityCounts;
+pub use crate::sched::plugins::pod_topology_spread::{DomainCount, SpreadCounts};

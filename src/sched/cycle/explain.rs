@@ -56,6 +56,7 @@ impl<'a> Scheduler<'a> {
             ties: Vec::new(),
             chosen: None,
             node_names: Arc::from([]),
+            pre_filter: Default::default(),
             preemption: None,
         }
     }
@@ -90,7 +91,7 @@ impl<'a> Scheduler<'a> {
     /// built, or, for a cycle that found no feasible node (or stopped at a PreFilter), the
     /// verdicts its diagnosis gives each node. A pod held at its gates, or never judged node
     /// by node (no profile serves it, it is terminating), had no Filter pass to explain.
-    pub(super) fn record_explanation(&mut self, id: usize, outcome: &PodOutcome) {
+    pub(super) fn record_explanation(&mut self, id: usize, pod: &Pod, outcome: &PodOutcome) {
         let mut e = match self.explaining.take() {
             Some(e) => e,
             None => match outcome.diagnosis.as_deref() {
@@ -112,12 +113,40 @@ impl<'a> Scheduler<'a> {
             .map(|p| crate::sched::explain::Preemption { earlier: true, ..p });
         }
         e.node_names = self.node_names();
+        e.pre_filter = self.pre_filter_explained.take().unwrap_or_default();
+        if (self.profile().framework).runs(ExtensionPoint::PreFilter, Plugin::NodeAffinity) {
+            let added = self.profile().added_affinity.as_ref();
+            e.pre_filter.node_affinity = node_affinity::describe(pod, added);
+        }
         // The node the cycle chose; a later step (a gang's Permit, preemption) may still
         // leave the pod unscheduled.
         if outcome.phase == PodPhase::Scheduled {
             e.chosen = outcome.node;
         }
         self.explained.insert(id, e);
+    }
+
+    /// What PodTopologySpread's and InterPodAffinity's PreFilter (and the spread's PreScore)
+    /// counted for the pod, kept for the cycle's explanation.
+    pub(super) fn explain_pre_filter(
+        &mut self,
+        spread: Option<&SpreadSpec>,
+        bound_filters: &BoundPodFilters,
+    ) {
+        let nodes = &self.cluster.nodes;
+        let score = spread.filter(|sp| !sp.score.is_empty()).and_then(|sp| {
+            let tally = &self.tallies.get(sp.index)?.1;
+            Some(pod_topology_spread::describe_score(&sp.score, tally, nodes))
+        });
+        self.pre_filter_explained = Some(crate::sched::explain::PreFilterState {
+            node_affinity: None,
+            topology_spread_filter: (bound_filters.spread.as_ref())
+                .map(|s| pod_topology_spread::describe_filter(s, nodes))
+                .unwrap_or_default(),
+            topology_spread_score: score.unwrap_or_default(),
+            inter_pod_affinity: (bound_filters.affinity.as_ref())
+                .map(|a| inter_pod_affinity::describe(a, &self.topology, nodes)),
+        });
     }
 
     /// The nodes' names, made once per node list.

@@ -340,6 +340,8 @@ pub struct Scheduler<'a> {
     explaining: Option<crate::sched::explain::Explanation>,
     /// The dry run of the current cycle's preemption, for `explaining`.
     preemption_explained: Option<crate::sched::explain::Preemption>,
+    /// The current cycle's PreFilter counts, for `explaining`.
+    pre_filter_explained: Option<crate::sched::explain::PreFilterState>,
     /// The nodes' names while the node list stands, shared by the explanations.
     node_names: Option<Arc<[String]>>,
     pub(crate) explained: HashMap<usize, crate::sched::explain::Explanation>,
@@ -574,6 +576,7 @@ impl<'a> Scheduler<'a> {
             gpu_score_cache: Default::default(),
             explaining: None,
             preemption_explained: None,
+            pre_filter_explained: None,
             node_names: None,
             explained: HashMap::default(),
         }
@@ -713,12 +716,13 @@ impl<'a> Scheduler<'a> {
         gang_reject: Option<Status>,
     ) -> PodOutcome {
         self.dra_cycle = None;
+        self.pre_filter_explained = None;
         self.trim_templates();
         self.forget_empty_groups();
         let explained = self.explains(pod);
         let outcome = self.cycle(id, pod, gang_reject);
         if explained {
-            self.record_explanation(id, &outcome);
+            self.record_explanation(id, pod, &outcome);
         }
         if let (PodPhase::Scheduled, Some(node)) = (outcome.phase, outcome.node) {
             self.dra_reserve(node, pod);
@@ -820,6 +824,9 @@ impl<'a> Scheduler<'a> {
             return self.fail(pod, &request, (d, might_help));
         }
         let (spread, bound_filters) = self.pre_filter_bound(pod);
+        if self.explains(pod) {
+            self.explain_pre_filter(spread.as_deref(), &bound_filters);
+        }
         let claims_shape = match &self.dra_cycle {
             Some(c) if !c.is_empty() => c.fresh_claims_shape().map(Some),
             _ => Some(None),

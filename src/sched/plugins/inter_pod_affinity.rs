@@ -18,6 +18,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelecto
 
 use crate::model::{Node, Pod};
 use crate::sched::framework::{Code, Status, names};
+use crate::sched::plugins::pod_topology_spread::DomainCount;
 
 pub const ERR_REASON_EXISTING_ANTI_AFFINITY: &str =
     "node(s) didn't satisfy existing pods anti-affinity rules";
@@ -218,6 +219,13 @@ impl Topology {
     }
 }
 
+/// The label value of domain `d` (an index of `domains`, each node's domain for `key`).
+pub fn domain_value(domains: &[u32], d: u32, key: &str, nodes: &[Node]) -> String {
+    (domains.iter().position(|&x| x == d))
+        .and_then(|n| nodes[n].labels.get(key).cloned())
+        .unwrap_or_default()
+}
+
 /// Per topology pair (key, domain): a count or a weight.
 #[derive(Debug, Default, Clone)]
 pub struct Counts {
@@ -264,6 +272,26 @@ impl Counts {
 
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
+    }
+
+    /// The pairs with a count other than 0, as `key=value`, most first (`schedsim
+    /// explain`).
+    pub fn describe(&self, topo: &Topology, nodes: &[Node]) -> Vec<DomainCount> {
+        let mut out: Vec<DomainCount> = Vec::new();
+        for k in &self.keys {
+            let key = (topo.keys.iter())
+                .find(|(_, id)| **id == k.key)
+                .map_or("", |(name, _)| name.as_str());
+            for (d, &n) in k.counts.iter().enumerate().filter(|(_, n)| **n != 0) {
+                let value = domain_value(&k.domains, d as u32, key, nodes);
+                out.push(DomainCount {
+                    domain: format!("{key}={value}"),
+                    pods: n,
+                });
+            }
+        }
+        out.sort_by(|a, b| b.pods.cmp(&a.pods).then_with(|| a.domain.cmp(&b.domain)));
+        out
     }
 }
 
@@ -567,5 +595,38 @@ pub fn normalize(scores: &mut [i64]) {
         } else {
             0
         };
+    }
+}
+
+/// PreFilter's counts for `schedsim explain`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AffinityCounts {
+    /// Existing pods whose required anti-affinity the incoming pod matches, per topology
+    /// pair of theirs (`existingAntiAffinityCounts`): the pod cannot go to these domains.
+    pub existing_anti_affinity: Vec<DomainCount>,
+    /// Existing pods matching all the pod's required affinity terms, per pair
+    /// (`affinityCounts`).
+    pub affinity: Vec<DomainCount>,
+    /// Existing pods matching one of the pod's required anti-affinity terms, per pair
+    /// (`antiAffinityCounts`).
+    pub anti_affinity: Vec<DomainCount>,
+    /// No existing pod matches the affinity terms, but the pod matches them itself: it may
+    /// go anywhere the terms' keys exist.
+    pub first_of_group: bool,
+    /// Pairs not listed (a report lists the first few of each kind).
+    #[serde(default)]
+    #[serde(skip_serializing_if = "crate::report::is_zero")]
+    pub omitted: usize,
+}
+
+/// [`State`]'s counts, for `schedsim explain`.
+pub fn describe(s: &State, topo: &Topology, nodes: &[Node]) -> AffinityCounts {
+    AffinityCounts {
+        existing_anti_affinity: s.existing_anti_affinity.describe(topo, nodes),
+        affinity: s.affinity.describe(topo, nodes),
+        anti_affinity: s.anti_affinity.describe(topo, nodes),
+        first_of_group: s.first_of_group && !s.affinity_terms.is_empty(),
+        omitted: 0,
     }
 }

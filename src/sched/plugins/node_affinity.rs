@@ -359,3 +359,50 @@ pub fn score(pod: &Pod, node: &Node, added: Option<&NodeAffinity>) -> i64 {
         .map(|t| i64::from(t.weight))
         .sum()
 }
+
+/// NodeAffinity's view of `pod` for `schedsim explain`, `None` when it checks nothing.
+pub fn describe(
+    pod: &Pod,
+    added: Option<&NodeAffinity>,
+) -> Option<crate::sched::explain::NodeAffinityState> {
+    let node_names = match pre_filter(pod, added) {
+        PreFilter::Skip => return None,
+        PreFilter::NodeNames(names) => Some(names.into_iter().collect()),
+        _ => None,
+    };
+    let texts = |terms: Option<&[NodeSelectorTerm]>| -> Vec<String> {
+        terms.into_iter().flatten().map(term_text).collect()
+    };
+    let added_terms = added
+        .and_then(|a| {
+            a.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .map(|r| r.node_selector_terms.as_slice());
+    Some(crate::sched::explain::NodeAffinityState {
+        node_names,
+        node_selector: pod.node_selector.clone().into_iter().collect(),
+        required_terms: texts(required_terms(pod)),
+        profile_terms: texts(added_terms),
+    })
+}
+
+/// A node selector term as text: its requirements joined by "and" (`key In [a, b]`,
+/// `key Exists`; fields as `metadata.name In [n]`).
+fn term_text(t: &NodeSelectorTerm) -> String {
+    let requirement = |r: &k8s_openapi::api::core::v1::NodeSelectorRequirement| {
+        let values = r.values.as_deref().unwrap_or_default();
+        match values.is_empty() {
+            true => format!("{} {}", r.key, r.operator),
+            false => format!("{} {} [{}]", r.key, r.operator, values.join(", ")),
+        }
+    };
+    let parts: Vec<String> = (t.match_expressions.iter().flatten())
+        .chain(t.match_fields.iter().flatten())
+        .map(requirement)
+        .collect();
+    match parts.is_empty() {
+        true => "(empty term: matches no node)".to_string(),
+        false => parts.join(" and "),
+    }
+}

@@ -45,6 +45,8 @@ struct Constraint {
     /// `None`: a nil `labelSelector`, which selects nothing.
     selector: Option<LabelSelector>,
     hostname: bool,
+    /// The topology key.
+    key: String,
     /// Per node: the index of its value for the topology key, if it has the key.
     /// Each node's domain (shared with every spec of the key), [`NO_DOMAIN`] without the
     /// label.
@@ -234,6 +236,7 @@ impl Spread {
                     namespace: pod.namespace.clone(),
                     selector: selector_with_label_keys(pod, c),
                     hostname: c.topology_key == HOSTNAME,
+                    key: c.topology_key.clone(),
                     domain_of_node,
                     counted: Arc::clone(counted),
                     domains,
@@ -507,6 +510,20 @@ impl Counts {
                 }
             }
             Counts::Many(v) => v[i] += n,
+        }
+    }
+
+    /// The domains with a count other than 0, and their counts.
+    fn nonzero(&self) -> Vec<(usize, i64)> {
+        match self {
+            Counts::Few { counts, .. } => (counts.iter())
+                .filter(|(_, n)| *n != 0)
+                .map(|&(d, n)| (d as usize, n))
+                .collect(),
+            Counts::Many(v) => (v.iter().enumerate())
+                .filter(|(_, n)| **n != 0)
+                .map(|(d, &n)| (d, n))
+                .collect(),
         }
     }
 
@@ -967,4 +984,93 @@ mod tests {
         assert_eq!(full.min_counted(&[true, true, false, true], 3), 2);
         assert_eq!(Counts::new(4).min_counted(&[false; 4], 0), 0);
     }
+}
+
+/// PreFilter's counts for `schedsim explain`: per `DoNotSchedule` constraint, the matching
+/// pods per domain on counted nodes and the global minimum the skew is measured from.
+pub fn describe_filter(s: &FilterState, nodes: &[Node]) -> Vec<SpreadCounts> {
+    describe(&s.spread, &s.counts, Some(&s.min_match), nodes)
+}
+
+/// PreScore's counts for `schedsim explain`: per `ScheduleAnyway` constraint, the matching
+/// pods per domain (per node for the hostname key), before Score keeps the domains of
+/// feasible nodes.
+pub fn describe_score(spread: &Spread, tally: &Tally, nodes: &[Node]) -> Vec<SpreadCounts> {
+    let counts: Vec<Counts> = (spread.constraints.iter().enumerate())
+        .map(|(i, c)| match c.hostname {
+            true => tally.node[i].clone(),
+            false => tally.domain[i].clone(),
+        })
+        .collect();
+    describe(spread, &counts, None, nodes)
+}
+
+fn describe(
+    spread: &Spread,
+    counts: &[Counts],
+    min: Option<&[i64]>,
+    nodes: &[Node],
+) -> Vec<SpreadCounts> {
+    (spread.constraints.iter().enumerate())
+        .map(|(i, c)| {
+            let value = |d: usize| match c.hostname && min.is_none() {
+                // Score's hostname counts are per node.
+                true => nodes[d].name.clone(),
+                false => crate::sched::plugins::inter_pod_affinity::domain_value(
+                    &c.domain_of_node,
+                    d as u32,
+                    &c.key,
+                    nodes,
+                ),
+            };
+            let mut pods: Vec<DomainCount> = (counts[i].nonzero().into_iter())
+                .map(|(d, n)| DomainCount {
+                    domain: value(d),
+                    pods: n,
+                })
+                .collect();
+            pods.sort_by(|a, b| b.pods.cmp(&a.pods).then_with(|| a.domain.cmp(&b.domain)));
+            SpreadCounts {
+                topology_key: c.key.clone(),
+                max_skew: c.max_skew,
+                min_domains: c.min_domains,
+                self_match: spread.self_match[i],
+                domains: c.counted_domain_total,
+                global_min: min.map(|m| m[i]),
+                pods,
+                omitted: 0,
+            }
+        })
+        .collect()
+}
+
+/// One constraint's counts, as PreFilter or PreScore left them.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SpreadCounts {
+    pub topology_key: String,
+    pub max_skew: i64,
+    pub min_domains: i64,
+    /// The incoming pod matches the constraint's selector (it counts itself).
+    pub self_match: bool,
+    /// Domains a counted node carries.
+    pub domains: usize,
+    /// The least count over those domains (Filter only; 0 with fewer than `minDomains`).
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub global_min: Option<i64>,
+    /// Matching pods per domain, most first; domains without any are left out.
+    pub pods: Vec<DomainCount>,
+    /// Domains with pods not listed (a report lists the first few).
+    #[serde(default)]
+    #[serde(skip_serializing_if = "crate::report::is_zero")]
+    pub omitted: usize,
+}
+
+/// Pods counted in one topology domain (`key=value` for InterPodAffinity, the value here).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DomainCount {
+    pub domain: String,
+    pub pods: i64,
 }
