@@ -84,7 +84,10 @@ pub fn run(args: &RunArgs) -> i32 {
     let mut written = args.output.emit_with_summary("run", &json, &table, summary);
     if args.charts {
         let scenarios: Vec<_> = loaded.scenarios.iter().zip(&report.scenarios).collect();
-        if let Err(e) = report::chart::write_all(&scenarios, &table, &args.output.out) {
+        let pages = crate::explain::write_pending_pages(&scenarios, &args.output.out);
+        if let Err(e) = pages.and_then(|explained| {
+            report::chart::write_all(&scenarios, &table, &args.output.out, &explained)
+        }) {
             eprintln!("error: cannot write charts: {e}");
             written = exit_code::BAD_INPUT;
         }

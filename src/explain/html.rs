@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use super::report::{Cycle, ExplainReport, PodExplanation, ScenarioExplanation};
-use crate::report::chart::{escape, folder};
+use crate::report::chart::{escape, explain_page};
 
 /// Sorts a table by the clicked header's column: numbers as numbers, the rest as text; a
 /// second click reverses.
@@ -19,10 +19,7 @@ pub fn write_pages(report: &ExplainReport, out: &Path) -> Result<(), String> {
     let mut index = page_start("schedsim explain");
     index.push_str("<ul>\n");
     for s in &report.scenarios {
-        let file = format!("explain-{}.html", folder(&s.name));
-        let page = scenario_page(s);
-        crate::report::write_atomic(&out.join(&file), page.as_bytes())
-            .map_err(|e| format!("{}: {e}", out.join(&file).display()))?;
+        let file = write_scenario_page(s, out)?;
         let _ = writeln!(
             index,
             "<li><a href=\"{file}\">{}</a> ({} pod{})</li>",
@@ -35,6 +32,15 @@ pub fn write_pages(report: &ExplainReport, out: &Path) -> Result<(), String> {
     index.push_str(&page_end());
     crate::report::write_atomic(&out.join("explain.html"), index.as_bytes())
         .map_err(|e| e.to_string())
+}
+
+/// Writes one scenario's page into `out`; returns its file name.
+pub fn write_scenario_page(s: &ScenarioExplanation, out: &Path) -> Result<String, String> {
+    let file = explain_page(&s.name);
+    let path = out.join(&file);
+    crate::report::write_atomic(&path, scenario_page(s).as_bytes())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(file)
 }
 
 fn page_start(title: &str) -> String {
@@ -74,6 +80,20 @@ fn pod_section(html: &mut String, p: &PodExplanation) {
         escape(&p.pod),
         escape(&outcome)
     );
+    // The gang, Kueue and PreFilter parts read as the text report words them.
+    let mut notes = String::new();
+    if let Some(g) = &p.gang {
+        let _ = writeln!(notes, "{}", g.summary());
+    }
+    if let Some(k) = &p.kueue {
+        super::kueue::render(&mut notes, k);
+    }
+    if let Some(c) = &p.cycle {
+        super::pre_filter::render(&mut notes, &c.pre_filter);
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(html, "<pre>{}</pre>", escape(notes.trim_end()));
+    }
     let Some(c) = &p.cycle else {
         html.push_str("<p class=\"muted\">No Filter pass to explain.</p>\n");
         return;
@@ -118,6 +138,58 @@ fn pod_section(html: &mut String, p: &PodExplanation) {
             escape(&cmp.why())
         );
     }
+    if let Some(pre) = &c.preemption {
+        preemption_table(html, pre);
+    }
+}
+
+/// DefaultPreemption's candidates, their victims and what each lost on.
+fn preemption_table(html: &mut String, p: &super::preemption::PreemptionReport) {
+    let _ = writeln!(
+        html,
+        "<p>Preemption{}: {} node(s) might help, {} candidate(s){}.{}</p>",
+        if p.earlier_cycle {
+            " (in the cycle that nominated the pod)"
+        } else {
+            ""
+        },
+        p.might_help,
+        p.candidates.len(),
+        p.chosen
+            .as_deref()
+            .map(|n| format!("; chose {}", escape(n)))
+            .unwrap_or_default(),
+        p.message
+            .as_deref()
+            .map(|m| format!(" {}", escape(m)))
+            .unwrap_or_default(),
+    );
+    if p.candidates.is_empty() {
+        return;
+    }
+    html.push_str("<table class=\"sortable\"><thead><tr><th>Node</th><th>Victims (priority)</th><th>PDB violations</th><th>Outcome</th></tr></thead><tbody>\n");
+    for c in &p.candidates {
+        let victims: Vec<String> = (c.victims.iter())
+            .map(|v| format!("{} ({})", v.pod, v.priority))
+            .collect();
+        let _ = writeln!(
+            html,
+            "<tr{}><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+            if c.lost_on.is_none() {
+                " class=\"chosen\""
+            } else {
+                ""
+            },
+            escape(&c.node),
+            escape(&victims.join(", ")),
+            c.pdb_violations,
+            escape(
+                &c.lost_on
+                    .map_or("chosen".into(), |w| format!("lost on {w}"))
+            ),
+        );
+    }
+    html.push_str("</tbody></table>\n");
 }
 
 /// The ranked nodes with each plugin's normalized score (raw in the cell's title), sortable.

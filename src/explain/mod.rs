@@ -42,15 +42,6 @@ pub struct Ask {
 
 /// The explanations of `ask`'s pods in one scenario.
 pub fn explain(scenario: &Scenario, ask: &Ask) -> report::ScenarioExplanation {
-    let run = |config: &crate::sched::SchedulerConfig| {
-        crate::sched::schedule_plan(
-            scenario.nodes.clone(),
-            &scenario.existing_pods,
-            &scenario.workloads,
-            &scenario.steps,
-            config,
-        )
-    };
     let mut wanted: HashSet<String> = (scenario.workloads.iter())
         .filter(|p| {
             let key = p.key();
@@ -63,17 +54,67 @@ pub fn explain(scenario: &Scenario, ask: &Ask) -> report::ScenarioExplanation {
         .collect();
     if ask.pending {
         // Which pods pend is known after a run; the explained run schedules the same.
-        let plain = run(&scenario.config);
+        let plain = crate::sched::schedule_plan(
+            scenario.nodes.clone(),
+            &scenario.existing_pods,
+            &scenario.workloads,
+            &scenario.steps,
+            &scenario.config,
+        );
         for (p, o) in scenario.workloads.iter().zip(&plain.pods) {
             if !matches!(o.phase, PodPhase::Scheduled | PodPhase::Succeeded) {
                 wanted.insert(p.key());
             }
         }
     }
+    explain_pods(scenario, wanted, ask)
+}
+
+/// The explanations of the `wanted` pods (`namespace/name`) in one scenario: its run with
+/// their cycles recorded.
+pub fn explain_pods(
+    scenario: &Scenario,
+    wanted: HashSet<String>,
+    ask: &Ask,
+) -> report::ScenarioExplanation {
     let wanted = Arc::new(wanted);
     let mut config = scenario.config.clone();
     config.explain = Some(Arc::clone(&wanted));
     config.drop_node_verdicts = false;
-    let outcome = run(&config);
+    let outcome = crate::sched::schedule_plan(
+        scenario.nodes.clone(),
+        &scenario.existing_pods,
+        &scenario.workloads,
+        &scenario.steps,
+        &config,
+    );
     report::ScenarioExplanation::new(scenario, &outcome, &wanted, ask)
+}
+
+/// `run --charts`: a page per scenario that leaves pods pending, explaining them
+/// (`explain-<scenario>.html`, as `explain --pending --html` writes it), for `index.html` to
+/// link. Returns the scenarios that got one.
+pub fn write_pending_pages(
+    scenarios: &[(&Scenario, &crate::report::ScenarioReport)],
+    out: &std::path::Path,
+) -> Result<HashSet<String>, String> {
+    use rayon::prelude::*;
+    let ask = Ask {
+        pending: true,
+        top: 10,
+        ..Default::default()
+    };
+    let explained: Vec<report::ScenarioExplanation> = (scenarios.par_iter())
+        .filter_map(|(scenario, r)| {
+            let pending: HashSet<String> = (r.pods.iter())
+                .filter(|p| !matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded))
+                .map(|p| format!("{}/{}", p.namespace, p.name))
+                .collect();
+            (!pending.is_empty()).then(|| explain_pods(scenario, pending, &ask))
+        })
+        .collect();
+    for s in &explained {
+        html::write_scenario_page(s, out)?;
+    }
+    Ok(explained.into_iter().map(|s| s.name).collect())
 }

@@ -1,8 +1,9 @@
 //! `--selector`: pods by a label selector written as `kubectl -l` takes it (apimachinery's
 //! `labels.Parse`): requirements joined by commas, each `key`, `!key`, `key=value`,
-//! `key==value`, `key!=value`, `key in (v1,v2)` or `key notin (v1,v2)`; keys are qualified
-//! names and values label values. (`labels.Parse` also takes `>` and `<` on integers; pod
-//! selection has no use for them, and they are refused.)
+//! `key==value`, `key!=value`, `key in (v1,v2)`, `key notin (v1,v2)`, `key>n` or `key<n`;
+//! keys are qualified names, values label values, and the bound of `>` and `<` an integer
+//! (`labels.NewRequirement` parses it with `strconv.ParseInt`). `key>n` holds for a pod whose
+//! label `key` is an integer greater than `n` (`Requirement.Matches`).
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,8 @@ enum Requirement {
     DoesNotExist(String),
     In(String, Vec<String>),
     NotIn(String, Vec<String>),
+    GreaterThan(String, i64),
+    LessThan(String, i64),
 }
 
 /// A parsed selector: every requirement must hold.
@@ -43,6 +46,8 @@ impl Selector {
             Requirement::DoesNotExist(k) => !labels.contains_key(k),
             Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
             Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
+            Requirement::GreaterThan(k, n) => integer(labels, k).is_some_and(|v| v > *n),
+            Requirement::LessThan(k, n) => integer(labels, k).is_some_and(|v| v < *n),
         })
     }
 }
@@ -98,8 +103,18 @@ fn requirement(part: &str) -> Result<Requirement, String> {
             });
         }
     }
-    if part.contains('>') || part.contains('<') {
-        return Err(format!("{part:?}: `>` and `<` do not select pods here"));
+    for (op, greater) in [('>', true), ('<', false)] {
+        if let Some((k, v)) = part.split_once(op) {
+            let v = v.trim();
+            let n: i64 = v.parse().map_err(|_| {
+                format!("{part:?}: for '>', '<' operators, the value must be an integer")
+            })?;
+            let k = key(k.trim())?;
+            return Ok(match greater {
+                true => Requirement::GreaterThan(k, n),
+                false => Requirement::LessThan(k, n),
+            });
+        }
     }
     let words: Vec<&str> = part.splitn(2, char::is_whitespace).collect();
     if let [k, rest] = words[..] {
@@ -123,6 +138,11 @@ fn requirement(part: &str) -> Result<Requirement, String> {
     Ok(Requirement::Exists(key(part)?))
 }
 
+/// A label's value as `strconv.ParseInt` reads it, if it is one.
+fn integer(labels: &BTreeMap<String, String>, key: &str) -> Option<i64> {
+    labels.get(key)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,7 +156,12 @@ mod tests {
 
     #[test]
     fn the_forms_kubectl_takes() {
-        let l = labels(&[("app", "web"), ("tier", "gpu"), ("team", "ml")]);
+        let l = labels(&[
+            ("app", "web"),
+            ("tier", "gpu"),
+            ("team", "ml"),
+            ("rank", "4"),
+        ]);
         let cases = [
             ("app=web", true),
             ("app==web", true),
@@ -151,6 +176,13 @@ mod tests {
             ("missing notin (a)", true),
             ("app=web,tier in (gpu),!missing", true),
             ("app=web,team=infra", false),
+            ("rank>3", true),
+            ("rank>4", false),
+            ("rank<5", true),
+            ("rank < 4", false),
+            ("app>1", false),
+            ("missing<9", false),
+            ("rank>-1,app=web", true),
         ];
         for (text, want) in cases {
             assert_eq!(Selector::parse(text).unwrap().matches(&l), want, "{text}");
@@ -162,7 +194,8 @@ mod tests {
         for bad in [
             "app=web,",
             "tier in gpu",
-            "a>3",
+            "a>x",
+            "a<3.5",
             "tier in (gpu",
             "-bad=x",
             "app=v@l",

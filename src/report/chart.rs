@@ -704,10 +704,18 @@ pub(crate) fn folder(name: &str) -> String {
 
 /// Every scenario's charts into `<out>/<scenario>/`, and `<out>/index.html` with the tables and
 /// the charts inline (no external assets).
+/// A scenario's `schedsim explain` page, beside `index.html`.
+pub fn explain_page(scenario: &str) -> String {
+    format!("explain-{}.html", folder(scenario))
+}
+
+/// `explained`: the scenarios with an explain page of their pending pods, which their part
+/// of `index.html` links.
 pub fn write_all(
     scenarios: &[(&crate::load::Scenario, &ScenarioReport)],
     tables: &str,
     out: &Path,
+    explained: &std::collections::HashSet<String>,
 ) -> Result<(), String> {
     let mut html = page_head("schedsim report");
     for (scenario, report) in scenarios {
@@ -737,6 +745,12 @@ pub fn write_all(
             escape(&report.name),
             escape(&report.file)
         ));
+        if explained.contains(&report.name) {
+            html.push_str(&format!(
+                "<p><a href=\"{}\">Why pods pend: every node's verdict and score</a></p>\n",
+                explain_page(&report.name)
+            ));
+        }
         for (_, svg) in svgs {
             html.push_str(&svg);
             html.push('\n');
