@@ -159,28 +159,6 @@ impl PreFilterState {
     }
 }
 
-/// NodeAffinity's view of the pod: what its PreFilter narrows to, and what Filter checks.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeAffinityState {
-    /// PreFilter's result (`PreFilterResult.NodeNames`, from `matchFields` on
-    /// `metadata.name`): every other node is "node(s) didn't satisfy plugin(s)
-    /// [NodeAffinity]".
-    #[serde(default)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_names: Option<Vec<String>>,
-    #[serde(default)]
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub node_selector: std::collections::BTreeMap<String, String>,
-    /// The pod's required node affinity terms (any one must match; within a term, all).
-    #[serde(default)]
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub required_terms: Vec<String>,
-    /// The profile's `addedAffinity` required terms, checked before the pod's own.
-    #[serde(default)]
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub profile_terms: Vec<String>,
-}
-
 pub use crate::sched::plugins::inter_pod_affinity::AffinityCounts;
+pub use crate::sched::plugins::node_affinity::NodeAffinityState;
 pub use crate::sched::plugins::pod_topology_spread::{DomainCount, SpreadCounts};

@@ -80,3 +80,8 @@ pub enum MessageFormat {
     #[value(name = "1.34")]
     V1_34,
 }
+
+/// For `skip_serializing_if`: a count of 0.
+pub fn is_zero(n: &usize) -> bool {
+    *n == 0
+}

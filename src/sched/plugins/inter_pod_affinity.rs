@@ -616,7 +616,7 @@ pub struct AffinityCounts {
     pub first_of_group: bool,
     /// Pairs not listed (a report lists the first few of each kind).
     #[serde(default)]
-    #[serde(skip_serializing_if = "crate::report::is_zero")]
+    #[serde(skip_serializing_if = "crate::sched::framework::is_zero")]
     pub omitted: usize,
 }
 

@@ -361,10 +361,7 @@ pub fn score(pod: &Pod, node: &Node, added: Option<&NodeAffinity>) -> i64 {
 }
 
 /// NodeAffinity's view of `pod` for `schedsim explain`, `None` when it checks nothing.
-pub fn describe(
-    pod: &Pod,
-    added: Option<&NodeAffinity>,
-) -> Option<crate::sched::explain::NodeAffinityState> {
+pub fn describe(pod: &Pod, added: Option<&NodeAffinity>) -> Option<NodeAffinityState> {
     let node_names = match pre_filter(pod, added) {
         PreFilter::Skip => return None,
         PreFilter::NodeNames(names) => Some(names.into_iter().collect()),
@@ -379,7 +376,7 @@ pub fn describe(
                 .as_ref()
         })
         .map(|r| r.node_selector_terms.as_slice());
-    Some(crate::sched::explain::NodeAffinityState {
+    Some(NodeAffinityState {
         node_names,
         node_selector: pod.node_selector.clone().into_iter().collect(),
         required_terms: texts(required_terms(pod)),
@@ -405,4 +402,27 @@ fn term_text(t: &NodeSelectorTerm) -> String {
         true => "(empty term: matches no node)".to_string(),
         false => parts.join(" and "),
     }
+}
+
+/// NodeAffinity's view of the pod: what its PreFilter narrows to, and what Filter checks.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeAffinityState {
+    /// PreFilter's result (`PreFilterResult.NodeNames`, from `matchFields` on
+    /// `metadata.name`): every other node is "node(s) didn't satisfy plugin(s)
+    /// [NodeAffinity]".
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_names: Option<Vec<String>>,
+    #[serde(default)]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
+    /// The pod's required node affinity terms (any one must match; within a term, all).
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub required_terms: Vec<String>,
+    /// The profile's `addedAffinity` required terms, checked before the pod's own.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profile_terms: Vec<String>,
 }

@@ -1063,7 +1063,7 @@ pub struct SpreadCounts {
     pub pods: Vec<DomainCount>,
     /// Domains with pods not listed (a report lists the first few).
     #[serde(default)]
-    #[serde(skip_serializing_if = "crate::report::is_zero")]
+    #[serde(skip_serializing_if = "crate::sched::framework::is_zero")]
     pub omitted: usize,
 }
 
