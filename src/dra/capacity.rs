@@ -103,17 +103,40 @@ pub fn fits(
     capacity: &BTreeMap<String, DeviceCapacity>,
     allocating: Option<&Consumed>,
 ) -> bool {
+    misfit(current, requests, capacity, allocating).is_none()
+}
+
+/// Why a share does not [`fits`]: the first capacity that refuses it, by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Misfit<'c> {
+    /// The request names a capacity the device lacks.
+    Missing(&'c str),
+    /// The capacity's value, or the share, is not a quantity.
+    Unparsable(&'c str),
+    /// The share breaks the capacity's request policy.
+    Policy(&'c str),
+    /// The share does not fit beside what other shares hold.
+    Exhausted(&'c str),
+}
+
+/// [`fits`], naming the capacity that refuses the share.
+pub fn misfit<'c>(
+    current: Option<&Consumed>,
+    requests: Option<&'c CapacityRequirements>,
+    capacity: &'c BTreeMap<String, DeviceCapacity>,
+    allocating: Option<&Consumed>,
+) -> Option<Misfit<'c>> {
     let requested = requests.and_then(|r| r.requests.as_ref());
-    if requested.is_some_and(|r| r.keys().any(|name| !capacity.contains_key(name))) {
-        return false;
+    if let Some(name) = requested.and_then(|r| r.keys().find(|n| !capacity.contains_key(*n))) {
+        return Some(Misfit::Missing(name));
     }
     for (name, cap) in capacity {
         let (Some(total), Some(consumed)) = (parse(&cap.value), consume(requested, name, cap))
         else {
-            return false;
+            return Some(Misfit::Unparsable(name));
         };
         if violates_policy(&consumed, cap.request_policy.as_ref()) {
-            return false;
+            return Some(Misfit::Policy(name));
         }
         let mut sum = current
             .and_then(|c| c.get(name))
@@ -122,10 +145,10 @@ pub fn fits(
             sum = add(&sum, taking);
         }
         if sum.cmp_value(&total).is_gt() {
-            return false;
+            return Some(Misfit::Exhausted(name));
         }
     }
-    true
+    None
 }
 
 /// `GetConsumedCapacityFromRequest`: what a share takes of each of the device's capacities,
@@ -255,7 +278,7 @@ fn violates_range(requested: &Quantity, range: &CapacityRequestPolicyRange) -> b
 /// subrequest's by its parent's) last added, which a new device must not repeat. A request
 /// with several devices keeps only its latest value, and removing one of them forgets the
 /// request's (later releases keep every device's value).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct DistinctAttribute {
     pub requests: std::collections::BTreeSet<String>,
     pub attribute: String,

@@ -128,6 +128,7 @@ pub fn consumes(device: &Device) -> bool {
 /// One pool's counters during one `Allocate`: what remains after the devices already
 /// allocated (the allocator's `availableCounters`, computed on first use), and what the
 /// devices picked so far consume (`consumedCounters`).
+#[derive(Clone)]
 pub struct PoolCounters {
     available: Sets,
     consumed: Sets,
@@ -182,6 +183,24 @@ impl PoolCounters {
     /// `checkAvailableCounters`: takes what the device consumes if, with it, no counter of
     /// any of the pool's sets is consumed beyond what remains; otherwise takes nothing.
     pub fn take(&mut self, device: &Device) -> bool {
+        self.add(device);
+        let exceeded = self.exceeded().is_some();
+        if exceeded {
+            self.release(device);
+        }
+        !exceeded
+    }
+
+    /// The counter set [`Self::take`] would find exceeded with the device, if any; takes
+    /// nothing.
+    pub fn short_set(&mut self, device: &Device) -> Option<String> {
+        self.add(device);
+        let set = self.exceeded().map(str::to_owned);
+        self.release(device);
+        set
+    }
+
+    fn add(&mut self, device: &Device) {
         for consumption in device.consumes_counters.iter().flatten() {
             let set = self
                 .consumed
@@ -192,17 +211,18 @@ impl PoolCounters {
                 *used = used.add(&Exact::of(value));
             }
         }
+    }
+
+    /// The first counter set, by name, some counter of which is consumed beyond what remains.
+    fn exceeded(&self) -> Option<&str> {
         let zero = Exact::default();
-        let exceeded = self.available.iter().any(|(set, counters)| {
+        let over = self.available.iter().find(|(set, counters)| {
             counters.iter().any(|(name, left)| {
-                let used = self.consumed.get(set).and_then(|c| c.get(name));
+                let used = self.consumed.get(*set).and_then(|c| c.get(name));
                 left.less_than(used.unwrap_or(&zero))
             })
         });
-        if exceeded {
-            self.release(device);
-        }
-        !exceeded
+        over.map(|(set, _)| set.as_str())
     }
 
     /// `deallocateCountersForDevice`: gives back what the device consumes.

@@ -15,7 +15,15 @@ use k8s_openapi::api::resource::v1::{Device, DeviceTaint, DeviceToleration};
 /// `taintPreventsAllocation`: some `NoSchedule` or `NoExecute` taint of the device is not
 /// tolerated. Other effects (`None`, unknown ones) never prevent allocation.
 pub fn prevents_allocation(device: &Device, tolerations: &[DeviceToleration]) -> bool {
-    device.taints.iter().flatten().any(|taint| {
+    preventing(device, tolerations).is_some()
+}
+
+/// The first taint that [`prevents_allocation`].
+pub fn preventing<'d>(
+    device: &'d Device,
+    tolerations: &[DeviceToleration],
+) -> Option<&'d DeviceTaint> {
+    device.taints.iter().flatten().find(|taint| {
         matches!(taint.effect.as_str(), "NoSchedule" | "NoExecute")
             && !tolerations.iter().any(|t| tolerates(t, taint))
     })

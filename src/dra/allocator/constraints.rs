@@ -9,6 +9,7 @@ use super::pools::Candidate;
 use crate::dra::capacity::DistinctAttribute;
 
 /// A claim's constraint: `matchAttribute` or `distinctAttribute`.
+#[derive(Clone)]
 pub(super) enum Constraint {
     Match(MatchAttribute),
     Distinct(DistinctAttribute),
@@ -31,6 +32,7 @@ impl Constraint {
 }
 
 /// `matchAttributeConstraint`.
+#[derive(Clone)]
 pub(super) struct MatchAttribute {
     pub(super) requests: BTreeSet<String>,
     pub(super) attribute: String,

@@ -42,11 +42,13 @@ use super::DeviceId;
 use super::capacity;
 
 mod constraints;
+mod explain;
 mod node_selector;
 mod pools;
 mod search;
 mod selectors;
 
+pub use explain::{ClaimDevices, DeviceReason, RequestDevices};
 pub use node_selector::allocation_of;
 pub use pools::{searched_devices, unready_pools};
 pub use selectors::Selectors;
@@ -158,40 +160,15 @@ impl<'a> Allocator<'a> {
         claims: &[&'a ResourceClaim],
         slices: &[&'a ResourceSlice],
     ) -> Result<Option<Vec<Allocation>>, AllocateError> {
-        let pools = gather_pools(slices, node, self.features);
-        let devices = pool_devices(&pools);
-        let mut run = Run {
-            alloc: self,
-            node,
-            claims,
-            devices,
-            pools,
-            requests: HashMap::new(),
-            constraints: Vec::new(),
-            matches: HashMap::new(),
-            allocating: HashMap::new(),
-            counters: HashMap::new(),
-            allocating_capacity: HashMap::new(),
-            result: (0..claims.len()).map(|_| Vec::new()).collect(),
-        };
-        run.validate().map_err(AllocateError::Fatal)?;
-        match run.allocate_one((0, 0, 0, 0), false) {
-            Ok(true) => {}
-            Ok(false) => {
-                // Not fatal for other nodes; upstream surfaces it only when every node fails.
-                if run.pools.iter().any(|p| p.invalid) {
-                    return Err(AllocateError::OnNode(
-                        "invalid resource pools were encountered".into(),
-                    ));
-                }
-                return Ok(None);
+        let mut run = self.start(node, claims, slices)?;
+        if !solve(&mut run)? {
+            // Not fatal for other nodes; upstream surfaces it only when every node fails.
+            if run.pools.iter().any(|p| p.invalid) {
+                return Err(AllocateError::OnNode(
+                    "invalid resource pools were encountered".into(),
+                ));
             }
-            // The first claim's requests alone exceed the limit (`errAllocationResultMaxSizeExceeded`
-            // is only absorbed between claims, and `Allocate` returns it as it is).
-            Err(Stop::MaxSize) => {
-                return Err(AllocateError::Fatal("allocation max size exceeded".into()));
-            }
-            Err(Stop::Error(e)) => return Err(AllocateError::Fatal(e)),
+            return Ok(None);
         }
         let mut out = Vec::with_capacity(claims.len());
         for (devices, claim) in run.result.iter().zip(claims) {
@@ -233,5 +210,43 @@ impl<'a> Allocator<'a> {
             });
         }
         Ok(Some(out))
+    }
+
+    /// An `Allocate` call over `slices`, its requests checked, before its search.
+    fn start<'c>(
+        &'c self,
+        node: &'c NodeView<'c>,
+        claims: &'c [&'a ResourceClaim],
+        slices: &[&'a ResourceSlice],
+    ) -> Result<Run<'a, 'c>, AllocateError> {
+        let pools = gather_pools(slices, node, self.features);
+        let devices = pool_devices(&pools);
+        let mut run = Run {
+            alloc: self,
+            node,
+            claims,
+            devices,
+            pools,
+            requests: HashMap::new(),
+            constraints: Vec::new(),
+            matches: HashMap::new(),
+            allocating: HashMap::new(),
+            counters: HashMap::new(),
+            allocating_capacity: HashMap::new(),
+            result: (0..claims.len()).map(|_| Vec::new()).collect(),
+        };
+        run.validate().map_err(AllocateError::Fatal)?;
+        Ok(run)
+    }
+}
+
+/// The search of a started run: whether it found a solution, which the run then holds.
+fn solve(run: &mut Run) -> Result<bool, AllocateError> {
+    match run.allocate_one((0, 0, 0, 0), false) {
+        Ok(found) => Ok(found),
+        // The first claim's requests alone exceed the limit (`errAllocationResultMaxSizeExceeded`
+        // is only absorbed between claims, and `Allocate` returns it as it is).
+        Err(Stop::MaxSize) => Err(AllocateError::Fatal("allocation max size exceeded".into())),
+        Err(Stop::Error(e)) => Err(AllocateError::Fatal(e)),
     }
 }

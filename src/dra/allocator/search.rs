@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use k8s_openapi::api::resource::v1::{
-    CapacityRequirements, DeviceClass, DeviceSelector, DeviceToleration, ResourceClaim,
+    CapacityRequirements, DeviceCapacity, DeviceClass, DeviceSelector, DeviceTaint,
+    DeviceToleration, ResourceClaim,
 };
 
 use super::constraints::{Constraint, MatchAttribute};
@@ -33,7 +34,7 @@ pub(super) struct Request<'a> {
 
 impl Request<'_> {
     /// `request` or `parent/subrequest`.
-    fn full_name(&self) -> String {
+    pub(super) fn full_name(&self) -> String {
         match self.parent {
             Some(p) => format!("{p}/{}", self.name),
             None => self.name.to_owned(),
@@ -55,6 +56,35 @@ pub(super) struct RequestData<'a> {
 
 /// (claim, request, subrequest).
 pub(super) type RequestKey = (usize, usize, usize);
+
+/// Why the search does not take a device for a request: the first of its checks the device
+/// fails, in the search's order.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Refusal<'a> {
+    /// Allocated to another claim, or picked in this search (with admin access: for this
+    /// claim).
+    InUse,
+    Unselectable(Unselectable),
+    /// The request's share does not fit (DRAConsumableCapacity).
+    Capacity(capacity::Misfit<'a>),
+    /// What it consumes exceeds its pool's counters, or partitionable devices are off.
+    Counters,
+    /// An untolerated `NoSchedule` or `NoExecute` taint (DRADeviceTaints).
+    Taint(&'a DeviceTaint),
+    /// The claim's constraint of this index refuses it beside the devices picked.
+    Constraint(usize),
+}
+
+/// Why `isSelectable` is false.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unselectable {
+    /// The class's selector of this index is false.
+    ClassSelector(usize),
+    /// The request's selector of this index is false.
+    RequestSelector(usize),
+    /// The device chooses its nodes, and not this one.
+    OtherNode,
+}
 
 /// Why the search stops without a solution.
 pub(super) enum Stop {
@@ -83,7 +113,8 @@ pub(super) struct Run<'a, 'c> {
     pub(super) devices: Vec<Candidate<'a>>,
     pub(super) requests: HashMap<RequestKey, RequestData<'a>>,
     pub(super) constraints: Vec<Vec<Constraint>>,
-    pub(super) matches: HashMap<(DeviceId, RequestKey), bool>,
+    /// `isSelectable`'s verdicts: `None` when selectable.
+    pub(super) matches: HashMap<(DeviceId, RequestKey), Option<Unselectable>>,
     /// Devices picked so far, with the claims they are picked for.
     pub(super) allocating: HashMap<DeviceId, BTreeSet<usize>>,
     /// Per pool (by index), its counters once a device consuming them was tried.
@@ -269,9 +300,8 @@ impl<'a> Run<'a, '_> {
                 }
                 // Every pool is complete and valid here, so these are all the node's devices.
                 for c in self.devices.clone() {
-                    if self.selectable(key, data.class, data.request.selectors, &c)?
-                        && self.capacity_fits(data.request.capacity, &c)
-                    {
+                    let (class, selectors) = (data.class, data.request.selectors);
+                    if (self.unfit(key, class, selectors, data.request.capacity, &c)?).is_none() {
                         all.push(c);
                     }
                 }
@@ -289,35 +319,44 @@ impl<'a> Run<'a, '_> {
     }
 
     /// `isSelectable`: the class's and the request's selectors all match, and a device that
-    /// chooses its nodes selects this one (cached per device and request).
+    /// chooses its nodes selects this one (cached per device and request). `None` when
+    /// selectable, else the first check that fails.
     fn selectable(
         &mut self,
         key: RequestKey,
         class: &'a DeviceClass,
         selectors: &'a [DeviceSelector],
         c: &Candidate,
-    ) -> Result<bool, String> {
+    ) -> Result<Option<Unselectable>, String> {
         let id = c.id();
         if let Some(&m) = self.matches.get(&(id.clone(), key)) {
             return Ok(m);
         }
         let class_selectors = class.spec.selectors.as_deref().unwrap_or(&[]);
-        let m = self.selectors_match(key.0, c, Some(class), class_selectors)?
-            && self.selectors_match(key.0, c, None, selectors)?
-            && (c.slice.spec.per_device_node_selection != Some(true)
-                || device_reaches(c.device, self.node));
+        let m = if let Some(i) = self.first_false(key.0, c, Some(class), class_selectors)? {
+            Some(Unselectable::ClassSelector(i))
+        } else if let Some(i) = self.first_false(key.0, c, None, selectors)? {
+            Some(Unselectable::RequestSelector(i))
+        } else if c.slice.spec.per_device_node_selection == Some(true)
+            && !device_reaches(c.device, self.node)
+        {
+            Some(Unselectable::OtherNode)
+        } else {
+            None
+        };
         self.matches.insert((id, key), m);
         Ok(m)
     }
 
-    /// `selectorsMatch`.
-    fn selectors_match(
+    /// `selectorsMatch`: `None` when every selector matches, else the index of the first
+    /// that does not.
+    fn first_false(
         &self,
         ci: usize,
         c: &Candidate,
         class: Option<&DeviceClass>,
         selectors: &[DeviceSelector],
-    ) -> Result<bool, String> {
+    ) -> Result<Option<usize>, String> {
         let owner = |what: &str| match class {
             Some(class) => format!(
                 "class {}: {what}",
@@ -338,7 +377,7 @@ impl<'a> Run<'a, '_> {
             let device = cel::Device::of(&c.slice.spec.driver, c.device, consumable);
             match (self.alloc.selectors).matches_device(expression, selector, &device, c.device) {
                 Ok(true) => {}
-                Ok(false) => return Ok(false),
+                Ok(false) => return Ok(Some(i)),
                 Err(e) => {
                     let (d, p, n) = c.id();
                     return Err(owner(&format!(
@@ -347,7 +386,46 @@ impl<'a> Run<'a, '_> {
                 }
             }
         }
-        Ok(true)
+        Ok(None)
+    }
+
+    /// What the search asks of a device before trying to allocate it, in its order:
+    /// [`Self::selectable`], then that the request's share fits (DRAConsumableCapacity). An
+    /// "All" request's devices are those that pass.
+    pub(super) fn unfit(
+        &mut self,
+        key: RequestKey,
+        class: &'a DeviceClass,
+        selectors: &'a [DeviceSelector],
+        capacity: Option<&'a CapacityRequirements>,
+        c: &Candidate<'a>,
+    ) -> Result<Option<Refusal<'a>>, String> {
+        if let Some(u) = self.selectable(key, class, selectors, c)? {
+            return Ok(Some(Refusal::Unselectable(u)));
+        }
+        Ok(self.capacity_misfit(capacity, c).map(Refusal::Capacity))
+    }
+
+    /// `allocateOne`'s checks of one device for an ExactCount request, in its order: free
+    /// (with admin access: of this claim), [`Self::unfit`], [`Self::allocate_device`]. `None`
+    /// when the device is taken.
+    pub(super) fn try_device(
+        &mut self,
+        key: RequestKey,
+        c: Candidate<'a>,
+    ) -> Result<Option<Refusal<'a>>, String> {
+        let data = &self.requests[&key];
+        let id = c.id();
+        let admin = data.request.admin();
+        if (admin && self.in_use_by_claim(&id, key.0)) || (!admin && self.in_use(&id)) {
+            return Ok(Some(Refusal::InUse));
+        }
+        let (class, selectors, capacity) =
+            (data.class, data.request.selectors, data.request.capacity);
+        if let Some(refusal) = self.unfit(key, class, selectors, capacity, &c)? {
+            return Ok(Some(refusal));
+        }
+        self.allocate_device(key, c, false)
     }
 
     fn in_use(&self, id: &DeviceId) -> bool {
@@ -410,7 +488,7 @@ impl<'a> Run<'a, '_> {
         }
         if all_mode {
             let c = data.all_devices.as_ref().expect("all mode")[di];
-            if !self.allocate_device(key, c, true).map_err(Stop::Error)? {
+            if (self.allocate_device(key, c, true).map_err(Stop::Error)?).is_some() {
                 return Ok(false);
             }
             let done = self.allocate_one((ci, ri, si, di + 1), in_sub);
@@ -419,25 +497,9 @@ impl<'a> Run<'a, '_> {
             }
             return done;
         }
-        let admin = data.request.admin();
         for i in 0..self.devices.len() {
             let c = self.devices[i];
-            let id = c.id();
-            if (admin && self.in_use_by_claim(&id, ci)) || (!admin && self.in_use(&id)) {
-                continue;
-            }
-            let data = &self.requests[&key];
-            let (class, selectors) = (data.class, data.request.selectors);
-            if !self
-                .selectable(key, class, selectors, &c)
-                .map_err(Stop::Error)?
-            {
-                continue;
-            }
-            if !self.capacity_fits(self.requests[&key].request.capacity, &c) {
-                continue;
-            }
-            if !self.allocate_device(key, c, false).map_err(Stop::Error)? {
+            if (self.try_device(key, c).map_err(Stop::Error)?).is_some() {
                 continue;
             }
             match self.allocate_one((ci, ri, si, di + 1), in_sub) {
@@ -452,33 +514,34 @@ impl<'a> Run<'a, '_> {
     }
 
     /// `allocateDevice`: takes the device for the request if it is free, its counters allow
-    /// it and the claim's constraints allow it; `must` (allocation mode All) makes a
-    /// constraint violation an error. As upstream, the counters of a device that a
-    /// constraint then refuses are not given back for the rest of this search.
-    fn allocate_device(
+    /// it and the claim's constraints allow it (`None`), else says why not; `must`
+    /// (allocation mode All) makes a constraint violation an error. As upstream, the
+    /// counters of a device that a taint or constraint then refuses are not given back for
+    /// the rest of this search.
+    pub(super) fn allocate_device(
         &mut self,
         key: RequestKey,
         c: Candidate<'a>,
         must: bool,
-    ) -> Result<bool, String> {
+    ) -> Result<Option<Refusal<'a>>, String> {
         let (ci, _, _) = key;
         let data = &self.requests[&key];
         let id = c.id();
         let admin = data.request.admin();
         let multiple = self.allows_multiple(&c);
         if (!multiple && admin && self.in_use_by_claim(&id, ci)) || (!admin && self.in_use(&id)) {
-            return Ok(false);
+            return Ok(Some(Refusal::InUse));
         }
         if !self.take_counters(c) {
-            return Ok(false);
+            return Ok(Some(Refusal::Counters));
         }
         let data = &self.requests[&key];
         // After the counters, as upstream: a tainted device's counters stay taken for the rest
         // of this search, as those of a device a constraint refuses do.
         if self.alloc.features.device_taints
-            && taints::prevents_allocation(c.device, data.request.tolerations)
+            && let Some(taint) = taints::preventing(c.device, data.request.tolerations)
         {
-            return Ok(false);
+            return Ok(Some(Refusal::Taint(taint)));
         }
         let (base, sub) = match data.request.parent {
             Some(p) => (p, Some(data.request.name)),
@@ -498,7 +561,7 @@ impl<'a> Run<'a, '_> {
                 for earlier in &mut constraints[..i] {
                     earlier.remove(base, sub);
                 }
-                return Ok(false);
+                return Ok(Some(Refusal::Constraint(i)));
             }
         }
         let claims = self.allocating.entry(id.clone()).or_default();
@@ -510,8 +573,8 @@ impl<'a> Run<'a, '_> {
             // Checked again as upstream does; this fails only for a device of an "All"
             // request that this attempt's earlier shares filled, and upstream then returns
             // without undoing the constraints and the device's mark above.
-            if !self.capacity_fits(data.request.capacity, &c) {
-                return Ok(false);
+            if let Some(misfit) = self.capacity_misfit(data.request.capacity, &c) {
+                return Ok(Some(Refusal::Capacity(misfit)));
             }
             if multiple {
                 let empty = BTreeMap::new();
@@ -528,7 +591,7 @@ impl<'a> Run<'a, '_> {
             admin_access: admin.then_some(true),
             share,
         });
-        Ok(true)
+        Ok(None)
     }
 
     /// The rollback of the last [`Self::allocate_device`] for `key`'s claim.
@@ -597,17 +660,22 @@ impl<'a> Run<'a, '_> {
         self.alloc.features.consumable_capacity && c.device.allow_multiple_allocations == Some(true)
     }
 
-    /// `CmpRequestOverCapacity` for the device, when the feature is on.
-    fn capacity_fits(&self, requests: Option<&CapacityRequirements>, c: &Candidate) -> bool {
+    /// `CmpRequestOverCapacity` for the device, when the feature is on: `None` when the
+    /// request's share fits, else the capacity that refuses it.
+    fn capacity_misfit(
+        &self,
+        requests: Option<&'a CapacityRequirements>,
+        c: &Candidate<'a>,
+    ) -> Option<capacity::Misfit<'a>> {
         if !self.alloc.features.consumable_capacity {
-            return true;
+            return None;
         }
+        static NONE: BTreeMap<String, DeviceCapacity> = BTreeMap::new();
         let id = c.id();
-        let empty = BTreeMap::new();
-        capacity::fits(
+        capacity::misfit(
             self.alloc.consumed.get(&id),
             requests,
-            c.device.capacity.as_ref().unwrap_or(&empty),
+            c.device.capacity.as_ref().unwrap_or(&NONE),
             self.allocating_capacity.get(&id),
         )
     }
