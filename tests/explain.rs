@@ -19,7 +19,7 @@ fn explained_cycles_are_the_runs_own() {
     let files = scenario_files(&[PathBuf::from("scenarios")]).unwrap();
     let loaded = load_files(&files, &LoadOptions::default());
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-    let (mut scored, mut kueue_checked, mut preempting) = (0, 0, 0);
+    let (mut scored, mut kueue_checked, mut preempting, mut devices_checked) = (0, 0, 0, 0);
     for scenario in &loaded.scenarios {
         let ask = Ask {
             pods: scenario.workloads.iter().map(|p| p.key()).collect(),
@@ -78,6 +78,23 @@ fn explained_cycles_are_the_runs_own() {
                 evicted.sort();
                 assert_eq!(victims, evicted, "{}: {}", scenario.name, p.pod);
             }
+            // The devices explained as picked are those the claim was allocated.
+            for claim in &c.devices {
+                let Some(held) = (report.dra_claims.iter())
+                    .find(|r| format!("{}/{}", r.namespace, r.name) == claim.claim)
+                else {
+                    continue;
+                };
+                devices_checked += 1;
+                let mut picked: Vec<&String> = (claim.requests.iter())
+                    .filter(|r| r.used)
+                    .flat_map(|r| &r.picked)
+                    .collect();
+                let mut allocated: Vec<&String> = held.devices.iter().collect();
+                picked.sort();
+                allocated.sort();
+                assert_eq!(picked, allocated, "{}: {}", scenario.name, claim.claim);
+            }
             for n in &c.all_nodes {
                 if let Some(total) = n.total {
                     let sum: i64 = n.scores.iter().map(|s| s.weighted).sum();
@@ -109,6 +126,10 @@ fn explained_cycles_are_the_runs_own() {
         "{kueue_checked} Kueue workloads checked"
     );
     assert!(preempting >= 3, "{preempting} preemptions checked");
+    assert!(
+        devices_checked >= 10,
+        "{devices_checked} DRA claims checked"
+    );
 }
 
 /// The text for a pod, and "why not there": the node asked about beside the chosen one.

@@ -90,6 +90,7 @@ fn pod_section(html: &mut String, p: &PodExplanation) {
     }
     if let Some(c) = &p.cycle {
         super::pre_filter::render(&mut notes, &c.pre_filter);
+        super::devices::render(&mut notes, &c.devices);
     }
     if !notes.is_empty() {
         let _ = writeln!(html, "<pre>{}</pre>", escape(notes.trim_end()));

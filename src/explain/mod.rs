@@ -7,6 +7,7 @@
 //! ([`crate::sched::explain`]): recording reads what the cycle computes and draws nothing, so
 //! placements are those of `run` (tested).
 
+pub mod devices;
 pub mod html;
 pub mod kueue;
 pub mod pre_filter;

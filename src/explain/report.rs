@@ -104,6 +104,11 @@ pub struct Cycle {
     #[serde(default)]
     #[serde(skip_serializing_if = "PreFilterState::is_empty")]
     pub pre_filter: PreFilterState,
+    /// DynamicResources on the chosen node: per claim and request, the devices picked and
+    /// why each other device there was not.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<crate::dra::allocator::ClaimDevices>,
     /// DefaultPreemption's dry run, when the cycle found no feasible node.
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -314,6 +319,7 @@ impl Cycle {
                 &e.pre_filter,
                 (!ask.all_nodes).then_some(ask.top.max(MIN_DOMAINS_SHOWN)),
             ),
+            devices: e.devices.clone(),
             preemption: (e.preemption.as_ref())
                 .map(|p| super::preemption::PreemptionReport::new(p, names)),
         }
@@ -449,6 +455,7 @@ fn render_pod(out: &mut String, p: &PodExplanation) {
     for cmp in &c.compared {
         let _ = writeln!(out, "  why not {}: {}", cmp.node, cmp.why());
     }
+    super::devices::render(out, &c.devices);
     if let Some(pre) = &c.preemption {
         super::preemption::render(out, pre);
     }

@@ -29,6 +29,9 @@ pub struct Explanation {
     pub chosen: Option<usize>,
     /// The nodes' names at the cycle (a timeline may change the node list later).
     pub node_names: std::sync::Arc<[String]>,
+    /// DynamicResources on the chosen node: per claim and request, the devices picked and
+    /// why each other device there was not.
+    pub devices: Vec<crate::dra::allocator::ClaimDevices>,
     /// What the PreFilter and PreScore plugins computed for the pod, shown once per cycle.
     pub pre_filter: PreFilterState,
     /// DefaultPreemption's dry run, when the cycle found no feasible node and it ran; kept

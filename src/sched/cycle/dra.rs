@@ -199,6 +199,18 @@ impl<'a> Scheduler<'a> {
         }
     }
 
+    /// The devices Reserve will allocate on `node` for the cycle's claims, and why the
+    /// others there were not picked (`schedsim explain`); empty without claims to allocate.
+    /// An allocator error, which Filter would have reported, leaves it empty.
+    pub(super) fn dra_explain(&self, node: usize) -> Vec<crate::dra::allocator::ClaimDevices> {
+        let Some(state) = self.dra_cycle.as_ref().filter(|c| !c.is_empty()) else {
+            return Vec::new();
+        };
+        let (nodes, gates) = (&self.cluster.nodes, &self.config.feature_gates);
+        dynamic_resources::explain_devices(&self.dra, state, node, &nodes[node], gates)
+            .unwrap_or_default()
+    }
+
     /// A bound pod is gone for good (preempted, deleted, finished): besides its reservations
     /// (released when it was unbound), the claims generated for it are deleted.
     pub(crate) fn dra_pod_deleted(&mut self, pod_id: usize) {

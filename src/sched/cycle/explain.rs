@@ -57,6 +57,7 @@ impl<'a> Scheduler<'a> {
             chosen: None,
             node_names: Arc::from([]),
             pre_filter: Default::default(),
+            devices: Vec::new(),
             preemption: None,
         }
     }
@@ -122,6 +123,9 @@ impl<'a> Scheduler<'a> {
         // leave the pod unscheduled.
         if outcome.phase == PodPhase::Scheduled {
             e.chosen = outcome.node;
+            if let Some(node) = outcome.node {
+                e.devices = self.dra_explain(node);
+            }
         }
         self.explained.insert(id, e);
     }

@@ -880,6 +880,45 @@ pub fn allocate(
         })
         .chain(extended.map(|x| &x.claim))
         .collect();
+    with_allocator(m, node_index, node, gates, |alloc, view, slices| {
+        alloc.allocate_among(view, &claims, slices)
+    })
+}
+
+/// What [`allocate`] would pick on the node, and why each other device there was not picked,
+/// per claim and request (`schedsim explain`).
+pub fn explain_devices(
+    m: &DraManager,
+    state: &CycleState,
+    node_index: usize,
+    node: &Node,
+    gates: &FeatureGates,
+) -> Result<Vec<crate::dra::allocator::ClaimDevices>, AllocateError> {
+    let extended = (state.extended.iter()).filter(|x| x.to_allocate());
+    let claims: Vec<&ResourceClaim> = (state.to_allocate.iter())
+        .filter_map(|&i| {
+            let (ns, name) = &state.claims[i];
+            m.claim(ns, name)
+        })
+        .chain(extended.map(|x| &x.claim))
+        .collect();
+    if claims.is_empty() {
+        return Ok(Vec::new());
+    }
+    with_allocator(m, node_index, node, gates, |alloc, view, slices| {
+        alloc.explain_among(view, &claims, slices)
+    })
+}
+
+/// The allocator over the manager's devices, the node as it sees it, and the slices that
+/// reach the node.
+fn with_allocator<T>(
+    m: &DraManager,
+    node_index: usize,
+    node: &Node,
+    gates: &FeatureGates,
+    f: impl FnOnce(&Allocator, &NodeView, &[&k8s_openapi::api::resource::v1::ResourceSlice]) -> T,
+) -> T {
     let inventory = m.inventory();
     let alloc = Allocator {
         features: features(gates),
@@ -895,7 +934,7 @@ pub fn allocate(
         selects: &selects,
     };
     let slices = m.slice_refs(&m.node(node_index).slices);
-    alloc.allocate_among(&view, &claims, &slices)
+    f(&alloc, &view, &slices)
 }
 
 /// What PostFilter does to a claim.
