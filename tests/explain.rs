@@ -351,3 +351,112 @@ fn pods_chosen_by_a_label_selector() {
             .contains("error: --selector \"app in web\": in takes a set")
     );
 }
+
+/// The text for one pod per Filter/Score plugin and per part of the explanation, on small
+/// bundled scenarios: a snapshot each (review with `cargo insta review`); for a DRA pod that
+/// fits nowhere, its devices on a node asked about.
+#[test]
+fn explain_snapshots_per_plugin() {
+    let cases = [
+        // NodeResourcesFit and BalancedAllocation: scored, then a pod short of memory.
+        (
+            "node-resources-fit",
+            "resources-fit.yaml",
+            "ml-research/llama-ft-worker-0",
+        ),
+        (
+            "node-resources-fit-pending",
+            "resources-fit.yaml",
+            "data-prep/tokenizer-train-0",
+        ),
+        (
+            "taint-toleration",
+            "taints-tolerations.yaml",
+            "team-vision/vit-eval-0",
+        ),
+        (
+            "taint-prefer-no-schedule",
+            "taints-tolerations.yaml",
+            "ml-research/spot-ok-eval-0",
+        ),
+        (
+            "node-affinity",
+            "node-affinity.yaml",
+            "ml-research/llama-ft-worker-0",
+        ),
+        (
+            "node-affinity-node-names",
+            "node-affinity.yaml",
+            "gpu-ops/nccl-tests-a100-p4d-3",
+        ),
+        ("node-name", "node-name.yaml", "team-vision/clip-eval-1"),
+        (
+            "node-unschedulable",
+            "node-unschedulable.yaml",
+            "data-prep/tokenize-shard-3",
+        ),
+        (
+            "pod-topology-spread",
+            "topology-spread.yaml",
+            "vision/resnet-spread-node-0-3",
+        ),
+        (
+            "inter-pod-affinity",
+            "inter-pod-affinity.yaml",
+            "vision/resnet-trainer-1",
+        ),
+        (
+            "scheduling-gates",
+            "scheduling-gates.yaml",
+            "ml-research/llama3-70b-sft-worker-0",
+        ),
+        (
+            "preemption",
+            "preemption.yaml",
+            "ml-research/llama3-pretrain-worker-0",
+        ),
+        (
+            "preemption-not-eligible",
+            "preemption.yaml",
+            "ml-research/llama3-pretrain-worker-1",
+        ),
+        ("gang", "gangs.yaml", "ml/llm-pretrain-node-0-0"),
+        (
+            "kueue-flavors",
+            "kueue-gpu-flavors.yaml",
+            "team-a/llama-b-node-0-0",
+        ),
+        (
+            "kueue-pending",
+            "kueue-cohort-borrowing.yaml",
+            "team-a/train-4",
+        ),
+        (
+            "dynamic-resources",
+            "dra-shared-claim-and-mig.yaml",
+            "team-a/pair",
+        ),
+        (
+            "dynamic-resources-why-not",
+            "dra-gpus-by-product.yaml",
+            "ml/train-160gb",
+        ),
+        (
+            "gpu-share-fgd",
+            "gpu-sharing-fgd.yaml",
+            "research/notebook-0",
+        ),
+    ];
+    let out_dir = common::cli::tempdir("explain-snapshots");
+    for (name, file, pod) in cases {
+        let path = format!("scenarios/{file}");
+        let mut args = vec!["explain", &path, "--pod", pod, "--format", "table"];
+        args.extend(["--out", out_dir.to_str().unwrap()]);
+        if name == "dynamic-resources-why-not" {
+            args.extend(["--node", "h100-node-0"]);
+        }
+        let out = ok(&args);
+        assert!(out.contains(&format!("Pod {pod}:")), "{name}: {out}");
+        insta::assert_snapshot!(name, out);
+    }
+}

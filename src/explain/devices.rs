@@ -7,19 +7,23 @@ use std::fmt::Write;
 
 use crate::dra::allocator::ClaimDevices;
 
-/// The devices' lines in the text report: the picks, then the others grouped by reason.
-pub fn render(out: &mut String, claims: &[ClaimDevices]) {
+/// The devices' lines in the text report, indented by `indent`: the picks, then the others
+/// grouped by reason.
+pub fn render(out: &mut String, claims: &[ClaimDevices], indent: &str) {
+    // Nothing used anywhere: no allocation of all the claims was found on the node.
+    let allocated = (claims.iter()).any(|c| c.requests.iter().any(|r| r.used));
     for c in claims {
-        let _ = writeln!(out, "  DynamicResources: claim {}", c.claim);
+        let _ = writeln!(out, "{indent}DynamicResources: claim {}", c.claim);
         for r in &c.requests {
-            let state = match (r.used, r.picked.is_empty()) {
-                (true, false) => format!("picked {}", r.picked.join(", ")),
-                (true, true) => "picked nothing".to_string(),
-                (false, _) => "not used".to_string(),
+            let state = match (allocated, r.used, r.picked.is_empty()) {
+                (false, ..) => "no allocation of all the pod's claims here".to_string(),
+                (true, true, false) => format!("picked {}", r.picked.join(", ")),
+                (true, true, true) => "picked nothing".to_string(),
+                (true, false, _) => "not used (another subrequest was)".to_string(),
             };
             let _ = writeln!(
                 out,
-                "    request {} ({}, {} {}): {state}",
+                "{indent}  request {} ({}, {} {}): {state}",
                 r.request, r.device_class, r.mode, r.count
             );
             let mut by_reason: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
@@ -29,7 +33,7 @@ pub fn render(out: &mut String, claims: &[ClaimDevices]) {
             for (reason, devices) in by_reason {
                 let _ = writeln!(
                     out,
-                    "      {} device(s) {reason}: {}",
+                    "{indent}    {} device(s) {reason}: {}",
                     devices.len(),
                     devices.join(", ")
                 );

@@ -90,7 +90,7 @@ fn pod_section(html: &mut String, p: &PodExplanation) {
     }
     if let Some(c) = &p.cycle {
         super::pre_filter::render(&mut notes, &c.pre_filter);
-        super::devices::render(&mut notes, &c.devices);
+        super::devices::render(&mut notes, &c.devices, "");
     }
     if !notes.is_empty() {
         let _ = writeln!(html, "<pre>{}</pre>", escape(notes.trim_end()));
@@ -138,6 +138,11 @@ fn pod_section(html: &mut String, p: &PodExplanation) {
             escape(&cmp.node),
             escape(&cmp.why())
         );
+        let mut devices = String::new();
+        super::devices::render(&mut devices, &cmp.devices, "");
+        if !devices.is_empty() {
+            let _ = writeln!(html, "<pre>{}</pre>", escape(devices.trim_end()));
+        }
     }
     if let Some(pre) = &c.preemption {
         preemption_table(html, pre);

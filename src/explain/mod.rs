@@ -81,6 +81,7 @@ pub fn explain_pods(
     let wanted = Arc::new(wanted);
     let mut config = scenario.config.clone();
     config.explain = Some(Arc::clone(&wanted));
+    config.explain_nodes = ask.nodes.clone();
     config.drop_node_verdicts = false;
     let outcome = crate::sched::schedule_plan(
         scenario.nodes.clone(),

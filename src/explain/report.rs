@@ -171,6 +171,11 @@ pub struct Comparison {
     #[serde(default)]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub differences: Vec<Difference>,
+    /// DynamicResources there: per claim and request, why each device would not serve it
+    /// (nothing is picked when the claims cannot all be allocated there).
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<crate::dra::allocator::ClaimDevices>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -280,7 +285,14 @@ impl Cycle {
         let chosen = e.chosen.and_then(scored_at);
         let compared = (ask.nodes.iter())
             .filter_map(|asked| names.iter().position(|n| n == asked))
-            .map(|n| compare(e.verdict(n), scored_at(n), chosen, name(n), &rank_of))
+            .map(|n| {
+                let mut c = compare(e.verdict(n), scored_at(n), chosen, name(n), &rank_of);
+                c.devices = (e.devices_elsewhere.iter())
+                    .find(|(at, _)| *at == n)
+                    .map(|(_, d)| d.clone())
+                    .unwrap_or_default();
+                c
+            })
             .collect();
         let all_nodes = match ask.all_nodes {
             true => (0..e.verdicts.len())
@@ -354,6 +366,7 @@ fn compare(
         total: here.map(|h| h.total),
         tied: here.is_some_and(|h| chosen.is_some_and(|c| c.total == h.total)),
         differences,
+        devices: Vec::new(),
     }
 }
 
@@ -454,8 +467,9 @@ fn render_pod(out: &mut String, p: &PodExplanation) {
     }
     for cmp in &c.compared {
         let _ = writeln!(out, "  why not {}: {}", cmp.node, cmp.why());
+        super::devices::render(out, &cmp.devices, "    ");
     }
-    super::devices::render(out, &c.devices);
+    super::devices::render(out, &c.devices, "  ");
     if let Some(pre) = &c.preemption {
         super::preemption::render(out, pre);
     }

@@ -593,6 +593,7 @@ impl Loader<'_> {
                     .or(sd.spec.scheduler.node_sampling)
                     .unwrap_or_default(),
                 explain: None,
+                explain_nodes: Vec::new(),
             },
             warnings,
             expectations,

@@ -32,6 +32,9 @@ pub struct Explanation {
     /// DynamicResources on the chosen node: per claim and request, the devices picked and
     /// why each other device there was not.
     pub devices: Vec<crate::dra::allocator::ClaimDevices>,
+    /// The same on each node asked about (`--node`) other than the chosen one, by node:
+    /// there nothing is picked when the claims cannot all be allocated.
+    pub devices_elsewhere: Vec<(usize, Vec<crate::dra::allocator::ClaimDevices>)>,
     /// What the PreFilter and PreScore plugins computed for the pod, shown once per cycle.
     pub pre_filter: PreFilterState,
     /// DefaultPreemption's dry run, when the cycle found no feasible node and it ran; kept

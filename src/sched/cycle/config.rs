@@ -54,6 +54,9 @@ pub struct SchedulerConfig {
     /// `schedsim explain`: the workload pods (`namespace/name`) whose cycles are recorded
     /// node by node ([`crate::sched::explain`]); none when `None`.
     pub explain: Option<Arc<std::collections::HashSet<String>>>,
+    /// `schedsim explain --node`: nodes where an explained pod's DRA devices are judged too,
+    /// beside the chosen node.
+    pub explain_nodes: Vec<String>,
 }
 
 impl SchedulerConfig {

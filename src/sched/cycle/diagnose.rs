@@ -199,6 +199,9 @@ impl<'a> Scheduler<'a> {
         let at = |plugin| post_filter.iter().position(|p| *p == plugin);
         let (dra_at, preemption_at) = (at(Plugin::DynamicResources), at(Plugin::DefaultPreemption));
         let mut reasons: Vec<String> = Vec::new();
+        if self.explains(pod) {
+            self.explain_failure(&d);
+        }
         if dra_at.is_some() && (preemption_at.is_none() || dra_at < preemption_at) {
             reasons.extend(self.dra_post_filter(pod).map(str::to_string));
         }
@@ -208,7 +211,9 @@ impl<'a> Scheduler<'a> {
                 if let preemption::Result::Fail(msg, _) = &result {
                     p.message = Some(msg.clone());
                 }
-                self.explain_failure(&d).preemption = Some(p);
+                if let Some(e) = self.explaining.as_mut() {
+                    e.preemption = Some(p);
+                }
             }
             match result {
                 preemption::Result::Preempt {

@@ -14,7 +14,8 @@ impl<'a> Scheduler<'a> {
     }
 
     /// After a Filter pass that found feasible nodes: every node's verdict, the profile's
-    /// Score weights; the scores follow in `select_host`.
+    /// Score weights; the scores follow in `select_host`. (Without a feasible node the
+    /// explanation is made from the diagnosis PostFilter gets: [`Self::explain_failure`].)
     pub(super) fn start_explanation(
         &self,
         pod: &Pod,
@@ -58,18 +59,16 @@ impl<'a> Scheduler<'a> {
             node_names: Arc::from([]),
             pre_filter: Default::default(),
             devices: Vec::new(),
+            devices_elsewhere: Vec::new(),
             preemption: None,
         }
     }
 
-    /// The explanation of a cycle that found no feasible node: the one started after the
-    /// Filter pass, or one made from the diagnosis of a PreFilter's rejection.
-    pub(super) fn explain_failure(&mut self, d: &Diagnosis) -> &mut Explanation {
-        if self.explaining.is_none() {
-            let e = self.explanation_of(d, None);
-            self.explaining = Some(e);
-        }
-        self.explaining.as_mut().expect("set above")
+    /// The explanation of a cycle that found no feasible node, from its diagnosis (after the
+    /// Filter pass, or a PreFilter's rejection): the cycle's node counts come with its
+    /// outcome ([`Self::record_explanation`]).
+    pub(super) fn explain_failure(&mut self, d: &Diagnosis) {
+        self.explaining = Some(self.explanation_of(d, None));
     }
 
     /// An explanation (without scores) from a diagnosis' per-node statuses.
@@ -113,6 +112,9 @@ impl<'a> Scheduler<'a> {
                 .and_then(|old| old.preemption.clone()))
             .map(|p| crate::sched::explain::Preemption { earlier: true, ..p });
         }
+        if let Some(evaluated) = outcome.evaluated {
+            (e.evaluated_nodes, e.feasible_nodes) = (evaluated.nodes, evaluated.feasible);
+        }
         e.node_names = self.node_names();
         e.pre_filter = self.pre_filter_explained.take().unwrap_or_default();
         if (self.profile().framework).runs(ExtensionPoint::PreFilter, Plugin::NodeAffinity) {
@@ -125,6 +127,15 @@ impl<'a> Scheduler<'a> {
             e.chosen = outcome.node;
             if let Some(node) = outcome.node {
                 e.devices = self.dra_explain(node);
+            }
+        }
+        for name in &self.config.explain_nodes {
+            let Some(node) = self.cluster.index_of(name).filter(|&n| Some(n) != e.chosen) else {
+                continue;
+            };
+            let devices = self.dra_explain(node);
+            if !devices.is_empty() {
+                e.devices_elsewhere.push((node, devices));
             }
         }
         self.explained.insert(id, e);

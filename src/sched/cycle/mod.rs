@@ -861,7 +861,8 @@ impl<'a> Scheduler<'a> {
             ControlFlow::Continue(evaluated) => evaluated,
             ControlFlow::Break(outcome) => return outcome,
         };
-        if self.explains(pod) {
+        // A cycle without a feasible node is explained from the diagnosis PostFilter gets.
+        if self.explains(pod) && !self.feasible.is_empty() {
             self.explaining =
                 Some(self.start_explanation(pod, t, &request, &bound_filters, &evaluated));
         }
