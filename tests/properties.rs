@@ -161,6 +161,97 @@ proptest! {
     }
 }
 
+proptest! {
+    /// `schedsim explain`'s recording changes nothing, and its winner is the run's node: the
+    /// best total and in the tie, or, placed by preemption, the chosen candidate with the
+    /// victims the run evicted.
+    #[test]
+    fn the_explained_winner_is_the_node_the_run_chose(nodes in roomy_nodes(), pods in prop::collection::vec((pod(), -2..3i32), 1..16), running in prop::collection::vec((0..6usize, 0..6_000i64, -3..1i32), 0..10), seed in any::<u64>()) {
+        // Lower-priority pods already running: victims for the pods that do not fit.
+        let existing: Vec<Pod> = (running.into_iter().enumerate())
+            .map(|(i, (node, cpu, priority))| {
+                let mut requests = resources(cpu, 0, 0);
+                requests.remove("pods");
+                Pod {
+                    name: format!("e{i}"),
+                    namespace: "default".into(),
+                    node_name: Some(format!("node-{}", node % nodes.len())),
+                    priority: priority * 100,
+                    score_requests: requests.clone().into(),
+                    requests: requests.into(),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        let pods: Vec<Pod> = (pods.into_iter().enumerate())
+            .map(|(i, (mut p, priority))| {
+                p.name = format!("p{i}");
+                p.priority = priority * 100;
+                p
+            })
+            .collect();
+        let plain = SchedulerConfig { seed, drop_node_verdicts: false, ..Default::default() };
+        let explained = SchedulerConfig {
+            explain: Some(std::sync::Arc::new(pods.iter().map(Pod::key).collect())),
+            ..plain.clone()
+        };
+        let a = schedule(nodes.clone(), &existing, &pods, &plain);
+        let b = schedule(nodes, &existing, &pods, &explained);
+        let placement = |o: &schedsim::sched::Outcome| {
+            o.pods.iter().map(|p| (p.node, p.message.clone(), p.victims.clone())).collect::<Vec<_>>()
+        };
+        prop_assert_eq!(placement(&a), placement(&b));
+        for (i, o) in b.pods.iter().enumerate() {
+            let Some(e) = b.explained.get(&i) else { continue };
+            if o.phase != schedsim::sched::PodPhase::Scheduled {
+                prop_assert!(e.chosen.is_none());
+                continue;
+            }
+            prop_assert_eq!(e.chosen, o.node);
+            let best = e.scored.iter().map(|s| s.total).max();
+            if let Some(best) = best {
+                let chosen = e.scored.iter().find(|s| Some(s.node) == o.node).unwrap();
+                prop_assert_eq!(chosen.total, best);
+                prop_assert!(e.ties.contains(&chosen.node));
+            }
+            if !o.victims.is_empty() {
+                let p = e.preemption.as_ref().unwrap();
+                let c = &p.candidates[p.chosen.unwrap()];
+                prop_assert_eq!(Some(c.node), o.node);
+                prop_assert!(c.lost_on.is_none());
+                let mut victims: Vec<String> = c.victims.iter().map(|(v, _)| v.clone()).collect();
+                // Workload pods by index, running ones from the top of the id range.
+                let pod_of = |v: usize| pods.get(v).unwrap_or_else(|| &existing[usize::MAX - v]);
+                let mut evicted: Vec<String> = o.victims.iter().map(|&v| pod_of(v).key()).collect();
+                victims.sort();
+                evicted.sort();
+                prop_assert_eq!(victims, evicted);
+                prop_assert!(p.candidates.iter().enumerate().all(|(k, c)| (k == p.chosen.unwrap()) == c.lost_on.is_none()));
+            }
+        }
+    }
+}
+
+/// Nodes most pods fit on, a few tainted: most cycles score several nodes, and later
+/// pods of higher priority preempt earlier ones.
+fn roomy_nodes() -> impl Strategy<Value = Vec<Node>> {
+    prop::collection::vec((node(0), 4_000..16_000i64, 0..9i64, any::<bool>()), 1..7).prop_map(
+        |list| {
+            (list.into_iter().enumerate())
+                .map(|(i, (mut n, cpu, gpus, keep_taints))| {
+                    n.name = format!("node-{i}");
+                    n.allocatable = resources(cpu, gpus, 110);
+                    n.unschedulable = false;
+                    if !keep_taints {
+                        n.taints.clear();
+                    }
+                    n
+                })
+                .collect()
+        },
+    )
+}
+
 /// Running pods, some labelled `app: a`, on random nodes of a cluster of `n`.
 fn running(n: usize) -> impl Strategy<Value = Vec<Pod>> {
     prop::collection::vec((0..n, any::<bool>()), 0..12).prop_map(|v| {

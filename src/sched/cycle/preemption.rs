@@ -473,3 +473,26 @@ fn explain(
         earlier: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each criterion in turn decides: the first that differs is the one named.
+    #[test]
+    fn the_first_criterion_that_differs_is_named() {
+        let won: PickKey = (0, 10, 100, 2, Reverse(Some((false, None, 5))));
+        let mut keys: Vec<PickKey> = vec![
+            (1, 0, 0, 0, Reverse(None)),
+            (0, 20, 0, 0, Reverse(None)),
+            (0, 10, 200, 0, Reverse(None)),
+            (0, 10, 100, 3, Reverse(None)),
+            (0, 10, 100, 2, Reverse(Some((false, None, 4)))),
+        ];
+        keys.push(won.clone());
+        for (key, want) in keys.iter().zip(CRITERIA) {
+            assert!(won <= *key, "{key:?} would have won");
+            assert_eq!(lost_on(&won, key), want);
+        }
+    }
+}
