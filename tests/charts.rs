@@ -48,6 +48,19 @@ fn charts_have_their_labels_cells_and_pngs() {
     for external in ["<link", "<script", "src=\"http", "href=\"http"] {
         assert!(!index.contains(external), "{external}");
     }
+    // The scenario leaves pods pending: its explain page is linked, and explains each.
+    assert!(index.contains("<a href=\"explain-gangs.html\">"), "{index}");
+    let page = std::fs::read_to_string(out.join("explain-gangs.html")).unwrap();
+    for pending in ["ml/llm-pretrain-node-0-2", "ml/eval-no-gang-node-0-2"] {
+        assert!(page.contains(&format!("<h2>{pending}</h2>")), "{pending}");
+    }
+    assert!(
+        !page.contains("<h2>ml/finetune-node-0-0</h2>"),
+        "a scheduled pod"
+    );
+    for external in ["http://", "https://", "<link", "src="] {
+        assert!(!page.contains(external), "{external}");
+    }
 }
 
 /// The FGD paper's fragmentation per pool, named apart from the allocation chart's

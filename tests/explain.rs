@@ -201,6 +201,35 @@ fn the_html_pages_are_self_contained() {
     let page = std::fs::read_to_string(out.join("explain-gangs.html")).unwrap();
     assert!(page.contains("<h2>research/orphan-0</h2>"));
     assert_eq!(page.matches("<tr class=\"chosen\">").count(), 1);
+    // Every part of an explanation, on pages of every bundled scenario: still nothing fetched.
+    let all = common::cli::tempdir("explain-html-all");
+    ok(&[
+        "explain",
+        "-l",
+        "zzz notin (zzz)",
+        "--html",
+        "--node",
+        "h100-node-0",
+    ]
+    .into_iter()
+    .chain(["--format", "json", "--out", all.to_str().unwrap()])
+    .collect::<Vec<_>>());
+    let preemption = std::fs::read_to_string(all.join("explain-preemption.html")).unwrap();
+    assert!(
+        preemption.contains("lost on lowest highest victim priority"),
+        "{preemption}"
+    );
+    let dra = std::fs::read_to_string(all.join("explain-dra-gpus-by-product.html")).unwrap();
+    assert!(dra.contains("request selector is false"), "{dra}");
+    for entry in std::fs::read_dir(&all).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "html") {
+            let page = std::fs::read_to_string(&path).unwrap();
+            for external in ["http://", "https://", "<link", "src="] {
+                assert!(!page.contains(external), "{}: {external}", path.display());
+            }
+        }
+    }
     for page in [&index, &page] {
         for external in ["http://", "https://", "<link", "src="] {
             assert!(!page.contains(external), "{external}");

@@ -217,7 +217,7 @@ proptest! {
             if !o.victims.is_empty() {
                 let p = e.preemption.as_ref().unwrap();
                 let c = &p.candidates[p.chosen.unwrap()];
-                prop_assert_eq!(Some(c.node), o.node);
+                prop_assert_eq!(Some(&c.node), o.node.map(|n| &b.cluster.nodes[n].name));
                 prop_assert!(c.lost_on.is_none());
                 let mut victims: Vec<String> = c.victims.iter().map(|(v, _)| v.clone()).collect();
                 // Workload pods by index, running ones from the top of the id range.

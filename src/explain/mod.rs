@@ -55,13 +55,7 @@ pub fn explain(scenario: &Scenario, ask: &Ask) -> report::ScenarioExplanation {
         .collect();
     if ask.pending {
         // Which pods pend is known after a run; the explained run schedules the same.
-        let plain = crate::sched::schedule_plan(
-            scenario.nodes.clone(),
-            &scenario.existing_pods,
-            &scenario.workloads,
-            &scenario.steps,
-            &scenario.config,
-        );
+        let plain = scenario.schedule(&scenario.config);
         for (p, o) in scenario.workloads.iter().zip(&plain.pods) {
             if !matches!(o.phase, PodPhase::Scheduled | PodPhase::Succeeded) {
                 wanted.insert(p.key());
@@ -83,13 +77,7 @@ pub fn explain_pods(
     config.explain = Some(Arc::clone(&wanted));
     config.explain_nodes = ask.nodes.clone();
     config.drop_node_verdicts = false;
-    let outcome = crate::sched::schedule_plan(
-        scenario.nodes.clone(),
-        &scenario.existing_pods,
-        &scenario.workloads,
-        &scenario.steps,
-        &config,
-    );
+    let outcome = scenario.schedule(&config);
     report::ScenarioExplanation::new(scenario, &outcome, &wanted, ask)
 }
 

@@ -53,13 +53,13 @@ pub struct VictimReport {
 }
 
 impl PreemptionReport {
-    pub fn new(p: &Preemption, names: &[String]) -> Self {
+    pub fn new(p: &Preemption) -> Self {
         PreemptionReport {
             might_help: p.might_help,
             earlier_cycle: p.earlier,
             candidates: (p.candidates.iter())
                 .map(|c| CandidateReport {
-                    node: names[c.node].clone(),
+                    node: c.node.clone(),
                     victims: (c.victims.iter())
                         .map(|(pod, priority)| VictimReport {
                             pod: pod.clone(),
@@ -70,7 +70,7 @@ impl PreemptionReport {
                     lost_on: c.lost_on,
                 })
                 .collect(),
-            chosen: p.chosen.map(|i| names[p.candidates[i].node].clone()),
+            chosen: p.chosen.map(|i| p.candidates[i].node.clone()),
             message: p.message.clone(),
         }
     }

@@ -332,8 +332,7 @@ impl Cycle {
                 (!ask.all_nodes).then_some(ask.top.max(MIN_DOMAINS_SHOWN)),
             ),
             devices: e.devices.clone(),
-            preemption: (e.preemption.as_ref())
-                .map(|p| super::preemption::PreemptionReport::new(p, names)),
+            preemption: (e.preemption.as_ref()).map(super::preemption::PreemptionReport::new),
         }
     }
 }

@@ -304,8 +304,9 @@ pub struct PodSetAssignment {
     /// `Status.reasons`, as found: [`Assignment::reasons`] words and sorts them.
     pub reasons: SmallVec<[Reason; 4]>,
     /// Why the flavors tried before those that fit were not taken. Kueue drops these once a
-    /// flavor fits; they are kept for `schedsim explain` ([`Assignment::passed_over`]).
-    pub passed_over: SmallVec<[Reason; 4]>,
+    /// flavor fits; they are kept for `schedsim explain` ([`Assignment::passed_over`]). A
+    /// `Vec`: mostly empty, and kept with every admission.
+    pub passed_over: Vec<Reason>,
 }
 
 impl PodSetAssignment {
@@ -465,7 +466,7 @@ impl Assigner<'_> {
         for (i, ps) in pod_sets.iter().enumerate() {
             let requests = total_requests(ps, counts_pods);
             let mut chosen: SmallVec<[FlavorChoice; 4]> = SmallVec::new();
-            let (mut reasons, mut passed_over) = (SmallVec::new(), SmallVec::new());
+            let (mut reasons, mut passed_over) = (SmallVec::new(), Vec::new());
             // Kueue ranges over a Go map here (random order); sorted order is one of its
             // orders, and the reasons are sorted before they are shown.
             for &(resource, quantity) in &requests {
@@ -520,7 +521,7 @@ impl Assigner<'_> {
         refused: impl Fn(usize, usize) -> Option<&'r Reason>,
         (requests, resource, group): (&[(&str, i64)], &str, Option<usize>),
         assigned: &[Usage],
-        (chosen, reasons, passed_over): (&mut Choices, &mut Reasons, &mut Reasons),
+        (chosen, reasons, passed_over): (&mut Choices, &mut Reasons, &mut Vec<Reason>),
     ) -> bool {
         let Some(g) = group else {
             let resource = resource.to_string();

@@ -100,6 +100,20 @@ pub struct Scenario {
     pub replay: Option<replay::Replay>,
 }
 
+impl Scenario {
+    /// Its workload pods scheduled through its steps onto its nodes, with `config` (the
+    /// scenario's own, or one asking for more: recorded cycles, other seeds).
+    pub fn schedule(&self, config: &crate::sched::SchedulerConfig) -> crate::sched::Outcome {
+        crate::sched::schedule_plan(
+            self.nodes.clone(),
+            &self.existing_pods,
+            &self.workloads,
+            &self.steps,
+            config,
+        )
+    }
+}
+
 /// The nodes a timeline step's `addNodes` reads, or its errors.
 type AddedNodes = Result<Vec<(Node, Origin)>, Errors>;
 

@@ -134,13 +134,7 @@ struct Settled {
 
 impl Settled {
     fn of(scenario: &Scenario) -> Settled {
-        let outcome = crate::sched::schedule_plan(
-            scenario.nodes.clone(),
-            &scenario.existing_pods,
-            &scenario.workloads,
-            &scenario.steps,
-            &scenario.config,
-        );
+        let outcome = scenario.schedule(&scenario.config);
         let nodes = outcome.cluster.nodes.clone();
         let mut on_node = vec![Vec::new(); nodes.len()];
         let gone: std::collections::HashSet<usize> =

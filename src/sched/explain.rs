@@ -62,7 +62,9 @@ pub struct Preemption {
 /// A node where evicting lower-priority pods would make room.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreemptionCandidate {
-    pub node: usize,
+    /// By name: a nominated pod's later cycle keeps the dry run, and a timeline may have
+    /// changed the node list in between.
+    pub node: String,
     /// `namespace/name` and priority, most important first.
     pub victims: Vec<(String, i32)>,
     /// Victims a PodDisruptionBudget protects.

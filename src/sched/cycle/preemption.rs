@@ -455,7 +455,7 @@ fn explain(
     let won = picked.map(|i| pick_key(&candidates[i]));
     let candidates = (candidates.iter().enumerate())
         .map(|(i, c)| crate::sched::explain::PreemptionCandidate {
-            node: c.node,
+            node: s.cluster.nodes[c.node].name.clone(),
             victims: (c.victims.iter())
                 .map(|v| (s.bound_pod(v.pod).key(), v.priority))
                 .collect(),
