@@ -42,6 +42,10 @@ fn explained_cycles_are_the_runs_own() {
                 p.pod
             );
             assert_eq!(p.gang, run.gang, "{}: {}", scenario.name, p.pod);
+            if p.gang.is_some() {
+                let me = p.gang_members.iter().find(|m| m.pod == p.pod).unwrap();
+                assert_eq!((me.status, &me.node), (p.status, &p.node));
+            }
             if let (Some(k), Some(kr)) = (&p.kueue, &report.kueue) {
                 kueue_checked += 1;
                 let (ns, name) = k.workload.split_once('/').unwrap();

@@ -84,6 +84,9 @@ fn pod_section(html: &mut String, p: &PodExplanation) {
     let mut notes = String::new();
     if let Some(g) = &p.gang {
         let _ = writeln!(notes, "{}", g.summary());
+        for m in &p.gang_members {
+            let _ = writeln!(notes, "  {}: {}", m.pod, m.outcome());
+        }
     }
     if let Some(k) = &p.kueue {
         super::kueue::render(&mut notes, k);

@@ -50,6 +50,11 @@ pub struct PodExplanation {
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gang: Option<crate::sched::cycle::GangNote>,
+    /// The gang's members (this pod included), each with its outcome: which of them found no
+    /// node, and why.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gang_members: Vec<GangMember>,
     /// Its Kueue workload, when one is queued: the flavor per resource and why others were
     /// not taken.
     #[serde(default)]
@@ -60,6 +65,21 @@ pub struct PodExplanation {
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cycle: Option<Cycle>,
+}
+
+/// A member of the explained pod's gang.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GangMember {
+    /// `namespace/name`.
+    pub pod: String,
+    pub status: PodPhase,
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    #[serde(default)]
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
 }
 
 /// One pod's last scheduling cycle.
@@ -229,6 +249,10 @@ impl ScenarioExplanation {
                     node: o.node.map(|n| end[n].name.clone()),
                     message: o.message.clone(),
                     gang: o.gang.clone(),
+                    gang_members: match o.gang {
+                        Some(_) => gang_members(scenario, outcome, pod),
+                        None => Vec::new(),
+                    },
                     kueue: (scenario.kueue.as_ref()).and_then(|k| super::kueue::explain(k, pod)),
                     cycle: outcome.explained.get(&i).map(|e| Cycle::new(e, ask)),
                 }
@@ -240,6 +264,24 @@ impl ScenarioExplanation {
             pods,
         }
     }
+}
+
+/// The workload pods of `pod`'s gang (same namespace and PodGroup), in arrival order.
+fn gang_members(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    pod: &crate::model::Pod,
+) -> Vec<GangMember> {
+    let end = &outcome.cluster.nodes;
+    (scenario.workloads.iter().zip(&outcome.pods))
+        .filter(|(p, _)| p.namespace == pod.namespace && p.pod_group == pod.pod_group)
+        .map(|(p, o)| GangMember {
+            pod: p.key(),
+            status: o.phase,
+            node: o.node.map(|n| end[n].name.clone()),
+            message: o.message.clone(),
+        })
+        .collect()
 }
 
 impl Cycle {
@@ -401,6 +443,9 @@ fn render_pod(out: &mut String, p: &PodExplanation) {
     let _ = writeln!(out, "\nPod {}: {placed}", p.pod);
     if let Some(g) = &p.gang {
         let _ = writeln!(out, "  {}", g.summary());
+        for m in &p.gang_members {
+            let _ = writeln!(out, "    {}: {}", m.pod, m.outcome());
+        }
     }
     if let Some(k) = &p.kueue {
         super::kueue::render(out, k);
@@ -471,6 +516,16 @@ fn render_pod(out: &mut String, p: &PodExplanation) {
     super::devices::render(out, &c.devices, "  ");
     if let Some(pre) = &c.preemption {
         super::preemption::render(out, pre);
+    }
+}
+
+impl GangMember {
+    /// Where it went, or its status and message.
+    pub fn outcome(&self) -> String {
+        match (&self.node, self.status) {
+            (Some(n), PodPhase::Scheduled) => format!("scheduled on {n}"),
+            _ => format!("{:?}: {}", self.status, self.message),
+        }
     }
 }
 
