@@ -54,6 +54,8 @@ fn explained_cycles_are_the_runs_own() {
                     .unwrap();
                 assert_eq!(k.admitted, w.admitted, "{}: {}", scenario.name, p.pod);
                 assert_eq!(k.message, w.message, "{}: {}", scenario.name, p.pod);
+                let preempted: Vec<&String> = k.preempted.iter().map(|v| &v.workload).collect();
+                assert_eq!(preempted, w.preempted.iter().collect::<Vec<_>>());
                 if w.admitted {
                     // The flavors explained are the admission's, resource by resource.
                     for (ps, wps) in k.pod_sets.iter().zip(&w.pod_sets) {
@@ -463,6 +465,11 @@ fn explain_snapshots_per_plugin() {
             "kueue-pending",
             "kueue-cohort-borrowing.yaml",
             "team-a/train-4",
+        ),
+        (
+            "kueue-preemption",
+            "kueue-preemption.yaml",
+            "production/llm-finetune-node-0-0",
         ),
         (
             "dynamic-resources",

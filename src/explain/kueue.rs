@@ -30,6 +30,19 @@ pub struct KueueExplanation {
     /// Per pod set, the flavor of each resource: the admission's, or for a workload not
     /// admitted, its last nomination's (empty when Kueue never assigned it).
     pub pod_sets: Vec<PodSetFlavors>,
+    /// The workloads Kueue preempted to admit it, with the Preempted condition's reason.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preempted: Vec<KueueVictim>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KueueVictim {
+    /// `namespace/name`.
+    pub workload: String,
+    /// `InClusterQueue`, `InCohortReclamation`, `InCohortReclaimWhileBorrowing`, ….
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -77,6 +90,15 @@ pub fn explain(k: &KueueOutcome, pod: &Pod) -> Option<KueueExplanation> {
         message: d.message.to_string(),
         borrowing: assignment.map_or(0, |a| a.borrowing),
         pod_sets,
+        preempted: (d.preempted.iter())
+            .map(|&e| {
+                let eviction = &k.admission.evictions[e];
+                KueueVictim {
+                    workload: k.victim_key(eviction.victim),
+                    reason: eviction.reason.as_str().to_string(),
+                }
+            })
+            .collect(),
     })
 }
 
@@ -120,6 +142,9 @@ pub fn render(out: &mut String, k: &KueueExplanation) {
     let reasons_listed = k.pod_sets.iter().any(|ps| !ps.not_taken.is_empty());
     if !k.admitted && !k.message.is_empty() && !reasons_listed {
         let _ = writeln!(out, "    {}", k.message);
+    }
+    for v in &k.preempted {
+        let _ = writeln!(out, "    preempted {} ({})", v.workload, v.reason);
     }
     for ps in &k.pod_sets {
         let flavors: Vec<String> = (ps.flavors.iter())

@@ -92,6 +92,20 @@ pub struct KueueOutcome {
     pub drained_pods: BTreeMap<usize, Vec<String>>,
 }
 
+impl KueueOutcome {
+    /// `namespace/name` of a workload that lost its quota.
+    pub fn victim_key(&self, v: admission::Victim) -> String {
+        match v {
+            admission::Victim::Queued(w) => {
+                format!("{}/{}", self.workloads[w].namespace, self.workloads[w].name)
+            }
+            admission::Victim::Admitted(i) => {
+                format!("{}/{}", self.admitted[i].namespace, self.admitted[i].name)
+            }
+        }
+    }
+}
+
 /// The `kueue.x-k8s.io/queue-name` label of an object.
 pub(super) fn queue_name(value: &Value) -> Option<&str> {
     value["metadata"]["labels"][QUEUE_NAME_LABEL]

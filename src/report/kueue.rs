@@ -172,10 +172,7 @@ impl KueueReport {
         scheduled: &BTreeMap<(String, String), WorkloadPods>,
     ) -> KueueReport {
         let a = &k.admission;
-        let key = |v: Victim| match v {
-            Victim::Queued(w) => format!("{}/{}", k.workloads[w].namespace, k.workloads[w].name),
-            Victim::Admitted(i) => format!("{}/{}", k.admitted[i].namespace, k.admitted[i].name),
-        };
+        let key = |v: Victim| k.victim_key(v);
         let workloads: Vec<KueueWorkload> = (k.workloads.iter().zip(&a.decisions))
             .zip(&k.kinds)
             .map(|((w, d), kind)| {
