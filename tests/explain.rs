@@ -467,6 +467,11 @@ fn explain_snapshots_per_plugin() {
             "team-a/train-4",
         ),
         (
+            "inter-pod-affinity-pre-score",
+            "inter-pod-affinity.yaml",
+            "vision/debug-shell-0",
+        ),
+        (
             "kueue-preemption",
             "kueue-preemption.yaml",
             "production/llm-finetune-node-0-0",

@@ -25,6 +25,9 @@ pub fn shown(state: &PreFilterState, keep: Option<usize>) -> PreFilterState {
         a.omitted += cut(&mut a.existing_anti_affinity) + cut(&mut a.affinity);
         a.omitted += cut(&mut a.anti_affinity);
     }
+    let dropped = s.inter_pod_affinity_score.len().saturating_sub(keep);
+    s.inter_pod_affinity_score.truncate(keep);
+    s.inter_pod_affinity_score_omitted += dropped;
     s
 }
 
@@ -79,6 +82,23 @@ pub fn render(out: &mut String, s: &PreFilterState) {
             more(a.omitted),
         );
     }
+    affinity_score_line(out, s);
+}
+
+/// InterPodAffinity's PreScore weights per topology pair.
+fn affinity_score_line(out: &mut String, s: &PreFilterState) {
+    if s.inter_pod_affinity_score.is_empty() {
+        return;
+    }
+    let pairs: Vec<String> = (s.inter_pod_affinity_score.iter())
+        .map(|d| format!("{}: {}", d.domain, d.score))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  InterPodAffinity (PreScore) weight per topology pair: {}{}",
+        pairs.join(", "),
+        more(s.inter_pod_affinity_score_omitted)
+    );
 }
 
 fn spread_line(out: &mut String, c: &SpreadCounts, when: &str) {

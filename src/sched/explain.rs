@@ -159,6 +159,14 @@ pub struct PreFilterState {
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inter_pod_affinity: Option<AffinityCounts>,
+    /// InterPodAffinity's PreScore: the weight per topology pair each node's raw score sums.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inter_pod_affinity_score: Vec<DomainScore>,
+    /// Pairs of `inter_pod_affinity_score` not listed (a report lists the first few).
+    #[serde(default)]
+    #[serde(skip_serializing_if = "crate::sched::framework::is_zero")]
+    pub inter_pod_affinity_score_omitted: usize,
 }
 
 impl PreFilterState {
@@ -167,6 +175,6 @@ impl PreFilterState {
     }
 }
 
-pub use crate::sched::plugins::inter_pod_affinity::AffinityCounts;
+pub use crate::sched::plugins::inter_pod_affinity::{AffinityCounts, DomainScore};
 pub use crate::sched::plugins::node_affinity::NodeAffinityState;
 pub use crate::sched::plugins::pod_topology_spread::{DomainCount, SpreadCounts};

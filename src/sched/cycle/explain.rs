@@ -161,6 +161,7 @@ impl<'a> Scheduler<'a> {
             topology_spread_score: score.unwrap_or_default(),
             inter_pod_affinity: (bound_filters.affinity.as_ref())
                 .map(|a| inter_pod_affinity::describe(a, &self.topology, nodes)),
+            ..Default::default()
         });
     }
 

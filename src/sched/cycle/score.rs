@@ -59,6 +59,12 @@ impl<'a> Scheduler<'a> {
             })
             .flatten();
         let mut pod_affinity_raw: Vec<i64> = Vec::new();
+        if let (Some(scores), true) = (&scores, explain.is_some())
+            && let Some(pf) = self.pre_filter_explained.as_mut()
+        {
+            pf.inter_pod_affinity_score =
+                scores.describe_scores(&self.topology, &self.cluster.nodes);
+        }
         if let Some(scores) = scores {
             pod_affinity = self
                 .feasible

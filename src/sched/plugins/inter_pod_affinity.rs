@@ -277,20 +277,31 @@ impl Counts {
     /// The pairs with a count other than 0, as `key=value`, most first (`schedsim
     /// explain`).
     pub fn describe(&self, topo: &Topology, nodes: &[Node]) -> Vec<DomainCount> {
-        let mut out: Vec<DomainCount> = Vec::new();
+        (self.pairs(topo, nodes).into_iter())
+            .map(|(domain, pods)| DomainCount { domain, pods })
+            .collect()
+    }
+
+    /// [`Self::describe`] for PreScore's weights (`topologyScore`).
+    pub fn describe_scores(&self, topo: &Topology, nodes: &[Node]) -> Vec<DomainScore> {
+        (self.pairs(topo, nodes).into_iter())
+            .map(|(domain, score)| DomainScore { domain, score })
+            .collect()
+    }
+
+    /// The pairs with a value other than 0, as (`key=value`, value), highest first.
+    fn pairs(&self, topo: &Topology, nodes: &[Node]) -> Vec<(String, i64)> {
+        let mut out: Vec<(String, i64)> = Vec::new();
         for k in &self.keys {
             let key = (topo.keys.iter())
                 .find(|(_, id)| **id == k.key)
                 .map_or("", |(name, _)| name.as_str());
             for (d, &n) in k.counts.iter().enumerate().filter(|(_, n)| **n != 0) {
                 let value = domain_value(&k.domains, d as u32, key, nodes);
-                out.push(DomainCount {
-                    domain: format!("{key}={value}"),
-                    pods: n,
-                });
+                out.push((format!("{key}={value}"), n));
             }
         }
-        out.sort_by(|a, b| b.pods.cmp(&a.pods).then_with(|| a.domain.cmp(&b.domain)));
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         out
     }
 }
@@ -618,6 +629,15 @@ pub struct AffinityCounts {
     #[serde(default)]
     #[serde(skip_serializing_if = "crate::sched::framework::is_zero")]
     pub omitted: usize,
+}
+
+/// PreScore's weight of one topology pair (`topologyScore`): preferred terms of the pod
+/// matched by pods there, and of pods there matched by the pod, anti-affinity negative.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DomainScore {
+    pub domain: String,
+    pub score: i64,
 }
 
 /// [`State`]'s counts, for `schedsim explain`.
