@@ -505,3 +505,22 @@ fn explain_snapshots_per_plugin() {
         insta::assert_snapshot!(name, out);
     }
 }
+
+/// A replay's pods come from its trace: explain leaves it out and says so, rather than
+/// printing that it has no pod to explain.
+#[test]
+fn a_replay_is_left_out_with_a_warning() {
+    let out_dir = common::cli::tempdir("explain-replay");
+    let out = common::cli::schedsim(&[
+        "explain",
+        "scenarios/replay/openb-default.yaml",
+        "--format",
+        "table",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("replays a trace over time"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("openb-default-replay"));
+}

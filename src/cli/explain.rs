@@ -59,13 +59,24 @@ pub fn run(args: &ExplainArgs) -> i32 {
         Some(Ok(s)) => Some(s),
         None => None,
     };
-    let loaded = match super::load_scenarios(
+    let mut loaded = match super::load_scenarios(
         &super::paths_or_default(&args.paths),
         &LoadOptions::default(),
     ) {
         Ok(l) => l,
         Err(code) => return code,
     };
+    // A replay's pods come from its trace, over time: `schedsim replay` schedules them.
+    for s in loaded.scenarios.iter().filter(|s| s.replay.is_some()) {
+        if !args.paths.is_empty() {
+            eprintln!(
+                "warning: {} ({}) replays a trace over time (spec.replay); explain leaves it out: `schedsim replay` runs it",
+                s.name,
+                s.file.display()
+            );
+        }
+    }
+    super::leave_out_replays(&mut loaded);
     let named = !args.pods.is_empty() || !args.workloads.is_empty() || selector.is_some();
     let ask = Ask {
         pods: args.pods.clone(),
