@@ -76,6 +76,9 @@ impl PreemptionReport {
     }
 }
 
+/// Victims listed per candidate in the text (the JSON lists them all).
+const VICTIMS_SHOWN: usize = 4;
+
 /// The dry run's lines in the text report.
 pub fn render(out: &mut String, p: &PreemptionReport) {
     let when = match p.earlier_cycle {
@@ -101,9 +104,12 @@ pub fn render(out: &mut String, p: &PreemptionReport) {
     let mut b = Builder::default();
     b.push_record(["Node", "Victims (priority)", "PDB violations", "Outcome"]);
     for c in &p.candidates {
-        let victims: Vec<String> = (c.victims.iter())
+        let mut victims: Vec<String> = (c.victims.iter().take(VICTIMS_SHOWN))
             .map(|v| format!("{} ({})", v.pod, v.priority))
             .collect();
+        if c.victims.len() > VICTIMS_SHOWN {
+            victims.push(format!("+{} more", c.victims.len() - VICTIMS_SHOWN));
+        }
         let outcome = match c.lost_on {
             Some(why) => format!("lost on {why}"),
             None => "chosen".to_string(),
@@ -116,4 +122,36 @@ pub fn render(out: &mut String, p: &PreemptionReport) {
         ]);
     }
     let _ = writeln!(out, "{}", b.build().with(Style::rounded()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text lists the first victims of a candidate and counts the rest.
+    #[test]
+    fn long_victim_lists_are_cut_in_the_text() {
+        let victims = (0..6)
+            .map(|i| VictimReport {
+                pod: format!("batch/v{i}"),
+                priority: -i,
+            })
+            .collect();
+        let report = PreemptionReport {
+            might_help: 1,
+            earlier_cycle: false,
+            candidates: vec![CandidateReport {
+                node: "n0".into(),
+                victims,
+                pdb_violations: 0,
+                lost_on: None,
+            }],
+            chosen: Some("n0".into()),
+            message: None,
+        };
+        let mut out = String::new();
+        render(&mut out, &report);
+        assert!(out.contains("batch/v3 (-3), +2 more"), "{out}");
+        assert!(!out.contains("batch/v4"), "{out}");
+    }
 }
