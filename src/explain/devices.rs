@@ -7,6 +7,9 @@ use std::fmt::Write;
 
 use crate::dra::allocator::ClaimDevices;
 
+/// Devices named per reason in the text (the JSON names them all).
+const DEVICES_SHOWN: usize = 8;
+
 /// The devices' lines in the text report, indented by `indent`: the picks, then the others
 /// grouped by reason.
 pub fn render(out: &mut String, claims: &[ClaimDevices], indent: &str) {
@@ -31,11 +34,14 @@ pub fn render(out: &mut String, claims: &[ClaimDevices], indent: &str) {
                 by_reason.entry(&d.reason).or_default().push(&d.device);
             }
             for (reason, devices) in by_reason {
+                let mut names = devices[..devices.len().min(DEVICES_SHOWN)].join(", ");
+                if devices.len() > DEVICES_SHOWN {
+                    let _ = write!(names, ", +{} more", devices.len() - DEVICES_SHOWN);
+                }
                 let _ = writeln!(
                     out,
-                    "{indent}    {} device(s) {reason}: {}",
+                    "{indent}    {} device(s) {reason}: {names}",
                     devices.len(),
-                    devices.join(", ")
                 );
             }
         }
