@@ -105,8 +105,24 @@ pub const PLAN_EVALUATIONS: Limit = Limit {
     default: 100_000,
 };
 
+/// Node verdicts one `schedsim explain` records in a scenario: the pods explained × the nodes,
+/// two bytes each while the run goes on.
+pub const EXPLAIN_VERDICTS: Limit = Limit {
+    what: "node verdicts in one explain (pods explained × nodes)",
+    env: "SCHEDSIM_MAX_EXPLAIN_VERDICTS",
+    default: 200_000_000,
+};
+
+/// Node lines one `schedsim explain --all-nodes` lists in a scenario (pods explained × nodes),
+/// each a few hundred bytes in the report.
+pub const EXPLAIN_NODE_LINES: Limit = Limit {
+    what: "node lines in one explain --all-nodes (pods explained × nodes)",
+    env: "SCHEDSIM_MAX_EXPLAIN_NODE_LINES",
+    default: 2_000_000,
+};
+
 /// Every limit, for the README and `--help` texts.
-pub const ALL: [Limit; 12] = [
+pub const ALL: [Limit; 14] = [
     FILE_BYTES,
     DOCUMENTS,
     ALIAS_EXPANSION,
@@ -119,6 +135,8 @@ pub const ALL: [Limit; 12] = [
     GPU_DEVICES,
     FGD_ARRIVALS,
     PLAN_EVALUATIONS,
+    EXPLAIN_VERDICTS,
+    EXPLAIN_NODE_LINES,
 ];
 
 impl Limit {

@@ -27,7 +27,7 @@ fn explained_cycles_are_the_runs_own() {
             all_nodes: true,
             ..Default::default()
         };
-        let explained = explain(scenario, &ask);
+        let explained = explain(scenario, &ask).unwrap();
         let report = schedsim::simulate(scenario);
         for p in &explained.pods {
             let run = (report.pods.iter())
@@ -173,7 +173,7 @@ fn a_gated_pod_has_no_cycle() {
         top: 10,
         ..Default::default()
     };
-    let explained = explain(&loaded.scenarios[0], &ask);
+    let explained = explain(&loaded.scenarios[0], &ask).unwrap();
     let gated: Vec<_> = (explained.pods.iter())
         .filter(|p| p.status == PodPhase::SchedulingGated)
         .collect();
@@ -523,4 +523,42 @@ fn a_replay_is_left_out_with_a_warning() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("replays a trace over time"), "{stderr}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("openb-default-replay"));
+}
+
+/// Records that grow with pods × nodes are refused up front, naming the limit and how to
+/// raise it; within the limit the same request runs.
+#[test]
+fn explanations_past_the_limits_are_refused_up_front() {
+    let out_dir = common::cli::tempdir("explain-limits");
+    let run = |env: (&str, &str), extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schedsim"))
+            .args(["explain", "scenarios/gangs.yaml", "-l", "zzz notin (zzz)"])
+            .args(extra)
+            .args(["--format", "json", "--out", out_dir.to_str().unwrap()])
+            .env(env.0, env.1)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+    };
+    // gangs: 4 nodes; the selector takes every workload pod.
+    let o = run(("SCHEDSIM_MAX_EXPLAIN_NODE_LINES", "10"), &["--all-nodes"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("nodes exceeds schedsim's limit of 10 node lines in one explain --all-nodes (pods explained × nodes) (raise it with the environment variable SCHEDSIM_MAX_EXPLAIN_NODE_LINES=N)"),
+        "{stderr}"
+    );
+    // Without --all-nodes that limit does not apply; the verdicts' does.
+    assert!(
+        run(("SCHEDSIM_MAX_EXPLAIN_NODE_LINES", "10"), &[])
+            .status
+            .success()
+    );
+    let o = run(("SCHEDSIM_MAX_EXPLAIN_VERDICTS", "10"), &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("SCHEDSIM_MAX_EXPLAIN_VERDICTS=N"),
+        "{stderr}"
+    );
 }

@@ -87,11 +87,19 @@ pub fn run(args: &ExplainArgs) -> i32 {
         all_nodes: args.all_nodes,
         nodes: args.nodes.clone(),
     };
+    let scenarios = match (loaded.scenarios.iter())
+        .map(|s| explain::explain(s, &ask))
+        .collect::<Result<Vec<_>, String>>()
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit_code::BAD_INPUT;
+        }
+    };
     let report = ExplainReport {
         schema_version: explain::report::SCHEMA_VERSION,
-        scenarios: (loaded.scenarios.iter())
-            .map(|s| explain::explain(s, &ask))
-            .collect(),
+        scenarios,
     };
     let asked: Vec<&String> = (args.pods.iter().chain(&args.workloads))
         .filter(|key| !named_anywhere(&loaded.scenarios, key))

@@ -41,8 +41,8 @@ pub struct Ask {
     pub nodes: Vec<String>,
 }
 
-/// The explanations of `ask`'s pods in one scenario.
-pub fn explain(scenario: &Scenario, ask: &Ask) -> report::ScenarioExplanation {
+/// The explanations of `ask`'s pods in one scenario, or the limit the request goes over.
+pub fn explain(scenario: &Scenario, ask: &Ask) -> Result<report::ScenarioExplanation, String> {
     let mut wanted: HashSet<String> = (scenario.workloads.iter())
         .filter(|p| {
             let key = p.key();
@@ -62,7 +62,25 @@ pub fn explain(scenario: &Scenario, ask: &Ask) -> report::ScenarioExplanation {
             }
         }
     }
-    explain_pods(scenario, wanted, ask)
+    within_limits(scenario, wanted.len(), ask)?;
+    Ok(explain_pods(scenario, wanted, ask))
+}
+
+/// Refuses, up front, an explanation whose records would grow with pods × nodes past the
+/// product's limits (`crate::limits`).
+fn within_limits(scenario: &Scenario, pods: usize, ask: &Ask) -> Result<(), String> {
+    let cells = (pods as u64).saturating_mul(scenario.nodes.len() as u64);
+    let what = || format!("{pods} pods × {} nodes", scenario.nodes.len());
+    let limits = [
+        (crate::limits::EXPLAIN_VERDICTS, true),
+        (crate::limits::EXPLAIN_NODE_LINES, ask.all_nodes),
+    ];
+    for (limit, applies) in limits {
+        if applies && limit.exceeded_by(cells) {
+            return Err(format!("{}: {}", scenario.name, limit.message(what())));
+        }
+    }
+    Ok(())
 }
 
 /// The explanations of the `wanted` pods (`namespace/name`) in one scenario: its run with
@@ -100,7 +118,15 @@ pub fn write_pending_pages(
                 .filter(|p| !matches!(p.status, PodPhase::Scheduled | PodPhase::Succeeded))
                 .map(|p| format!("{}/{}", p.namespace, p.name))
                 .collect();
-            (!pending.is_empty()).then(|| explain_pods(scenario, pending, &ask))
+            if pending.is_empty() {
+                return None;
+            }
+            // A page past the limits is left out; the run and its charts stand.
+            if let Err(e) = within_limits(scenario, pending.len(), &ask) {
+                eprintln!("warning: no explain page: {e}");
+                return None;
+            }
+            Some(explain_pods(scenario, pending, &ask))
         })
         .collect();
     for s in &explained {
