@@ -109,7 +109,7 @@ fn every_expected_node_score_is_upstreams() {
                 all_nodes: true,
                 ..Default::default()
             };
-            let explained = explain(&loaded.scenarios[0], &ask);
+            let explained = explain(&loaded.scenarios[0], &ask).unwrap();
             let cycle = explained.pods[0].cycle.as_ref().unwrap();
             let got: serde_json::Map<String, Value> = (cycle.all_nodes.iter())
                 .filter_map(|n| {
