@@ -562,3 +562,30 @@ fn explanations_past_the_limits_are_refused_up_front() {
         "{stderr}"
     );
 }
+
+/// A node asked about that no scenario has is said, not silently left out.
+#[test]
+fn an_unknown_node_is_warned_about() {
+    let out_dir = common::cli::tempdir("explain-unknown-node");
+    let out = common::cli::schedsim(&[
+        "explain",
+        "scenarios/gangs.yaml",
+        "--pod",
+        "research/orphan-0",
+        "--node",
+        "h100-9",
+        "--node",
+        "h100-0",
+        "--format",
+        "json",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no node \"h100-9\" in the scenarios"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("h100-0"), "{stderr}");
+}

@@ -107,6 +107,16 @@ pub fn run(args: &ExplainArgs) -> i32 {
     for key in &asked {
         eprintln!("warning: no pod or workload {key:?} in the scenarios");
     }
+    // A node asked about that no cycle could set beside the chosen one: a typo, most often.
+    for node in &args.nodes {
+        let listed = (report.scenarios.iter().flat_map(|s| &s.pods))
+            .filter_map(|p| p.cycle.as_ref())
+            .any(|c| c.compared.iter().any(|cmp| &cmp.node == node));
+        let exists = (loaded.scenarios.iter()).any(|s| s.nodes.iter().any(|n| &n.name == node));
+        if !listed && !exists {
+            eprintln!("warning: no node {node:?} in the scenarios");
+        }
+    }
     let json = serde_json::to_string_pretty(&report).expect("explanations serialize");
     let mut code = args
         .output

@@ -11,8 +11,13 @@ use crate::dra::allocator::ClaimDevices;
 const DEVICES_SHOWN: usize = 8;
 
 /// The devices' lines in the text report, indented by `indent`: the picks, then the others
-/// grouped by reason.
-pub fn render(out: &mut String, claims: &[ClaimDevices], indent: &str) {
+/// grouped by reason. On a node other than the chosen one (`elsewhere`), the picks are those
+/// the allocator would make there.
+pub fn render(out: &mut String, claims: &[ClaimDevices], indent: &str, elsewhere: bool) {
+    let picked = match elsewhere {
+        true => "would pick",
+        false => "picked",
+    };
     // Nothing used anywhere: no allocation of all the claims was found on the node.
     let allocated = (claims.iter()).any(|c| c.requests.iter().any(|r| r.used));
     for c in claims {
@@ -20,8 +25,8 @@ pub fn render(out: &mut String, claims: &[ClaimDevices], indent: &str) {
         for r in &c.requests {
             let state = match (allocated, r.used, r.picked.is_empty()) {
                 (false, ..) => "no allocation of all the pod's claims here".to_string(),
-                (true, true, false) => format!("picked {}", r.picked.join(", ")),
-                (true, true, true) => "picked nothing".to_string(),
+                (true, true, false) => format!("{picked} {}", r.picked.join(", ")),
+                (true, true, true) => format!("{picked} nothing"),
                 (true, false, _) => "not used (another subrequest was)".to_string(),
             };
             let _ = writeln!(

@@ -93,7 +93,7 @@ fn pod_section(html: &mut String, p: &PodExplanation) {
     }
     if let Some(c) = &p.cycle {
         super::pre_filter::render(&mut notes, &c.pre_filter);
-        super::devices::render(&mut notes, &c.devices, "");
+        super::devices::render(&mut notes, &c.devices, "", false);
     }
     if !notes.is_empty() {
         let _ = writeln!(html, "<pre>{}</pre>", escape(notes.trim_end()));
@@ -142,7 +142,7 @@ fn pod_section(html: &mut String, p: &PodExplanation) {
             escape(&cmp.why())
         );
         let mut devices = String::new();
-        super::devices::render(&mut devices, &cmp.devices, "");
+        super::devices::render(&mut devices, &cmp.devices, "", true);
         if !devices.is_empty() {
             let _ = writeln!(html, "<pre>{}</pre>", escape(devices.trim_end()));
         }

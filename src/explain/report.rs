@@ -509,11 +509,11 @@ fn render_pod(out: &mut String, p: &PodExplanation) {
             c.chosen.as_deref().unwrap_or("-")
         );
     }
+    super::devices::render(out, &c.devices, "  ", false);
     for cmp in &c.compared {
         let _ = writeln!(out, "  why not {}: {}", cmp.node, cmp.why());
-        super::devices::render(out, &cmp.devices, "    ");
+        super::devices::render(out, &cmp.devices, "    ", true);
     }
-    super::devices::render(out, &c.devices, "  ");
     if let Some(pre) = &c.preemption {
         super::preemption::render(out, pre);
     }
