@@ -487,6 +487,11 @@ fn explain_snapshots_per_plugin() {
             "ml/train-160gb",
         ),
         (
+            "dynamic-resources-would-pick",
+            "dra-partitionable-gpus.yaml",
+            "ml/trainer-0",
+        ),
+        (
             "gpu-share-fgd",
             "gpu-sharing-fgd.yaml",
             "research/notebook-0",
@@ -497,8 +502,11 @@ fn explain_snapshots_per_plugin() {
         let path = format!("scenarios/{file}");
         let mut args = vec!["explain", &path, "--pod", pod, "--format", "table"];
         args.extend(["--out", out_dir.to_str().unwrap()]);
-        if name == "dynamic-resources-why-not" {
-            args.extend(["--node", "h100-node-0"]);
+        // Nodes set beside the chosen one, for the DRA cases.
+        match name {
+            "dynamic-resources-why-not" => args.extend(["--node", "h100-node-0"]),
+            "dynamic-resources-would-pick" => args.extend(["--node", "gpu-node-1"]),
+            _ => {}
         }
         let out = ok(&args);
         assert!(out.contains(&format!("Pod {pod}:")), "{name}: {out}");
