@@ -355,6 +355,7 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
                         );
                         for s in &loaded.scenarios {
                             let _ = schedsim::simulate(s);
+                            explain_every_pod(s);
                         }
                         let _ = std::fs::remove_file(&file);
                     }
@@ -374,7 +375,11 @@ pub fn run(inputs: u64, seed: u64, mut progress: impl FnMut(&Stats)) -> Stats {
             10 => {
                 stats.selectors += 1;
                 let input = selector_input(&mut rng, &selectors);
-                let result = catch_unwind(AssertUnwindSafe(|| check_selector(&input)));
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    check_selector(&input);
+                    // The same text as `explain -l` takes it.
+                    let _ = schedsim::explain::selector::Selector::parse(&input);
+                }));
                 ("selector", input, result)
             }
             11 => {
@@ -538,6 +543,23 @@ fn metadata_input(rng: &mut ChaCha8Rng) -> Value {
             }]
         }
     })
+}
+
+/// `schedsim explain` on every workload pod of a scenario, every node listed.
+fn explain_every_pod(s: &schedsim::load::Scenario) {
+    let ask = schedsim::explain::Ask {
+        pods: s.workloads.iter().map(|p| p.key()).collect(),
+        all_nodes: true,
+        top: 3,
+        ..Default::default()
+    };
+    if let Ok(e) = schedsim::explain::explain(s, &ask) {
+        let report = schedsim::explain::ExplainReport {
+            schema_version: schedsim::explain::report::SCHEMA_VERSION,
+            scenarios: vec![e],
+        };
+        let _ = schedsim::explain::report::render(&report);
+    }
 }
 
 fn excerpt(s: &str) -> String {
