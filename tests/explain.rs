@@ -597,3 +597,32 @@ fn an_unknown_node_is_warned_about() {
     );
     assert!(!stderr.contains("h100-0"), "{stderr}");
 }
+
+/// A terminal gets the first pods and the file with them all; the file has every pod.
+#[test]
+fn a_terminal_gets_the_first_pods_and_the_file_with_all() {
+    let files = scenario_files(&[PathBuf::from("scenarios/gangs.yaml")]).unwrap();
+    let loaded = load_files(&files, &LoadOptions::default());
+    let scenario = &loaded.scenarios[0];
+    let ask = Ask {
+        pods: scenario.workloads.iter().map(|p| p.key()).collect(),
+        top: 3,
+        ..Default::default()
+    };
+    let report = schedsim::explain::ExplainReport {
+        schema_version: schedsim::explain::report::SCHEMA_VERSION,
+        scenarios: vec![explain(scenario, &ask).unwrap()],
+    };
+    let total = report.scenarios[0].pods.len();
+    let shown = schedsim::explain::report::TERMINAL_PODS;
+    assert!(total > shown, "{total} pods");
+    let summary = schedsim::explain::report::render_summary(&report, "reports/explain.txt");
+    assert_eq!(summary.matches("\nPod ").count(), shown);
+    assert!(summary.ends_with(&format!(
+        "… {} more pod(s) (of {total}): every pod is in reports/explain.txt\n",
+        total - shown
+    )));
+    let full = schedsim::explain::report::render(&report);
+    assert_eq!(full.matches("\nPod ").count(), total);
+    assert!(!full.contains("more pod(s)"));
+}

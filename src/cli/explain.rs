@@ -38,6 +38,10 @@ pub struct ExplainArgs {
     /// A node to set beside the chosen one, plugin by plugin ("why not there"; repeatable).
     #[arg(long = "node")]
     pub nodes: Vec<String>,
+    /// On a terminal, print every pod (by default the first 10, and the file with the rest,
+    /// `<out>/explain.txt`).
+    #[arg(long)]
+    pub full_table: bool,
     /// Also write one self-contained page per scenario (`<out>/explain-<scenario>.html`,
     /// sortable tables) and `<out>/explain.html`, which links them.
     #[arg(long)]
@@ -118,9 +122,15 @@ pub fn run(args: &ExplainArgs) -> i32 {
         }
     }
     let json = serde_json::to_string_pretty(&report).expect("explanations serialize");
-    let mut code = args
-        .output
-        .emit("explain", &(json + "\n"), &explain::report::render(&report));
+    let full = args.output.out.join("explain.txt");
+    let summary = || explain::report::render_summary(&report, &full.display().to_string());
+    let summary = (!args.full_table).then_some(&summary as &dyn Fn() -> String);
+    let mut code = args.output.emit_with_summary(
+        "explain",
+        &(json + "\n"),
+        &explain::report::render(&report),
+        summary,
+    );
     if args.html
         && let Err(e) = explain::html::write_pages(&report, &args.output.out)
     {

@@ -421,16 +421,46 @@ pub fn schema_json() -> String {
 
 /// The explanations as text.
 pub fn render(report: &ExplainReport) -> String {
+    render_some(report, None)
+}
+
+/// Pods a terminal is shown by default (`--full-table` shows them all).
+pub const TERMINAL_PODS: usize = 10;
+
+/// The text for a terminal: the first [`TERMINAL_PODS`] pods, then how many more there are
+/// and the file `full` that has them all.
+pub fn render_summary(report: &ExplainReport, full: &str) -> String {
+    render_some(report, Some((TERMINAL_PODS, full)))
+}
+
+/// The text of every pod, or of the first `limit.0` and a line naming `limit.1`.
+fn render_some(report: &ExplainReport, limit: Option<(usize, &str)>) -> String {
     let mut out = String::new();
+    let total: usize = report.scenarios.iter().map(|s| s.pods.len()).sum();
+    let mut shown = 0;
     for s in &report.scenarios {
+        if limit.is_some_and(|(max, _)| shown >= max) {
+            break;
+        }
         let _ = writeln!(out, "Scenario {} ({})", s.name, s.file);
         if s.pods.is_empty() {
             let _ = writeln!(out, "  no pod to explain");
         }
         for p in &s.pods {
+            if limit.is_some_and(|(max, _)| shown >= max) {
+                break;
+            }
             render_pod(&mut out, p);
+            shown += 1;
         }
         out.push('\n');
+    }
+    if let Some((_, full)) = limit.filter(|_| shown < total) {
+        let _ = writeln!(
+            out,
+            "… {} more pod(s) (of {total}): every pod is in {full}",
+            total - shown
+        );
     }
     out
 }
