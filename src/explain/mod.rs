@@ -1,7 +1,9 @@
 //! `schedsim explain` (issue 29): for chosen pods, what their last scheduling cycle saw — every
 //! node's Filter verdict, summarized by reason; each scored node's score per Score plugin
-//! (raw, normalized, weight, weighted), its total and rank; the tie the seeded pick broke; and,
-//! for a node asked about, why it lost to the chosen one, plugin by plugin.
+//! (raw, normalized, weight, weighted), its total and rank; the tie the seeded pick broke;
+//! for a node asked about, why it lost to the chosen one, plugin by plugin. Once per pod: the
+//! PreFilter/PreScore counts (`pre_filter`), preemption's candidates (`preemption`), the gang's
+//! members, the Kueue flavors (`kueue`) and the DRA devices (`devices`).
 //!
 //! The run is the scenario's `run`, with the chosen pods' cycles recorded
 //! ([`crate::sched::explain`]): recording reads what the cycle computes and draws nothing, so

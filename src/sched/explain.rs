@@ -1,6 +1,8 @@
 //! What a scheduling cycle saw, for `schedsim explain` (issue 29): every node's Filter verdict,
 //! and each feasible node's score per Score plugin (raw, normalized, weight) with the total and
-//! the tie the seeded pick broke. Recorded only for the pods asked about, in their last cycle.
+//! the tie the seeded pick broke; the PreFilter/PreScore state, preemption's dry run and the
+//! DRA devices of the chosen node (and of nodes asked about). Recorded only for the pods asked
+//! about, in their last cycle.
 
 use serde::Serialize;
 
