@@ -10,25 +10,25 @@ use crate::sched::explain::{DomainCount, PreFilterState, SpreadCounts};
 pub fn shown(state: &PreFilterState, keep: Option<usize>) -> PreFilterState {
     let mut s = state.clone();
     let Some(keep) = keep else { return s };
-    let cut = |list: &mut Vec<DomainCount>| {
-        let dropped = list.len().saturating_sub(keep);
-        list.truncate(keep);
-        dropped
-    };
     for c in s.topology_spread_filter.iter_mut() {
-        c.omitted += cut(&mut c.pods);
+        c.omitted += cut(&mut c.pods, keep);
     }
     for c in s.topology_spread_score.iter_mut() {
-        c.omitted += cut(&mut c.pods);
+        c.omitted += cut(&mut c.pods, keep);
     }
     if let Some(a) = s.inter_pod_affinity.as_mut() {
-        a.omitted += cut(&mut a.existing_anti_affinity) + cut(&mut a.affinity);
-        a.omitted += cut(&mut a.anti_affinity);
+        a.omitted += cut(&mut a.existing_anti_affinity, keep) + cut(&mut a.affinity, keep);
+        a.omitted += cut(&mut a.anti_affinity, keep);
     }
-    let dropped = s.inter_pod_affinity_score.len().saturating_sub(keep);
-    s.inter_pod_affinity_score.truncate(keep);
-    s.inter_pod_affinity_score_omitted += dropped;
+    s.inter_pod_affinity_score_omitted += cut(&mut s.inter_pod_affinity_score, keep);
     s
+}
+
+/// Keeps the first `keep` entries of `list`; returns how many went.
+fn cut<T>(list: &mut Vec<T>, keep: usize) -> usize {
+    let dropped = list.len().saturating_sub(keep);
+    list.truncate(keep);
+    dropped
 }
 
 /// The state's lines in the text report.

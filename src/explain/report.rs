@@ -239,6 +239,7 @@ impl ScenarioExplanation {
         ask: &Ask,
     ) -> Self {
         let end = &outcome.cluster.nodes;
+        let gangs = gangs(scenario, outcome);
         let pods = (scenario.workloads.iter().enumerate())
             .filter(|(_, pod)| wanted.contains(&pod.key()))
             .map(|(i, pod)| {
@@ -249,10 +250,10 @@ impl ScenarioExplanation {
                     node: o.node.map(|n| end[n].name.clone()),
                     message: o.message.clone(),
                     gang: o.gang.clone(),
-                    gang_members: match o.gang {
-                        Some(_) => gang_members(scenario, outcome, pod),
-                        None => Vec::new(),
-                    },
+                    gang_members: (o.gang.as_ref().zip(pod.pod_group.as_ref()))
+                        .and_then(|(_, g)| gangs.get(&(pod.namespace.as_str(), g)))
+                        .cloned()
+                        .unwrap_or_default(),
                     kueue: (scenario.kueue.as_ref()).and_then(|k| super::kueue::explain(k, pod)),
                     cycle: outcome.explained.get(&i).map(|e| Cycle::new(e, ask)),
                 }
@@ -266,22 +267,25 @@ impl ScenarioExplanation {
     }
 }
 
-/// The workload pods of `pod`'s gang (same namespace and PodGroup), in arrival order.
-fn gang_members(
-    scenario: &Scenario,
+/// Each gang's workload pods with their outcomes, in arrival order, by namespace and
+/// PodGroup: made in one pass, not once per member explained.
+fn gangs<'s>(
+    scenario: &'s Scenario,
     outcome: &Outcome,
-    pod: &crate::model::Pod,
-) -> Vec<GangMember> {
+) -> std::collections::HashMap<(&'s str, &'s crate::model::pod::PodGroupRef), Vec<GangMember>> {
     let end = &outcome.cluster.nodes;
-    (scenario.workloads.iter().zip(&outcome.pods))
-        .filter(|(p, _)| p.namespace == pod.namespace && p.pod_group == pod.pod_group)
-        .map(|(p, o)| GangMember {
+    let mut gangs = std::collections::HashMap::new();
+    for (p, o) in scenario.workloads.iter().zip(&outcome.pods) {
+        let Some(group) = &p.pod_group else { continue };
+        let members: &mut Vec<GangMember> = gangs.entry((p.namespace.as_str(), group)).or_default();
+        members.push(GangMember {
             pod: p.key(),
             status: o.phase,
             node: o.node.map(|n| end[n].name.clone()),
             message: o.message.clone(),
-        })
-        .collect()
+        });
+    }
+    gangs
 }
 
 impl Cycle {

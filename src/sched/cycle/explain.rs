@@ -68,11 +68,12 @@ impl<'a> Scheduler<'a> {
     /// Filter pass, or a PreFilter's rejection): the cycle's node counts come with its
     /// outcome ([`Self::record_explanation`]).
     pub(super) fn explain_failure(&mut self, d: &Diagnosis) {
-        self.explaining = Some(self.explanation_of(d, None));
+        self.explaining = Some(self.explanation_of(d));
     }
 
-    /// An explanation (without scores) from a diagnosis' per-node statuses.
-    fn explanation_of(&self, d: &Diagnosis, evaluated: Option<Evaluated>) -> Explanation {
+    /// An explanation (without scores) from a diagnosis' per-node statuses; its node counts
+    /// come from the cycle's outcome ([`Self::record_explanation`]).
+    fn explanation_of(&self, d: &Diagnosis) -> Explanation {
         let verdicts = (0..self.cluster.len())
             .map(|n| match d.node_status.get(n) {
                 Some(&s) if s != PASS => s,
@@ -80,11 +81,11 @@ impl<'a> Scheduler<'a> {
                 None => NOT_EVALUATED,
             })
             .collect();
-        let evaluated = evaluated.unwrap_or(Evaluated {
+        let none = Evaluated {
             nodes: 0,
             feasible: 0,
-        });
-        self.explanation(&evaluated, failures(d), verdicts)
+        };
+        self.explanation(&none, failures(d), verdicts)
     }
 
     /// Keeps the explanation of pod `id`'s cycle that ended in `outcome`: the one the cycle
@@ -98,7 +99,7 @@ impl<'a> Scheduler<'a> {
                 Some(d)
                     if outcome.phase != PodPhase::SchedulingGated && !d.node_status.is_empty() =>
                 {
-                    self.explanation_of(d, outcome.evaluated)
+                    self.explanation_of(d)
                 }
                 _ => return,
             },
